@@ -1,0 +1,17 @@
+// Loop partitioning: peels the iterations of a loop where a guard may fail off the ones
+// where it provably holds, so the main body of a tiled loop carries no condition.
+//
+//   for (io, 0, 13) { if (io*8 + ii < 100) ... }   becomes
+//   for (io, 0, 12) { ... }   and   the guarded iteration io = 12 (simplified on its own)
+//
+// Only guards of the form `c*v + rest < bound` with c > 0 and a constant-bounded rest are
+// used; anything else stays guarded and correct.
+#pragma once
+
+#include "ir/stmt.h"
+
+namespace kiln::lower {
+
+ir::Stmt partition_loops(const ir::Stmt& s);
+
+}  // namespace kiln::lower

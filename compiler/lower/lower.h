@@ -1,0 +1,27 @@
+// Lowering: schedule -> loop IR ready for codegen. lower.cpp lists every pass in order,
+// with the reason it sits where it does; `after_pass` (or KILN_DUMP_IR=1 in the
+// environment) shows the IR after each named pass.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/lowered_func.h"
+#include "te/schedule.h"
+
+namespace kiln::lower {
+
+struct LowerOptions {
+  // Called with each pass name and the IR after it.
+  std::function<void(const std::string& pass, const ir::Stmt& body)> after_pass;
+};
+
+// `args` are the kernel's buffers in call order: every input it reads and every output.
+ir::LoweredFunc lower(const te::Schedule& s, const std::vector<te::Tensor>& args,
+                      const std::string& name, const LowerOptions& options = {});
+
+// The pass names in order, for documentation and `--dump-after`.
+const std::vector<std::string>& pass_names();
+
+}  // namespace kiln::lower

@@ -1,0 +1,21 @@
+// From a schedule to a loop nest: the first and biggest lowering step.
+//
+// Inlined stages are substituted into their consumers; bound inference finds, for every
+// stage computed inside another stage's loop, the region its consumer reads there; then
+// each stage becomes its loop nest (split and fused loops, reductions with their
+// initialisation placed before the first reduction loop, tensorized regions replaced by
+// their intrinsic), with attached stages realized in small buffers at their loop.
+// Partial tiles are guarded with IfThenElse; later passes peel those guards off the main
+// body. Indices are still multi-dimensional here.
+#pragma once
+
+#include <vector>
+
+#include "ir/stmt.h"
+#include "te/schedule.h"
+
+namespace kiln::lower {
+
+ir::Stmt schedule_ops(const te::Schedule& s, const std::vector<te::Tensor>& args);
+
+}  // namespace kiln::lower

@@ -1,0 +1,138 @@
+#include "lower/vectorize.h"
+
+#include "ir/error.h"
+#include "ir/functor.h"
+#include "ir/op.h"
+#include "ir/printer.h"
+#include "ir/simplify.h"
+#include "ir/substitute.h"
+
+namespace kiln::lower {
+
+using ir::Expr;
+using ir::Stmt;
+
+namespace {
+
+struct CannotVectorize {
+  std::string why;
+};
+
+Expr widen(const Expr& e, int lanes) {
+  return e.type().lanes == lanes ? e : ir::make_broadcast(e, lanes);
+}
+
+class Widener : public ir::IRMutator {
+ public:
+  Widener(const ir::Var& v, Expr ramp, int lanes) : v_(v), ramp_(std::move(ramp)), lanes_(lanes) {}
+  using ir::IRMutator::mutate;
+
+ protected:
+  Expr mutate(const ir::VarNode* op, const Expr& self) override {
+    return op == v_.node() ? ramp_ : self;
+  }
+  Expr mutate(const ir::CastNode* op, const Expr& self) override {
+    Expr v = mutate(op->value);
+    if (v.same_as(op->value)) return self;
+    return ir::make_cast(op->type.with_lanes(v.type().lanes), v);
+  }
+  Expr mutate(const ir::LoadNode* op, const Expr& self) override {
+    Expr e = ir::IRMutator::mutate(op, self);
+    const auto* l = e.as<ir::LoadNode>();
+    if (l->predicate.defined() && l->type.lanes != l->predicate.type().lanes)
+      return ir::make_load(l->buffer, l->indices, widen(l->predicate, l->type.lanes));
+    return e;
+  }
+  Expr mutate(const ir::CallNode* op, const Expr& self) override {
+    std::vector<Expr> args;
+    if (!mutate_all(op->args, args)) return self;
+    if (op->call_kind != ir::CallKind::Pure)
+      throw CannotVectorize{"call to " + op->name + " has no vector form"};
+    for (Expr& a : args) a = widen(a, lanes_);
+    return ir::make_call(op->type.with_lanes(lanes_), op->name, args, op->call_kind);
+  }
+  Expr mutate(const ir::RampNode*, const Expr&) override {
+    throw CannotVectorize{"nested vector loops"};
+  }
+  Expr mutate(const ir::BroadcastNode* op, const Expr& self) override {
+    Expr v = mutate(op->value);
+    if (v.same_as(op->value)) return self;
+    throw CannotVectorize{"nested vector loops"};
+  }
+  Expr mutate(const ir::LetNode* op, const Expr& self) override {
+    Expr v = mutate(op->value);
+    if (v.type().is_vector() && !v.same_as(op->value)) {
+      ir::Var nv(op->var.name(), v.type());
+      return ir::make_let(nv, v, mutate(ir::substitute(op->body, op->var, nv)));
+    }
+    return ir::IRMutator::mutate(op, self);
+  }
+
+  Stmt mutate(const ir::StoreNode* op, const Stmt& self) override {
+    Expr value = mutate(op->value);
+    Expr index = mutate(op->indices[0]);
+    if (value.same_as(op->value) && index.same_as(op->indices[0])) return self;
+    if (index.type().is_scalar())
+      throw CannotVectorize{"every lane would store to the same element of " + op->buffer->name};
+    Expr pred = op->predicate.defined() ? widen(mutate(op->predicate), lanes_) : Expr();
+    return ir::make_store(op->buffer, widen(value, lanes_), {index}, pred);
+  }
+  Stmt mutate(const ir::ForNode* op, const Stmt& self) override {
+    if (ir::uses_var(op->min, v_.node()) || ir::uses_var(op->extent, v_.node()))
+      throw CannotVectorize{"an inner loop's bounds depend on the vector lane"};
+    return ir::IRMutator::mutate(op, self);
+  }
+  Stmt mutate(const ir::IfThenElseNode* op, const Stmt& self) override {
+    Expr c = mutate(op->condition);
+    if (c.type().is_vector()) throw CannotVectorize{"a condition differs between lanes"};
+    return ir::IRMutator::mutate(op, self);
+  }
+  Stmt mutate(const ir::LetStmtNode* op, const Stmt& self) override {
+    Expr v = mutate(op->value);
+    if (v.type().is_vector() && !v.same_as(op->value)) {
+      ir::Var nv(op->var.name(), v.type());
+      return ir::make_let_stmt(nv, v, mutate(ir::substitute(op->body, op->var, nv)));
+    }
+    return ir::IRMutator::mutate(op, self);
+  }
+  Stmt mutate(const ir::AllocateNode*, const Stmt&) override {
+    throw CannotVectorize{"a buffer allocated inside the vector loop"};
+  }
+
+ private:
+  ir::Var v_;
+  Expr ramp_;
+  int lanes_;
+};
+
+class Vectorizer : public ir::IRMutator {
+ public:
+  using ir::IRMutator::mutate;
+
+ protected:
+  Stmt mutate(const ir::ForNode* op, const Stmt& self) override {
+    Stmt s = ir::IRMutator::mutate(op, self);
+    const auto* f = s.as<ir::ForNode>();
+    if (!f || f->for_kind != ir::ForKind::Vectorized) return s;
+    auto ext = ir::as_const_int(f->extent);
+    user_check(ext.has_value()) << "vectorize of loop '" << f->var.name()
+                                << "' needs a constant extent, but it is " << f->extent;
+    auto serial = [&] {
+      return ir::make_for(f->var, f->min, f->extent, ir::ForKind::Serial, f->body, f->annotations);
+    };
+    int64_t n = *ext;
+    if (n < 2 || (n & (n - 1)) != 0 || n > 256) return serial();
+    try {
+      Widener w(f->var, ir::make_ramp(f->min, Expr(1), static_cast<int>(n)), static_cast<int>(n));
+      return ir::simplify(w.mutate(f->body));
+    } catch (const CannotVectorize&) {
+      return serial();
+    }
+  }
+};
+
+}  // namespace
+
+Stmt vectorize_loops(const Stmt& s) { return Vectorizer().mutate(s); }
+
+}  // namespace kiln::lower

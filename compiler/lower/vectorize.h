@@ -1,0 +1,14 @@
+// Vectorization: a loop marked `vectorize` becomes vector instructions. Its variable turns
+// into ramp(min, 1, lanes), loop-invariant values into broadcasts, and each operation
+// widens to `lanes`. A body that cannot be widened (a store of a vector to one address, a
+// condition that differs per lane, a local allocation) keeps a scalar loop instead, as
+// does an extent that is not a power of two (the tails left by loop partitioning).
+#pragma once
+
+#include "ir/stmt.h"
+
+namespace kiln::lower {
+
+ir::Stmt vectorize_loops(const ir::Stmt& s);
+
+}  // namespace kiln::lower

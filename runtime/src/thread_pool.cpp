@@ -1,0 +1,177 @@
+// The persistent thread pool behind kiln_runtime_api::parallel_for.
+//
+// Workers sleep on the job generation counter (std::atomic::wait, a futex on Linux, after a
+// short spin inside libstdc++) and acknowledge every generation, taking part or not. That
+// acknowledgement is what makes the single job slot safe to reuse: the dispatcher rewrites it
+// only once every worker has finished reading it.
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "kiln/runtime.h"
+
+namespace kiln {
+namespace {
+
+// True on pool workers always, and on a calling thread while it runs its own chunk: a
+// parallel_for seen with this set is nested and runs serially.
+thread_local bool t_in_parallel = false;
+// The pool that the ABI's parallel_for dispatches to on this thread (see ThreadPool::Scope).
+thread_local ThreadPool* t_bound_pool = nullptr;
+
+int32_t run_serial(int64_t extent, kiln_parallel_body body, void* closure) {
+  const bool was_in_parallel = t_in_parallel;
+  t_in_parallel = true;
+  const int32_t status = body(0, extent, closure);
+  t_in_parallel = was_in_parallel;
+  return status;
+}
+
+int32_t abi_parallel_for(int64_t extent, kiln_parallel_body body, void* closure) {
+  if (!body) return -1;
+  if (extent <= 0) return 0;
+  if (ThreadPool* pool = t_bound_pool) return pool->parallel_for(extent, body, closure);
+  return run_serial(extent, body, closure);
+}
+
+void* abi_alloc_workspace(uint64_t nbytes) {
+  return alloc_workspace(nbytes);
+}
+void abi_free_workspace(void* ptr) {
+  free_workspace(ptr);
+}
+
+const kiln_runtime_api kAbi = {
+    .abi_version = KILN_ABI_VERSION,
+    .parallel_for = &abi_parallel_for,
+    .alloc_workspace = &abi_alloc_workspace,
+    .free_workspace = &abi_free_workspace,
+};
+
+}  // namespace
+
+struct ThreadPool::State {
+  int num_threads = 1;
+  std::vector<std::thread> workers;
+  std::mutex dispatch;  // one job at a time
+
+  // The job slot: written by the dispatcher before it bumps `generation`, read by workers after
+  // they observe the new generation.
+  kiln_parallel_body body = nullptr;
+  void* closure = nullptr;
+  int64_t extent = 0;
+  int chunks = 0;
+
+  std::atomic<uint32_t> generation{0};
+  std::atomic<int> pending{0};  // workers yet to acknowledge the current generation
+  std::atomic<int32_t> status{0};
+  std::atomic<bool> stop{false};
+
+  // Chunk i of `chunks` near-equal contiguous pieces; the first `extent % chunks` get one more.
+  void run_chunk(int i) {
+    const int64_t base = extent / chunks;
+    const int64_t extra = extent % chunks;
+    const int64_t begin = i * base + std::min<int64_t>(i, extra);
+    const int64_t end = begin + base + (i < extra ? 1 : 0);
+    const int32_t s = body(begin, end, closure);
+    if (s != 0) {
+      int32_t expected = 0;
+      status.compare_exchange_strong(expected, s, std::memory_order_relaxed);
+    }
+  }
+
+  void worker_loop(int index) {
+    t_in_parallel = true;
+    uint32_t seen = 0;
+    for (;;) {
+      generation.wait(seen, std::memory_order_acquire);
+      seen = generation.load(std::memory_order_acquire);
+      if (stop.load(std::memory_order_relaxed)) return;
+      if (index < chunks) run_chunk(index);
+      if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) pending.notify_one();
+    }
+  }
+
+  void shut_down() {
+    stop.store(true, std::memory_order_relaxed);
+    generation.fetch_add(1, std::memory_order_release);
+    generation.notify_all();
+    for (auto& w : workers) w.join();
+    workers.clear();
+  }
+};
+
+ThreadPool::ThreadPool(int num_threads) : state_(std::make_unique<State>()) {
+  if (num_threads < 0) {
+    throw RuntimeError(
+        ErrorCode::kInvalidArgument,
+        "kiln: thread count must be >= 0 (0 = default), got " + std::to_string(num_threads));
+  }
+  state_->num_threads = num_threads == 0 ? default_num_threads() : num_threads;
+  try {
+    for (int i = 1; i < state_->num_threads; ++i) {
+      state_->workers.emplace_back([s = state_.get(), i] { s->worker_loop(i); });
+    }
+  } catch (const std::system_error& e) {
+    state_->shut_down();
+    throw RuntimeError(
+        ErrorCode::kInternal,
+        "kiln: cannot start " + std::to_string(state_->num_threads) + " pool threads: " + e.what());
+  }
+}
+
+ThreadPool::~ThreadPool() {
+  state_->shut_down();
+}
+
+int ThreadPool::num_threads() const {
+  return state_->num_threads;
+}
+
+int32_t ThreadPool::parallel_for(int64_t extent, kiln_parallel_body body, void* closure) {
+  if (!body) return -1;
+  if (extent <= 0) return 0;
+  State& s = *state_;
+  if (t_in_parallel || s.num_threads == 1 || extent == 1) return run_serial(extent, body, closure);
+
+  std::lock_guard<std::mutex> lock(s.dispatch);
+  s.body = body;
+  s.closure = closure;
+  s.extent = extent;
+  s.chunks = static_cast<int>(std::min<int64_t>(s.num_threads, extent));
+  s.status.store(0, std::memory_order_relaxed);
+  s.pending.store(s.num_threads - 1, std::memory_order_relaxed);
+  s.generation.fetch_add(1, std::memory_order_release);
+  s.generation.notify_all();
+
+  t_in_parallel = true;
+  s.run_chunk(0);
+  t_in_parallel = false;
+
+  for (int left; (left = s.pending.load(std::memory_order_acquire)) != 0;) {
+    s.pending.wait(left, std::memory_order_acquire);
+  }
+  return s.status.load(std::memory_order_relaxed);
+}
+
+const kiln_runtime_api* ThreadPool::api() {
+  return &kAbi;
+}
+
+ThreadPool::Scope::Scope(ThreadPool* pool) : previous_(t_bound_pool) {
+  t_bound_pool = pool;
+}
+ThreadPool::Scope::~Scope() {
+  t_bound_pool = previous_;
+}
+
+ThreadPool& default_thread_pool() {
+  static ThreadPool pool(0);
+  return pool;
+}
+
+}  // namespace kiln

@@ -1,0 +1,66 @@
+// Running a kernel .so in a child process, natively or under qemu-aarch64, for kernel tests.
+//
+// The child is kiln-kernel-runner (runtime/tools): a kernel that crashes, hangs or scribbles
+// over memory takes only the child down, and AArch64 kernels run through a cross-built runner
+// under qemu. Arguments travel as files in a temporary directory that is always removed.
+#ifndef KILN_TESTS_SUPPORT_KERNEL_EXEC_H
+#define KILN_TESTS_SUPPORT_KERNEL_EXEC_H
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace kiln::testing {
+
+// The command prefix that runs an AArch64 Linux program here:
+// {"qemu-aarch64", "-cpu", "max", "-L", PREFIX}. PREFIX is "/" when the multiarch arm64 libc
+// is installed (/lib/ld-linux-aarch64.so.1 exists; "-L /usr/aarch64-linux-gnu" then hangs at
+// start-up), else the cross toolchain's "/usr/aarch64-linux-gnu". Empty when qemu-aarch64 is not
+// on PATH.
+std::vector<std::string> aarch64_qemu_prefix();
+
+struct KernelRun {
+  std::vector<std::vector<uint8_t>> outputs;  // one per output index, in the order asked for
+  double median_ms = 0;                       // the runner's median over `repeat` calls
+};
+
+// Runs `fn` of `so_path` through the kernel runner at `runner` (under qemu-aarch64 when
+// `under_qemu`), with one buffer per element of `args` (argument i gets args[i]'s bytes, in a
+// 64-byte-aligned buffer) and returns the final contents of the buffers in `output_indices`.
+// Throws std::runtime_error carrying the runner's stderr when it fails, crashes or runs past
+// `timeout_s` seconds (the child is then killed).
+KernelRun run_kernel_out_of_process(const std::string& runner, bool under_qemu,
+                                    const std::string& so_path, const std::string& fn,
+                                    const std::vector<std::vector<uint8_t>>& args,
+                                    const std::vector<int>& output_indices, int repeat = 1,
+                                    int threads = 1, double timeout_s = 120);
+
+// The bytes of `values`, as a kernel argument file holds them.
+template <typename T>
+std::vector<uint8_t> to_bytes(const std::vector<T>& values) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+// The inverse of to_bytes; throws when the size is not a whole number of T.
+template <typename T>
+std::vector<T> from_bytes(const std::vector<uint8_t>& bytes) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  if (bytes.size() % sizeof(T) != 0) {
+    throw std::runtime_error("from_bytes: " + std::to_string(bytes.size()) +
+                             " bytes is not a whole number of " + std::to_string(sizeof(T)) +
+                             "-byte elements");
+  }
+  std::vector<T> values(bytes.size() / sizeof(T));
+  if (!bytes.empty()) std::memcpy(values.data(), bytes.data(), bytes.size());
+  return values;
+}
+
+}  // namespace kiln::testing
+
+#endif  // KILN_TESTS_SUPPORT_KERNEL_EXEC_H
