@@ -1,0 +1,55 @@
+// Private to compiler/codegen. ArchHooks: the few answers that differ between target
+// families (which half-precision operations are native, which intrinsics need which
+// feature, extra function attributes). The shared LLVM code asks these; codegen_x86.cpp and
+// codegen_aarch64.cpp answer them, each with its class private to its file.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "codegen/target.h"
+
+namespace llvm {
+class Function;
+}
+
+namespace kiln::codegen {
+
+class ArchHooks {
+ public:
+  explicit ArchHooks(Target t) : target_(std::move(t)) {}
+  virtual ~ArchHooks() = default;
+
+  const Target& target() const { return target_; }
+  // f16 add/mul/... in half precision (else computed in f32 and rounded back).
+  virtual bool native_f16_arith() const = 0;
+  // f16 <-> f32 conversion is one instruction (else kiln's integer sequence, never a libcall).
+  virtual bool native_f16_convert() const = 0;
+  // f32 -> bf16 `fptrunc` selects an instruction (else kiln's integer sequence).
+  virtual bool native_bf16_convert() const = 0;
+  // target-cpu, target-features and whatever the family adds.
+  virtual void add_function_attributes(llvm::Function& f) const;
+  // Throws UserError when the LLVM intrinsic `name` needs something the target lacks:
+  // selecting it anyway is an LLVM fatal error that would end the whole process.
+  virtual void check_intrinsic(const std::string& name) const = 0;
+
+ protected:
+  // A required feature per substring of intrinsic names.
+  struct IntrinsicFeature {
+    const char* name_part;
+    const char* feature;
+  };
+  // Checks `name` against `table`, and that its "llvm.<arch>." prefix (if any) is ours.
+  void check_intrinsic_table(const std::string& name, const char* own_prefix,
+                             const IntrinsicFeature* table, size_t n) const;
+
+ private:
+  Target target_;
+};
+
+std::unique_ptr<ArchHooks> make_x86_hooks(const Target& t);
+std::unique_ptr<ArchHooks> make_aarch64_hooks(const Target& t);
+// The hooks for t's architecture; UserError for an architecture kiln has no backend for.
+std::unique_ptr<ArchHooks> make_arch_hooks(const Target& t);
+
+}  // namespace kiln::codegen

@@ -1,0 +1,52 @@
+// compile_module: the order of codegen, top to bottom.
+#include "codegen/codegen.h"
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include "codegen/arch_hooks.h"
+#include "codegen/codegen_llvm.h"
+#include "codegen/llvm_passes.h"
+#include "ir/error.h"
+
+namespace kiln::codegen {
+
+CompiledModule compile_module(const std::vector<ir::LoweredFunc>& funcs, const Target& target,
+                              const CodegenOptions& options) {
+  user_check(options.opt_level >= 0 && options.opt_level <= 3)
+      << "opt_level must be 0..3, got " << options.opt_level;
+  // Per-architecture answers first: an unsupported triple is the user's error, not LLVM's.
+  std::unique_ptr<ArchHooks> hooks = make_arch_hooks(target);
+  std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(target, options.opt_level);
+
+  // One context per call: compile_module may run on several threads at once.
+  llvm::LLVMContext context;
+  llvm::Module module("kiln", context);
+  module.setTargetTriple(target.triple);
+  module.setDataLayout(tm->createDataLayout());
+
+  CodeGenLLVM cg(module, *hooks);
+  cg.add_module_init();
+  for (const ir::LoweredFunc& f : funcs) cg.add_kernel(f);
+  verify_module(module, "from kiln's codegen");
+
+  optimize_module(module, *tm, options.opt_level);
+  verify_module(module, "after optimisation");
+
+  CompiledModule out;
+  if (options.emit_llvm_ir) {
+    llvm::raw_string_ostream os(out.llvm_ir);
+    module.print(os, nullptr);
+  }
+  if (options.emit_assembly) {
+    // Codegen passes rewrite the IR they run on; the object is made from an untouched copy.
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(module);
+    out.assembly = emit_assembly(*copy, *tm);
+  }
+  out.object = emit_object(module, *tm);
+  return out;
+}
+
+}  // namespace kiln::codegen

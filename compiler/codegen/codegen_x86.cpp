@@ -1,0 +1,45 @@
+// x86-64 answers to ArchHooks: F16C converts halves, AVX512-BF16 (+VL) rounds to bf16, and
+// 512-bit vectors need "prefer-vector-width" or LLVM splits them on skylake-class CPUs.
+#include <llvm/IR/Function.h>
+
+#include "codegen/arch_hooks.h"
+
+namespace kiln::codegen {
+namespace {
+
+class X86Hooks final : public ArchHooks {
+ public:
+  using ArchHooks::ArchHooks;
+
+  // No AVX512-FP16 target yet: half arithmetic is computed in f32.
+  bool native_f16_arith() const override { return false; }
+  bool native_f16_convert() const override { return target().has("f16c"); }
+  // Without +avx512vl LLVM 19 turns the fptrunc into a call to __truncsfbf2.
+  bool native_bf16_convert() const override {
+    return target().has("avx512bf16") && target().has("avx512vl");
+  }
+
+  void add_function_attributes(llvm::Function& f) const override {
+    ArchHooks::add_function_attributes(f);
+    if (target().vector_bits >= 512) {
+      f.addFnAttr("prefer-vector-width", "512");
+      f.addFnAttr("min-legal-vector-width", "512");
+    }
+  }
+
+  void check_intrinsic(const std::string& name) const override {
+    static const IntrinsicFeature kTable[] = {
+        {"avx512bf16", "avx512bf16"}, {"avx512.vpdpbusd", "avx512vnni"},
+        {"avx512.vpdpwssd", "avx512vnni"}, {"avx512fp16", "avx512fp16"},
+        {"avx512", "avx512f"}, {"avx2", "avx2"}, {"fma.", "fma"}, {"vcvtph2ps", "f16c"},
+        {"vcvtps2ph", "f16c"}, {"amx", "amx-tile"},
+    };
+    check_intrinsic_table(name, "llvm.x86.", kTable, std::size(kTable));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ArchHooks> make_x86_hooks(const Target& t) { return std::make_unique<X86Hooks>(t); }
+
+}  // namespace kiln::codegen

@@ -1,0 +1,97 @@
+#include "codegen/link.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include <lld/Common/CommonLinkerContext.h>
+#include <lld/Common/Driver.h>
+#include <llvm/Support/CrashRecoveryContext.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "ir/error.h"
+
+LLD_HAS_DRIVER(elf)
+
+namespace kiln::codegen {
+namespace {
+
+namespace fs = std::filesystem;
+
+// lld keeps global state: two links at once crash. Every link in the process takes this.
+std::mutex& lld_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// A private directory for the input objects, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kiln-link-XXXXXX";
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back('\0');
+    if (!mkdtemp(buf.data())) throw Error("cannot create a temporary directory at " + pattern);
+    path_ = buf.data();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void write_file(const fs::path& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!f) throw Error("cannot write " + path.string());
+}
+
+}  // namespace
+
+void link_shared_object(const std::vector<std::vector<uint8_t>>& objects,
+                        const std::string& out_path) {
+  if (objects.empty()) throw UserError("link " + out_path + ": no objects to link");
+  TempDir dir;
+  std::vector<std::string> inputs;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    inputs.push_back((dir.path() / ("module" + std::to_string(i) + ".o")).string());
+    write_file(inputs.back(), objects[i]);
+  }
+  const std::string tmp_out = out_path + ".tmp";
+  std::vector<const char*> args{"ld.lld", "-shared", "--no-undefined", "--build-id=none",
+                                "-z",     "noexecstack", "-o", tmp_out.c_str()};
+  for (const auto& in : inputs) args.push_back(in.c_str());
+
+  std::string out_text, err_text;
+  lld::Result result{};
+  {
+    std::lock_guard<std::mutex> lock(lld_mutex());
+    // Without crash recovery a corrupt input makes lld exit() the whole process.
+    static std::once_flag once;
+    std::call_once(once, [] { llvm::CrashRecoveryContext::Enable(); });
+    llvm::raw_string_ostream out(out_text), err(err_text);
+    result = lld::lldMain(args, out, err, {{lld::Gnu, &lld::elf::link}});
+    if (!result.canRunAgain) lld::CommonLinkerContext::destroy();
+  }
+  std::error_code ec;
+  if (result.retCode != 0) {
+    fs::remove(tmp_out, ec);
+    throw Error("linking " + out_path + " failed: " + (err_text.empty() ? out_text : err_text));
+  }
+  fs::rename(tmp_out, out_path, ec);
+  if (ec) {
+    fs::remove(tmp_out, ec);
+    throw Error("linking " + out_path + ": cannot rename the output into place: " + ec.message());
+  }
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,130 @@
+#include "codegen/llvm_passes.h"
+
+#include <mutex>
+
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include "ir/error.h"
+
+extern "C" {
+void LLVMInitializeX86TargetInfo();
+void LLVMInitializeX86Target();
+void LLVMInitializeX86TargetMC();
+void LLVMInitializeX86AsmPrinter();
+void LLVMInitializeAArch64TargetInfo();
+void LLVMInitializeAArch64Target();
+void LLVMInitializeAArch64TargetMC();
+void LLVMInitializeAArch64AsmPrinter();
+}
+
+namespace kiln::codegen {
+namespace {
+
+// Nothing a kernel calls may come from a library: kernels link against nothing.
+llvm::TargetLibraryInfoImpl no_library(const llvm::Module& m) {
+  llvm::TargetLibraryInfoImpl tlii{llvm::Triple(m.getTargetTriple())};
+  tlii.disableAllFunctions();
+  return tlii;
+}
+
+llvm::CodeGenOptLevel codegen_level(int opt_level) {
+  switch (opt_level) {
+    case 0: return llvm::CodeGenOptLevel::None;
+    case 1: return llvm::CodeGenOptLevel::Less;
+    case 2: return llvm::CodeGenOptLevel::Default;
+    default: return llvm::CodeGenOptLevel::Aggressive;
+  }
+}
+
+std::vector<char> emit(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFileType kind) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  pm.add(new llvm::TargetLibraryInfoWrapperPass(no_library(m)));
+  internal_check(!tm.addPassesToEmitFile(pm, os, nullptr, kind))
+      << "LLVM cannot emit this file type for " << tm.getTargetTriple().str();
+  pm.run(m);
+  return {buffer.begin(), buffer.end()};
+}
+
+}  // namespace
+
+void initialize_llvm_targets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+    LLVMInitializeAArch64TargetInfo();
+    LLVMInitializeAArch64Target();
+    LLVMInitializeAArch64TargetMC();
+    LLVMInitializeAArch64AsmPrinter();
+  });
+}
+
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& target, int opt_level) {
+  initialize_llvm_targets();
+  std::string error;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  user_check(t != nullptr) << "target " << target.name << ": LLVM has no backend for triple "
+                           << target.triple << " (" << error << ")";
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
+      target.triple, target.cpu, target.feature_string(), options, llvm::Reloc::PIC_,
+      llvm::CodeModel::Small, codegen_level(opt_level)));
+  internal_check(tm != nullptr) << "LLVM could not create a target machine for " << target.name;
+  return tm;
+}
+
+void verify_module(const llvm::Module& m, const char* when) {
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (llvm::verifyModule(m, &os)) internal_error() << "invalid LLVM IR " << when << ": " << message;
+}
+
+void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = opt_level >= 2;
+  tuning.SLPVectorization = opt_level >= 2;
+  llvm::PassBuilder pb(&tm, tuning);
+  // Registered first so that PassBuilder's default TargetLibraryAnalysis does not replace it.
+  llvm::TargetLibraryInfoImpl tlii = no_library(m);
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm;
+  switch (opt_level) {
+    case 0: mpm = pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0); break;
+    case 1: mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1); break;
+    case 2: mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2); break;
+    default: mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3); break;
+  }
+  mpm.run(m, mam);
+}
+
+std::vector<uint8_t> emit_object(llvm::Module& m, llvm::TargetMachine& tm) {
+  std::vector<char> bytes = emit(m, tm, llvm::CodeGenFileType::ObjectFile);
+  return {bytes.begin(), bytes.end()};
+}
+
+std::string emit_assembly(llvm::Module& m, llvm::TargetMachine& tm) {
+  std::vector<char> text = emit(m, tm, llvm::CodeGenFileType::AssemblyFile);
+  return {text.begin(), text.end()};
+}
+
+}  // namespace kiln::codegen
