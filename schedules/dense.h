@@ -4,8 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
-#include "te/tensor.h"
+#include "te/schedule.h"
 
 namespace kiln::schedules {
 
@@ -20,6 +21,21 @@ struct DenseOp {
 
 DenseOp dense_compute(const DenseShape& s, ir::DataType in = ir::DataType::f32(),
                       ir::DataType out = ir::DataType::f32());
+
+// Dense with B pre-packed into panels of `nr` columns, contiguous along K:
+// packed[N/nr (rounded up)][K][nr], zero-padded past N. Weights are constants in a network,
+// so packing happens once at compile time and the kernel reads B sequentially.
+DenseOp dense_packed_compute(const DenseShape& s, int64_t nr, ir::DataType in = ir::DataType::f32(),
+                             ir::DataType out = ir::DataType::f32());
+std::vector<float> pack_dense_b(const DenseShape& s, int64_t nr, const float* b);
+
+// A register-blocked schedule for the packed form: an mr x nr tile of C accumulates in
+// registers over all of K (nr a multiple of `lanes`, the target's f32 vector width),
+// column panels outermost and parallel.
+struct RegisterTile {
+  int64_t mr = 8, nr = 32, lanes = 16, k_unroll = 1;
+};
+void schedule_dense_register_tile(te::Schedule& s, const DenseOp& op, const RegisterTile& t);
 
 // Plain reference (double accumulation) on f32 values.
 void dense_reference(const DenseShape& s, const float* a, const float* b, float* c);

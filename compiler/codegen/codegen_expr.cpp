@@ -89,7 +89,7 @@ llvm::Value* CodeGenLLVM::emit(const ir::Expr& e) {
     case ExprKind::Let: {
       const auto* op = e.as<ir::LetNode>();
       llvm::Value* v = emit(op->value);
-      v->setName(op->var.name());
+      if (llvm::isa<llvm::Instruction>(v) && !v->hasName()) v->setName(op->var.name());
       ScopedBinding bind(fn_.vars, op->var.node(), v);
       return emit(op->body);
     }

@@ -199,6 +199,8 @@ void CodeGenLLVM::emit_parallel_for(const ir::ForNode* op) {
   llvm::Type* i64 = b_.getInt64Ty();
   auto* task_ty = llvm::FunctionType::get(b_.getInt32Ty(), {i64, i64, b_.getPtrTy()}, false);
   llvm::Function* task = make_function(base_name, task_ty, false);
+  // Called from two places (the pool and the inline fallback): keep one copy of the body.
+  task->addFnAttr(llvm::Attribute::NoInline);
   fn_ = FunctionState{task, {}, {}, true};
   b_.SetInsertPoint(new_block("entry"));
   std::vector<llvm::Value*> args{task->getArg(0), task->getArg(1)};

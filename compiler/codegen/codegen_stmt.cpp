@@ -20,7 +20,7 @@ void CodeGenLLVM::emit(const ir::Stmt& s) {
     case StmtKind::LetStmt: {
       const auto* op = s.as<ir::LetStmtNode>();
       llvm::Value* v = emit(op->value);
-      if (!llvm::isa<llvm::Constant>(v)) v->setName(op->var.name());
+      if (llvm::isa<llvm::Instruction>(v) && !v->hasName()) v->setName(op->var.name());
       ScopedBinding bind(fn_.vars, op->var.node(), v);
       emit(op->body);
       return;

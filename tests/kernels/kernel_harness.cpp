@@ -10,7 +10,7 @@
 #include "codegen/build.h"
 #include "codegen/target.h"
 #include "kiln/runtime.h"
-#include "support/kernel_exec.h"
+#include "rpc/kernel_exec.h"
 
 namespace kiln::testing {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "support/kernel_exec.h"
+#include "rpc/kernel_exec.h"
 
 namespace kiln::testing {
 namespace {

@@ -1,10 +1,11 @@
-// Running a kernel .so in a child process, natively or under qemu-aarch64, for kernel tests.
+// Running a kernel .so in a child process, natively or under qemu-aarch64: what kernel
+// tests, `kiln demo` and (later) the measurement sandbox of the device farm use.
 //
 // The child is kiln-kernel-runner (runtime/tools): a kernel that crashes, hangs or scribbles
 // over memory takes only the child down, and AArch64 kernels run through a cross-built runner
 // under qemu. Arguments travel as files in a temporary directory that is always removed.
-#ifndef KILN_TESTS_SUPPORT_KERNEL_EXEC_H
-#define KILN_TESTS_SUPPORT_KERNEL_EXEC_H
+#ifndef KILN_RPC_KERNEL_EXEC_H
+#define KILN_RPC_KERNEL_EXEC_H
 
 #include <cstdint>
 #include <cstring>
@@ -13,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace kiln::testing {
+namespace kiln {
 
 // The command prefix that runs an AArch64 Linux program here:
 // {"qemu-aarch64", "-cpu", "max", "-L", PREFIX}. PREFIX is "/" when the multiarch arm64 libc
@@ -61,6 +62,6 @@ std::vector<T> from_bytes(const std::vector<uint8_t>& bytes) {
   return values;
 }
 
-}  // namespace kiln::testing
+}  // namespace kiln
 
-#endif  // KILN_TESTS_SUPPORT_KERNEL_EXEC_H
+#endif  // KILN_RPC_KERNEL_EXEC_H

@@ -1,5 +1,5 @@
 // Out-of-process kernel runs: temp files in, kiln-kernel-runner (maybe under qemu), files out.
-#include "support/kernel_exec.h"
+#include "rpc/kernel_exec.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -21,7 +21,7 @@
 
 extern char** environ;
 
-namespace kiln::testing {
+namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
@@ -211,4 +211,4 @@ KernelRun run_kernel_out_of_process(const std::string& runner, bool under_qemu,
   return run;
 }
 
-}  // namespace kiln::testing
+}  // namespace kiln

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs dependencies (if missing), configures and builds kiln into build/ (or $KILN_BUILD_DIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+BUILD_DIR=${KILN_BUILD_DIR:-build}
+launcher=()
+if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)"

@@ -1,0 +1,63 @@
+// Targets as data: presets, feature queries, host detection.
+#include <gtest/gtest.h>
+
+#include "codegen/target.h"
+#include "ir/error.h"
+
+namespace kiln::codegen {
+namespace {
+
+TEST(Target, Presets) {
+  Target avx2 = target_from_name("x86-avx2");
+  EXPECT_EQ(avx2.triple, "x86_64-unknown-linux-gnu");
+  EXPECT_EQ(avx2.cpu, "haswell");
+  EXPECT_TRUE(avx2.has("avx2") && avx2.has("+fma") && avx2.has("f16c"));
+  EXPECT_FALSE(avx2.has("avx512f"));
+  EXPECT_EQ(avx2.vector_bits, 256);
+  EXPECT_EQ(avx2.lanes(ir::DataType::f32()), 8);
+  EXPECT_TRUE(avx2.is_x86() && !avx2.is_aarch64());
+
+  Target avx512 = target_from_name("x86-avx512");
+  EXPECT_EQ(avx512.cpu, "skylake-avx512");
+  EXPECT_TRUE(avx512.has("avx512bw") && avx512.has("avx512vl") && avx512.has("avx512dq"));
+  EXPECT_EQ(avx512.lanes(ir::DataType::f32()), 16);
+  EXPECT_EQ(avx512.lanes(ir::DataType::bf16()), 32);
+
+  Target neon = target_from_name("arm-neon");
+  EXPECT_EQ(neon.triple, "aarch64-unknown-linux-gnu");
+  EXPECT_TRUE(neon.is_aarch64() && neon.has("neon") && !neon.has("fullfp16"));
+  EXPECT_EQ(neon.lanes(ir::DataType::f32()), 4);
+  EXPECT_TRUE(target_from_name("arm-fp16").has("fullfp16"));
+  Target bf16 = target_from_name("arm-bf16");
+  EXPECT_TRUE(bf16.has("bf16") && bf16.has("i8mm") && bf16.has("dotprod") && bf16.has("fullfp16"));
+  EXPECT_EQ(bf16.feature_string(), "+v8.6a,+neon,+fullfp16,+bf16,+i8mm,+dotprod");
+}
+
+TEST(Target, AllPresetsResolve) {
+  for (const std::string& n : target_preset_names()) EXPECT_EQ(target_from_name(n).name, n);
+}
+
+TEST(Target, UnknownNameIsAUserError) {
+  try {
+    target_from_name("riscv");
+    FAIL();
+  } catch (const UserError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("'riscv'"), std::string::npos) << m;
+    for (const std::string& n : target_preset_names()) EXPECT_NE(m.find(n), std::string::npos) << m;
+  }
+}
+
+TEST(Target, HostRunsItself) {
+  Target host = target_from_name("host");
+  EXPECT_TRUE(host_can_run(host));
+  EXPECT_FALSE(host.cpu.empty());
+  EXPECT_TRUE(host.is_x86() || host.is_aarch64());
+  if (host.is_x86()) {
+    EXPECT_FALSE(host_can_run(target_from_name("arm-neon")));
+    EXPECT_EQ(host.vector_bits, host.has("avx512f") ? 512 : host.has("avx2") ? 256 : 128);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::codegen

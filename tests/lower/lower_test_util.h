@@ -1,0 +1,75 @@
+// Shared helpers of the lowering unit tests: lower a schedule and capture the printed IR
+// after one named pass, and write expected IR as raw string literals.
+//
+//   EXPECT_EQ(ir_after(s, {A, B}, "schedule_ops"), ir(R"(
+//   for (i, 0, 64) {
+//     B[i] = (A[i]*2f)
+//   }
+//   )"));
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ir/error.h"
+#include "ir/op.h"
+#include "ir/printer.h"
+#include "lower/lower.h"
+#include "te/schedule.h"
+
+namespace kiln::lower_test {
+
+using ir::DataType;
+using ir::Expr;
+using ir::IterVar;
+using ir::Stmt;
+using ir::Var;
+using te::Schedule;
+using te::Tensor;
+
+// Expected IR written as R"(\n...\n)": drops the newline after the opening quote so the
+// text can start on its own line.
+inline std::string ir(const char* raw) {
+  std::string s(raw);
+  if (!s.empty() && s.front() == '\n') s.erase(0, 1);
+  return s;
+}
+
+// The printed kernel body right after `pass` (a name from lower::pass_names()); the
+// whole pipeline runs, so the verifier also checks the final IR.
+inline std::string ir_after(const Schedule& s, const std::vector<Tensor>& args,
+                            const std::string& pass) {
+  std::string text;
+  bool seen = false;
+  lower::LowerOptions o;
+  o.after_pass = [&](const std::string& p, const Stmt& body) {
+    if (p != pass) return;
+    text = ir::to_string(body);
+    seen = true;
+  };
+  lower::lower(s, args, "kernel", o);
+  EXPECT_TRUE(seen) << "no pass named '" << pass << "'";
+  return text;
+}
+
+// The printed body of the fully lowered kernel.
+inline std::string lowered(const Schedule& s, const std::vector<Tensor>& args) {
+  return ir::to_string(lower::lower(s, args, "kernel").body);
+}
+
+// The message of the UserError that `f` throws, or "" (and a test failure) if it throws
+// none.
+template <typename F>
+std::string user_error_of(F&& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a kiln::UserError";
+  return "";
+}
+
+}  // namespace kiln::lower_test

@@ -1,0 +1,35 @@
+// kiln: the command line. Errors in the user's input print as one clear line and exit 2;
+// internal errors (kiln bugs) say so and exit 3.
+#include <cstdio>
+
+#include "ir/error.h"
+#include "subcommands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln: an ahead-of-time tensor kernel compiler and autotuner"};
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, kiln::tools::Run>> commands;
+  auto add = [&](auto add_fn) {
+    size_t before = app.get_subcommands({}).size();
+    kiln::tools::Run run = add_fn(app);
+    commands.emplace_back(app.get_subcommands({})[before], run);
+  };
+  add(kiln::tools::add_demo);
+  try {
+    app.parse(argc, argv);
+    for (auto& [cmd, run] : commands)
+      if (cmd->parsed()) return run();
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const kiln::UserError& e) {
+    std::fprintf(stderr, "kiln: error: %s\n", e.what());
+    return 2;
+  } catch (const kiln::InternalError& e) {
+    std::fprintf(stderr, "kiln: %s\n", e.what());
+    return 3;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kiln: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
