@@ -21,8 +21,8 @@ void ArchHooks::check_intrinsic_table(const std::string& name, const char* own_p
   for (size_t i = 0; i < n; ++i) {
     if (name.find(table[i].name_part) == std::string::npos) continue;
     user_check(target_.has(table[i].feature))
-        << "intrinsic " << name << " needs target feature " << table[i].feature
-        << ", which target " << target_.name << " does not have";
+        << "intrinsic " << name << " needs target feature " << table[i].feature << ", which target "
+        << target_.name << " does not have";
   }
 }
 

@@ -11,7 +11,6 @@ namespace kiln::codegen {
 
 // Builds `out_path`; returns the module (its object, and IR/assembly when asked for).
 CompiledModule build_shared_object(const std::vector<ir::LoweredFunc>& funcs, const Target& target,
-                                   const std::string& out_path,
-                                   const CodegenOptions& options = {});
+                                   const std::string& out_path, const CodegenOptions& options = {});
 
 }  // namespace kiln::codegen

@@ -15,8 +15,8 @@ class AArch64Hooks final : public ArchHooks {
 
   void check_intrinsic(const std::string& name) const override {
     static const IntrinsicFeature kTable[] = {
-        {"bfmmla", "bf16"}, {"bfdot", "bf16"},   {"bfmlal", "bf16"},  {"bfcvt", "bf16"},
-        {"smmla", "i8mm"},  {"ummla", "i8mm"},   {"usmmla", "i8mm"},  {"usdot", "i8mm"},
+        {"bfmmla", "bf16"},  {"bfdot", "bf16"},   {"bfmlal", "bf16"},   {"bfcvt", "bf16"},
+        {"smmla", "i8mm"},   {"ummla", "i8mm"},   {"usmmla", "i8mm"},   {"usdot", "i8mm"},
         {"sdot", "dotprod"}, {"udot", "dotprod"}, {"fp16", "fullfp16"}, {"sve", "sve"},
     };
     check_intrinsic_table(name, "llvm.aarch64.", kTable, std::size(kTable));

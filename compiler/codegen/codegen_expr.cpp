@@ -1,8 +1,8 @@
 // Expressions: arithmetic with kiln's semantics (floor division, contracted float ops),
 // casts, and calls to math functions and LLVM intrinsics.
-#include <bit>
-
 #include <llvm/IR/Intrinsics.h>
+
+#include <bit>
 
 #include "codegen/codegen_llvm.h"
 #include "ir/error.h"
@@ -22,16 +22,23 @@ llvm::Type* CodeGenLLVM::llvm_type(DataType t) {
   llvm::Type* s = nullptr;
   switch (t.code) {
     case ir::TypeCode::Int:
-    case ir::TypeCode::UInt: s = llvm::Type::getIntNTy(ctx_, t.bits); break;
+    case ir::TypeCode::UInt:
+      s = llvm::Type::getIntNTy(ctx_, t.bits);
+      break;
     case ir::TypeCode::Float:
-      if (t.bits == 16) s = llvm::Type::getHalfTy(ctx_);
-      else if (t.bits == 32) s = llvm::Type::getFloatTy(ctx_);
-      else if (t.bits == 64) s = llvm::Type::getDoubleTy(ctx_);
+      if (t.bits == 16)
+        s = llvm::Type::getHalfTy(ctx_);
+      else if (t.bits == 32)
+        s = llvm::Type::getFloatTy(ctx_);
+      else if (t.bits == 64)
+        s = llvm::Type::getDoubleTy(ctx_);
       break;
     case ir::TypeCode::BFloat:
       if (t.bits == 16) s = llvm::Type::getBFloatTy(ctx_);
       break;
-    case ir::TypeCode::Handle: s = llvm::PointerType::get(ctx_, 0); break;
+    case ir::TypeCode::Handle:
+      s = llvm::PointerType::get(ctx_, 0);
+      break;
   }
   internal_check(s != nullptr) << "no LLVM type for " << t.str();
   return with_lanes(s, t.lanes);
@@ -43,8 +50,12 @@ llvm::Type* CodeGenLLVM::memory_type(DataType element) {
   return llvm_type(element.element());
 }
 
-llvm::Value* CodeGenLLVM::const_i64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
-llvm::Value* CodeGenLLVM::const_i32(int32_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
+llvm::Value* CodeGenLLVM::const_i64(int64_t v) {
+  return b_.getInt64(static_cast<uint64_t>(v));
+}
+llvm::Value* CodeGenLLVM::const_i32(int32_t v) {
+  return b_.getInt32(static_cast<uint32_t>(v));
+}
 
 llvm::Value* CodeGenLLVM::lookup_var(const ir::VarNode* v) {
   auto it = fn_.vars.find(v);
@@ -64,8 +75,10 @@ llvm::Value* CodeGenLLVM::emit(const ir::Expr& e) {
     case ExprKind::StringImm:
       internal_error() << "string literal reached codegen: " << e;
       return nullptr;
-    case ExprKind::Var: return lookup_var(e.as<ir::VarNode>());
-    case ExprKind::Not: return b_.CreateNot(emit(e.as<ir::NotNode>()->a));
+    case ExprKind::Var:
+      return lookup_var(e.as<ir::VarNode>());
+    case ExprKind::Not:
+      return b_.CreateNot(emit(e.as<ir::NotNode>()->a));
     case ExprKind::Select: {
       const auto* op = e.as<ir::SelectNode>();
       llvm::Value* c = emit(op->condition);
@@ -79,13 +92,16 @@ llvm::Value* CodeGenLLVM::emit(const ir::Expr& e) {
       const auto* op = e.as<ir::CastNode>();
       return emit_cast(emit(op->value), op->value.type(), e.type());
     }
-    case ExprKind::Load: return emit_load(e.as<ir::LoadNode>());
-    case ExprKind::Ramp: return emit_ramp(e.as<ir::RampNode>());
+    case ExprKind::Load:
+      return emit_load(e.as<ir::LoadNode>());
+    case ExprKind::Ramp:
+      return emit_ramp(e.as<ir::RampNode>());
     case ExprKind::Broadcast: {
       const auto* op = e.as<ir::BroadcastNode>();
       return b_.CreateVectorSplat(op->lanes, emit(op->value));
     }
-    case ExprKind::Call: return emit_call(e.as<ir::CallNode>());
+    case ExprKind::Call:
+      return emit_call(e.as<ir::CallNode>());
     case ExprKind::Let: {
       const auto* op = e.as<ir::LetNode>();
       llvm::Value* v = emit(op->value);
@@ -96,7 +112,8 @@ llvm::Value* CodeGenLLVM::emit(const ir::Expr& e) {
     case ExprKind::Reduce:
       internal_error() << "Reduce reached codegen (lowering should have removed it): " << e;
       return nullptr;
-    default: return emit_binary(e.as<ir::BinaryNode>());
+    default:
+      return emit_binary(e.as<ir::BinaryNode>());
   }
 }
 
@@ -137,21 +154,29 @@ llvm::Value* CodeGenLLVM::emit_float_binary(ExprKind kind, DataType t, llvm::Val
     return b_.CreateUnaryIntrinsic(id, x);
   };
   switch (kind) {
-    case ExprKind::Add: return b_.CreateFAdd(a, b);
-    case ExprKind::Sub: return b_.CreateFSub(a, b);
-    case ExprKind::Mul: return b_.CreateFMul(a, b);
-    case ExprKind::Div: return b_.CreateFDiv(a, b);
-    case ExprKind::FloorDiv: return call1(llvm::Intrinsic::floor, b_.CreateFDiv(a, b));
-    // frem would become a call to fmod: a - b * round(a / b) stays inline.
+    case ExprKind::Add:
+      return b_.CreateFAdd(a, b);
+    case ExprKind::Sub:
+      return b_.CreateFSub(a, b);
+    case ExprKind::Mul:
+      return b_.CreateFMul(a, b);
+    case ExprKind::Div:
+      return b_.CreateFDiv(a, b);
+    case ExprKind::FloorDiv:
+      return call1(llvm::Intrinsic::floor, b_.CreateFDiv(a, b));
+    // frem would become a call to fmod: a - b * trunc(a / b) stays inline.
     case ExprKind::Mod:
       return b_.CreateFSub(a, b_.CreateFMul(b, call1(llvm::Intrinsic::trunc, b_.CreateFDiv(a, b))));
     case ExprKind::FloorMod:
       return b_.CreateFSub(a, b_.CreateFMul(b, call1(llvm::Intrinsic::floor, b_.CreateFDiv(a, b))));
     // Compare + select rather than minnum/maxnum: what C's `a < b ? a : b` means, and it
     // vectorises to vminps/fmin on every target.
-    case ExprKind::Min: return b_.CreateSelect(b_.CreateFCmpOLT(a, b), a, b);
-    case ExprKind::Max: return b_.CreateSelect(b_.CreateFCmpOGT(a, b), a, b);
-    default: break;
+    case ExprKind::Min:
+      return b_.CreateSelect(b_.CreateFCmpOLT(a, b), a, b);
+    case ExprKind::Max:
+      return b_.CreateSelect(b_.CreateFCmpOGT(a, b), a, b);
+    default:
+      break;
   }
   internal_error() << "float operator " << static_cast<int>(kind) << " on " << t.str();
   return nullptr;
@@ -166,26 +191,33 @@ std::optional<int> power_of_two_divisor(const ir::Expr& e) {
 }
 }  // namespace
 
-llvm::Value* CodeGenLLVM::emit_int_binary(ExprKind kind, DataType t, llvm::Value* a,
-                                          llvm::Value* b, const ir::Expr& rhs) {
+llvm::Value* CodeGenLLVM::emit_int_binary(ExprKind kind, DataType t, llvm::Value* a, llvm::Value* b,
+                                          const ir::Expr& rhs) {
   bool is_signed = t.is_int();
   // Index arithmetic (i64) never wraps in a valid kernel; saying so helps the vectoriser.
   bool nsw = is_signed && t.bits == 64;
   switch (kind) {
-    case ExprKind::Add: return b_.CreateAdd(a, b, "", false, nsw);
-    case ExprKind::Sub: return b_.CreateSub(a, b, "", false, nsw);
-    case ExprKind::Mul: return b_.CreateMul(a, b, "", false, nsw);
-    case ExprKind::Div: return is_signed ? b_.CreateSDiv(a, b) : b_.CreateUDiv(a, b);
-    case ExprKind::Mod: return is_signed ? b_.CreateSRem(a, b) : b_.CreateURem(a, b);
+    case ExprKind::Add:
+      return b_.CreateAdd(a, b, "", false, nsw);
+    case ExprKind::Sub:
+      return b_.CreateSub(a, b, "", false, nsw);
+    case ExprKind::Mul:
+      return b_.CreateMul(a, b, "", false, nsw);
+    case ExprKind::Div:
+      return is_signed ? b_.CreateSDiv(a, b) : b_.CreateUDiv(a, b);
+    case ExprKind::Mod:
+      return is_signed ? b_.CreateSRem(a, b) : b_.CreateURem(a, b);
     case ExprKind::Min:
-      return b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smin : llvm::Intrinsic::umin,
-                                      a, b);
+      return b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, a,
+                                      b);
     case ExprKind::Max:
-      return b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax,
-                                      a, b);
+      return b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a,
+                                      b);
     case ExprKind::FloorDiv:
-    case ExprKind::FloorMod: break;
-    default: internal_error() << "integer operator " << static_cast<int>(kind) << " on " << t.str();
+    case ExprKind::FloorMod:
+      break;
+    default:
+      internal_error() << "integer operator " << static_cast<int>(kind) << " on " << t.str();
   }
   bool div = kind == ExprKind::FloorDiv;
   if (!is_signed) return div ? b_.CreateUDiv(a, b) : b_.CreateURem(a, b);
@@ -200,35 +232,46 @@ llvm::Value* CodeGenLLVM::emit_int_binary(ExprKind kind, DataType t, llvm::Value
   llvm::Value* q = b_.CreateSDiv(a, b);
   llvm::Value* r = b_.CreateSRem(a, b);
   llvm::Value* zero = llvm::Constant::getNullValue(a->getType());
-  llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(r, zero),
-                                     b_.CreateICmpNE(b_.CreateICmpSLT(r, zero),
-                                                     b_.CreateICmpSLT(b, zero)));
+  llvm::Value* adjust =
+      b_.CreateAnd(b_.CreateICmpNE(r, zero),
+                   b_.CreateICmpNE(b_.CreateICmpSLT(r, zero), b_.CreateICmpSLT(b, zero)));
   if (div) return b_.CreateSub(q, b_.CreateZExt(adjust, a->getType()));
   return b_.CreateSelect(adjust, b_.CreateAdd(r, b), r);
 }
 
-llvm::Value* CodeGenLLVM::emit_compare(ExprKind kind, DataType t, llvm::Value* a,
-                                       llvm::Value* b) {
+llvm::Value* CodeGenLLVM::emit_compare(ExprKind kind, DataType t, llvm::Value* a, llvm::Value* b) {
   if (t.is_float()) {
     if (widens(t)) a = half_to_f32(a, t), b = half_to_f32(b, t);
     switch (kind) {
-      case ExprKind::EQ: return b_.CreateFCmpOEQ(a, b);
-      case ExprKind::NE: return b_.CreateFCmpUNE(a, b);  // NaN != NaN, as in C
-      case ExprKind::LT: return b_.CreateFCmpOLT(a, b);
-      case ExprKind::LE: return b_.CreateFCmpOLE(a, b);
-      case ExprKind::GT: return b_.CreateFCmpOGT(a, b);
-      default: return b_.CreateFCmpOGE(a, b);
+      case ExprKind::EQ:
+        return b_.CreateFCmpOEQ(a, b);
+      case ExprKind::NE:
+        return b_.CreateFCmpUNE(a, b);  // NaN != NaN, as in C
+      case ExprKind::LT:
+        return b_.CreateFCmpOLT(a, b);
+      case ExprKind::LE:
+        return b_.CreateFCmpOLE(a, b);
+      case ExprKind::GT:
+        return b_.CreateFCmpOGT(a, b);
+      default:
+        return b_.CreateFCmpOGE(a, b);
     }
   }
   internal_check(!t.is_handle()) << "comparison of handles";
   bool s = t.is_int();
   switch (kind) {
-    case ExprKind::EQ: return b_.CreateICmpEQ(a, b);
-    case ExprKind::NE: return b_.CreateICmpNE(a, b);
-    case ExprKind::LT: return s ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b);
-    case ExprKind::LE: return s ? b_.CreateICmpSLE(a, b) : b_.CreateICmpULE(a, b);
-    case ExprKind::GT: return s ? b_.CreateICmpSGT(a, b) : b_.CreateICmpUGT(a, b);
-    default: return s ? b_.CreateICmpSGE(a, b) : b_.CreateICmpUGE(a, b);
+    case ExprKind::EQ:
+      return b_.CreateICmpEQ(a, b);
+    case ExprKind::NE:
+      return b_.CreateICmpNE(a, b);
+    case ExprKind::LT:
+      return s ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b);
+    case ExprKind::LE:
+      return s ? b_.CreateICmpSLE(a, b) : b_.CreateICmpULE(a, b);
+    case ExprKind::GT:
+      return s ? b_.CreateICmpSGT(a, b) : b_.CreateICmpUGT(a, b);
+    default:
+      return s ? b_.CreateICmpSGE(a, b) : b_.CreateICmpUGE(a, b);
   }
 }
 
@@ -262,7 +305,8 @@ llvm::Value* CodeGenLLVM::emit_cast(llvm::Value* v, DataType from, DataType to) 
 
 llvm::Value* CodeGenLLVM::emit_call(const ir::CallNode* op) {
   switch (op->call_kind) {
-    case ir::CallKind::Pure: return emit_pure_call(op);
+    case ir::CallKind::Pure:
+      return emit_pure_call(op);
     case ir::CallKind::Reinterpret: {
       internal_check(op->args.size() == 1) << "reinterpret takes one argument";
       llvm::Value* v = emit(op->args[0]);
@@ -270,7 +314,8 @@ llvm::Value* CodeGenLLVM::emit_call(const ir::CallNode* op) {
       if (v->getType()->isPointerTy()) return b_.CreatePtrToInt(v, ty);
       return b_.CreateBitCast(v, ty);
     }
-    case ir::CallKind::LLVMIntrinsic: break;
+    case ir::CallKind::LLVMIntrinsic:
+      break;
   }
   hooks_.check_intrinsic(op->name);
   user_check(llvm::Function::lookupIntrinsicID(op->name) != llvm::Intrinsic::not_intrinsic)

@@ -82,7 +82,8 @@ llvm::Value* CodeGenLLVM::f32_to_f16_soft(llvm::Value* v, int lanes) {
   llvm::Value* big = b_.CreateSelect(b_.CreateICmpUGT(mag, c(0x7f800000u)), c(0x7e00), c(0x7c00));
   // Subnormal results: let the FPU round by adding a magic number that aligns the bits.
   const uint32_t denorm_magic = ((127 - 15) + (23 - 10) + 1) << 23;
-  llvm::Value* sub = b_.CreateFAdd(b_.CreateBitCast(mag, f32), b_.CreateBitCast(c(denorm_magic), f32));
+  llvm::Value* sub =
+      b_.CreateFAdd(b_.CreateBitCast(mag, f32), b_.CreateBitCast(c(denorm_magic), f32));
   sub = b_.CreateSub(b_.CreateBitCast(sub, u32), c(denorm_magic));
   // Normal results: rebias the exponent and round to nearest even by hand.
   llvm::Value* odd = b_.CreateAnd(b_.CreateLShr(mag, c(13)), c(1));
@@ -127,7 +128,8 @@ llvm::Value* CodeGenLLVM::f64_to_f32_round_odd(llvm::Value* v, int lanes) {
   // The other neighbour of v is one step away in magnitude: up if t fell short.
   llvm::Value* short_of = b_.CreateFCmpOLT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back),
                                            b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v));
-  llvm::Value* other = b_.CreateSelect(short_of, b_.CreateAdd(bits, c(1)), b_.CreateSub(bits, c(1)));
+  llvm::Value* other =
+      b_.CreateSelect(short_of, b_.CreateAdd(bits, c(1)), b_.CreateSub(bits, c(1)));
   llvm::Value* r = b_.CreateSelect(b_.CreateAnd(inexact, even), other, bits);
   return b_.CreateBitCast(r, llvm_type(DataType::f32(lanes)));
 }

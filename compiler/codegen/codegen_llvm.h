@@ -7,14 +7,14 @@
 //   codegen_runtime.cpp  the kernel ABI: entry points, kiln_module_init, parallel_for
 #pragma once
 
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
 
 #include "codegen/arch_hooks.h"
 #include "ir/lowered_func.h"
@@ -51,10 +51,9 @@ class CodeGenLLVM {
   // --- expressions (codegen_expr.cpp)
   llvm::Value* emit(const ir::Expr& e);
   llvm::Value* emit_binary(const ir::BinaryNode* op);
-  llvm::Value* emit_float_binary(ir::ExprKind kind, ir::DataType t, llvm::Value* a,
-                                 llvm::Value* b);
-  llvm::Value* emit_int_binary(ir::ExprKind kind, ir::DataType t, llvm::Value* a,
-                               llvm::Value* b, const ir::Expr& rhs);
+  llvm::Value* emit_float_binary(ir::ExprKind kind, ir::DataType t, llvm::Value* a, llvm::Value* b);
+  llvm::Value* emit_int_binary(ir::ExprKind kind, ir::DataType t, llvm::Value* a, llvm::Value* b,
+                               const ir::Expr& rhs);
   llvm::Value* emit_compare(ir::ExprKind kind, ir::DataType t, llvm::Value* a, llvm::Value* b);
   llvm::Value* emit_cast(llvm::Value* v, ir::DataType from, ir::DataType to);
   llvm::Value* emit_call(const ir::CallNode* op);
@@ -98,8 +97,7 @@ class CodeGenLLVM {
   llvm::Value* load_api();
   llvm::Value* api_field_address(llvm::Value* api, int index);
   llvm::Value* api_field(llvm::Value* api, int index, const char* name);
-  llvm::Function* make_function(const std::string& name, llvm::FunctionType* type,
-                                bool exported);
+  llvm::Function* make_function(const std::string& name, llvm::FunctionType* type, bool exported);
   llvm::BasicBlock* new_block(const std::string& name);
 
   llvm::Module& module_;

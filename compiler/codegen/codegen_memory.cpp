@@ -12,9 +12,8 @@ using ir::DataType;
 
 namespace {
 const ir::Expr& flat_index(const std::vector<ir::Expr>& indices, const std::string& buffer) {
-  internal_check(indices.size() == 1)
-      << "access to " << buffer << " has " << indices.size()
-      << " indices; codegen needs flattened buffers";
+  internal_check(indices.size() == 1) << "access to " << buffer << " has " << indices.size()
+                                      << " indices; codegen needs flattened buffers";
   return indices[0];
 }
 bool is_dense_ramp(const ir::Expr& index) {
@@ -23,7 +22,9 @@ bool is_dense_ramp(const ir::Expr& index) {
 }
 }  // namespace
 
-llvm::Value* CodeGenLLVM::buffer_pointer(const ir::Buffer& b) { return lookup_var(b->data.node()); }
+llvm::Value* CodeGenLLVM::buffer_pointer(const ir::Buffer& b) {
+  return lookup_var(b->data.node());
+}
 
 llvm::AllocaInst* CodeGenLLVM::entry_alloca(llvm::Type* t, llvm::Value* count,
                                             const std::string& name) {
@@ -109,7 +110,8 @@ void CodeGenLLVM::emit_store(const ir::StoreNode* op) {
     b_.SetInsertPoint(done);
     return;
   }
-  if (value->getType()->isVectorTy() == false) value = b_.CreateVectorSplat(index.type().lanes, value);
+  if (value->getType()->isVectorTy() == false)
+    value = b_.CreateVectorSplat(index.type().lanes, value);
   if (is_dense_ramp(index)) {
     llvm::Value* addr = b_.CreateInBoundsGEP(mt, base, emit(index.as<ir::RampNode>()->base));
     if (pred) {
@@ -131,9 +133,10 @@ void CodeGenLLVM::emit_allocate(const ir::AllocateNode* op) {
     int64_t count = 1;
     for (const ir::Expr& dim : buf->shape) {
       auto c = ir::as_const_int(dim);
-      user_check(c.has_value())
-          << "local buffer " << buf->name << " needs a constant size to live on the stack, but "
-          << "its shape has " << dim << "; use a global (workspace) buffer instead";
+      user_check(c.has_value()) << "local buffer " << buf->name
+                                << " needs a constant size to live on the stack, but "
+                                << "its shape has " << dim
+                                << "; use a global (workspace) buffer instead";
       count *= *c;
     }
     user_check(count >= 0) << "local buffer " << buf->name << " has negative size " << count;
@@ -160,8 +163,8 @@ void CodeGenLLVM::emit_allocate(const ir::AllocateNode* op) {
   emit_return_status(const_i32(-1));  // nobody called kiln_module_init
   b_.SetInsertPoint(have_api);
   auto* alloc_ty = llvm::FunctionType::get(b_.getPtrTy(), {b_.getInt64Ty()}, false);
-  llvm::CallInst* ptr = b_.CreateCall(alloc_ty, api_field(api, 2, "alloc_workspace"), {bytes},
-                                      buf->name);
+  llvm::CallInst* ptr =
+      b_.CreateCall(alloc_ty, api_field(api, 2, "alloc_workspace"), {bytes}, buf->name);
   // Fresh memory, 64-byte aligned by the ABI: tell the optimiser both.
   ptr->addRetAttr(llvm::Attribute::NoAlias);
   ptr->addRetAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));

@@ -64,9 +64,9 @@ llvm::Function* CodeGenLLVM::make_function(const std::string& name, llvm::Functi
 }
 
 void CodeGenLLVM::add_module_init() {
-  api_global_ = new llvm::GlobalVariable(module_, b_.getPtrTy(), false,
-                                         llvm::GlobalValue::InternalLinkage,
-                                         llvm::ConstantPointerNull::get(b_.getPtrTy()), "kiln_api");
+  api_global_ =
+      new llvm::GlobalVariable(module_, b_.getPtrTy(), false, llvm::GlobalValue::InternalLinkage,
+                               llvm::ConstantPointerNull::get(b_.getPtrTy()), "kiln_api");
   auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy()}, false);
   llvm::Function* f = make_function("kiln_module_init", fty, true);
   fn_ = FunctionState{f, {}, {}, false};
@@ -96,9 +96,8 @@ void CodeGenLLVM::add_kernel(const ir::LoweredFunc& func) {
   // The body takes each buffer as a `noalias` pointer: kernel arguments never overlap, and
   // after inlining LLVM keeps that as scoped alias metadata, which the vectoriser needs.
   std::vector<llvm::Type*> params(func.args.size(), ptr);
-  llvm::Function* body = make_function(func.name + ".body",
-                                       llvm::FunctionType::get(b_.getInt32Ty(), params, false),
-                                       false);
+  llvm::Function* body = make_function(
+      func.name + ".body", llvm::FunctionType::get(b_.getInt32Ty(), params, false), false);
   body->addFnAttr(llvm::Attribute::AlwaysInline);
   for (size_t i = 0; i < func.args.size(); ++i) {
     body->addParamAttr(i, llvm::Attribute::NoAlias);
@@ -125,7 +124,9 @@ void CodeGenLLVM::add_kernel(const ir::LoweredFunc& func) {
   fn_ = FunctionState{};
 }
 
-llvm::Value* CodeGenLLVM::load_api() { return b_.CreateLoad(b_.getPtrTy(), api_global_, "api"); }
+llvm::Value* CodeGenLLVM::load_api() {
+  return b_.CreateLoad(b_.getPtrTy(), api_global_, "api");
+}
 
 llvm::Value* CodeGenLLVM::api_field_address(llvm::Value* api, int index) {
   return b_.CreateStructGEP(api_type_, api, index);
@@ -205,7 +206,8 @@ void CodeGenLLVM::emit_parallel_for(const ir::ForNode* op) {
   b_.SetInsertPoint(new_block("entry"));
   std::vector<llvm::Value*> args{task->getArg(0), task->getArg(1)};
   for (size_t i = 0; i < field_types.size(); ++i)
-    args.push_back(b_.CreateLoad(field_types[i], b_.CreateStructGEP(closure_ty, task->getArg(2), i)));
+    args.push_back(
+        b_.CreateLoad(field_types[i], b_.CreateStructGEP(closure_ty, task->getArg(2), i)));
   b_.CreateRet(b_.CreateCall(body, args));
 
   fn_ = std::move(saved);

@@ -25,14 +25,20 @@ void CodeGenLLVM::emit(const ir::Stmt& s) {
       emit(op->body);
       return;
     }
-    case StmtKind::Store: return emit_store(s.as<ir::StoreNode>());
-    case StmtKind::For: return emit_for(s.as<ir::ForNode>());
-    case StmtKind::Allocate: return emit_allocate(s.as<ir::AllocateNode>());
+    case StmtKind::Store:
+      return emit_store(s.as<ir::StoreNode>());
+    case StmtKind::For:
+      return emit_for(s.as<ir::ForNode>());
+    case StmtKind::Allocate:
+      return emit_allocate(s.as<ir::AllocateNode>());
     case StmtKind::Seq:
       for (const ir::Stmt& c : s.as<ir::SeqNode>()->stmts) emit(c);
       return;
-    case StmtKind::IfThenElse: return emit_if(s.as<ir::IfThenElseNode>());
-    case StmtKind::Evaluate: emit(s.as<ir::EvaluateNode>()->value); return;
+    case StmtKind::IfThenElse:
+      return emit_if(s.as<ir::IfThenElseNode>());
+    case StmtKind::Evaluate:
+      emit(s.as<ir::EvaluateNode>()->value);
+      return;
   }
 }
 

@@ -29,10 +29,16 @@ class X86Hooks final : public ArchHooks {
 
   void check_intrinsic(const std::string& name) const override {
     static const IntrinsicFeature kTable[] = {
-        {"avx512bf16", "avx512bf16"}, {"avx512.vpdpbusd", "avx512vnni"},
-        {"avx512.vpdpwssd", "avx512vnni"}, {"avx512fp16", "avx512fp16"},
-        {"avx512", "avx512f"}, {"avx2", "avx2"}, {"fma.", "fma"}, {"vcvtph2ps", "f16c"},
-        {"vcvtps2ph", "f16c"}, {"amx", "amx-tile"},
+        {"avx512bf16", "avx512bf16"},
+        {"avx512.vpdpbusd", "avx512vnni"},
+        {"avx512.vpdpwssd", "avx512vnni"},
+        {"avx512fp16", "avx512fp16"},
+        {"avx512", "avx512f"},
+        {"avx2", "avx2"},
+        {"fma.", "fma"},
+        {"vcvtph2ps", "f16c"},
+        {"vcvtps2ph", "f16c"},
+        {"amx", "amx-tile"},
     };
     check_intrinsic_table(name, "llvm.x86.", kTable, std::size(kTable));
   }
@@ -40,6 +46,8 @@ class X86Hooks final : public ArchHooks {
 
 }  // namespace
 
-std::unique_ptr<ArchHooks> make_x86_hooks(const Target& t) { return std::make_unique<X86Hooks>(t); }
+std::unique_ptr<ArchHooks> make_x86_hooks(const Target& t) {
+  return std::make_unique<X86Hooks>(t);
+}
 
 }  // namespace kiln::codegen

@@ -1,5 +1,9 @@
 #include "codegen/link.h"
 
+#include <lld/Common/CommonLinkerContext.h>
+#include <lld/Common/Driver.h>
+#include <llvm/Support/CrashRecoveryContext.h>
+#include <llvm/Support/raw_ostream.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -7,11 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-
-#include <lld/Common/CommonLinkerContext.h>
-#include <lld/Common/Driver.h>
-#include <llvm/Support/CrashRecoveryContext.h>
-#include <llvm/Support/raw_ostream.h>
 
 #include "ir/error.h"
 
@@ -67,8 +66,8 @@ void link_shared_object(const std::vector<std::vector<uint8_t>>& objects,
     write_file(inputs.back(), objects[i]);
   }
   const std::string tmp_out = out_path + ".tmp";
-  std::vector<const char*> args{"ld.lld", "-shared", "--no-undefined", "--build-id=none",
-                                "-z",     "noexecstack", "-o", tmp_out.c_str()};
+  std::vector<const char*> args{"ld.lld",      "-shared", "--no-undefined", "--build-id=none", "-z",
+                                "noexecstack", "-o",      tmp_out.c_str()};
   for (const auto& in : inputs) args.push_back(in.c_str());
 
   std::string out_text, err_text;

@@ -1,7 +1,5 @@
 #include "codegen/llvm_passes.h"
 
-#include <mutex>
-
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
@@ -10,6 +8,8 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Triple.h>
+
+#include <mutex>
 
 #include "ir/error.h"
 
@@ -36,10 +36,14 @@ llvm::TargetLibraryInfoImpl no_library(const llvm::Module& m) {
 
 llvm::CodeGenOptLevel codegen_level(int opt_level) {
   switch (opt_level) {
-    case 0: return llvm::CodeGenOptLevel::None;
-    case 1: return llvm::CodeGenOptLevel::Less;
-    case 2: return llvm::CodeGenOptLevel::Default;
-    default: return llvm::CodeGenOptLevel::Aggressive;
+    case 0:
+      return llvm::CodeGenOptLevel::None;
+    case 1:
+      return llvm::CodeGenOptLevel::Less;
+    case 2:
+      return llvm::CodeGenOptLevel::Default;
+    default:
+      return llvm::CodeGenOptLevel::Aggressive;
   }
 }
 
@@ -77,9 +81,9 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& target, i
   user_check(t != nullptr) << "target " << target.name << ": LLVM has no backend for triple "
                            << target.triple << " (" << error << ")";
   llvm::TargetOptions options;
-  std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
-      target.triple, target.cpu, target.feature_string(), options, llvm::Reloc::PIC_,
-      llvm::CodeModel::Small, codegen_level(opt_level)));
+  std::unique_ptr<llvm::TargetMachine> tm(
+      t->createTargetMachine(target.triple, target.cpu, target.feature_string(), options,
+                             llvm::Reloc::PIC_, llvm::CodeModel::Small, codegen_level(opt_level)));
   internal_check(tm != nullptr) << "LLVM could not create a target machine for " << target.name;
   return tm;
 }
@@ -109,10 +113,18 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm;
   switch (opt_level) {
-    case 0: mpm = pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0); break;
-    case 1: mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1); break;
-    case 2: mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2); break;
-    default: mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3); break;
+    case 0:
+      mpm = pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
+      break;
+    case 1:
+      mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1);
+      break;
+    case 2:
+      mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+      break;
+    default:
+      mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+      break;
   }
   mpm.run(m, mam);
 }

@@ -3,12 +3,12 @@
 // object/assembly emission (legacy pass manager, as LLVM 19's backends still require).
 #pragma once
 
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <llvm/IR/Module.h>
-#include <llvm/Target/TargetMachine.h>
 
 #include "codegen/target.h"
 

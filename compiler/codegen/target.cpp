@@ -1,11 +1,11 @@
 #include "codegen/target.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include <llvm/ADT/StringMap.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
+
+#include <algorithm>
+#include <cctype>
 
 #include "ir/error.h"
 
@@ -19,8 +19,12 @@ std::string_view strip_plus(std::string_view f) {
   return !f.empty() && (f[0] == '+' || f[0] == '-') ? f.substr(1) : f;
 }
 
-bool process_is_x86() { return llvm::Triple(llvm::sys::getProcessTriple()).isX86(); }
-bool process_is_aarch64() { return llvm::Triple(llvm::sys::getProcessTriple()).isAArch64(); }
+bool process_is_x86() {
+  return llvm::Triple(llvm::sys::getProcessTriple()).isX86();
+}
+bool process_is_aarch64() {
+  return llvm::Triple(llvm::sys::getProcessTriple()).isAArch64();
+}
 
 // The host's features that are switched on, without the "+".
 std::vector<std::string> host_features_on() {
@@ -59,16 +63,23 @@ Target arm(const char* name, std::vector<std::string> features) {
 }  // namespace
 
 bool Target::has(std::string_view feature) const {
-  std::string want = "+" + std::string(strip_plus(feature));
+  std::string_view want = strip_plus(feature);
   for (const auto& f : features)
-    if (f == want) return true;
+    if (f.size() == want.size() + 1 && f[0] == '+' && std::string_view(f).substr(1) == want)
+      return true;
   return false;
 }
 
-bool Target::is_x86() const { return llvm::Triple(triple).isX86(); }
-bool Target::is_aarch64() const { return llvm::Triple(triple).isAArch64(); }
+bool Target::is_x86() const {
+  return llvm::Triple(triple).isX86();
+}
+bool Target::is_aarch64() const {
+  return llvm::Triple(triple).isAArch64();
+}
 
-int Target::lanes(ir::DataType t) const { return std::max(1, vector_bits / t.bits); }
+int Target::lanes(ir::DataType t) const {
+  return std::max(1, vector_bits / t.bits);
+}
 
 std::string Target::feature_string() const {
   std::string s;
@@ -88,8 +99,11 @@ Target host_target() {
   t.cpu = llvm::sys::getHostCPUName().str();
   // Both the enabled and the disabled features: the CPU name alone would switch on
   // features a virtual machine may hide from us.
-  for (const auto& f : llvm::sys::getHostCPUFeatures())
-    t.features.push_back((f.getValue() ? "+" : "-") + f.getKey().str());
+  for (const auto& f : llvm::sys::getHostCPUFeatures()) {
+    std::string entry(1, f.getValue() ? '+' : '-');
+    entry += f.getKey();
+    t.features.push_back(std::move(entry));
+  }
   std::sort(t.features.begin(), t.features.end());
   if (t.has("avx512f")) {
     t.vector_bits = 512;
@@ -116,8 +130,7 @@ Target target_from_name(const std::string& name) {
 }
 
 bool host_can_run(const Target& t) {
-  if (!(t.is_x86() && process_is_x86()) && !(t.is_aarch64() && process_is_aarch64()))
-    return false;
+  if (!(t.is_x86() && process_is_x86()) && !(t.is_aarch64() && process_is_aarch64())) return false;
   auto on = host_features_on();
   for (const auto& f : t.features) {
     if (f.empty() || f[0] != '+') continue;

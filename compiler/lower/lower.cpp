@@ -2,8 +2,10 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <unordered_set>
 
 #include "ir/error.h"
+#include "ir/functor.h"
 #include "ir/printer.h"
 #include "ir/simplify.h"
 #include "lower/loop_partition.h"
@@ -14,6 +16,45 @@
 #include "lower/verify.h"
 
 namespace kiln::lower {
+
+namespace {
+
+// The first variable that no loop or let around it binds. Kernels take only buffers, so
+// such a variable (a shape or split factor given as a Var) has no value at run time.
+class UnboundVar : public ir::IRVisitor {
+ public:
+  const ir::VarNode* first = nullptr;
+  using ir::IRVisitor::visit;
+
+ protected:
+  void visit(const ir::VarNode* op) override {
+    if (!first && !bound_.count(op)) first = op;
+  }
+  void visit(const ir::ForNode* op) override {
+    visit(op->min);
+    visit(op->extent);
+    in_scope(op->var, [&] { visit(op->body); });
+  }
+  void visit(const ir::LetStmtNode* op) override {
+    visit(op->value);
+    in_scope(op->var, [&] { visit(op->body); });
+  }
+  void visit(const ir::LetNode* op) override {
+    visit(op->value);
+    in_scope(op->var, [&] { visit(op->body); });
+  }
+
+ private:
+  template <typename F>
+  void in_scope(const ir::Var& v, F body) {
+    bool added = bound_.insert(v.node()).second;
+    body();
+    if (added) bound_.erase(v.node());
+  }
+  std::unordered_set<const ir::VarNode*> bound_;
+};
+
+}  // namespace
 
 const std::vector<std::string>& pass_names() {
   static const std::vector<std::string> kNames = {
@@ -52,6 +93,14 @@ ir::LoweredFunc lower(const te::Schedule& s, const std::vector<te::Tensor>& args
   // Unroll last so each copy inherits vectorized bodies and constant indices.
   step("unroll", unroll_loops(f.body));
   step("final_simplify", ir::simplify(f.body));
+  // A free variable is the user's (a symbolic shape), not a kiln bug: say so before the
+  // verifier would.
+  UnboundVar unbound;
+  unbound.visit(f.body);
+  if (unbound.first)
+    user_error() << "kernel '" << name << "' uses '" << unbound.first->name
+                 << "', which nothing binds: kernels take only buffers, so shapes and split "
+                    "factors must be constants";
   verify_lowered(f, "final_simplify");
   return f;
 }

@@ -39,15 +39,18 @@ class Verifier : public ir::IRVisitor {
     ir::IRVisitor::visit(op);
   }
   void visit(const ir::ReduceNode*) override { fail("a reduction is left"); }
+  // A let's variable is in scope in its body only, like a loop's.
   void visit(const ir::LetNode* op) override {
     visit(op->value);
     vars.insert(op->var.node());
     visit(op->body);
+    vars.erase(op->var.node());
   }
   void visit(const ir::LetStmtNode* op) override {
     visit(op->value);
     vars.insert(op->var.node());
     visit(op->body);
+    vars.erase(op->var.node());
   }
   void visit(const ir::ForNode* op) override {
     if (op->for_kind == ir::ForKind::Vectorized)

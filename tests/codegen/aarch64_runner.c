@@ -16,8 +16,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "dlopen: %s\n", dlerror());
     return 3;
   }
-  int32_t (*init)(const void*) = (int32_t (*)(const void*))dlsym(so, "kiln_module_init");
-  int32_t (*kernel)(void* const*) = (int32_t (*)(void* const*))dlsym(so, argv[2]);
+  int32_t (*init)(const void*) = (int32_t(*)(const void*))dlsym(so, "kiln_module_init");
+  int32_t (*kernel)(void* const*) = (int32_t(*)(void* const*))dlsym(so, argv[2]);
   if (!init || !kernel) {
     fprintf(stderr, "missing symbol\n");
     return 4;

@@ -64,9 +64,14 @@ class ArmRun : public ::testing::Test {
         os.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(bytes));
       }
     }
-    std::string cmd = std::string(KILN_QEMU_AARCH64) + " -cpu max -L /usr/aarch64-linux-gnu " +
-                      KILN_ARM_RUNNER + " " + so + " " + f.name + " " +
-                      std::to_string(bufs.size()) + " " + std::to_string(bytes) + " " + in + " " + out;
+    // With Debian's multiarch arm64 libc installed, the cross toolchain's sysroot hangs at
+    // start-up under qemu: use the multiarch one then (see TOOLCHAIN.md).
+    const char* sysroot =
+        std::filesystem::exists("/lib/ld-linux-aarch64.so.1") ? "/" : "/usr/aarch64-linux-gnu";
+    std::string cmd = "timeout 120 " + std::string(KILN_QEMU_AARCH64) + " -cpu max -L " + sysroot +
+                      " " + KILN_ARM_RUNNER + " " + so + " " + f.name + " " +
+                      std::to_string(bufs.size()) + " " + std::to_string(bytes) + " " + in + " " +
+                      out;
     int rc = std::system(cmd.c_str());
     EXPECT_EQ(rc, 0) << cmd;
     std::ifstream is(out, std::ios::binary);
@@ -86,15 +91,18 @@ LoweredFunc fma_kernel(DataType t, int lanes, int64_t n) {
   Var i("i");
   Expr r = ir::make_ramp(i * lanes, 1, lanes);
   auto ld = [&](const Buffer& buf) { return ir::make_load(buf, {r}); };
-  return {"fma", {a, b, c},
-          ir::make_for(i, 0, n / lanes, ir::ForKind::Parallel, ir::make_store(c, ld(a) * ld(b) + ld(c), {r}))};
+  return {"fma",
+          {a, b, c},
+          ir::make_for(i, 0, n / lanes, ir::ForKind::Parallel,
+                       ir::make_store(c, ld(a) * ld(b) + ld(c), {r}))};
 }
 
 TEST_F(ArmRun, F32FmaOnNeon) {
   const int64_t n = 256;
   std::vector<float> a(n), b(n), c(n);
   for (int k = 0; k < n; ++k) a[k] = k * 0.25f - 7, b[k] = 1.5f - k * 0.125f, c[k] = k * 0.5f;
-  auto out = run(fma_kernel(DataType::f32(), 4, n), "arm-neon", {bytes_of(a), bytes_of(b), bytes_of(c)});
+  auto out =
+      run(fma_kernel(DataType::f32(), 4, n), "arm-neon", {bytes_of(a), bytes_of(b), bytes_of(c)});
   auto got = values_of<float>(out[2]);
   for (int k = 0; k < n; ++k) ASSERT_EQ(got[k], std::fma(a[k], b[k], c[k])) << k;
 }
@@ -107,11 +115,13 @@ TEST_F(ArmRun, F16FmaNativeAndWidened) {
     c[k] = f32_to_f16_ref(k * 0.3f);
   }
   for (const char* target : {"arm-fp16", "arm-neon"}) {
-    auto out = run(fma_kernel(DataType::f16(), 8, n), target, {bytes_of(a), bytes_of(b), bytes_of(c)});
+    auto out =
+        run(fma_kernel(DataType::f16(), 8, n), target, {bytes_of(a), bytes_of(b), bytes_of(c)});
     auto got = values_of<uint16_t>(out[2]);
     for (int k = 0; k < n; ++k) {
       float want = f16_to_f32_ref(a[k]) * f16_to_f32_ref(b[k]) + f16_to_f32_ref(c[k]);
-      ASSERT_NEAR(f16_to_f32_ref(got[k]), want, 2e-3f * (1 + std::fabs(want))) << target << " " << k;
+      ASSERT_NEAR(f16_to_f32_ref(got[k]), want, 2e-3f * (1 + std::fabs(want)))
+          << target << " " << k;
     }
   }
 }
@@ -131,12 +141,13 @@ TEST_F(ArmRun, HalfConversionsRoundToNearestEven) {
   Buffer hf = ir::make_buffer("HF", DataType::f16(), {n});
   Var i("i");
   Expr r = ir::make_ramp(i * 8, 1, 8);
-  ir::Stmt body = ir::make_seq({
-      ir::make_store(hb, ir::make_cast(DataType::bf16(8), ir::make_load(fa, {r})), {r}),
-      ir::make_store(hf, ir::make_cast(DataType::f16(8), ir::make_load(fa, {r})), {r})});
+  ir::Stmt body = ir::make_seq(
+      {ir::make_store(hb, ir::make_cast(DataType::bf16(8), ir::make_load(fa, {r})), {r}),
+       ir::make_store(hf, ir::make_cast(DataType::f16(8), ir::make_load(fa, {r})), {r})});
   LoweredFunc f{"cvt", {fa, hb, hf}, ir::make_for(i, 0, n / 8, ir::ForKind::Serial, body)};
   for (const char* target : {"arm-neon", "arm-bf16"}) {
-    auto out = run(f, target, {bytes_of(a), std::vector<uint8_t>(2 * n), std::vector<uint8_t>(2 * n)});
+    auto out =
+        run(f, target, {bytes_of(a), std::vector<uint8_t>(2 * n), std::vector<uint8_t>(2 * n)});
     auto bf = values_of<uint16_t>(out[1]);
     auto h = values_of<uint16_t>(out[2]);
     for (int k = 0; k < n; ++k) {
@@ -145,8 +156,10 @@ TEST_F(ArmRun, HalfConversionsRoundToNearestEven) {
         EXPECT_TRUE((h[k] & 0x7c00) == 0x7c00 && (h[k] & 0x3ff)) << target;
         continue;
       }
-      EXPECT_EQ(bf[k], f32_to_bf16_ref(a[k])) << target << " 0x" << std::hex << std::bit_cast<uint32_t>(a[k]);
-      EXPECT_EQ(h[k], f32_to_f16_ref(a[k])) << target << " 0x" << std::hex << std::bit_cast<uint32_t>(a[k]);
+      EXPECT_EQ(bf[k], f32_to_bf16_ref(a[k]))
+          << target << " 0x" << std::hex << std::bit_cast<uint32_t>(a[k]);
+      EXPECT_EQ(h[k], f32_to_f16_ref(a[k]))
+          << target << " 0x" << std::hex << std::bit_cast<uint32_t>(a[k]);
     }
   }
 }
@@ -157,10 +170,13 @@ TEST_F(ArmRun, FloorDivisionAndLocalBuffer) {
   Buffer q = ir::make_buffer("Q", DataType::i64(), {n});
   Buffer t = ir::make_buffer("T", DataType::i64(), {n}, ir::MemScope::Local);
   Var i("i"), j("j");
-  ir::Stmt fill = ir::make_for(i, 0, n, ir::ForKind::Serial,
-                               ir::make_store(t, ir::floordiv(ir::make_load(a, {i}), 3) * 10 +
-                                                     ir::floormod(ir::make_load(a, {i}), 4), {i}));
-  ir::Stmt copy = ir::make_for(j, 0, n, ir::ForKind::Serial, ir::make_store(q, ir::make_load(t, {j}), {j}));
+  ir::Stmt fill = ir::make_for(
+      i, 0, n, ir::ForKind::Serial,
+      ir::make_store(
+          t, ir::floordiv(ir::make_load(a, {i}), 3) * 10 + ir::floormod(ir::make_load(a, {i}), 4),
+          {i}));
+  ir::Stmt copy =
+      ir::make_for(j, 0, n, ir::ForKind::Serial, ir::make_store(q, ir::make_load(t, {j}), {j}));
   LoweredFunc f{"divs", {a, q}, ir::make_allocate(t, ir::make_seq({fill, copy}))};
   std::vector<int64_t> av(n);
   for (int k = 0; k < n; ++k) av[k] = k * 3 - 25;

@@ -26,8 +26,10 @@ LoweredFunc fma_kernel(DataType t, int lanes, int64_t n = 1024) {
   Var i("i");
   Expr r = ir::make_ramp(i * lanes, 1, lanes);
   auto ld = [&](const Buffer& buf) { return ir::make_load(buf, {r}); };
-  return {"fma_" + t.str(), {a, b, c},
-          ir::make_for(i, 0, n / lanes, ir::ForKind::Serial, ir::make_store(c, ld(a) * ld(b) + ld(c), {r}))};
+  return {"fma_" + t.str(),
+          {a, b, c},
+          ir::make_for(i, 0, n / lanes, ir::ForKind::Serial,
+                       ir::make_store(c, ld(a) * ld(b) + ld(c), {r}))};
 }
 
 // A scalar loop, for the loop vectoriser to widen.
@@ -36,7 +38,8 @@ LoweredFunc scalar_add_kernel() {
   Buffer a = ir::make_buffer("A", DataType::f32(), {n});
   Buffer c = ir::make_buffer("C", DataType::f32(), {n});
   Var i("i");
-  return {"sadd", {a, c},
+  return {"sadd",
+          {a, c},
           ir::make_for(i, 0, n, ir::ForKind::Serial,
                        ir::make_store(c, ir::make_load(c, {i}) + ir::make_load(a, {i}), {i}))};
 }
@@ -48,10 +51,13 @@ std::string assembly(const std::vector<LoweredFunc>& funcs, const std::string& t
   return compile_module(funcs, target_from_name(target), o).assembly;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // True when some instruction line starting with `mnemonic` mentions `operand`.
-bool has_instruction(const std::string& s, const std::string& mnemonic, const std::string& operand) {
+bool has_instruction(const std::string& s, const std::string& mnemonic,
+                     const std::string& operand) {
   std::istringstream in(s);
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("\t" + mnemonic, 0) == 0 && contains(line, operand)) return true;
@@ -86,7 +92,8 @@ TEST(CodegenAsm, ArmFp16FmaUsesFmla8h) {
   EXPECT_TRUE(has_instruction(s, "fmla", ".8h")) << s;
   // Without fullfp16 the same kernel computes in f32.
   std::string neon = assembly({fma_kernel(DataType::f16(), 8)}, "arm-neon");
-  for (const char* op : {"fmla", "fmul", "fadd"}) EXPECT_FALSE(has_instruction(neon, op, ".8h")) << neon;
+  for (const char* op : {"fmla", "fmul", "fadd"})
+    EXPECT_FALSE(has_instruction(neon, op, ".8h")) << neon;
   EXPECT_TRUE(contains(neon, "fcvtl")) << neon;
 }
 
@@ -110,18 +117,18 @@ TEST(CodegenAsm, ArmBf16MatmulIntrinsic) {
   Buffer acc = ir::make_buffer("ACC", DataType::f32(), {4});
   Buffer a = ir::make_buffer("A", DataType::bf16(), {n});
   Buffer b = ir::make_buffer("B", DataType::bf16(), {n});
-  Expr call = ir::make_call(DataType::f32(4), "llvm.aarch64.neon.bfmmla",
-                            {ir::make_load(acc, {ir::make_ramp(0, 1, 4)}),
-                             ir::make_load(a, {ir::make_ramp(0, 1, 8)}),
-                             ir::make_load(b, {ir::make_ramp(0, 1, 8)})},
-                            ir::CallKind::LLVMIntrinsic);
+  Expr call = ir::make_call(
+      DataType::f32(4), "llvm.aarch64.neon.bfmmla",
+      {ir::make_load(acc, {ir::make_ramp(0, 1, 4)}), ir::make_load(a, {ir::make_ramp(0, 1, 8)}),
+       ir::make_load(b, {ir::make_ramp(0, 1, 8)})},
+      ir::CallKind::LLVMIntrinsic);
   LoweredFunc f{"mmla", {acc, a, b}, ir::make_store(acc, call, {ir::make_ramp(0, 1, 4)})};
   EXPECT_TRUE(contains(assembly({f}, "arm-bf16"), "bfmmla"));
 }
 
 TEST(CodegenAsm, AArch64ModuleLinksIntoSelfContainedSo) {
-  std::string path = build({fma_kernel(DataType::f32(), 4), scalar_add_kernel()},
-                           target_from_name("arm-bf16"));
+  std::string path =
+      build({fma_kernel(DataType::f32(), 4), scalar_add_kernel()}, target_from_name("arm-bf16"));
   ElfSummary elf = read_elf(path);
   EXPECT_EQ(elf.machine, EM_AARCH64);
   EXPECT_TRUE(elf.needed.empty());

@@ -53,27 +53,30 @@ TEST(CodegenErrors, Bf16IntrinsicWithoutBf16IsAUserError) {
                                     {DataType::f32(16), DataType::bf16(32), DataType::bf16(32)});
   expect_user_error([&] { compile_module({dp}, target_from_name("x86-avx2")); }, "avx512bf16");
   // And an intrinsic of the other architecture.
-  expect_user_error([&] { compile_module({dp}, target_from_name("arm-bf16")); }, "another architecture");
+  expect_user_error([&] { compile_module({dp}, target_from_name("arm-bf16")); },
+                    "another architecture");
   // With the feature it compiles.
   EXPECT_NO_THROW(compile_module({mmla}, target_from_name("arm-bf16")));
 }
 
 TEST(CodegenErrors, UnknownIntrinsicAndMathFunction) {
   LoweredFunc f = intrinsic_kernel("llvm.x86.no.such.thing", DataType::f32(4), {DataType::f32(4)});
-  expect_user_error([&] { compile_module({f}, target_from_name("x86-avx2")); }, "unknown LLVM intrinsic");
+  expect_user_error([&] { compile_module({f}, target_from_name("x86-avx2")); },
+                    "unknown LLVM intrinsic");
   Buffer a = ir::make_buffer("A", DataType::f32(), {4});
   Var i("i");
   Expr e = ir::make_call(DataType::f32(), "exp", {ir::make_load(a, {i})});
   LoweredFunc g{"libm", {a}, ir::make_for(i, 0, 4, ir::ForKind::Serial, ir::make_store(a, e, {i}))};
-  expect_user_error([&] { compile_module({g}, target_from_name("x86-avx2")); }, "unknown math function 'exp'");
+  expect_user_error([&] { compile_module({g}, target_from_name("x86-avx2")); },
+                    "unknown math function 'exp'");
 }
 
 TEST(CodegenErrors, LocalAllocateNeedsConstantSize) {
   Buffer a = ir::make_buffer("A", DataType::f32(), {64});
   Var i("i"), j("j");
   Buffer t = ir::make_buffer("T", DataType::f32(), {i + 1}, ir::MemScope::Local);
-  ir::Stmt body = ir::make_allocate(
-      t, ir::make_for(j, 0, i + 1, ir::ForKind::Serial, ir::make_store(t, ir::make_load(a, {j}), {j})));
+  ir::Stmt body = ir::make_allocate(t, ir::make_for(j, 0, i + 1, ir::ForKind::Serial,
+                                                    ir::make_store(t, ir::make_load(a, {j}), {j})));
   LoweredFunc f{"dyn_local", {a}, ir::make_for(i, 0, 8, ir::ForKind::Serial, body)};
   expect_user_error([&] { compile_module({f}, target_from_name("host")); }, "constant size");
 }
@@ -81,15 +84,20 @@ TEST(CodegenErrors, LocalAllocateNeedsConstantSize) {
 TEST(CodegenErrors, DuplicateKernelNames) {
   Buffer a = ir::make_buffer("A", DataType::f32(), {4});
   Var i("i");
-  LoweredFunc f{"k", {a}, ir::make_for(i, 0, 4, ir::ForKind::Serial, ir::make_store(a, ir::make_load(a, {i}), {i}))};
+  LoweredFunc f{
+      "k",
+      {a},
+      ir::make_for(i, 0, 4, ir::ForKind::Serial, ir::make_store(a, ir::make_load(a, {i}), {i}))};
   expect_user_error([&] { compile_module({f, f}, target_from_name("host")); }, "used twice");
 }
 
 TEST(CodegenErrors, UnflattenedAccessIsAnInternalError) {
   Buffer a = ir::make_buffer("A", DataType::f32(), {4, 4});
   Var i("i");
-  LoweredFunc f{"k2", {a}, ir::make_for(i, 0, 4, ir::ForKind::Serial,
-                                        ir::make_store(a, ir::make_load(a, {i, i}), {i, i}))};
+  LoweredFunc f{"k2",
+                {a},
+                ir::make_for(i, 0, 4, ir::ForKind::Serial,
+                             ir::make_store(a, ir::make_load(a, {i, i}), {i, i}))};
   EXPECT_THROW(compile_module({f}, target_from_name("host")), InternalError);
 }
 

@@ -22,10 +22,10 @@ using ir::Var;
 // subnormals, infinities, NaN, signed zero.
 std::vector<float> tricky_floats(bool with_subnormals) {
   std::vector<float> v;
-  for (uint32_t bits : {0x3f808000u, 0x3f818000u, 0x3f808001u, 0x3f807fffu, 0x7f7fffffu,
-                        0x477fe000u, 0x477ff000u, 0x477fefffu, 0x3f801000u, 0x3f803000u,
-                        0x33000000u, 0x33000001u, 0x387fc000u, 0x38800000u, 0x80000000u,
-                        0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u, 0xffc12345u})
+  for (uint32_t bits :
+       {0x3f808000u, 0x3f818000u, 0x3f808001u, 0x3f807fffu, 0x7f7fffffu, 0x477fe000u, 0x477ff000u,
+        0x477fefffu, 0x3f801000u, 0x3f803000u, 0x33000000u, 0x33000001u, 0x387fc000u, 0x38800000u,
+        0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u, 0xffc12345u})
     v.push_back(std::bit_cast<float>(bits));
   if (with_subnormals)
     for (uint32_t bits : {0x00000001u, 0x00008000u, 0x00018000u, 0x007fffffu, 0x80400000u})
@@ -33,7 +33,8 @@ std::vector<float> tricky_floats(bool with_subnormals) {
   uint32_t x = 12345;
   while (v.size() % 16 != 0 || v.size() < 512) {
     x = x * 1664525u + 1013904223u;
-    float f = std::ldexp(static_cast<float>(x >> 8) / (1 << 24) - 0.5f, static_cast<int>(x % 40) - 20);
+    float f =
+        std::ldexp(static_cast<float>(x >> 8) / (1 << 24) - 0.5f, static_cast<int>(x % 40) - 20);
     v.push_back(f);
   }
   return v;
@@ -117,8 +118,8 @@ void check_conversions(const Target& target, DataType half, bool keep_subnormals
       float p = from_half(to_half(wide * wide));
       uint16_t want_sq = to_half(p + wide);
       if (!keep_subnormals && std::fabs(p + wide) < std::numeric_limits<float>::min()) continue;
-      ASSERT_TRUE(same_half(sq[k], want_sq, bf16))
-          << f.name << " sq of 0x" << std::hex << hv[k] << " got 0x" << sq[k] << " want 0x" << want_sq;
+      ASSERT_TRUE(same_half(sq[k], want_sq, bf16)) << f.name << " sq of 0x" << std::hex << hv[k]
+                                                   << " got 0x" << sq[k] << " want 0x" << want_sq;
     }
   }
 }
@@ -127,7 +128,9 @@ TEST_P(HalfTest, Bf16ConvertAndArithmetic) {
   check_conversions(target_, DataType::bf16(), bf16_keeps_subnormals());
 }
 
-TEST_P(HalfTest, F16ConvertAndArithmetic) { check_conversions(target_, DataType::f16(), true); }
+TEST_P(HalfTest, F16ConvertAndArithmetic) {
+  check_conversions(target_, DataType::f16(), true);
+}
 
 TEST(HalfReference, ReferencesAgreeWithKnownValues) {
   EXPECT_EQ(f32_to_bf16_ref(1.0f), 0x3f80);
@@ -149,10 +152,12 @@ TEST_P(HalfTest, F64ToHalfRoundsOnce) {
   Buffer h = ir::make_buffer("H", DataType::f16(), {n});
   Buffer b = ir::make_buffer("B", DataType::bf16(), {n});
   Var i("i");
-  ir::Stmt body = ir::make_seq({
-      ir::make_store(h, ir::make_cast(DataType::f16(), ir::make_load(a, {i})), {i}),
-      ir::make_store(b, ir::make_cast(DataType::bf16(), ir::make_load(a, {i})), {i})});
-  LoadedModule m(build({LoweredFunc{"f64_half", {a, h, b}, ir::make_for(i, 0, n, ir::ForKind::Serial, body)}}, target_));
+  ir::Stmt body = ir::make_seq(
+      {ir::make_store(h, ir::make_cast(DataType::f16(), ir::make_load(a, {i})), {i}),
+       ir::make_store(b, ir::make_cast(DataType::bf16(), ir::make_load(a, {i})), {i})});
+  LoadedModule m(
+      build({LoweredFunc{"f64_half", {a, h, b}, ir::make_for(i, 0, n, ir::ForKind::Serial, body)}},
+            target_));
   // 1 + 2^-11 + 2^-40: just above the f16 tie; rounding to f32 first would make it a tie
   // and round down to even.
   std::vector<double> av{1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40),
@@ -167,7 +172,8 @@ TEST_P(HalfTest, F64ToHalfRoundsOnce) {
   EXPECT_EQ(bv[3], 0x7f80);
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, HalfTest, ::testing::Values("host", "x86-avx2", "x86-avx512", "x86-64-v2"),
+INSTANTIATE_TEST_SUITE_P(Targets, HalfTest,
+                         ::testing::Values("host", "x86-avx2", "x86-avx512", "x86-64-v2"),
                          [](const auto& info) {
                            std::string s = info.param;
                            std::replace(s.begin(), s.end(), '-', '_');

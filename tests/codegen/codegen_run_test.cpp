@@ -32,7 +32,9 @@ Stmt loop(const Var& v, int64_t extent, Stmt body, ForKind kind = ForKind::Seria
 }
 
 // An f32 constant (a scalar meeting a vector is broadcast by the IR's operators).
-Expr fc(double v) { return ir::make_float(DataType::f32(), v); }
+Expr fc(double v) {
+  return ir::make_float(DataType::f32(), v);
+}
 
 std::vector<float> iota_floats(size_t n, float scale) {
   std::vector<float> v(n);
@@ -44,8 +46,7 @@ class CodegenRun : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     target_ = target_from_name(GetParam());
-    if (!host_can_run(target_))
-      GTEST_SKIP() << "this machine cannot run " << GetParam() << " code";
+    if (!host_can_run(target_)) GTEST_SKIP() << "this machine cannot run " << GetParam() << " code";
     api_ = TestRuntime::api();
   }
   // Builds, checks the .so is self-contained, loads and initialises it.
@@ -84,7 +85,8 @@ TEST_P(CodegenRun, VectorFmaWithRamps) {
   Buffer c = ir::make_buffer("C", DataType::f32(), {n});
   Var i("i");
   Expr r = ir::make_ramp(i * 16, 1, 16);
-  LoweredFunc f{"vfma", {a, b, c}, loop(i, n / 16, store(c, load(a, r) * load(b, r) + load(c, r), r))};
+  LoweredFunc f{
+      "vfma", {a, b, c}, loop(i, n / 16, store(c, load(a, r) * load(b, r) + load(c, r), r))};
   auto m = load_module({f});
   auto av = iota_floats(n, 0.37f), bv = iota_floats(n, 1.13f), cv = iota_floats(n, -0.71f);
   auto expect = cv;
@@ -101,7 +103,8 @@ TEST_P(CodegenRun, ParallelLoopWithAndWithoutRuntime) {
   Buffer c = ir::make_buffer("C", DataType::f32(), {rows * cols});
   Var i("i"), j("j");
   Expr idx = i * cols + j;
-  Stmt body = loop(j, cols, store(c, load(a, idx) * fc(2) + ir::make_cast(DataType::f32(), i), idx));
+  Stmt body =
+      loop(j, cols, store(c, load(a, idx) * fc(2) + ir::make_cast(DataType::f32(), i), idx));
   LoweredFunc f{"par", {a, c}, loop(i, rows, body, ForKind::Parallel)};
   auto av = iota_floats(rows * cols, 0.5f);
   for (bool with_api : {true, false}) {
@@ -138,7 +141,8 @@ TEST_P(CodegenRun, LocalAllocate) {
   Var i("i"), j("j"), k("k");
   Stmt fill = loop(j, cols, store(t, load(a, i * cols + j) * fc(3), j));
   Stmt use = loop(k, cols, store(c, load(t, cols - 1 - k) + fc(1), i * cols + k));
-  LoweredFunc f{"local", {a, c},
+  LoweredFunc f{"local",
+                {a, c},
                 loop(i, rows, ir::make_allocate(t, ir::make_seq({fill, use})), ForKind::Parallel)};
   auto m = load_module({f});
   auto av = iota_floats(rows * cols, 0.25f);
@@ -201,7 +205,8 @@ TEST_P(CodegenRun, FloorAndTruncDivisionOfNegatives) {
   Buffer a = ir::make_buffer("A", DataType::i64(), {n});
   Buffer d = ir::make_buffer("D", DataType::i64(), {n});
   std::vector<Buffer> outs;
-  for (int k = 0; k < 8; ++k) outs.push_back(ir::make_buffer(numbered("O", k), DataType::i64(), {n}));
+  for (int k = 0; k < 8; ++k)
+    outs.push_back(ir::make_buffer(numbered("O", k), DataType::i64(), {n}));
   Var i("i");
   Expr x = load(a, i), y = load(d, i);
   std::vector<Expr> vals{ir::floordiv(x, 3), ir::floormod(x, 3), ir::floordiv(x, 4),
@@ -245,7 +250,8 @@ TEST_P(CodegenRun, VectorFloorDivOnI32) {
   Expr idx = ir::make_ramp(i * 8, 1, 8);
   Expr x = load(a, idx);
   Expr three = ir::make_int(DataType::i32(8), 3), eight = ir::make_int(DataType::i32(8), 8);
-  Stmt body = ir::make_seq({store(q, ir::floordiv(x, three), idx), store(r, ir::floormod(x, eight), idx)});
+  Stmt body =
+      ir::make_seq({store(q, ir::floordiv(x, three), idx), store(r, ir::floormod(x, eight), idx)});
   auto m = load_module({LoweredFunc{"vdiv", {a, q, r}, loop(i, n / 8, body)}});
   std::vector<int32_t> av(n), qv(n), rv(n);
   for (int k = 0; k < n; ++k) av[k] = k * 7 - 100;
@@ -264,12 +270,13 @@ TEST_P(CodegenRun, GatherScatterAndBroadcastIndex) {
   Buffer d = ir::make_buffer("D", DataType::f32(), {2 * n});
   Var i("i");
   Expr dense = ir::make_ramp(i * 8, 1, 8);
-  Expr strided = ir::make_ramp(i * 24, 3, 8);                   // stride 3: a gather
-  Expr indirect = load(idx, dense);                              // any i64x8: a gather
-  Expr same = ir::make_broadcast(i, 8);                          // one element, splatted
+  Expr strided = ir::make_ramp(i * 24, 3, 8);  // stride 3: a gather
+  Expr indirect = load(idx, dense);            // any i64x8: a gather
+  Expr same = ir::make_broadcast(i, 8);        // one element, splatted
   Stmt s1 = store(c, load(a, strided) + load(a, indirect) + load(a, same), dense);
   Stmt s2 = store(d, load(a, dense), ir::make_ramp(i * 16, 2, 8));  // a scatter
-  auto m = load_module({LoweredFunc{"gather", {a, idx, c, d}, loop(i, n / 8, ir::make_seq({s1, s2}))}});
+  auto m =
+      load_module({LoweredFunc{"gather", {a, idx, c, d}, loop(i, n / 8, ir::make_seq({s1, s2}))}});
   auto av = iota_floats(3 * n, 1.0f);
   std::vector<int64_t> iv(n);
   for (int k = 0; k < n; ++k) iv[k] = (k * 37) % (3 * n);
@@ -294,7 +301,8 @@ TEST_P(CodegenRun, PredicatedLoadsAndStores) {
   Var j("j");
   Buffer e = ir::make_buffer("E", DataType::f32(), {4});
   Stmt scalar = loop(j, 4, store(e, load(a, j * 50, j * 50 < n) * fc(2), j, j * 50 < n));
-  auto m = load_module({LoweredFunc{"masked", {a, c, e}, ir::make_seq({loop(i, 7, body), scalar})}});
+  auto m =
+      load_module({LoweredFunc{"masked", {a, c, e}, ir::make_seq({loop(i, 7, body), scalar})}});
   auto av = iota_floats(n, 0.5f);
   std::vector<float> cv(padded, -7), ev(4, -7);
   ASSERT_EQ(m->call("masked", {av.data(), cv.data(), ev.data()}), 0);
@@ -317,11 +325,15 @@ TEST_P(CodegenRun, MathSelectMinMaxLetAndIf) {
     DataType t = args[0].type();
     return ir::make_call(t, name, std::move(args));
   };
-  std::vector<Expr> vals{call("sqrt", {call("fabs", {x})}), call("floor", {x}), call("ceil", {x}),
-                         call("round", {x}),  call("trunc", {x}),
+  std::vector<Expr> vals{call("sqrt", {call("fabs", {x})}),
+                         call("floor", {x}),
+                         call("ceil", {x}),
+                         call("round", {x}),
+                         call("trunc", {x}),
                          call("fma", {x, y, ir::make_float(DataType::f32(16), 0.5)}),
                          ir::make_select(x > y, ir::max(x, y), ir::min(x, y) * fc(2)),
-                         x / y, x - y};
+                         x / y,
+                         x - y};
   std::vector<Stmt> stores;
   for (int k = 0; k < 9; ++k) stores.push_back(store(o[k], vals[k], r));
   // An if/else around the last store: odd iterations write y - x instead.
@@ -332,7 +344,8 @@ TEST_P(CodegenRun, MathSelectMinMaxLetAndIf) {
   args.insert(args.end(), o.begin(), o.end());
   auto m = load_module({LoweredFunc{"math", args, loop(i, n / 16, body)}});
   std::vector<float> av(n), bv(n);
-  for (int k = 0; k < n; ++k) av[k] = (k - 32) * 0.75f + 0.25f * (k % 3 == 0), bv[k] = 1.5f - k * 0.1f;
+  for (int k = 0; k < n; ++k)
+    av[k] = (k - 32) * 0.75f + 0.25f * (k % 3 == 0), bv[k] = 1.5f - k * 0.1f;
   av[5] = 2.5f, av[6] = -2.5f, av[7] = 3.5f;  // ties: round to even
   std::vector<std::vector<float>> ov(9, std::vector<float>(n));
   std::vector<void*> ptrs{av.data(), bv.data()};
@@ -366,8 +379,10 @@ TEST_P(CodegenRun, CastsBetweenIntegersFloatsAndBools) {
       store(i8, ir::make_cast(DataType::i8(16), x), r),
       store(u8, ir::make_cast(DataType::u8(16), ir::make_cast(DataType::i8(16), x)), r),
       store(bl, x > fc(0), r),
-      store(f, ir::make_cast(DataType::f64(16), ir::make_cast(DataType::i8(16), x)) +
-                   ir::make_cast(DataType::f64(16), load(bl, r)), r),
+      store(f,
+            ir::make_cast(DataType::f64(16), ir::make_cast(DataType::i8(16), x)) +
+                ir::make_cast(DataType::f64(16), load(bl, r)),
+            r),
   });
   auto m = load_module({LoweredFunc{"casts", {a, i8, u8, bl, f}, loop(i, 1, body)}});
   std::vector<float> av(n);
@@ -389,7 +404,8 @@ TEST_P(CodegenRun, SeveralKernelsInOneModule) {
   Buffer a = ir::make_buffer("A", DataType::i32(), {n});
   Var i("i"), j("j");
   LoweredFunc k1{"fill", {a}, loop(i, n, store(a, ir::make_cast(DataType::i32(), i), i))};
-  LoweredFunc k2{"twice", {a}, loop(j, n, store(a, load(a, j) * ir::make_int(DataType::i32(), 2), j))};
+  LoweredFunc k2{
+      "twice", {a}, loop(j, n, store(a, load(a, j) * ir::make_int(DataType::i32(), 2), j))};
   std::string path = build({k1, k2}, target_);
   ElfSummary elf = read_elf(path);
   std::sort(elf.exported.begin(), elf.exported.end());
@@ -405,8 +421,7 @@ TEST_P(CodegenRun, SeveralKernelsInOneModule) {
   EXPECT_NE(m.init(&wrong), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, CodegenRun,
-                         ::testing::Values("host", "x86-avx2", "x86-avx512"),
+INSTANTIATE_TEST_SUITE_P(Targets, CodegenRun, ::testing::Values("host", "x86-avx2", "x86-avx512"),
                          [](const auto& info) {
                            std::string s = info.param;
                            std::replace(s.begin(), s.end(), '-', '_');

@@ -59,17 +59,35 @@ kiln_runtime_api TestRuntime::api(bool threaded) {
   return {KILN_ABI_VERSION, threaded ? parallel_threads : parallel_serial, alloc_workspace,
           free_workspace};
 }
-int TestRuntime::parallel_calls() { return g_parallel_calls; }
-int TestRuntime::live_workspaces() { return g_live_workspaces; }
-void TestRuntime::fail_next_allocations(bool fail) { g_fail_alloc = fail; }
+int TestRuntime::parallel_calls() {
+  return g_parallel_calls;
+}
+int TestRuntime::live_workspaces() {
+  return g_live_workspaces;
+}
+void TestRuntime::fail_next_allocations(bool fail) {
+  g_fail_alloc = fail;
+}
+
+// This process's scratch directory, removed when the process ends.
+struct ScratchDir {
+  std::filesystem::path path;
+  ScratchDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    path =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/kiln-codegen-test-" + std::to_string(getpid());
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
 
 std::string temp_path(const std::string& stem) {
+  static ScratchDir dir;
   static std::atomic<int> counter{0};
-  const char* tmp = std::getenv("TMPDIR");
-  std::filesystem::path dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/kiln-codegen-test-" +
-                              std::to_string(getpid());
-  std::filesystem::create_directories(dir);
-  return (dir / (stem + "-" + std::to_string(counter++))).string();
+  return (dir.path / (stem + "-" + std::to_string(counter++))).string();
 }
 
 LoadedModule::LoadedModule(const std::string& path) {
@@ -142,7 +160,9 @@ uint16_t f32_to_bf16_ref(float f) {
   return static_cast<uint16_t>(hi);
 }
 
-float bf16_to_f32_ref(uint16_t h) { return std::bit_cast<float>(uint32_t{h} << 16); }
+float bf16_to_f32_ref(uint16_t h) {
+  return std::bit_cast<float>(uint32_t{h} << 16);
+}
 
 float f16_to_f32_ref(uint16_t h) {
   int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
@@ -166,7 +186,10 @@ uint16_t f32_to_f16_ref(float f) {
   uint16_t lo = 0, hi = 0x7c00;  // finite magnitudes are 0..0x7bff, 0x7c00 is inf
   while (hi - lo > 1) {
     uint16_t mid = static_cast<uint16_t>((lo + hi) / 2);
-    if (static_cast<double>(f16_to_f32_ref(mid)) <= a) lo = mid; else hi = mid;
+    if (static_cast<double>(f16_to_f32_ref(mid)) <= a)
+      lo = mid;
+    else
+      hi = mid;
   }
   // lo <= a < value(hi) (value(0x7c00) taken as 65536, where rounding to inf starts).
   double vlo = f16_to_f32_ref(lo), vhi = hi == 0x7c00 ? 65536.0 : f16_to_f32_ref(hi);

@@ -1,10 +1,11 @@
 // In-process linking: self-contained output, clean failures, and links from many threads.
+#include "codegen/link.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <thread>
 
-#include "codegen/link.h"
 #include "codegen_test_util.h"
 #include "ir/error.h"
 #include "ir/op.h"
@@ -15,8 +16,10 @@ namespace {
 CompiledModule small_module(const std::string& name) {
   ir::Buffer a = ir::make_buffer("A", ir::DataType::i32(), {8});
   ir::Var i("i");
-  ir::LoweredFunc f{name, {a}, ir::make_for(i, 0, 8, ir::ForKind::Serial,
-                                            ir::make_store(a, ir::make_cast(ir::DataType::i32(), i), {i}))};
+  ir::LoweredFunc f{name,
+                    {a},
+                    ir::make_for(i, 0, 8, ir::ForKind::Serial,
+                                 ir::make_store(a, ir::make_cast(ir::DataType::i32(), i), {i}))};
   return compile_module({f}, target_from_name("host"));
 }
 

@@ -1,7 +1,8 @@
 // Targets as data: presets, feature queries, host detection.
+#include "codegen/target.h"
+
 #include <gtest/gtest.h>
 
-#include "codegen/target.h"
 #include "ir/error.h"
 
 namespace kiln::codegen {

@@ -267,7 +267,7 @@ for (i, 0, 64) {
 TEST(ComputeRootTest, IntermediateGetsItsOwnNestAndBuffer) {
   Tensor A = placeholder({8}, DataType::f32(), "A");
   Tensor B = compute({8}, [&](Var i) { return A(i) + 1; }, "B");
-  Tensor C = compute({8}, [&](Var x) { return B(x) * 2; }, "C");
+  Tensor C = compute({8}, [&](Var i) { return B(i) * 2; }, "C");
   Schedule s({C});
   s[B].compute_inline();
   s[B].compute_root();  // undoes the inlining
@@ -286,7 +286,7 @@ allocate B[f32 * 8] {
 TEST(ComputeAtTest, RealizedBufferIsSizedByBoundInference) {
   // Each tile of 8 outputs of C reads 9 elements of B: B[8*io .. 8*io + 8].
   Tensor A = placeholder({65}, DataType::f32(), "A");
-  Tensor B = compute({65}, [&](Var x) { return A(x) + 1; }, "B");
+  Tensor B = compute({65}, [&](Var i) { return A(i) + 1; }, "B");
   Tensor C = compute({64}, [&](Var i) { return B(i) + B(i + 1); }, "C");
   Schedule s({C});
   auto [io, ii] = s[C].split(s[C].axis(0), 8);
@@ -294,9 +294,9 @@ TEST(ComputeAtTest, RealizedBufferIsSizedByBoundInference) {
   EXPECT_EQ(ir_after(s, {A, C}, "schedule_ops"), ir(R"(
 for (i.outer, 0, 8) {
   allocate B[f32 * 9] {
-    for (x, 0, 9) {
-      if ((((i.outer*8) + x) < 65)) {
-        B[x] = (A[((i.outer*8) + x)] + 1f)
+    for (i, 0, 9) {
+      if ((((i.outer*8) + i) < 65)) {
+        B[i] = (A[((i.outer*8) + i)] + 1f)
       }
     }
     for (i.inner, 0, 8) {
@@ -309,8 +309,8 @@ for (i.outer, 0, 8) {
   EXPECT_EQ(lowered(s, {A, C}), ir(R"(
 for (i.outer, 0, 8) {
   allocate B[f32 * 9] {
-    for (x, 0, 9) {
-      B[x] = (A[((i.outer*8) + x)] + 1f)
+    for (i, 0, 9) {
+      B[i] = (A[((i.outer*8) + i)] + 1f)
     }
     for (i.inner, 0, 8) {
       C[((i.outer*8) + i.inner)] = (B[i.inner] + B[(i.inner + 1)])
@@ -322,7 +322,7 @@ for (i.outer, 0, 8) {
 
 TEST(ComputeAtTest, PartialTileOfTheConsumerIsPeeledForBothStages) {
   Tensor A = placeholder({100}, DataType::f32(), "A");
-  Tensor B = compute({100}, [&](Var x) { return A(x) + 1; }, "B");
+  Tensor B = compute({100}, [&](Var i) { return A(i) + 1; }, "B");
   Tensor C = compute({100}, [&](Var i) { return B(i) * 2; }, "C");
   Schedule s({C});
   auto [io, ii] = s[C].split(s[C].axis(0), 8);
@@ -330,8 +330,8 @@ TEST(ComputeAtTest, PartialTileOfTheConsumerIsPeeledForBothStages) {
   EXPECT_EQ(lowered(s, {A, C}), ir(R"(
 for (i.outer, 0, 12) {
   allocate B[f32 * 8] {
-    for (x, 0, 8) {
-      B[x] = (A[((i.outer*8) + x)] + 1f)
+    for (i, 0, 8) {
+      B[i] = (A[((i.outer*8) + i)] + 1f)
     }
     for (i.inner, 0, 8) {
       C[((i.outer*8) + i.inner)] = (B[i.inner]*2f)
@@ -339,8 +339,8 @@ for (i.outer, 0, 12) {
   }
 }
 allocate B[f32 * 8] {
-  for (x, 0, 4) {
-    B[x] = (A[(x + 96)] + 1f)
+  for (i, 0, 4) {
+    B[i] = (A[(i + 96)] + 1f)
   }
   for (i.inner, 0, 4) {
     C[(i.inner + 96)] = (B[i.inner]*2f)
@@ -351,7 +351,7 @@ allocate B[f32 * 8] {
 
 TEST(ComputeAtTest, ProducerAttachedInsideAFusedLoop) {
   Tensor A = placeholder({8, 8}, DataType::f32(), "A");
-  Tensor B = compute({8, 8}, [&](Var x, Var y) { return A(x, y) * 2; }, "B");
+  Tensor B = compute({8, 8}, [&](Var i, Var j) { return A(i, j) * 2; }, "B");
   Tensor C = compute({8, 8}, [&](Var i, Var j) { return B(i, j) + 1; }, "C");
   Schedule s({C});
   IterVar f = s[C].fuse(s[C].axis(0), s[C].axis(1));
@@ -361,9 +361,9 @@ TEST(ComputeAtTest, ProducerAttachedInsideAFusedLoop) {
   EXPECT_EQ(lowered(s, {A, C}), ir(R"(
 for (i.j.fused.outer, 0, 4) {
   allocate B[f32 * 16] {
-    for (x, 0, 2) {
-      for (y, 0, 8) {
-        B[((x*8) + y)] = (A[(((i.j.fused.outer*16) + (x*8)) + y)]*2f)
+    for (i, 0, 2) {
+      for (j, 0, 8) {
+        B[((i*8) + j)] = (A[(((i.j.fused.outer*16) + (i*8)) + j)]*2f)
       }
     }
     for (i.j.fused.inner, 0, 16) {
@@ -376,8 +376,8 @@ for (i.j.fused.outer, 0, 4) {
 
 TEST(ComputeAtTest, NestedAttachments) {
   Tensor A = placeholder({8}, DataType::f32(), "A");
-  Tensor B = compute({8}, [&](Var x) { return A(x) * 2; }, "B");
-  Tensor C = compute({8}, [&](Var y) { return B(y) + 1; }, "C");
+  Tensor B = compute({8}, [&](Var i) { return A(i) * 2; }, "B");
+  Tensor C = compute({8}, [&](Var i) { return B(i) + 1; }, "C");
   Tensor D = compute({8}, [&](Var i) { return C(i) - 1; }, "D");
   Schedule s({D});
   auto [io, ii] = s[D].split(s[D].axis(0), 4);
@@ -386,10 +386,10 @@ TEST(ComputeAtTest, NestedAttachments) {
   EXPECT_EQ(lowered(s, {A, D}), ir(R"(
 for (i.outer, 0, 2) {
   allocate C[f32 * 4] {
-    for (y, 0, 4) {
+    for (i, 0, 4) {
       allocate B[f32 * 1] {
-        B[0] = (A[((i.outer*4) + y)]*2f)
-        C[y] = (B[0] + 1f)
+        B[0] = (A[((i.outer*4) + i)]*2f)
+        C[i] = (B[0] + 1f)
       }
     }
     for (i.inner, 0, 4) {
@@ -639,9 +639,8 @@ for (i.outer, 0, 2) {
   }
 }
 )"));
-  // emit ran once per lowering pass over the schedule: check the last region.
-  ASSERT_FALSE(rec.regions.empty());
-  const te::TensorizeRegion& r = rec.regions.back();
+  ASSERT_EQ(rec.regions.size(), 1u);
+  const te::TensorizeRegion& r = rec.regions[0];
   EXPECT_EQ(r.output, t.C.buffer());
   EXPECT_TRUE(r.reduction_update);
   EXPECT_EQ(r.extents, (std::vector<int64_t>{4, 4, 4}));

@@ -1,0 +1,76 @@
+// verify_lowered: IR that codegen could not take is a kiln bug, reported as an
+// InternalError that names the pass before the check.
+#include "lower/verify.h"
+
+#include "lower_test_util.h"
+
+namespace kiln::lower_test {
+namespace {
+
+using ir::ForKind;
+using ir::make_for;
+using ir::make_load;
+using ir::make_store;
+
+class VerifyTest : public ::testing::Test {
+ protected:
+  ir::Buffer A = ir::make_buffer("A", DataType::f32(), {16});
+  ir::Buffer B = ir::make_buffer("B", DataType::f32(), {16});
+  Var i{"i"};
+
+  // The verifier's message for `body` in a kernel taking A and B, or "" if it passes.
+  std::string verify(Stmt body) const {
+    ir::LoweredFunc f{"k", {A, B}, std::move(body)};
+    try {
+      lower::verify_lowered(f, "some_pass");
+    } catch (const InternalError& e) {
+      return e.what();
+    }
+    return "";
+  }
+  Stmt loop(Stmt body, ForKind kind = ForKind::Serial) const {
+    return make_for(i, 0, 16, kind, std::move(body));
+  }
+};
+
+TEST_F(VerifyTest, WellFormedKernelPasses) {
+  Var t("t");
+  EXPECT_EQ(verify(loop(ir::make_let_stmt(t, i * 2, make_store(B, make_load(A, {t / 2}), {i})))),
+            "");
+  EXPECT_EQ(verify(make_store(B, make_load(A, {ir::make_ramp(0, 1, 4)}), {ir::make_ramp(0, 1, 4)})),
+            "");
+}
+
+TEST_F(VerifyTest, RejectsIllFormedIR) {
+  ir::Buffer M = ir::make_buffer("M", DataType::f32(), {4, 4});
+  ir::Buffer L = ir::make_buffer("L", DataType::f32(), {4}, ir::MemScope::Local);
+  Var t("t");
+  Stmt copy = make_store(B, make_load(A, {i}), {i});
+  const std::vector<std::pair<Stmt, std::string>> cases = {
+      {copy, "variable 'i' is used outside its scope"},
+      {ir::make_seq({loop(copy), make_store(B, make_load(A, {i}), {0})}),
+       "variable 'i' is used outside its scope"},
+      {ir::make_seq({ir::make_let_stmt(t, 1, make_store(B, make_load(A, {t}), {0})),
+                     make_store(B, make_load(A, {t}), {1})}),
+       "variable 't' is used outside its scope"},
+      {loop(make_store(L, make_load(A, {i}), {0})), "buffer 'L' is used but not defined"},
+      {ir::make_allocate(M, make_store(M, ir::make_zero(DataType::f32()), {0, 1})),
+       "access to 'M' is not flattened"},
+      {loop(copy, ForKind::Vectorized), "loop 'i' is still marked vectorized"},
+      {make_store(B, ir::make_reduce(ir::ReduceOp::Sum, make_load(A, {0}),
+                                     {ir::make_iter_var("r", 0, 4, ir::IterKind::Reduce)}),
+                  {0}),
+       "a reduction is left"},
+      {make_store(B, make_load(A, {ir::make_ramp(0, 1, 4)}), {0}),
+       "store to 'B' has mismatched value and index lanes"},
+  };
+  for (const auto& [body, why] : cases) {
+    std::string msg = verify(body);
+    EXPECT_NE(msg.find("after pass 'some_pass'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(why), std::string::npos) << "expected '" << why << "', got '" << msg
+                                                << "' for\n" << body;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::lower_test
