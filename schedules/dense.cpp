@@ -1,6 +1,8 @@
 #include "schedules/dense.h"
 
 #include "ir/error.h"
+#include "lower/lower.h"
+#include "schedules/epilogue.h"
 
 namespace kiln::schedules {
 
@@ -90,6 +92,163 @@ void schedule_dense_register_tile(te::Schedule& s, const DenseOp& op, const Regi
   a.unroll(a.axis(0));
   a.unroll(avo);
   a.vectorize(avi);
+}
+
+namespace {
+
+class DensePacked : public OpTemplate {
+ public:
+  std::string name() const override { return "dense.packed"; }
+  std::string op() const override { return "dense"; }
+
+  bool applies(const Workload& w, const codegen::Target&) const override {
+    return w.op == "dense";
+  }
+
+  static DenseShape shape(const Workload& w) {
+    DenseShape s{w.param("M"), w.param("N"), w.param("K")};
+    user_check(s.m > 0 && s.n > 0 && s.k > 0)
+        << "dense: M, N, K must be positive, got " << s.m << ", " << s.n << ", " << s.k;
+    return s;
+  }
+
+  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+    DenseShape s = shape(w);
+    ConfigSpace cs;
+    std::vector<int64_t> mr;
+    for (int64_t m : {1, 2, 4, 6, 8, 12})
+      if (m <= std::max<int64_t>(s.m, 1)) mr.push_back(m);
+    cs.define_knob("mr", mr);
+    cs.define_knob("nr_vecs", {1, 2, 3, 4});
+    cs.define_knob("k_unroll", {1, 2, 4});
+    cs.define_knob("panels_outer", {0, 1});  // loop order: column panels or row blocks outside
+    cs.define_knob("parallel", {0, 1});
+    return cs;
+  }
+
+  Config fallback(const Workload& w, const codegen::Target& t) const override {
+    DenseShape s = shape(w);
+    int lanes = t.lanes(ir::DataType::f32());
+    // Accumulators fill most of the vector registers: 24 of 32 zmm / v, 12 of 16 ymm.
+    int64_t mr = lanes >= 16 ? 6 : (t.is_x86() ? 6 : 8);
+    int64_t vecs = lanes >= 16 ? 4 : (t.is_x86() ? 2 : 3);
+    if (s.m == 1) mr = 1, vecs = 4;  // a GEMV streams B once; wide rows, no row tile
+    for (int64_t m : {12, 8, 6, 4, 2, 1})  // the largest row tile the matrix fills
+      if (m <= mr && m <= s.m) {
+        mr = m;
+        break;
+      }
+    bool parallel = s.flops() > 2e6;  // below this, waking threads costs more than it saves
+    return Config({{"mr", mr}, {"nr_vecs", vecs}, {"k_unroll", 1}, {"panels_outer", 1},
+                   {"parallel", parallel ? 1 : 0}});
+  }
+
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    DenseShape s = shape(w);
+    std::vector<TensorSpec> in = {{"A", {s.m, s.k}}, {"B", {s.k, s.n}}};
+    auto extra = epilogue_inputs(w, s.n, {s.m, s.n});
+    in.insert(in.end(), extra.begin(), extra.end());
+    return in;
+  }
+  TensorSpec output(const Workload& w) const override {
+    DenseShape s = shape(w);
+    return {"C", {s.m, s.n}};
+  }
+
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    DenseShape s = shape(w);
+    Values c(s.m * s.n);
+    dense_reference(s, in[0].data(), in[1].data(), c.data());
+    std::vector<const Values*> extra;
+    for (size_t i = 2; i < in.size(); ++i) extra.push_back(&in[i]);
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.n; ++j)
+        c[i * s.n + j] = static_cast<float>(
+            apply_epilogue_reference(w, extra, c[i * s.n + j], j, i * s.n + j));
+    return c;
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    check_workload(w, {DataType::f32(), DataType::f16(), DataType::bf16()}, epilogue_names());
+    space(w, t).validate(cfg);
+    DenseShape s = shape(w);
+    const int64_t lanes = t.lanes(DataType::f32());
+    const int64_t nr = cfg["nr_vecs"] * lanes, mr = cfg["mr"];
+    const int64_t panels = (s.n + nr - 1) / nr;
+    DataType f32 = DataType::f32();
+
+    te::Tensor a = te::placeholder({s.m, s.k}, w.dtype, "A");
+    te::Tensor b = te::placeholder({panels, s.k, nr}, w.dtype, "B.packed");
+    EpilogueTensors ep = make_epilogue_placeholders(w, s.n, {s.m, s.n});
+    ir::IterVar k = te::reduce_axis(s.k, "k");
+    te::Tensor acc = te::compute(
+        {s.m, s.n},
+        [&](Var i, Var j) {
+          return te::sum(ir::make_cast(f32, a(i, k)) * ir::make_cast(f32, b(j / nr, k, j % nr)), {k});
+        },
+        "C.acc");
+    te::Tensor c = te::compute(
+        {s.m, s.n},
+        [&](Var i, Var j) {
+          return ir::make_cast(w.dtype, apply_epilogue(w, ep, acc(i, j), {i, j}, j));
+        },
+        "C");
+
+    te::Schedule sch({c});
+    te::Stage out = sch[c];
+    auto [io, ii] = out.split(out.axis(0), mr);
+    auto [jo, ji] = out.split(out.axis(1), nr);
+    auto [jv, jl] = out.split(ji, lanes);
+    bool panels_outer = cfg["panels_outer"] != 0;
+    out.reorder(panels_outer ? std::vector<ir::IterVar>{jo, io, ii, jv, jl}
+                             : std::vector<ir::IterVar>{io, jo, ii, jv, jl});
+    out.vectorize(jl);
+    if (cfg["parallel"]) out.parallel(panels_outer ? jo : io);
+    te::Stage tile = sch[acc];
+    tile.set_scope(ir::MemScope::Local);
+    tile.compute_at(out, panels_outer ? io : jo);
+    auto [tv, tl] = tile.split(tile.axis(1), lanes);
+    ir::IterVar kk = tile.reduce_axis(0);
+    if (cfg["k_unroll"] > 1) {
+      auto [ko, ki] = tile.split(kk, cfg["k_unroll"]);
+      tile.reorder({ko, ki, tile.axis(0), tv, tl});
+      tile.unroll(ki);
+    } else {
+      tile.reorder({kk, tile.axis(0), tv, tl});
+    }
+    tile.unroll(tile.axis(0));
+    tile.unroll(tv);
+    tile.vectorize(tl);
+
+    std::vector<te::Tensor> args = {a, b};
+    if (ep.bias.defined()) args.push_back(ep.bias);
+    if (ep.residual.defined()) args.push_back(ep.residual);
+    args.push_back(c);
+
+    BuiltKernel k_out;
+    k_out.func = lower::lower(sch, args, kernel_name);
+    k_out.flops = s.flops();
+    auto specs = inputs(w);
+    for (size_t i = 0; i < specs.size(); ++i) {
+      KernelArg arg{specs[i], false, nullptr, nullptr, specs[i].elements()};
+      if (i == 1) {
+        arg.pack = [s, nr](const Values& v) { return pack_dense_b(s, nr, v.data()); };
+        arg.kernel_elements = panels * s.k * nr;
+      }
+      k_out.args.push_back(arg);
+    }
+    TensorSpec o = output(w);
+    k_out.args.push_back({o, true, nullptr, nullptr, o.elements()});
+    return k_out;
+  }
+};
+
+}  // namespace
+
+const OpTemplate& dense_packed_template() {
+  static const DensePacked t;
+  return t;
 }
 
 void dense_reference(const DenseShape& s, const float* a, const float* b, float* c) {

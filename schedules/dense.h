@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "schedules/op_template.h"
 #include "te/schedule.h"
 
 namespace kiln::schedules {
@@ -36,6 +37,11 @@ struct RegisterTile {
   int64_t mr = 8, nr = 32, lanes = 16, k_unroll = 1;
 };
 void schedule_dense_register_tile(te::Schedule& s, const DenseOp& op, const RegisterTile& t);
+
+// The tunable template "dense.packed" (see op_template.h): B packed in panels at compile
+// time, an mr x nr register tile over all of K, fused epilogue and output cast. Workload
+// params M, N, K; dtypes f32, f16, bf16 (f32 accumulation, output in the input type).
+const OpTemplate& dense_packed_template();
 
 // Plain reference (double accumulation) on f32 values.
 void dense_reference(const DenseShape& s, const float* a, const float* b, float* c);

@@ -121,9 +121,14 @@ class ScheduleOps {
     for (const auto& st : s_.stages()) {
       if (st->op()->kind != te::OpKind::Compute || st->attach != AttachKind::Root) continue;
       nests.push_back(make_nest(info_[st.get()]));
-      if (!is_arg(st->tensor)) intermediates.push_back(st->op()->buffer);
+      if (!is_arg(st->tensor)) {
+        const Buffer& b = st->op()->buffer;
+        intermediates.push_back(st->scope && *st->scope != b->scope ? rescope(b, *st->scope) : b);
+      }
     }
     Stmt body = ir::make_seq(nests);
+    for (const auto& [from, to] : rescoped_)
+      body = RebaseBuffer(from.get(), to, std::vector<Expr>(from->shape.size(), Expr(0))).mutate(body);
     for (auto it = intermediates.rbegin(); it != intermediates.rend(); ++it)
       body = ir::make_allocate(*it, body);
     return body;
@@ -421,6 +426,14 @@ class ScheduleOps {
     return guarded(s, outer_conds);
   }
 
+  // An intermediate at the root whose schedule moved it to another scope: every access in
+  // the kernel moves to a new buffer of that scope (see run()).
+  Buffer rescope(const Buffer& b, ir::MemScope scope) {
+    Buffer moved = ir::make_buffer(b->name, b->dtype, b->shape, scope);
+    rescoped_.emplace_back(b, moved);
+    return moved;
+  }
+
   // Computes the stages attached at loop `iv` of `si` at the top of its body, each in a
   // buffer just big enough for the region the loop reads.
   Stmt attach_here(StageInfo& si, const IterVar& iv, Stmt inner) {
@@ -438,7 +451,7 @@ class ScheduleOps {
       const Buffer& b = p->op()->buffer;
       std::vector<Expr> shape;
       for (int64_t e : pi.region_extent) shape.push_back(Expr(e));
-      Buffer realized = ir::make_buffer(b->name, b->dtype, shape, b->scope);
+      Buffer realized = ir::make_buffer(b->name, b->dtype, shape, p->scope.value_or(b->scope));
       body = RebaseBuffer(b.get(), realized, pi.region_min).mutate(body);
       body = ir::make_allocate(realized, body);
     }
@@ -448,6 +461,7 @@ class ScheduleOps {
   const te::Schedule& s_;
   const std::vector<te::Tensor>& args_;
   std::unordered_map<const StageNode*, StageInfo> info_;
+  std::vector<std::pair<Buffer, Buffer>> rescoped_;
 };
 
 }  // namespace

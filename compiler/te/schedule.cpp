@@ -168,6 +168,14 @@ void Stage::compute_inline() {
   n_->attach_ivar = nullptr;
 }
 
+void Stage::set_scope(ir::MemScope scope) {
+  user_check(n_->op()->kind == OpKind::Compute)
+      << "set_scope: '" << n_->op()->name << "' is a placeholder (an input)";
+  user_check(!n_->is_output) << "set_scope: '" << n_->op()->name
+                             << "' is an output of the kernel and lives in its argument buffer";
+  n_->scope = scope;
+}
+
 void Stage::compute_root() {
   n_->attach = AttachKind::Root;
   n_->attach_stage = nullptr;

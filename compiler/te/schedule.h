@@ -16,6 +16,7 @@
 #include <array>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -68,6 +69,8 @@ struct StageNode {
   StageNode* attach_stage = nullptr;
   IterVar attach_ivar;
   bool is_output = false;
+  // Where the stage's buffer lives when it is realized; unset keeps the buffer's own scope.
+  std::optional<ir::MemScope> scope;
 
   const OperationNode* op() const { return tensor.op(); }
   std::vector<IterVar> root_axes() const;  // spatial axes then reduce axes
@@ -99,6 +102,9 @@ class Stage {
   void compute_at(const Stage& parent, const IterVar& iv);
   void compute_inline();
   void compute_root();
+  // Keeps the stage's results in registers/stack (Local) or in the kernel's workspace
+  // (Global) when it is computed inside another stage's loop.
+  void set_scope(ir::MemScope scope);
 
  private:
   size_t leaf_index(const IterVar& iv, const char* primitive) const;

@@ -1,0 +1,77 @@
+#include "schedules/config.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "ir/error.h"
+
+namespace kiln::schedules {
+
+int64_t Config::operator[](const std::string& knob) const {
+  auto it = values_.find(knob);
+  user_check(it != values_.end()) << "config " << to_json() << " has no value for knob '" << knob
+                                  << "'";
+  return it->second;
+}
+
+std::string Config::to_json() const { return nlohmann::json(values_).dump(); }
+
+Config Config::from_json(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  user_check(!j.is_discarded() && j.is_object())
+      << "config '" << text << "' is not a JSON object such as {\"mr\": 8}";
+  std::map<std::string, int64_t> values;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    user_check(it.value().is_number_integer())
+        << "config knob '" << it.key() << "' must be an integer, got " << it.value().dump();
+    values[it.key()] = it.value().get<int64_t>();
+  }
+  return Config(std::move(values));
+}
+
+void ConfigSpace::define_knob(const std::string& name, std::vector<int64_t> choices) {
+  internal_check(!choices.empty()) << "knob " << name << " has no choices";
+  for (const Knob& k : knobs_) internal_check(k.name != name) << "knob " << name << " defined twice";
+  knobs_.push_back({name, std::move(choices)});
+}
+
+void ConfigSpace::define_split(const std::string& name, int64_t extent, int64_t max_factor) {
+  std::vector<int64_t> f;
+  for (int64_t d = 1; d <= std::min(extent, max_factor); ++d)
+    if (extent % d == 0 || (d & (d - 1)) == 0) f.push_back(d);
+  define_knob(name, f);
+}
+
+uint64_t ConfigSpace::size() const {
+  uint64_t n = 1;
+  for (const Knob& k : knobs_) n *= k.choices.size();
+  return n;
+}
+
+Config ConfigSpace::at(uint64_t index) const {
+  std::map<std::string, int64_t> v;
+  for (const Knob& k : knobs_) {
+    v[k.name] = k.choices[index % k.choices.size()];
+    index /= k.choices.size();
+  }
+  return Config(std::move(v));
+}
+
+Config ConfigSpace::random(std::mt19937_64& rng) const {
+  std::map<std::string, int64_t> v;
+  for (const Knob& k : knobs_) v[k.name] = k.choices[rng() % k.choices.size()];
+  return Config(std::move(v));
+}
+
+void ConfigSpace::validate(const Config& c) const {
+  for (const Knob& k : knobs_) {
+    int64_t v = c[k.name];
+    bool ok = std::find(k.choices.begin(), k.choices.end(), v) != k.choices.end();
+    std::string valid;
+    for (int64_t x : k.choices) valid += (valid.empty() ? "" : ", ") + std::to_string(x);
+    user_check(ok) << "knob '" << k.name << "' = " << v << " is not one of its choices (" << valid
+                   << ")";
+  }
+}
+
+}  // namespace kiln::schedules

@@ -1,0 +1,56 @@
+// Config spaces and configs: the tunable choices of a schedule template, as plain data.
+//
+// A template declares knobs, each a named list of integer choices (a split factor, an
+// unroll depth, on/off), the way AutoTVM's define_knob/define_split do. A Config picks one
+// value per knob; it prints as one JSON object (the tuner's records store it) and applying
+// it to a template is a pure function of (workload, target, config).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace kiln::schedules {
+
+struct Knob {
+  std::string name;
+  std::vector<int64_t> choices;
+};
+
+class Config {
+ public:
+  Config() = default;
+  explicit Config(std::map<std::string, int64_t> values) : values_(std::move(values)) {}
+  // The value of a knob; UserError naming the knob when the config lacks it.
+  int64_t operator[](const std::string& knob) const;
+  bool has(const std::string& knob) const { return values_.count(knob) > 0; }
+  void set(const std::string& knob, int64_t v) { values_[knob] = v; }
+  const std::map<std::string, int64_t>& values() const { return values_; }
+  std::string to_json() const;  // {"mr":8,"nr":32}
+  static Config from_json(const std::string& text);  // UserError on malformed text
+  bool operator==(const Config&) const = default;
+
+ private:
+  std::map<std::string, int64_t> values_;
+};
+
+class ConfigSpace {
+ public:
+  void define_knob(const std::string& name, std::vector<int64_t> choices);
+  // Split factors for an axis of `extent`: its divisors and powers of two up to `max_factor`.
+  void define_split(const std::string& name, int64_t extent, int64_t max_factor);
+
+  const std::vector<Knob>& knobs() const { return knobs_; }
+  uint64_t size() const;                         // number of distinct configs
+  Config at(uint64_t index) const;               // mixed-radix enumeration
+  Config random(std::mt19937_64& rng) const;
+  // Checks that every knob of the space has a valid value in `c` (UserError otherwise).
+  void validate(const Config& c) const;
+
+ private:
+  std::vector<Knob> knobs_;
+};
+
+}  // namespace kiln::schedules

@@ -1,0 +1,70 @@
+#include "schedules/epilogue.h"
+
+#include <algorithm>
+
+#include "ir/error.h"
+#include "ir/op.h"
+
+namespace kiln::schedules {
+
+using ir::DataType;
+using ir::Expr;
+
+const std::vector<std::string>& epilogue_names() {
+  static const std::vector<std::string> k = {"bias", "relu", "relu6", "residual"};
+  return k;
+}
+
+std::vector<TensorSpec> epilogue_inputs(const Workload& w, int64_t channels,
+                                        const std::vector<int64_t>& out_shape) {
+  std::vector<TensorSpec> in;
+  if (w.has_epilogue("bias")) in.push_back({"bias", {channels}});
+  if (w.has_epilogue("residual")) in.push_back({"residual", out_shape});
+  return in;
+}
+
+EpilogueTensors make_epilogue_placeholders(const Workload& w, int64_t channels,
+                                           const std::vector<int64_t>& out_shape) {
+  EpilogueTensors t;
+  if (w.has_epilogue("bias")) t.bias = te::placeholder({channels}, w.dtype, "bias");
+  if (w.has_epilogue("residual")) {
+    std::vector<Expr> shape(out_shape.begin(), out_shape.end());
+    t.residual = te::placeholder(shape, w.dtype, "residual");
+  }
+  return t;
+}
+
+Expr apply_epilogue(const Workload& w, const EpilogueTensors& t, Expr v,
+                    const std::vector<Expr>& idx, const Expr& channel) {
+  DataType f32 = DataType::f32();
+  for (const std::string& e : w.epilogue) {
+    if (e == "bias") {
+      v = v + ir::make_cast(f32, t.bias(channel));
+    } else if (e == "relu") {
+      v = ir::max(v, ir::make_zero(f32));
+    } else if (e == "relu6") {
+      v = ir::min(ir::max(v, ir::make_zero(f32)), ir::make_float(f32, 6.0));
+    } else if (e == "residual") {
+      v = v + ir::make_cast(f32, t.residual(idx));
+    } else {
+      user_error() << "unknown epilogue '" << e << "'";
+    }
+  }
+  return v;
+}
+
+double apply_epilogue_reference(const Workload& w, const std::vector<const Values*>& inputs,
+                                double v, int64_t channel, int64_t flat) {
+  size_t next = 0;
+  const Values* bias = w.has_epilogue("bias") ? inputs.at(next++) : nullptr;
+  const Values* residual = w.has_epilogue("residual") ? inputs.at(next++) : nullptr;
+  for (const std::string& e : w.epilogue) {
+    if (e == "bias") v += (*bias)[channel];
+    else if (e == "relu") v = std::max(v, 0.0);
+    else if (e == "relu6") v = std::min(std::max(v, 0.0), 6.0);
+    else if (e == "residual") v += (*residual)[flat];
+  }
+  return v;
+}
+
+}  // namespace kiln::schedules

@@ -1,0 +1,82 @@
+// Operator templates: the unit of the operator library, as AutoTVM's templates are.
+//
+// A Workload names one operator instance (op, shape parameters, dtype, fused epilogue).
+// An OpTemplate builds, for a workload and a target, a config space of schedule choices,
+// a fallback config (a register-blocked, vectorized, parallel heuristic for users who do
+// not tune), and the kernel for any config of the space. It also gives the reference the
+// kernel is checked against, on "logical" tensors (e.g. B as [K, N]); the kernel's own
+// argument layout (e.g. B packed in panels) is reached through each argument's `pack`.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/target.h"
+#include "ir/lowered_func.h"
+#include "schedules/config.h"
+
+namespace kiln::schedules {
+
+struct Workload {
+  std::string op;                         // "dense", "conv2d", "relu", ...
+  std::map<std::string, int64_t> params;  // "M", "N", "K"; "N","C","H","W","O","KH","KW",...
+  ir::DataType dtype = ir::DataType::f32();
+  std::vector<std::string> epilogue;      // fused after the op: "bias", "relu", ...
+
+  int64_t param(const std::string& name) const;  // UserError when absent
+  int64_t param_or(const std::string& name, int64_t fallback) const;
+  bool has_epilogue(const std::string& e) const;
+  std::string str() const;  // "dense M=1 N=1000 K=512 f32 +bias+relu"
+};
+
+// A logical tensor of the workload (what a user and the reference see).
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  int64_t elements() const;
+};
+
+using Values = std::vector<float>;
+
+struct KernelArg {
+  TensorSpec logical;
+  bool is_output = false;
+  // Kernel layout from the logical one (identity when unset). For a constant such as
+  // weights this runs once at compile time; outputs use `unpack` instead.
+  std::function<Values(const Values&)> pack;
+  std::function<Values(const Values&)> unpack;  // outputs: kernel layout -> logical
+  int64_t kernel_elements = 0;                  // elements in the kernel's layout
+};
+
+struct BuiltKernel {
+  ir::LoweredFunc func;
+  std::vector<KernelArg> args;  // in call order; outputs last
+  double flops = 0;
+};
+
+class OpTemplate {
+ public:
+  virtual ~OpTemplate() = default;
+  virtual std::string name() const = 0;  // unique: "dense.packed", "conv2d.nchwc", ...
+  virtual std::string op() const = 0;    // the workload op it implements
+  // Whether it can build this workload for this target (dtype, features, shape form).
+  virtual bool applies(const Workload& w, const codegen::Target& t) const = 0;
+  virtual ConfigSpace space(const Workload& w, const codegen::Target& t) const = 0;
+  virtual Config fallback(const Workload& w, const codegen::Target& t) const = 0;
+  virtual BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& c,
+                            const std::string& kernel_name) const = 0;
+  // Logical inputs (in call order) and the logical output.
+  virtual std::vector<TensorSpec> inputs(const Workload& w) const = 0;
+  virtual TensorSpec output(const Workload& w) const = 0;
+  // The reference: logical inputs -> logical output, computed in double.
+  virtual Values reference(const Workload& w, const std::vector<Values>& inputs) const = 0;
+};
+
+// Validates the workload's dtype and epilogue names against what the template supports.
+void check_workload(const Workload& w, const std::vector<ir::DataType>& dtypes,
+                    const std::vector<std::string>& epilogues);
+
+}  // namespace kiln::schedules

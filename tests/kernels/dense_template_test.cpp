@@ -1,0 +1,86 @@
+// dense.packed: fallback and random configs, over a table of shapes (BERT-base and ResNet
+// layer shapes, GEMV, awkward primes) and epilogues, on every target and dtype it claims.
+#include <gtest/gtest.h>
+
+#include "ir/error.h"
+#include "schedules/dense.h"
+#include "template_harness.h"
+
+namespace kiln::testing {
+namespace {
+
+using schedules::Workload;
+using ir::DataType;
+
+Workload dense(int64_t m, int64_t n, int64_t k, DataType t = DataType::f32(),
+               std::vector<std::string> epilogue = {}) {
+  return Workload{"dense", {{"M", m}, {"N", n}, {"K", k}}, t, std::move(epilogue)};
+}
+
+struct Case {
+  Workload w;
+  std::string target;
+  int config;  // -1: fallback
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  // Small and awkward shapes: every target, fallback + random configs.
+  std::vector<Workload> small = {
+      dense(37, 53, 29), dense(1, 100, 64), dense(13, 17, 7, DataType::f32(), {"bias", "relu"}),
+      dense(2, 64, 30, DataType::f32(), {"bias", "residual", "relu6"}), dense(3, 5, 1)};
+  for (const std::string t : {"x86-avx2", "x86-avx512", "arm-neon", "arm-fp16", "arm-bf16"})
+    for (const Workload& w : small)
+      for (int c = -1; c < 3; ++c) out.push_back({w, t, c});
+  // Half precision where the target has it.
+  for (const auto& [t, d] : std::vector<std::pair<std::string, DataType>>{
+           {"x86-avx512", DataType::bf16()}, {"x86-avx512", DataType::f16()},
+           {"arm-fp16", DataType::f16()}, {"arm-bf16", DataType::bf16()}})
+    for (int c = -1; c < 2; ++c) out.push_back({dense(19, 40, 33, d, {"bias"}), t, c});
+  // Real layer shapes, natively: ResNet-18 fc, BERT-base projections.
+  for (const Workload& w : {dense(1, 1000, 512), dense(128, 768, 768, DataType::f32(), {"bias"}),
+                            dense(16, 3072, 768, DataType::f32(), {"bias", "relu"})})
+    for (int c = -1; c < 1; ++c) out.push_back({w, "x86-avx512", c});
+  return out;
+}
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.w.str() << " on " << c.target << " config " << c.config;
+}
+
+class DenseTemplateTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(DenseTemplateTest, MatchesReference) {
+  const Case& c = GetParam();
+  std::string skip = check_template(schedules::dense_packed_template(), c.w, c.target, c.config);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+std::string name(const ::testing::TestParamInfo<Case>& info) {
+  std::string n = info.param.w.str() + "_" + info.param.target + "_" +
+                  (info.param.config < 0 ? "fallback" : "cfg" + std::to_string(info.param.config));
+  for (char& ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n + "_" + std::to_string(info.index);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dense, DenseTemplateTest, ::testing::ValuesIn(cases()), name);
+
+TEST(DenseTemplateErrors, BadShapesAndDtypes) {
+  const auto& t = schedules::dense_packed_template();
+  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  EXPECT_THROW(t.build(dense(0, 4, 4), x86, t.fallback(dense(1, 4, 4), x86), "k"), UserError);
+  EXPECT_THROW(t.build(dense(-3, 4, 4), x86, t.fallback(dense(1, 4, 4), x86), "k"), UserError);
+  Workload i8 = dense(4, 4, 4, DataType::i8());
+  EXPECT_THROW(t.build(i8, x86, t.fallback(i8, x86), "k"), UserError);
+  Workload bad_epi = dense(4, 4, 4, DataType::f32(), {"softplus"});
+  EXPECT_THROW(t.build(bad_epi, x86, t.fallback(bad_epi, x86), "k"), UserError);
+  schedules::Config cfg = t.fallback(dense(8, 8, 8), x86);
+  cfg.set("mr", 5);  // not one of the knob's choices
+  EXPECT_THROW(t.build(dense(8, 8, 8), x86, cfg, "k"), UserError);
+  Workload missing{"dense", {{"M", 4}, {"N", 4}}, DataType::f32(), {}};
+  EXPECT_THROW(t.inputs(missing), UserError);
+}
+
+}  // namespace
+}  // namespace kiln::testing
