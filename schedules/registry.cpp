@@ -1,5 +1,7 @@
 #include "schedules/registry.h"
 
+#include <map>
+
 #include "ir/error.h"
 #include "schedules/dense.h"
 
@@ -19,6 +21,15 @@ std::vector<const OpTemplate*> templates_for(const Workload& w, const codegen::T
   user_check(!out.empty()) << "no schedule template implements " << w.str() << " for target "
                            << t.name;
   return out;
+}
+
+std::vector<std::string> shape_form(const std::string& op) {
+  static const std::map<std::string, std::vector<std::string>> k = {
+      {"dense", {"M", "N", "K"}},
+      {"conv2d", {"N", "C", "H", "W", "O", "KH", "KW"}},
+  };
+  auto it = k.find(op);
+  return it == k.end() ? std::vector<std::string>{} : it->second;
 }
 
 const OpTemplate& template_named(const std::string& name) {

@@ -15,6 +15,12 @@ int main(int argc, char** argv) {
     commands.emplace_back(app.get_subcommands({})[before], run);
   };
   add(kiln::tools::add_demo);
+  add(kiln::tools::add_inspect);
+#ifdef KILN_WITH_FARM
+  add(kiln::tools::add_tracker);
+  add(kiln::tools::add_worker);
+  add(kiln::tools::add_farm);
+#endif
   try {
     app.parse(argc, argv);
     for (auto& [cmd, run] : commands)

@@ -10,5 +10,10 @@ namespace kiln::tools {
 using Run = std::function<int()>;
 
 Run add_demo(CLI::App& app);
+Run add_inspect(CLI::App& app);
+// The device farm (only when built with gRPC: KILN_WITH_FARM).
+Run add_tracker(CLI::App& app);
+Run add_worker(CLI::App& app);
+Run add_farm(CLI::App& app);
 
 }  // namespace kiln::tools

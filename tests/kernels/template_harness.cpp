@@ -19,29 +19,9 @@ std::string check_template(const schedules::OpTemplate& tpl, const schedules::Wo
   }
   SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target_name + " config " + cfg.to_json());
   schedules::BuiltKernel k = tpl.build(w, target, cfg, "kernel");
-
-  std::vector<schedules::Values> logical;
-  std::vector<Bytes> args;
-  uint32_t seed = 11;
-  for (const schedules::KernelArg& a : k.args) {
-    if (a.is_output) {
-      args.emplace_back(static_cast<size_t>(a.kernel_elements) * w.dtype.bytes(), 0);
-      continue;
-    }
-    logical.push_back(random_values(a.logical.elements(), seed++, w.dtype));
-    schedules::Values packed = a.pack ? a.pack(logical.back()) : logical.back();
-    EXPECT_EQ(static_cast<int64_t>(packed.size()), a.kernel_elements) << a.logical.name;
-    args.push_back(encode(packed, w.dtype));
-  }
-  int out_index = static_cast<int>(k.args.size()) - 1;
-  TargetRun run = run_on_target(k.func, target_name, args, {out_index});
-  if (!run.skip_reason.empty()) return run.skip_reason;
-
-  schedules::Values got = decode(run.outputs[0], w.dtype);
-  if (k.args.back().unpack) got = k.args.back().unpack(got);
-  schedules::Values want = tpl.reference(w, logical);
-  for (float& x : want) x = round_to(x, w.dtype);
-  EXPECT_TRUE(all_close(got, want, tolerance(w.dtype)));
+  tuner::CheckResult r = tuner::check_built_kernel(tpl, w, target, k, test_run_options());
+  if (!r.skip_reason.empty()) return r.skip_reason;
+  EXPECT_TRUE(r.comparison.close) << r.comparison.message();
   return "";
 }
 

@@ -1,0 +1,164 @@
+// `kiln inspect`: one operator instance through one template and config, shown as lowered
+// loop IR, LLVM IR or assembly; with --run, built, run (ARM under qemu), checked against
+// the reference and timed.
+//
+//   kiln inspect --op dense --shape 128,768,768 --epilogue bias,relu --emit asm
+//   kiln inspect --op conv2d --shape 1,64,56,56,64,3,3 --pad 1 --run --threads 2 --json
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "codegen/codegen.h"
+#include "codegen/target.h"
+#include "ir/error.h"
+#include "ir/printer.h"
+#include "schedules/registry.h"
+#include "subcommands.h"
+#include "tuner/local_runner.h"
+
+namespace kiln::tools {
+
+namespace {
+
+struct InspectArgs {
+  std::string op, shape, dtype = "f32", target = "host", tmpl, config, emit = "tir";
+  std::vector<std::string> params, epilogue;
+  int64_t stride = 0, pad = -1, groups = 0, dilation = 0;
+  bool run = false, json = false;
+  int threads = 1, repeat = 10;
+  std::string runner;
+};
+
+std::vector<int64_t> parse_list(const std::string& text, const std::string& what) {
+  std::vector<int64_t> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t used = 0;
+      out.push_back(std::stoll(item, &used));
+      user_check(used == item.size()) << what << ": '" << item << "' is not an integer";
+    } catch (const std::logic_error&) {
+      user_error() << what << ": '" << item << "' is not an integer";
+    }
+  }
+  return out;
+}
+
+schedules::Workload make_workload(const InspectArgs& a) {
+  schedules::Workload w;
+  w.op = a.op;
+  w.dtype = ir::parse_data_type(a.dtype);
+  w.epilogue = a.epilogue;
+  if (!a.shape.empty()) {
+    std::vector<std::string> names = schedules::shape_form(a.op);
+    user_check(!names.empty()) << "op '" << a.op << "' has no --shape form; use --param NAME=VALUE";
+    std::vector<int64_t> dims = parse_list(a.shape, "--shape");
+    std::string form;
+    for (const std::string& n : names) form += (form.empty() ? "" : ",") + n;
+    user_check(dims.size() == names.size())
+        << "--shape for " << a.op << " takes " << names.size() << " numbers (" << form << "), got "
+        << dims.size();
+    for (size_t i = 0; i < dims.size(); ++i) {
+      user_check(dims[i] > 0) << "--shape: " << names[i] << " = " << dims[i] << " must be positive";
+      w.params[names[i]] = dims[i];
+    }
+  }
+  if (a.stride > 0) w.params["stride"] = a.stride;
+  if (a.pad >= 0) w.params["pad"] = a.pad;
+  if (a.groups > 0) w.params["groups"] = a.groups;
+  if (a.dilation > 0) w.params["dilation"] = a.dilation;
+  for (const std::string& p : a.params) {
+    auto eq = p.find('=');
+    user_check(eq != std::string::npos && eq > 0) << "--param '" << p << "' is not NAME=VALUE";
+    w.params[p.substr(0, eq)] = parse_list(p.substr(eq + 1), "--param " + p.substr(0, eq)).at(0);
+  }
+  return w;
+}
+
+int run_inspect(const InspectArgs& a) {
+  schedules::Workload w = make_workload(a);
+  codegen::Target target = codegen::target_from_name(a.target);
+  const schedules::OpTemplate& tpl =
+      a.tmpl.empty() ? *schedules::templates_for(w, target).front() : schedules::template_named(a.tmpl);
+  user_check(tpl.op() == w.op) << "template '" << tpl.name() << "' implements " << tpl.op()
+                               << ", not " << w.op;
+  // A --config may name only some knobs; the fallback fills in the rest.
+  schedules::Config cfg = tpl.fallback(w, target);
+  if (!a.config.empty())
+    for (const auto& [knob, value] : schedules::Config::from_json(a.config).values()) cfg.set(knob, value);
+  schedules::BuiltKernel k = tpl.build(w, target, cfg, a.op);
+
+  if (!a.run) {
+    if (a.emit == "tir") {
+      std::printf("// %s with %s, config %s, target %s\n%s", w.str().c_str(), tpl.name().c_str(),
+                  cfg.to_json().c_str(), target.name.c_str(), ir::to_string(k.func.body).c_str());
+      return 0;
+    }
+    codegen::CodegenOptions o;
+    o.emit_llvm_ir = a.emit == "llvm";
+    o.emit_assembly = a.emit == "asm";
+    codegen::CompiledModule m = codegen::compile_module({k.func}, target, o);
+    std::fputs((a.emit == "llvm" ? m.llvm_ir : m.assembly).c_str(), stdout);
+    return 0;
+  }
+
+  tuner::RunOptions o;
+  o.threads = a.threads;
+  o.repeat = a.repeat;
+  o.warmup = 1;
+  o.aarch64_runner = a.runner.empty() ? KILN_DEFAULT_AARCH64_RUNNER : a.runner;
+  tuner::CheckResult r = tuner::check_built_kernel(tpl, w, target, k, o);
+  user_check(r.skip_reason.empty()) << "cannot run on " << target.name << ": " << r.skip_reason;
+  if (a.json) {
+    nlohmann::json j = {{"op", w.op},
+                        {"workload", w.str()},
+                        {"template", tpl.name()},
+                        {"config", nlohmann::json::parse(cfg.to_json())},
+                        {"target", target.name},
+                        {"threads", a.threads},
+                        {"time_ms", r.median_ms},
+                        {"gflops", r.gflops},
+                        {"correct", r.comparison.close},
+                        {"max_error", r.comparison.max_error}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("%s\ntemplate %s, config %s, target %s, %d thread(s)\n", w.str().c_str(),
+                tpl.name().c_str(), cfg.to_json().c_str(), target.name.c_str(), a.threads);
+    std::printf("time %.4f ms (median of %d), %.2f GFLOPS, %s\n", r.median_ms, a.repeat, r.gflops,
+                r.comparison.message().c_str());
+  }
+  return r.comparison.close ? 0 : 1;
+}
+
+}  // namespace
+
+Run add_inspect(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "inspect", "Show the loop IR, LLVM IR or assembly of one operator, or run and check it");
+  auto a = std::make_shared<InspectArgs>();
+  cmd->add_option("--op", a->op, "Operator (dense, conv2d, ...)")->required();
+  cmd->add_option("--shape", a->shape, "Shape in the op's natural form: dense M,N,K; conv2d N,C,H,W,O,KH,KW");
+  cmd->add_option("--param", a->params, "Extra shape parameter NAME=VALUE (repeatable)");
+  cmd->add_option("--stride", a->stride, "conv2d/pool stride");
+  cmd->add_option("--pad", a->pad, "conv2d/pool padding");
+  cmd->add_option("--groups", a->groups, "conv2d groups");
+  cmd->add_option("--dilation", a->dilation, "conv2d dilation");
+  cmd->add_option("--epilogue", a->epilogue, "Fused epilogue steps (bias, relu, relu6, residual, ...)")
+      ->delimiter(',');
+  cmd->add_option("--dtype", a->dtype, "f32, f16 or bf16")->capture_default_str();
+  cmd->add_option("--target", a->target, "Target preset")->capture_default_str();
+  cmd->add_option("--template", a->tmpl, "Template name (default: the first that applies)");
+  cmd->add_option("--config", a->config, "Config as JSON (default: the template's fallback)");
+  cmd->add_option("--emit", a->emit, "tir, llvm or asm")
+      ->check(CLI::IsMember({"tir", "llvm", "asm"}))
+      ->capture_default_str();
+  cmd->add_flag("--run", a->run, "Build, run, check against the reference and time it");
+  cmd->add_option("--threads", a->threads, "Threads for --run")->check(CLI::Range(1, 256));
+  cmd->add_option("--repeat", a->repeat, "Timed runs for --run")->check(CLI::Range(1, 100000));
+  cmd->add_flag("--json", a->json, "With --run: one JSON object (gflops, time_ms, correct, ...)");
+  cmd->add_option("--runner", a->runner, "AArch64 kiln-kernel-runner for ARM targets");
+  return [a] { return run_inspect(*a); };
+}
+
+}  // namespace kiln::tools

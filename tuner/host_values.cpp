@@ -1,0 +1,99 @@
+#include "tuner/host_values.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+namespace kiln::tuner {
+
+namespace {
+
+uint16_t f32_to_bf16(float f) {
+  uint32_t u = std::bit_cast<uint32_t>(f);
+  if (std::isnan(f)) return static_cast<uint16_t>((u >> 16) | 0x40);
+  uint32_t lsb = (u >> 16) & 1;
+  return static_cast<uint16_t>((u + 0x7fff + lsb) >> 16);
+}
+float bf16_to_f32(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); }
+uint16_t f32_to_f16(float f) { return std::bit_cast<uint16_t>(static_cast<_Float16>(f)); }
+float f16_to_f32(uint16_t h) { return static_cast<float>(std::bit_cast<_Float16>(h)); }
+
+}  // namespace
+
+float round_to(float v, ir::DataType t) {
+  if (t == ir::DataType::bf16()) return bf16_to_f32(f32_to_bf16(v));
+  if (t == ir::DataType::f16()) return f16_to_f32(f32_to_f16(v));
+  return v;
+}
+
+Bytes encode(const Values& v, ir::DataType t) {
+  Bytes out(v.size() * t.bytes());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (t == ir::DataType::f32()) {
+      std::memcpy(&out[i * 4], &v[i], 4);
+    } else {
+      uint16_t h = t == ir::DataType::bf16() ? f32_to_bf16(v[i]) : f32_to_f16(v[i]);
+      std::memcpy(&out[i * 2], &h, 2);
+    }
+  }
+  return out;
+}
+
+Values decode(const Bytes& b, ir::DataType t) {
+  Values out(b.size() / t.bytes());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (t == ir::DataType::f32()) {
+      std::memcpy(&out[i], &b[i * 4], 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, &b[i * 2], 2);
+      out[i] = t == ir::DataType::bf16() ? bf16_to_f32(h) : f16_to_f32(h);
+    }
+  }
+  return out;
+}
+
+Values random_values(size_t n, uint32_t seed, ir::DataType t) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Values v(n);
+  for (float& x : v) x = round_to(dist(rng), t);
+  return v;
+}
+
+double tolerance(ir::DataType t) {
+  if (t == ir::DataType::bf16()) return 2e-2;
+  if (t == ir::DataType::f16()) return 1e-2;
+  return 1e-4;
+}
+
+Comparison compare(const Values& got, const Values& want, double rtol) {
+  Comparison c;
+  if (got.size() != want.size()) {
+    c.close = false;
+    c.mismatches = std::max(got.size(), want.size());
+    c.max_error = INFINITY;
+    return c;
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    double err = std::fabs(double(got[i]) - double(want[i])) / std::max(1.0, std::fabs(double(want[i])));
+    if (std::isnan(err)) err = INFINITY;
+    c.max_error = std::max(c.max_error, err);
+    if (!(err <= rtol)) {
+      if (c.mismatches++ == 0) c.first = i;
+    }
+  }
+  c.close = c.mismatches == 0;
+  return c;
+}
+
+std::string Comparison::message() const {
+  std::ostringstream os;
+  if (close) os << "all close (max error " << max_error << ")";
+  else os << mismatches << " elements differ (first at " << first << "), max error " << max_error;
+  return os.str();
+}
+
+}  // namespace kiln::tuner

@@ -1,0 +1,122 @@
+#include "tuner/local_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include "codegen/build.h"
+#include "kiln/runtime.h"
+#include "rpc/kernel_exec.h"
+
+namespace kiln::tuner {
+
+namespace {
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "kiln-kernel-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary folder");
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+KernelRunResult run_native(const std::string& so, const std::string& fn,
+                           const std::vector<Bytes>& args, const std::vector<int>& outs,
+                           const RunOptions& o) {
+  ThreadPool pool(o.threads);
+  KernelModule module(so, pool);
+  Kernel kernel = module.kernel(fn);
+  std::vector<AlignedBuffer> bufs;
+  std::vector<void*> ptrs;
+  for (const Bytes& a : args) {
+    bufs.emplace_back(a.size());
+    std::memcpy(bufs.back().data(), a.data(), a.size());
+  }
+  for (AlignedBuffer& b : bufs) ptrs.push_back(b.data());
+  for (int i = 0; i < o.warmup; ++i) kernel(ptrs.data());
+  std::vector<double> times;
+  for (int r = 0; r < std::max(1, o.repeat); ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    kernel(ptrs.data());
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  KernelRunResult r;
+  r.median_ms = times[times.size() / 2];
+  for (int i : outs) {
+    const auto* p = static_cast<const uint8_t*>(bufs.at(i).data());
+    r.outputs.emplace_back(p, p + bufs[i].size());
+  }
+  return r;
+}
+
+}  // namespace
+
+KernelRunResult run_lowered(const ir::LoweredFunc& f, const codegen::Target& target,
+                            const std::vector<Bytes>& args, const std::vector<int>& outs,
+                            const RunOptions& o) {
+  KernelRunResult r;
+  bool native = codegen::host_can_run(target);
+  if (!native && !target.is_aarch64()) {
+    r.skip_reason = target.name + " needs CPU features this machine lacks";
+    return r;
+  }
+  if (!native && (o.aarch64_runner.empty() || aarch64_qemu_prefix().empty())) {
+    r.skip_reason = "running " + target.name + " needs qemu-aarch64 and the AArch64 kernel runner";
+    return r;
+  }
+  TempDir dir;
+  std::string so = (dir.path / (f.name + ".so")).string();
+  codegen::build_shared_object({f}, target, so);
+  if (native) return run_native(so, f.name, args, outs, o);
+  KernelRun run = run_kernel_out_of_process(o.aarch64_runner, true, so, f.name, args, outs,
+                                            std::max(1, o.repeat), o.threads, o.timeout_s);
+  r.outputs = std::move(run.outputs);
+  r.median_ms = run.median_ms;
+  return r;
+}
+
+CheckResult check_built_kernel(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                               const codegen::Target& target, const schedules::BuiltKernel& k,
+                               const RunOptions& o) {
+  std::vector<Values> logical;
+  std::vector<Bytes> args;
+  uint32_t seed = 11;
+  for (const schedules::KernelArg& a : k.args) {
+    if (a.is_output) {
+      args.emplace_back(static_cast<size_t>(a.kernel_elements) * w.dtype.bytes(), 0);
+      continue;
+    }
+    logical.push_back(random_values(a.logical.elements(), seed++, w.dtype));
+    Values packed = a.pack ? a.pack(logical.back()) : logical.back();
+    if (static_cast<int64_t>(packed.size()) != a.kernel_elements)
+      throw std::runtime_error("argument " + a.logical.name + " packs to " +
+                               std::to_string(packed.size()) + " elements, the kernel expects " +
+                               std::to_string(a.kernel_elements));
+    args.push_back(encode(packed, w.dtype));
+  }
+  int out_index = static_cast<int>(k.args.size()) - 1;
+  KernelRunResult run = run_lowered(k.func, target, args, {out_index}, o);
+  CheckResult c;
+  c.skip_reason = run.skip_reason;
+  if (!c.skip_reason.empty()) return c;
+  Values got = decode(run.outputs[0], w.dtype);
+  if (k.args.back().unpack) got = k.args.back().unpack(got);
+  Values want = tpl.reference(w, logical);
+  for (float& x : want) x = round_to(x, w.dtype);
+  c.comparison = compare(got, want, tolerance(w.dtype));
+  c.median_ms = run.median_ms;
+  c.gflops = run.median_ms > 0 ? k.flops / (run.median_ms * 1e6) : 0;
+  return c;
+}
+
+}  // namespace kiln::tuner
