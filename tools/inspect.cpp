@@ -85,8 +85,10 @@ int run_inspect(const InspectArgs& a) {
                                << ", not " << w.op;
   // A --config may name only some knobs; the fallback fills in the rest.
   schedules::Config cfg = tpl.fallback(w, target);
-  if (!a.config.empty())
-    for (const auto& [knob, value] : schedules::Config::from_json(a.config).values()) cfg.set(knob, value);
+  if (!a.config.empty()) {
+    schedules::Config given = schedules::Config::from_json(a.config);
+    for (const auto& [knob, value] : given.values()) cfg.set(knob, value);
+  }
   schedules::BuiltKernel k = tpl.build(w, target, cfg, a.op);
 
   if (!a.run) {
