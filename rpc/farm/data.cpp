@@ -1,0 +1,271 @@
+// Deterministic argument fill and tolerant output comparison for farm jobs.
+#include "rpc/farm/data.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace kiln::farm {
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [-1, 1), with 24 random bits so that it is exact in f32.
+double unit(uint64_t& state) {
+  return static_cast<double>(splitmix64(state) >> 40) / static_cast<double>(1 << 23) - 1.0;
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while (!(mant & 0x400));
+      bits = sign | ((127 - 15 - e) << 23) | ((mant & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t float_to_half(float f) {  // round to nearest even; enough for fill values in [-1, 1)
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const int exp = static_cast<int>((bits >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = bits & 0x7fffffu;
+  if (exp <= 0) {
+    if (exp < -10) return sign;
+    mant |= 0x800000u;
+    const int shift = 14 - exp;
+    uint32_t h = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) ++h;
+    return static_cast<uint16_t>(sign | h);
+  }
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  const uint32_t rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+
+float bf16_to_float(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t float_to_bf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+double load_value(pb::DType dtype, const uint8_t* p) {
+  switch (dtype) {
+    case pb::F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case pb::F64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case pb::F16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return half_to_float(v);
+    }
+    case pb::BF16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return bf16_to_float(v);
+    }
+    case pb::I8:
+      return static_cast<int8_t>(*p);
+    case pb::U8:
+      return *p;
+    case pb::I32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case pb::I64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
+    default:
+      return 0;
+  }
+}
+
+bool is_float(pb::DType dtype) {
+  return dtype == pb::F32 || dtype == pb::F64 || dtype == pb::F16 || dtype == pb::BF16;
+}
+
+}  // namespace
+
+std::size_t dtype_size(pb::DType dtype) {
+  switch (dtype) {
+    case pb::F64:
+    case pb::I64:
+      return 8;
+    case pb::F32:
+    case pb::I32:
+      return 4;
+    case pb::F16:
+    case pb::BF16:
+      return 2;
+    case pb::I8:
+    case pb::U8:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+std::string dtype_name(pb::DType dtype) {
+  const std::string name = pb::DType_Name(dtype);
+  return name.empty() ? "dtype " + std::to_string(static_cast<int>(dtype)) : name;
+}
+
+int64_t arg_bytes(const pb::Arg& arg, int64_t limit) {
+  int64_t bytes = static_cast<int64_t>(dtype_size(arg.dtype()));
+  for (const int64_t d : arg.shape()) {
+    if (d < 0) return -1;
+    if (d != 0 && bytes > limit / d) return -1;
+    bytes *= d;
+  }
+  return bytes > limit ? -1 : bytes;
+}
+
+std::vector<uint8_t> fill_arg(const pb::Arg& arg, uint64_t seed, std::size_t index) {
+  if (!arg.data().empty()) return {arg.data().begin(), arg.data().end()};
+  const int64_t nbytes = arg_bytes(arg, INT64_MAX);
+  const std::size_t esize = dtype_size(arg.dtype());
+  std::vector<uint8_t> out(nbytes > 0 ? static_cast<std::size_t>(nbytes) : 0);
+  if (esize == 0) return out;
+  uint64_t state = seed * 0x100000001b3ULL ^ (index + 1) * 0x9e3779b97f4a7c15ULL;
+  for (std::size_t at = 0; at + esize <= out.size(); at += esize) {
+    uint8_t* p = out.data() + at;
+    const double u = unit(state);
+    switch (arg.dtype()) {
+      case pb::F32: {
+        const float v = static_cast<float>(u);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case pb::F64:
+        std::memcpy(p, &u, 8);
+        break;
+      case pb::F16: {
+        const uint16_t v = float_to_half(static_cast<float>(u));
+        std::memcpy(p, &v, 2);
+        break;
+      }
+      case pb::BF16: {
+        const uint16_t v = float_to_bf16(static_cast<float>(u));
+        std::memcpy(p, &v, 2);
+        break;
+      }
+      case pb::I8:
+        *p = static_cast<uint8_t>(static_cast<int8_t>(std::floor(u * 8)));
+        break;
+      case pb::U8:
+        *p = static_cast<uint8_t>(std::floor((u + 1) * 8));
+        break;
+      case pb::I32: {
+        const int32_t v = static_cast<int32_t>(std::floor(u * 64));
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case pb::I64: {
+        const int64_t v = static_cast<int64_t>(std::floor(u * 64));
+        std::memcpy(p, &v, 8);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+std::string compare_outputs(pb::DType dtype, const std::vector<uint8_t>& got,
+                            const std::string& want, double rtol, double atol) {
+  const std::size_t esize = dtype_size(dtype);
+  if (esize == 0) return "cannot compare outputs of " + dtype_name(dtype);
+  if (got.size() != want.size()) {
+    return "output has " + std::to_string(got.size()) + " bytes, the reference " +
+           std::to_string(want.size());
+  }
+  const auto* w = reinterpret_cast<const uint8_t*>(want.data());
+  std::size_t bad = 0, first = 0;
+  double first_got = 0, first_want = 0;
+  for (std::size_t at = 0, i = 0; at + esize <= got.size(); at += esize, ++i) {
+    const double g = load_value(dtype, got.data() + at), e = load_value(dtype, w + at);
+    bool ok;
+    if (is_float(dtype)) {
+      ok = (std::isnan(g) && std::isnan(e)) || std::fabs(g - e) <= atol + rtol * std::fabs(e);
+    } else {
+      ok = std::memcmp(got.data() + at, w + at, esize) == 0;
+    }
+    if (!ok && bad++ == 0) {
+      first = i;
+      first_got = g;
+      first_want = e;
+    }
+  }
+  if (bad == 0) return "";
+  return std::to_string(bad) + " of " + std::to_string(got.size() / esize) +
+         " elements differ; first at element " + std::to_string(first) + ": got " +
+         std::to_string(first_got) + ", want " + std::to_string(first_want);
+}
+
+std::string error_kind_name(pb::ErrorKind kind) {
+  switch (kind) {
+    case pb::OK:
+      return "ok";
+    case pb::BUILD_ERROR:
+      return "build_error";
+    case pb::RUNTIME_ERROR:
+      return "runtime_error";
+    case pb::TIMEOUT:
+      return "timeout";
+    case pb::WRONG_RESULT:
+      return "wrong_result";
+    case pb::WORKER_LOST:
+      return "worker_lost";
+    case pb::CANCELLED:
+      return "cancelled";
+    case pb::INVALID_JOB:
+      return "invalid_job";
+    default:
+      return "error_" + std::to_string(static_cast<int>(kind));
+  }
+}
+
+}  // namespace kiln::farm

@@ -1,0 +1,62 @@
+// Measurement job validation.
+#include "rpc/farm/validate.h"
+
+#include <cmath>
+
+#include "rpc/farm/data.h"
+
+namespace kiln::farm {
+
+std::string validate_job(const pb::Job& job) {
+  if (job.so().empty()) return "so: the kernel shared object is empty";
+  if (job.entry().empty()) return "entry: no kernel name given";
+  if (job.args_size() == 0) return "args: a kernel takes at least one buffer";
+  if (job.args_size() > kMaxArgs) {
+    return "args: " + std::to_string(job.args_size()) + " arguments, at most " +
+           std::to_string(kMaxArgs);
+  }
+  int outputs = 0;
+  for (int i = 0; i < job.args_size(); ++i) {
+    const pb::Arg& a = job.args(i);
+    const std::string where = "args[" + std::to_string(i) + "]: ";
+    if (dtype_size(a.dtype()) == 0) return where + "unknown dtype " + dtype_name(a.dtype());
+    const int64_t bytes = arg_bytes(a, kMaxArgBytes);
+    if (bytes < 0) return where + "negative dimension or more than 1 GiB";
+    if (!a.data().empty() && static_cast<int64_t>(a.data().size()) != bytes) {
+      return where + "data has " + std::to_string(a.data().size()) + " bytes, its shape " +
+             std::to_string(bytes);
+    }
+    if (a.is_output()) {
+      if (job.check().reference_size() > 0) {
+        if (outputs >= job.check().reference_size()) return where + "output has no reference";
+        if (static_cast<int64_t>(job.check().reference(outputs).size()) != bytes) {
+          return where + "reference has " + std::to_string(job.check().reference(outputs).size()) +
+                 " bytes, the output " + std::to_string(bytes);
+        }
+      }
+      ++outputs;
+    }
+  }
+  if (job.check().reference_size() > 0 && job.check().reference_size() != outputs) {
+    return "check.reference: " + std::to_string(job.check().reference_size()) + " references for " +
+           std::to_string(outputs) + " outputs";
+  }
+  if (!(job.check().rtol() >= 0) || !(job.check().atol() >= 0)) {
+    return "check: rtol and atol must be >= 0";
+  }
+  if (job.repeat() < 1 || job.repeat() > 10000) return "repeat: must be in [1, 10000]";
+  if (job.number() > 1000000) return "number: at most 1000000";
+  if (!(job.timeout_s() > 0) || job.timeout_s() > kMaxTimeoutS) {
+    return "timeout_s: must be in (0, 3600]";
+  }
+  if (!(job.min_repeat_ms() >= 0) || job.min_repeat_ms() > 60000) {
+    return "min_repeat_ms: must be in [0, 60000]";
+  }
+  if (!(job.cooldown_ms() >= 0) || job.cooldown_ms() > 60000) {
+    return "cooldown_ms: must be in [0, 60000]";
+  }
+  if (job.threads() > 1024) return "threads: at most 1024";
+  return "";
+}
+
+}  // namespace kiln::farm

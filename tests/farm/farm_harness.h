@@ -1,0 +1,68 @@
+// Test harness for the device farm: real tracker and worker processes on 127.0.0.1 with
+// ephemeral ports, started with posix_spawn and always killed when the harness goes away,
+// plus builders for jobs on the fixture kernels and their reference outputs.
+#ifndef KILN_TESTS_FARM_HARNESS_H
+#define KILN_TESTS_FARM_HARNESS_H
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rpc/farm/client.h"
+
+namespace kiln::farm::testing {
+
+// A child process; SIGKILLed and reaped in the destructor unless it already ended.
+class Process {
+ public:
+  Process(const std::vector<std::string>& argv, const std::string& log_path,
+          const std::vector<std::string>& extra_env = {});
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  pid_t pid() const { return pid_; }
+  void kill_now(int sig);
+  // The exit status (as from waitpid) once it ends within timeout_s, else -1.
+  int wait_exit(double timeout_s);
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+};
+
+std::string read_text(const std::string& path);
+std::vector<uint8_t> read_binary(const std::string& path);
+
+class Farm {
+ public:
+  explicit Farm(double heartbeat_timeout_s = 5);
+  ~Farm();
+  const std::string& address() const { return address_; }
+  const std::string& token() const { return token_; }
+  const std::string& token_file() const { return token_file_; }
+  std::string tracker_log() const { return read_text(dir_ + "/tracker.log"); }
+  std::string dir() const { return dir_; }
+  // Starts a kiln-worker for `key`; returns its index.
+  std::size_t start_worker(const std::string& key, const std::vector<std::string>& extra = {});
+  Process& worker(std::size_t i) { return *workers_.at(i); }
+  std::string worker_log(std::size_t i) const;
+  // Waits (up to 10 s) until `n` workers of `key` are registered.
+  void wait_for_workers(const std::string& key, int n);
+  FarmClient client() const { return FarmClient(address_, token_); }
+
+ private:
+  std::string dir_, token_, token_file_, address_;
+  std::unique_ptr<Process> tracker_;
+  std::vector<std::unique_ptr<Process>> workers_;
+};
+
+// A job of the fixture module: (n: i64[1], in: f32[n] filled from `seed`, out: f32[n]),
+// checked against in + 1 unless `with_reference` is false.
+pb::Job fixture_job(const std::string& entry, int64_t n, uint64_t seed, bool with_reference = true,
+                    double timeout_s = 10);
+
+}  // namespace kiln::farm::testing
+
+#endif  // KILN_TESTS_FARM_HARNESS_H

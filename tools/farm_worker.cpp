@@ -1,0 +1,19 @@
+// `kiln worker`: the farm worker (the same as the lean kiln-worker binary) on a host.
+#include "rpc/farm/worker_cli.h"
+#include "subcommands.h"
+
+#ifndef KILN_FARM_SANDBOX_PATH
+#define KILN_FARM_SANDBOX_PATH ""
+#endif
+
+namespace kiln::tools {
+
+Run add_worker(CLI::App& app) {
+  auto* cmd = app.add_subcommand("worker", "serve kernel measurements for a device farm");
+  auto cli = std::make_shared<farm::WorkerCli>();
+  farm::add_worker_options(*cmd, *cli);
+  return
+      [cli] { return farm::run_worker(farm::finish_worker_options(*cli, KILN_FARM_SANDBOX_PATH)); };
+}
+
+}  // namespace kiln::tools
