@@ -1,0 +1,247 @@
+// Operator benchmark: for each row (dense and ResNet-18 conv2d shapes, bf16 dense), the
+// GFLOPS of the template's fallback config, of the best config a bounded local search
+// finds, and of oneDNN (and OpenBLAS for f32 dense), side by side, on x86-avx512 with 1 and
+// 2 threads. Nothing is asserted; the summary prints the ratios the operator library aims
+// at (fallback within 1.5x of best; best >= 0.9x oneDNN; bf16 >= 1.8x f32).
+//
+//   build/bench/ops_bench [--threads 1,2] [--evals 24] [--filter conv]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <set>
+#include <string>
+
+#include "codegen/target.h"
+#include "peers.h"
+#include "schedules/registry.h"
+#include "tuner/local_runner.h"
+
+namespace {
+
+using kiln::schedules::Config;
+using kiln::schedules::OpTemplate;
+using kiln::schedules::Workload;
+using kiln::tuner::Bytes;
+
+struct Row {
+  std::string label;
+  Workload w;
+  bool resnet_conv = false;
+  std::string tmpl;  // a specific template, or the default for the workload
+};
+
+Workload dense(int64_t m, int64_t n, int64_t k, kiln::ir::DataType t = kiln::ir::DataType::f32()) {
+  return {"dense", {{"M", m}, {"N", n}, {"K", k}}, t, {}};
+}
+Workload conv(int64_t c, int64_t hw, int64_t o, int64_t k, int64_t stride, int64_t pad) {
+  return {"conv2d",
+          {{"N", 1}, {"C", c}, {"H", hw}, {"W", hw}, {"O", o}, {"KH", k}, {"KW", k},
+           {"stride", stride}, {"pad", pad}},
+          kiln::ir::DataType::f32(),
+          {}};
+}
+
+std::vector<Row> rows() {
+  std::vector<Row> r = {
+      {"dense 1024x1024x1024", dense(1024, 1024, 1024)},
+      {"dense 1x1000x512", dense(1, 1000, 512)},
+      {"dense 128x768x768", dense(128, 768, 768)},
+      {"dense 128x3072x768", dense(128, 3072, 768)},
+      {"conv 3->64 7x7 s2 224 (stem)", conv(3, 224, 64, 7, 2, 3), true},
+      {"conv 64->64 3x3 56", conv(64, 56, 64, 3, 1, 1), true},
+      {"conv 64->128 3x3 s2 56", conv(64, 56, 128, 3, 2, 1), true},
+      {"conv 64->128 1x1 s2 56", conv(64, 56, 128, 1, 2, 0), true},
+      {"conv 128->128 3x3 28", conv(128, 28, 128, 3, 1, 1), true},
+      {"conv 128->256 3x3 s2 28", conv(128, 28, 256, 3, 2, 1), true},
+      {"conv 128->256 1x1 s2 28", conv(128, 28, 256, 1, 2, 0), true},
+      {"conv 256->256 3x3 14", conv(256, 14, 256, 3, 1, 1), true},
+      {"conv 256->512 3x3 s2 14", conv(256, 14, 512, 3, 2, 1), true},
+      {"conv 256->512 1x1 s2 14", conv(256, 14, 512, 1, 2, 0), true},
+      {"conv 512->512 3x3 7", conv(512, 7, 512, 3, 1, 1), true},
+      {"bf16 dense 1024x1024x1024", dense(1024, 1024, 1024, kiln::ir::DataType::bf16())},
+  };
+  return r;
+}
+
+struct Timing {
+  double ms = 0;
+  bool ok = false;
+  std::string error;
+};
+
+// Builds one config and times it (median, enough repeats for ~30 ms of work).
+Timing time_config(const OpTemplate& tpl, const Workload& w, const kiln::codegen::Target& t,
+                   const Config& cfg, int threads, bool check) {
+  Timing out;
+  try {
+    auto k = tpl.build(w, t, cfg, "bench");
+    kiln::tuner::RunOptions o;
+    o.threads = threads;
+    o.warmup = 1;
+    o.repeat = 3;
+    if (check) {
+      auto c = kiln::tuner::check_built_kernel(tpl, w, t, k, o);
+      if (!c.comparison.close) {
+        out.error = "wrong result: " + c.comparison.message();
+        return out;
+      }
+    }
+    std::vector<Bytes> args;
+    for (const auto& a : k.args)
+      args.emplace_back(static_cast<size_t>(a.kernel_elements) * w.dtype.bytes(), 0);
+    // Inputs of random values keep denormals and zeros out of the timing.
+    uint32_t seed = 3;
+    for (size_t i = 0; i + 1 < k.args.size(); ++i)
+      args[i] = kiln::tuner::encode(kiln::tuner::random_values(k.args[i].kernel_elements, seed++, w.dtype), w.dtype);
+    auto probe = kiln::tuner::run_lowered(k.func, t, args, {}, o);
+    o.repeat = static_cast<int>(std::clamp(30.0 / std::max(probe.median_ms, 1e-3), 3.0, 200.0));
+    out.ms = kiln::tuner::run_lowered(k.func, t, args, {}, o).median_ms;
+    out.ok = true;
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
+// Hill climbing from the fallback: try each knob one step up and down, move to the best
+// improvement, stop when none improves or the budget is spent; random restarts use what
+// is left.
+std::pair<Config, double> local_search(const OpTemplate& tpl, const Workload& w,
+                                       const kiln::codegen::Target& t, const Config& start,
+                                       double start_ms, int threads, int budget) {
+  auto space = tpl.space(w, t);
+  std::set<std::string> seen = {start.to_json()};
+  Config best = start;
+  double best_ms = start_ms;
+  int evals = 0;
+  auto try_config = [&](const Config& c) {
+    if (evals >= budget || !seen.insert(c.to_json()).second) return false;
+    ++evals;
+    Timing tm = time_config(tpl, w, t, c, threads, false);
+    if (tm.ok && tm.ms < best_ms) {
+      best_ms = tm.ms, best = c;
+      return true;
+    }
+    return false;
+  };
+  bool improved = true;
+  while (improved && evals < budget) {
+    improved = false;
+    Config center = best;
+    for (const auto& knob : space.knobs()) {
+      auto it = std::find(knob.choices.begin(), knob.choices.end(), center[knob.name]);
+      size_t i = static_cast<size_t>(it - knob.choices.begin());
+      for (int step : {-1, 1}) {
+        if ((step < 0 && i == 0) || i + step >= knob.choices.size()) continue;
+        Config c = center;
+        c.set(knob.name, knob.choices[i + step]);
+        improved |= try_config(c);
+      }
+    }
+  }
+  std::mt19937_64 rng(1);
+  while (evals < budget && seen.size() < space.size()) try_config(space.random(rng));
+  return {best, best_ms};
+}
+
+double peer_ms(const Workload& w, int repeat) {
+  if (w.op == "dense")
+    return kiln::bench::onednn_matmul_ms(w.param("M"), w.param("N"), w.param("K"),
+                                         w.dtype == kiln::ir::DataType::bf16(), repeat);
+  return kiln::bench::onednn_conv_ms(w.param("N"), w.param("C"), w.param("H"), w.param("W"),
+                                     w.param("O"), w.param("KH"), w.param("KW"), w.param("stride"),
+                                     w.param("pad"), w.param_or("groups", 1), repeat);
+}
+
+double flops_of(const OpTemplate& tpl, const Workload& w, const kiln::codegen::Target& t) {
+  return tpl.build(w, t, tpl.fallback(w, t), "flops").flops;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> thread_counts = {1, 2};
+  int evals = 24;
+  std::string filter;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--threads") {
+      thread_counts.clear();
+      std::string v = next();
+      for (size_t p = 0; p < v.size();) {
+        size_t q = v.find(',', p);
+        thread_counts.push_back(std::stoi(v.substr(p, q - p)));
+        p = q == std::string::npos ? v.size() : q + 1;
+      }
+    } else if (a == "--evals") {
+      evals = std::stoi(next());
+    } else if (a == "--filter") {
+      filter = next();
+    } else {
+      std::fprintf(stderr, "usage: %s [--threads 1,2] [--evals N] [--filter TEXT]\n", argv[0]);
+      return 2;
+    }
+  }
+  kiln::codegen::Target target = kiln::codegen::target_from_name("x86-avx512");
+  if (!kiln::codegen::host_can_run(target)) {
+    std::fprintf(stderr, "this benchmark needs an AVX-512 CPU\n");
+    return 1;
+  }
+  for (int threads : thread_counts) {
+    kiln::bench::set_peer_threads(threads);
+    std::printf("\n== x86-avx512, %d thread(s), local search budget %d configs ==\n", threads, evals);
+    std::printf("%-30s %-18s %9s %9s %9s %9s %8s %8s  %s\n", "workload", "template", "fallback",
+                "best", "oneDNN", "OpenBLAS", "fb/best", "best/dnn", "best config");
+    std::vector<double> conv_ratio;
+    double f32_dense_best = 0, bf16_dense_best = 0, dense1024_ratio = 0;
+    for (const Row& row : rows()) {
+      if (!filter.empty() && row.label.find(filter) == std::string::npos) continue;
+      std::vector<const OpTemplate*> tpls;
+      try {
+        tpls = kiln::schedules::templates_for(row.w, target);
+      } catch (const std::exception& e) {
+        std::printf("%-30s (no template yet: %s)\n", row.label.c_str(), e.what());
+        continue;
+      }
+      const OpTemplate& tpl = *tpls.front();
+      double gflop = flops_of(tpl, row.w, target) / 1e9;
+      Config fb = tpl.fallback(row.w, target);
+      Timing f = time_config(tpl, row.w, target, fb, threads, true);
+      if (!f.ok) {
+        std::printf("%-30s %-18s fallback failed: %s\n", row.label.c_str(), tpl.name().c_str(), f.error.c_str());
+        continue;
+      }
+      auto [best, best_ms] = local_search(tpl, row.w, target, fb, f.ms, threads, evals);
+      Timing check = time_config(tpl, row.w, target, best, threads, true);
+      if (!check.ok) std::printf("  (best config failed its check: %s)\n", check.error.c_str());
+      double dnn = peer_ms(row.w, 20);
+      double blas = row.w.op == "dense" && row.w.dtype == kiln::ir::DataType::f32()
+                        ? kiln::bench::openblas_sgemm_ms(row.w.param("M"), row.w.param("N"), row.w.param("K"), 20)
+                        : 0;
+      auto g = [&](double ms) { return ms > 0 ? gflop / (ms / 1e3) : 0.0; };
+      std::printf("%-30s %-18s %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f  %s\n", row.label.c_str(),
+                  tpl.name().c_str(), g(f.ms), g(best_ms), g(dnn), g(blas), best_ms / f.ms,
+                  dnn / best_ms, best.to_json().c_str());
+      std::fflush(stdout);
+      if (row.resnet_conv) conv_ratio.push_back(dnn / best_ms);
+      if (row.label == "dense 1024x1024x1024") f32_dense_best = g(best_ms), dense1024_ratio = dnn / best_ms;
+      if (row.label == "bf16 dense 1024x1024x1024") bf16_dense_best = g(best_ms);
+    }
+    std::printf("(GFLOPS; fb/best = fallback time / best time, 1.00 = the fallback is the best found;\n"
+                " best/dnn = oneDNN time / kiln best time, > 1 means kiln is faster)\n");
+    if (!conv_ratio.empty()) {
+      double lg = 0;
+      for (double r : conv_ratio) lg += std::log(r);
+      std::printf("geomean kiln/oneDNN over %zu ResNet-18 conv layers: %.2f (goal >= 0.9)\n",
+                  conv_ratio.size(), std::exp(lg / conv_ratio.size()));
+    }
+    if (dense1024_ratio > 0) std::printf("dense 1024^3 kiln/oneDNN: %.2f (goal >= 0.9)\n", dense1024_ratio);
+    if (f32_dense_best > 0 && bf16_dense_best > 0)
+      std::printf("bf16 / f32 dense 1024^3: %.2fx (goal >= 1.8x)\n", bf16_dense_best / f32_dense_best);
+  }
+  return 0;
+}

@@ -1,0 +1,114 @@
+#include "peers.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace kiln::bench {
+
+namespace {
+
+double median_ms(const std::function<void()>& run, int repeat) {
+  run();  // warm-up
+  std::vector<double> t;
+  for (int i = 0; i < std::max(1, repeat); ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    run();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+std::vector<float> random_floats(size_t n) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+using dnnl::memory;
+
+// A memory in the primitive's preferred layout, filled from plain data through a reorder.
+memory prepared(const memory::desc& want, const memory::desc& plain, dnnl::engine& eng,
+                dnnl::stream& s, std::vector<float>& data) {
+  memory src(plain, eng, data.data());
+  if (want == plain) return src;
+  memory dst(want, eng);
+  dnnl::reorder(src, dst).execute(s, src, dst);
+  s.wait();
+  return dst;
+}
+
+}  // namespace
+
+void set_peer_threads(int threads) {
+  omp_set_num_threads(threads);
+  openblas_set_num_threads(threads);
+}
+
+double onednn_matmul_ms(int64_t m, int64_t n, int64_t k, bool bf16, int repeat) {
+  using namespace dnnl;
+  engine eng(engine::kind::cpu, 0);
+  stream s(eng);
+  auto dt = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  auto a_md = memory::desc({m, k}, dt, memory::format_tag::ab);
+  auto b_any = memory::desc({k, n}, dt, memory::format_tag::any);
+  auto c_md = memory::desc({m, n}, memory::data_type::f32, memory::format_tag::ab);
+  auto pd = matmul::primitive_desc(matmul::desc(a_md, b_any, c_md), eng);
+  auto a = random_floats(m * k), b = random_floats(k * n);
+  memory A = prepared(a_md, memory::desc({m, k}, memory::data_type::f32, memory::format_tag::ab), eng, s, a);
+  memory B = prepared(pd.weights_desc(), memory::desc({k, n}, memory::data_type::f32, memory::format_tag::ab), eng, s, b);
+  memory C(c_md, eng);
+  matmul prim(pd);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, A}, {DNNL_ARG_WEIGHTS, B}, {DNNL_ARG_DST, C}};
+  return median_ms([&] { prim.execute(s, args); s.wait(); }, repeat);
+}
+
+double onednn_conv_ms(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh, int64_t kw,
+                      int64_t stride, int64_t pad, int64_t groups, int repeat) {
+  using namespace dnnl;
+  engine eng(engine::kind::cpu, 0);
+  stream s(eng);
+  int64_t oh = (h + 2 * pad - kh) / stride + 1, ow = (w + 2 * pad - kw) / stride + 1;
+  auto f32 = memory::data_type::f32;
+  memory::dims src_d{n, c, h, w}, dst_d{n, o, oh, ow};
+  memory::dims wei_d = groups > 1 ? memory::dims{groups, o / groups, c / groups, kh, kw}
+                                  : memory::dims{o, c, kh, kw};
+  auto wei_plain_tag = groups > 1 ? memory::format_tag::goihw : memory::format_tag::oihw;
+  auto any = memory::format_tag::any;
+  auto desc = convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
+                                        memory::desc(src_d, f32, any), memory::desc(wei_d, f32, any),
+                                        memory::desc(dst_d, f32, any), {stride, stride}, {pad, pad},
+                                        {pad, pad});
+  auto pd = convolution_forward::primitive_desc(desc, eng);
+  auto x = random_floats(n * c * h * w), wt = random_floats(o * (c / groups) * kh * kw);
+  memory src = prepared(pd.src_desc(), memory::desc(src_d, f32, memory::format_tag::nchw), eng, s, x);
+  memory wei = prepared(pd.weights_desc(), memory::desc(wei_d, f32, wei_plain_tag), eng, s, wt);
+  memory dst(pd.dst_desc(), eng);
+  convolution_forward prim(pd);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+  return median_ms([&] { prim.execute(s, args); s.wait(); }, repeat);
+}
+
+double openblas_sgemm_ms(int64_t m, int64_t n, int64_t k, int repeat) {
+  auto a = random_floats(m * k), b = random_floats(k * n);
+  std::vector<float> c(m * n);
+  return median_ms(
+      [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
+                    n, 0.0f, c.data(), n);
+      },
+      repeat);
+}
+
+}  // namespace kiln::bench

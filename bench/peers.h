@@ -1,0 +1,19 @@
+// The peers kiln is measured against, behind one small interface each so a benchmark row
+// can time them side by side with kiln: oneDNN (matmul f32/bf16, convolution, weights and
+// activations in the layouts it prefers, reordered outside the timed region) and OpenBLAS
+// sgemm. Each returns the median milliseconds of `repeat` runs after a warm-up.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::bench {
+
+// Thread counts of both libraries (OpenMP for oneDNN, OpenBLAS's own pool).
+void set_peer_threads(int threads);
+
+double onednn_matmul_ms(int64_t m, int64_t n, int64_t k, bool bf16, int repeat);
+double onednn_conv_ms(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh,
+                      int64_t kw, int64_t stride, int64_t pad, int64_t groups, int repeat);
+double openblas_sgemm_ms(int64_t m, int64_t n, int64_t k, int repeat);
+
+}  // namespace kiln::bench
