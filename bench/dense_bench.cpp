@@ -1,4 +1,4 @@
-// f32 dense M=N=K=1024, single thread: kiln's hand-written register-tile schedule on
+// f32 dense M=N=K=1024, single thread: kiln's dense.packed template (register tile) on
 // x86-avx512 against oneDNN's matmul (weights in the layout each library prefers, packed
 // once outside the timed loop), in one binary. Prints GFLOPS of each and their ratio.
 //
@@ -15,7 +15,6 @@
 #include "codegen/build.h"
 #include "codegen/target.h"
 #include "kiln/runtime.h"
-#include "lower/lower.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "schedules/dense.h"
 
@@ -40,26 +39,25 @@ void report(benchmark::State& state) {
 
 void BM_kiln_dense(benchmark::State& state) {
   using namespace kiln;
-  schedules::DenseShape shape{kSize, kSize, kSize};
-  schedules::RegisterTile tile;
-  tile.mr = state.range(0);
-  tile.nr = state.range(1);
-  tile.lanes = 16;
-  tile.k_unroll = state.range(2);
-  auto op = schedules::dense_packed_compute(shape, tile.nr);
-  te::Schedule s({op.c});
-  schedules::schedule_dense_register_tile(s, op, tile);
-  ir::LoweredFunc f = lower::lower(s, {op.a, op.b, op.c}, "dense");
+  schedules::Workload w{"dense", {{"M", kSize}, {"N", kSize}, {"K", kSize}}, ir::DataType::f32(), {}};
+  codegen::Target target = codegen::target_from_name("x86-avx512");
+  const schedules::OpTemplate& tpl = schedules::dense_packed_template();
+  schedules::Config cfg = tpl.fallback(w, target);
+  cfg.set("mr", state.range(0));
+  cfg.set("nr_vecs", state.range(1));
+  cfg.set("k_unroll", state.range(2));
+  cfg.set("parallel", 0);
+  schedules::BuiltKernel k = tpl.build(w, target, cfg, "dense");
   std::string so = (std::filesystem::temp_directory_path() /
                     ("kiln-dense-bench-" + std::to_string(getpid()) + ".so")).string();
-  codegen::build_shared_object({f}, codegen::target_from_name("x86-avx512"), so);
+  codegen::build_shared_object({k.func}, target, so);
   ThreadPool pool(1);
   KernelModule module(so, pool);
   std::filesystem::remove(so);
   Kernel kernel = module.kernel("dense");
 
   auto a = random_matrix(kSize * kSize, 1), b = random_matrix(kSize * kSize, 2);
-  auto packed = schedules::pack_dense_b(shape, tile.nr, b.data());
+  auto packed = k.args[1].pack(b);  // B in the template's panel layout, once
   AlignedBuffer A(a.size() * 4), B(packed.size() * 4), C(kSize * kSize * 4);
   std::memcpy(A.data(), a.data(), a.size() * 4);
   std::memcpy(B.data(), packed.data(), packed.size() * 4);
@@ -67,7 +65,7 @@ void BM_kiln_dense(benchmark::State& state) {
   kernel(args);
   // spot-check one element against the reference before timing
   double want = 0;
-  for (int64_t k = 0; k < kSize; ++k) want += double(a[5 * kSize + k]) * b[k * kSize + 7];
+  for (int64_t kk = 0; kk < kSize; ++kk) want += double(a[5 * kSize + kk]) * b[kk * kSize + 7];
   float got = static_cast<float*>(C.data())[5 * kSize + 7];
   if (std::abs(got - want) > 1e-3 * std::max(1.0, std::abs(want))) {
     state.SkipWithError("kiln dense result is wrong");
@@ -131,8 +129,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
 
 }  // namespace
 
-// Args: register tile rows (mr), columns (nr), K unroll.
-BENCHMARK(BM_kiln_dense)->Args({8, 32, 1})->Args({12, 32, 1})->Args({12, 32, 4})->Args({6, 64, 1})
+// Args: dense.packed knobs mr (tile rows), nr_vecs (tile columns in zmm), k_unroll.
+BENCHMARK(BM_kiln_dense)->Args({8, 2, 1})->Args({12, 2, 1})->Args({6, 4, 1})->Args({6, 4, 4})
     ->Unit(benchmark::kMillisecond)->MinTime(0.5);
 BENCHMARK(BM_onednn_matmul)->Unit(benchmark::kMillisecond)->MinTime(0.5);
 

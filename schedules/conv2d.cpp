@@ -1,11 +1,18 @@
 #include "schedules/conv2d.h"
 
+#include <algorithm>
+#include <numeric>
+
 #include "ir/error.h"
+#include "lower/lower.h"
+#include "schedules/epilogue.h"
+#include "schedules/layout.h"
 
 namespace kiln::schedules {
 
 using ir::DataType;
 using ir::Expr;
+using ir::IterVar;
 using ir::Var;
 
 Conv2dOp conv2d_compute(const Conv2dShape& s, DataType in, DataType out) {
@@ -71,6 +78,589 @@ void conv2d_reference(const Conv2dShape& s, const float* data, const float* weig
               }
           out[((n * s.o + o) * oh + y) * ow + x] = static_cast<float>(acc);
         }
+}
+
+// ---------------------------------------------------------------------------------------
+// The "conv2d" workload: shape, reference, and the blocked templates.
+
+Conv2dParams conv2d_params(const Workload& w) {
+  Conv2dParams p{w.param("N"), w.param("C"), w.param("H"), w.param("W"),
+                 w.param("O"), w.param("KH"), w.param("KW")};
+  int64_t stride = w.param_or("stride", 1), pad = w.param_or("pad", 0);
+  int64_t dil = w.param_or("dilation", 1);
+  p.sh = w.param_or("SH", stride), p.sw = w.param_or("SW", stride);
+  p.ph = w.param_or("PH", pad), p.pw = w.param_or("PW", pad);
+  p.dh = w.param_or("DH", dil), p.dw = w.param_or("DW", dil);
+  p.groups = w.param_or("groups", 1);
+  user_check(p.n > 0 && p.c > 0 && p.h > 0 && p.w > 0 && p.o > 0 && p.kh > 0 && p.kw > 0)
+      << "conv2d: N, C, H, W, O, KH, KW must be positive, got " << w.str();
+  user_check(p.sh > 0 && p.sw > 0) << "conv2d: stride must be positive, got " << w.str();
+  user_check(p.dh > 0 && p.dw > 0) << "conv2d: dilation must be positive, got " << w.str();
+  user_check(p.ph >= 0 && p.pw >= 0) << "conv2d: padding must be >= 0, got " << w.str();
+  user_check(p.groups > 0) << "conv2d: groups must be positive, got " << p.groups;
+  user_check(p.c % p.groups == 0 && p.o % p.groups == 0)
+      << "conv2d: C (" << p.c << ") and O (" << p.o << ") must both be divisible by groups ("
+      << p.groups << ")";
+  int64_t ekh = p.dh * (p.kh - 1) + 1, ekw = p.dw * (p.kw - 1) + 1;
+  user_check(ekh <= p.h + 2 * p.ph && ekw <= p.w + 2 * p.pw)
+      << "conv2d: the " << p.kh << "x" << p.kw << " kernel (dilation " << p.dh << "x" << p.dw
+      << ") is larger than the padded " << p.h + 2 * p.ph << "x" << p.w + 2 * p.pw << " input";
+  return p;
+}
+
+Values conv2d_reference(const Conv2dParams& p, const Values& data, const Values& weight) {
+  const int64_t oh = p.out_h(), ow = p.out_w(), cg = p.c / p.groups, og = p.o / p.groups;
+  Values out(static_cast<size_t>(p.n * p.o * oh * ow));
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t o = 0; o < p.o; ++o)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x) {
+          double acc = 0;
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            int64_t c = o / og * cg + ci;
+            for (int64_t ky = 0; ky < p.kh; ++ky)
+              for (int64_t kx = 0; kx < p.kw; ++kx) {
+                int64_t iy = y * p.sh + ky * p.dh - p.ph, ix = x * p.sw + kx * p.dw - p.pw;
+                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
+                acc += double(data[((n * p.c + c) * p.h + iy) * p.w + ix]) *
+                       double(weight[((o * cg + ci) * p.kh + ky) * p.kw + kx]);
+              }
+          }
+          out[((n * p.o + o) * oh + y) * ow + x] = static_cast<float>(acc);
+        }
+  return out;
+}
+
+namespace {
+
+// Vector registers of the target: AVX2 has 16 ymm, AVX-512 32 zmm, AArch64 32 v.
+int64_t vector_registers(const codegen::Target& t) {
+  return t.is_x86() && t.vector_bits < 512 ? 16 : 32;
+}
+
+// Register-tile widths (output pixels along W) the spaces offer, up to `extent`.
+std::vector<int64_t> reg_n_choices(int64_t extent) {
+  std::vector<int64_t> out;
+  for (int64_t r : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16})
+    if (r <= std::max<int64_t>(extent, 1)) out.push_back(r);
+  return out;
+}
+
+// The widest tile the accumulator budget allows, preferring one that divides `extent`
+// (no partial tile) if it is at least half as wide.
+int64_t pick_reg_n(int64_t extent, int64_t max_r) {
+  std::vector<int64_t> ch = reg_n_choices(extent);
+  int64_t best = 1;
+  for (int64_t r : ch)
+    if (r <= max_r) best = r;
+  for (auto it = ch.rbegin(); it != ch.rend(); ++it)
+    if (*it <= max_r && 2 * *it >= best && extent % *it == 0) return *it;
+  return best;
+}
+
+// Channel blocks of a blocked layout: multiples of the vector width.
+std::vector<int64_t> oc_bn_choices(int64_t channels, int64_t lanes) {
+  std::vector<int64_t> out = {lanes};
+  for (int64_t v : {2, 4})
+    if (v <= ceil_div(channels, lanes)) out.push_back(v * lanes);
+  return out;
+}
+
+// Input-channel blocks: powers of two up to C (rounded up), plus C itself when small, so a
+// 3-channel image stays one unpadded block.
+std::vector<int64_t> ic_bn_choices(int64_t c) {
+  std::vector<int64_t> out;
+  for (int64_t b : {1, 2, 4, 8, 16, 32, 64})
+    if (b < 2 * c) out.push_back(b);
+  if (c <= 64 && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+int64_t pick_ic_bn(int64_t c, int64_t cap) {
+  int64_t b = 1;
+  for (int64_t x = 2; x <= cap; x *= 2)
+    if (c % x == 0) b = x;
+  if (b >= 4) return b;
+  if (c <= 64) return c;  // one (or few) unpadded blocks
+  return std::min<int64_t>(cap, 16);
+}
+
+// Weights OIHW (O x C/groups x KH x KW) -> [O/ocb, C/icb, KH, KW, icb, ocb], zero-padded.
+// Grouped weights become block-diagonal over all C input channels.
+Values pack_conv_weight(const Values& wv, const Conv2dParams& p, int64_t icb, int64_t ocb) {
+  const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
+  const int64_t cg = p.c / p.groups, og = p.o / p.groups;
+  Values out(static_cast<size_t>(ob * cb * p.kh * p.kw * icb * ocb), 0.0f);
+  for (int64_t o = 0; o < p.o; ++o)
+    for (int64_t ci = 0; ci < cg; ++ci) {
+      int64_t c = o / og * cg + ci;
+      for (int64_t ky = 0; ky < p.kh; ++ky)
+        for (int64_t kx = 0; kx < p.kw; ++kx)
+          out[(((((o / ocb) * cb + c / icb) * p.kh + ky) * p.kw + kx) * icb + c % icb) * ocb +
+              o % ocb] = wv[((o * cg + ci) * p.kh + ky) * p.kw + kx];
+    }
+  return out;
+}
+
+// Depthwise weights [C, 1, KH, KW] -> [C/bn, KH, KW, bn], zero-padded.
+Values pack_depthwise_weight(const Values& wv, const Conv2dParams& p, int64_t bn) {
+  const int64_t cb = ceil_div(p.c, bn);
+  Values out(static_cast<size_t>(cb * p.kh * p.kw * bn), 0.0f);
+  for (int64_t c = 0; c < p.c; ++c)
+    for (int64_t k = 0; k < p.kh * p.kw; ++k)
+      out[((c / bn) * p.kh * p.kw + k) * bn + c % bn] = wv[c * p.kh * p.kw + k];
+  return out;
+}
+
+// The zero-padded copy of blocked data [N, CB, H, W, bn]: computed once at the root, so the
+// convolution's inner loop reads it without bounds checks. Identity when there is no pad.
+te::Tensor pad_blocked(const te::Tensor& data, const Conv2dParams& p, DataType dtype) {
+  if (p.ph == 0 && p.pw == 0) return data;
+  const auto& sh = data.shape();
+  const int64_t ph = p.ph, pw = p.pw, h = p.h, w = p.w;
+  return te::compute(
+      {sh[0], sh[1], Expr(h + 2 * ph), Expr(w + 2 * pw), sh[4]},
+      [&](const std::vector<Var>& v) -> Expr {
+        Expr y = v[2], x = v[3];
+        Expr inside = y >= ph && y < h + ph && x >= pw && x < w + pw;
+        // Clamped indices keep the load in bounds where the select picks zero.
+        Expr yy = ir::max(ir::min(y - ph, Expr(h - 1)), Expr(0));
+        Expr xx = ir::max(ir::min(x - pw, Expr(w - 1)), Expr(0));
+        return ir::make_select(inside, data(v[0], v[1], yy, xx, v[4]), ir::make_zero(dtype));
+      },
+      "data.pad");
+}
+
+// A root stage that copies data (pad, subsample): parallel over its outer axes, vectorized
+// along its channel block.
+void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel) {
+  te::Stage st = sch[t];
+  IterVar outer = st.fuse(st.axis(0), st.axis(1));
+  if (t.ndim() == 5) outer = st.fuse(outer, st.axis(2));
+  st.vectorize(st.axis(t.ndim() - 1));  // left serial by the vectorizer if not a power of 2
+  if (parallel) st.parallel(outer);
+}
+
+// Base of the conv2d templates: the logical interface (NCHW data, OIHW weights, epilogue
+// inputs, NCHW output) and the reference.
+class Conv2dTemplate : public OpTemplate {
+ public:
+  std::string op() const override { return "conv2d"; }
+
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    Conv2dParams p = conv2d_params(w);
+    std::vector<TensorSpec> in = {{"data", {p.n, p.c, p.h, p.w}},
+                                  {"weight", {p.o, p.c / p.groups, p.kh, p.kw}}};
+    auto extra = epilogue_inputs(w, p.o, {p.n, p.o, p.out_h(), p.out_w()});
+    in.insert(in.end(), extra.begin(), extra.end());
+    return in;
+  }
+  TensorSpec output(const Workload& w) const override {
+    Conv2dParams p = conv2d_params(w);
+    return {"out", {p.n, p.o, p.out_h(), p.out_w()}};
+  }
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    Conv2dParams p = conv2d_params(w);
+    Values out = conv2d_reference(p, in[0], in[1]);
+    std::vector<const Values*> extra;
+    for (size_t i = 2; i < in.size(); ++i) extra.push_back(&in[i]);
+    const int64_t hw = p.out_h() * p.out_w();
+    for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
+      out[i] = static_cast<float>(apply_epilogue_reference(w, extra, out[i], (i / hw) % p.o, i));
+    return out;
+  }
+
+ protected:
+  static void check_dtype(const Workload& w) {
+    check_workload(w, {DataType::f32(), DataType::f16(), DataType::bf16()}, epilogue_names());
+  }
+
+  // The kernel arguments of a blocked template, logical on the outside: data packed to
+  // NCHW[icb]c, weights by `pack_w`, bias padded to whole output blocks, residual and
+  // output in NCHW[ocb]c.
+  void blocked_args(BuiltKernel& k, const Workload& w, const Conv2dParams& p, int64_t icb,
+                    int64_t ocb, std::function<Values(const Values&)> pack_w,
+                    int64_t weight_elements) const {
+    const int64_t oh = p.out_h(), ow = p.out_w(), ob = ceil_div(p.o, ocb);
+    const int64_t out_elements = p.n * ob * oh * ow * ocb;
+    for (const TensorSpec& s : inputs(w)) {
+      KernelArg a{s, false, nullptr, nullptr, s.elements()};
+      if (s.name == "data") {
+        a.pack = [p, icb](const Values& v) { return pack_nchwc(v, p.n, p.c, p.h, p.w, icb); };
+        a.kernel_elements = p.n * ceil_div(p.c, icb) * p.h * p.w * icb;
+      } else if (s.name == "weight") {
+        a.pack = std::move(pack_w);
+        a.kernel_elements = weight_elements;
+      } else if (s.name == "bias") {
+        a.pack = [to = ob * ocb](const Values& v) { return pad_channels(v, to); };
+        a.kernel_elements = ob * ocb;
+      } else if (s.name == "residual") {
+        a.pack = [p, ocb, oh, ow](const Values& v) { return pack_nchwc(v, p.n, p.o, oh, ow, ocb); };
+        a.kernel_elements = out_elements;
+      }
+      k.args.push_back(a);
+    }
+    TensorSpec o = output(w);
+    KernelArg out{o, true, nullptr, nullptr, out_elements};
+    out.unpack = [p, ocb, oh, ow](const Values& v) { return unpack_nchwc(v, p.n, p.o, oh, ow, ocb); };
+    k.args.push_back(out);
+  }
+};
+
+// out = cast(epilogue(acc)) over a blocked output [..., ocb] whose axis 1 is the block.
+te::Tensor blocked_epilogue(const Workload& w, const EpilogueTensors& ep, const te::Tensor& acc,
+                            int64_t ocb) {
+  std::vector<Expr> shape = acc.shape();
+  const size_t last = shape.size() - 1;
+  return te::compute(
+      shape,
+      [&](const std::vector<Var>& v) -> Expr {
+        std::vector<Expr> idx(v.begin(), v.end());
+        Expr channel = v[1] * ocb + v[last];
+        return ir::make_cast(w.dtype, apply_epilogue(w, ep, acc(idx), idx, channel));
+      },
+      "conv");
+}
+
+std::vector<te::Tensor> kernel_args(std::vector<te::Tensor> args, const EpilogueTensors& ep,
+                                    const te::Tensor& out) {
+  if (ep.bias.defined()) args.push_back(ep.bias);
+  if (ep.residual.defined()) args.push_back(ep.residual);
+  args.push_back(out);
+  return args;
+}
+
+// The register tile shared by the blocked templates. `out` is [N, B, Y, X, bn] (the
+// epilogue stage), `acc` its f32 accumulation: output loops (N, B, Y fused, parallel),
+// X split by reg_n; the accumulators of one reg_n x bn tile live in registers (a Local
+// stage computed at the tile) over the whole reduction, X unrolled and the block
+// vectorized in the innermost loops.
+struct TileKnobs {
+  int64_t reg_n, lanes;
+  bool parallel, b_inner, unroll_kw;
+  int64_t k_unroll = 1;  // split of the innermost reduction axis, unrolled
+};
+
+void schedule_register_tile(te::Schedule& sch, const te::Tensor& out, const te::Tensor& acc,
+                            const TileKnobs& k, const std::vector<IterVar>& reduce_order,
+                            const IterVar& kw_axis) {
+  te::Stage os = sch[out];
+  auto [xo, xi] = os.split(os.axis(3), k.reg_n);
+  auto [lv, ll] = os.split(os.axis(4), k.lanes);
+  IterVar n = os.axis(0), b = os.axis(1), y = os.axis(2);
+  os.reorder(k.b_inner ? std::vector<IterVar>{n, y, b, xo, xi, lv, ll}
+                       : std::vector<IterVar>{n, b, y, xo, xi, lv, ll});
+  IterVar outer = k.b_inner ? os.fuse(os.fuse(n, y), b) : os.fuse(os.fuse(n, b), y);
+  if (k.parallel) os.parallel(outer);
+  os.unroll(xi);
+  os.unroll(lv);
+  os.vectorize(ll);
+
+  te::Stage as = sch[acc];
+  as.set_scope(ir::MemScope::Local);
+  as.compute_at(os, xo);
+  auto [alv, all] = as.split(as.axis(4), k.lanes);
+  std::vector<IterVar> order = {as.axis(0), as.axis(1), as.axis(2)};
+  std::vector<IterVar> red = reduce_order;
+  if (k.k_unroll > 1) {
+    auto [ko, ki] = as.split(red.back(), k.k_unroll);
+    red.back() = ko;
+    red.push_back(ki);
+  }
+  order.insert(order.end(), red.begin(), red.end());
+  order.insert(order.end(), {as.axis(3), alv, all});
+  as.reorder(order);
+  if (k.k_unroll > 1) as.unroll(red.back());
+  if (k.unroll_kw && kw_axis) as.unroll(kw_axis);
+  as.unroll(as.axis(3));
+  as.unroll(alv);
+  as.vectorize(all);
+}
+
+// ---------------------------------------------------------------------------------------
+// conv2d.nchwc
+
+class Conv2dNchwc : public Conv2dTemplate {
+ public:
+  std::string name() const override { return "conv2d.nchwc"; }
+  bool applies(const Workload& w, const codegen::Target&) const override {
+    return w.op == "conv2d";
+  }
+
+  ConfigSpace space(const Workload& w, const codegen::Target& t) const override {
+    Conv2dParams p = conv2d_params(w);
+    const int64_t lanes = t.lanes(DataType::f32());
+    ConfigSpace cs;
+    cs.define_knob("ic_bn", ic_bn_choices(p.c));
+    cs.define_knob("oc_bn", oc_bn_choices(p.o, lanes));
+    cs.define_knob("reg_n", reg_n_choices(p.out_w()));
+    cs.define_knob("unroll_kw", {0, 1});
+    cs.define_knob("oc_inner", {0, 1});  // output blocks inside the row loop (input reuse)
+    cs.define_knob("parallel", {0, 1});
+    return cs;
+  }
+
+  Config fallback(const Workload& w, const codegen::Target& t) const override {
+    Conv2dParams p = conv2d_params(w);
+    const int64_t lanes = t.lanes(DataType::f32());
+    // Accumulators take 3/4 of the vector registers: 24 of 32 zmm / v, 12 of 16 ymm;
+    // the rest hold weight vectors and the broadcast input.
+    const int64_t budget = vector_registers(t) * 3 / 4;
+    int64_t pref = t.is_x86() ? 2 : 4;  // 32 channels on AVX-512, 16 on AVX2 and NEON
+    int64_t vecs = std::min(pref, ceil_div(p.o, lanes));
+    if (vecs == 3) vecs = 2;
+    int64_t reg_n = pick_reg_n(p.out_w(), std::min<int64_t>(budget / vecs, 16));
+    return Config({{"ic_bn", pick_ic_bn(p.c, vecs * lanes)},
+                   {"oc_bn", vecs * lanes},
+                   {"reg_n", reg_n},
+                   {"unroll_kw", p.kw <= 3 ? 1 : 0},
+                   {"oc_inner", 0},
+                   {"parallel", p.flops() > 2e6 ? 1 : 0}});
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    check_dtype(w);
+    Conv2dParams p = conv2d_params(w);
+    space(w, t).validate(cfg);
+    const DataType f32 = DataType::f32();
+    const int64_t lanes = t.lanes(f32), icb = cfg["ic_bn"], ocb = cfg["oc_bn"];
+    const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
+    const int64_t oh = p.out_h(), ow = p.out_w();
+
+    te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, w.dtype, "data");
+    te::Tensor weight =
+        te::placeholder({ob, cb, p.kh, p.kw, icb, ocb}, w.dtype, "weight.packed");
+    te::Tensor padded = pad_blocked(data, p, w.dtype);
+    EpilogueTensors ep = make_epilogue_placeholders(w, ob * ocb, {p.n, ob, oh, ow, ocb});
+    IterVar rco = te::reduce_axis(cb, "rco"), ry = te::reduce_axis(p.kh, "ry");
+    IterVar rx = te::reduce_axis(p.kw, "rx"), rci = te::reduce_axis(icb, "rci");
+    te::Tensor acc = te::compute(
+        {p.n, ob, oh, ow, ocb},
+        [&](const std::vector<Var>& v) -> Expr {
+          Expr in = padded(v[0], rco, v[2] * p.sh + ry->var * p.dh, v[3] * p.sw + rx->var * p.dw, rci);
+          Expr wt = weight(v[1], rco, ry, rx, rci, v[4]);
+          return te::sum(ir::make_cast(f32, in) * ir::make_cast(f32, wt), {rco, ry, rx, rci});
+        },
+        "conv.acc");
+    te::Tensor out = blocked_epilogue(w, ep, acc, ocb);
+
+    te::Schedule sch({out});
+    if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
+    TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"] != 0, cfg["oc_inner"] != 0,
+                cfg["unroll_kw"] != 0};
+    schedule_register_tile(sch, out, acc, k, {rco, ry, rx, rci}, rx);
+
+    BuiltKernel built;
+    built.func = lower::lower(sch, kernel_args({data, weight}, ep, out), kernel_name);
+    built.flops = p.flops();
+    blocked_args(built, w, p, icb, ocb,
+                 [p, icb, ocb](const Values& v) { return pack_conv_weight(v, p, icb, ocb); },
+                 ob * cb * p.kh * p.kw * icb * ocb);
+    return built;
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// conv2d.1x1
+
+class Conv2d1x1 : public Conv2dTemplate {
+ public:
+  std::string name() const override { return "conv2d.1x1"; }
+  static bool is_1x1(const Conv2dParams& p) {
+    return p.kh == 1 && p.kw == 1 && p.ph == 0 && p.pw == 0 && p.groups == 1;
+  }
+  bool applies(const Workload& w, const codegen::Target&) const override {
+    return w.op == "conv2d" && is_1x1(conv2d_params(w));
+  }
+  static Conv2dParams params(const Workload& w) {
+    Conv2dParams p = conv2d_params(w);
+    user_check(is_1x1(p)) << "conv2d.1x1 needs a 1x1 kernel, no padding and groups == 1, got "
+                          << w.str() << " (use conv2d.nchwc)";
+    return p;
+  }
+
+  ConfigSpace space(const Workload& w, const codegen::Target& t) const override {
+    Conv2dParams p = params(w);
+    const int64_t lanes = t.lanes(DataType::f32());
+    ConfigSpace cs;
+    cs.define_knob("ic_bn", ic_bn_choices(p.c));
+    cs.define_knob("oc_bn", oc_bn_choices(p.o, lanes));
+    cs.define_knob("reg_n", reg_n_choices(p.out_h() * p.out_w()));
+    cs.define_knob("k_unroll", {1, 2, 4});
+    cs.define_knob("oc_inner", {0, 1});
+    cs.define_knob("parallel", {0, 1});
+    return cs;
+  }
+
+  Config fallback(const Workload& w, const codegen::Target& t) const override {
+    Conv2dParams p = params(w);
+    const int64_t lanes = t.lanes(DataType::f32());
+    const int64_t budget = vector_registers(t) * 3 / 4;
+    // Like dense.packed: 3-4 vectors of output channels, as many pixels as fit.
+    int64_t pref = t.is_x86() ? (lanes >= 16 ? 4 : 2) : 4;
+    int64_t vecs = std::min(pref, ceil_div(p.o, lanes));
+    if (vecs == 3) vecs = 2;
+    int64_t reg_n = pick_reg_n(p.out_h() * p.out_w(), std::min<int64_t>(budget / vecs, 16));
+    return Config({{"ic_bn", pick_ic_bn(p.c, 16)},
+                   {"oc_bn", vecs * lanes},
+                   {"reg_n", reg_n},
+                   {"k_unroll", 1},
+                   {"oc_inner", 0},
+                   {"parallel", p.flops() > 2e6 ? 1 : 0}});
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    check_dtype(w);
+    Conv2dParams p = params(w);
+    space(w, t).validate(cfg);
+    const DataType f32 = DataType::f32();
+    const int64_t lanes = t.lanes(f32), icb = cfg["ic_bn"], ocb = cfg["oc_bn"];
+    const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
+    const int64_t oh = p.out_h(), ow = p.out_w(), pix = oh * ow;
+    const bool strided = p.sh != 1 || p.sw != 1;
+
+    // Pixels are one axis: a stride-1 input is already [N, CB, H*W, icb] in memory; a
+    // strided one is subsampled once into that form (a pass over output-sized data).
+    te::Tensor data = strided ? te::placeholder({p.n, cb, p.h, p.w, icb}, w.dtype, "data")
+                              : te::placeholder({p.n, cb, 1, pix, icb}, w.dtype, "data");
+    te::Tensor src = data;
+    if (strided) {
+      src = te::compute(
+          {p.n, cb, 1, pix, icb},
+          [&](const std::vector<Var>& v) -> Expr {
+            return data(v[0], v[1], v[3] / ow * p.sh, v[3] % ow * p.sw, v[4]);
+          },
+          "data.strided");
+    }
+    te::Tensor weight = te::placeholder({ob, cb, icb, ocb}, w.dtype, "weight.packed");
+    EpilogueTensors ep = make_epilogue_placeholders(w, ob * ocb, {p.n, ob, 1, pix, ocb});
+    IterVar rco = te::reduce_axis(cb, "rco"), rci = te::reduce_axis(icb, "rci");
+    te::Tensor acc = te::compute(
+        {p.n, ob, 1, pix, ocb},
+        [&](const std::vector<Var>& v) -> Expr {
+          Expr in = src(v[0], rco, v[2], v[3], rci);
+          Expr wt = weight(v[1], rco, rci, v[4]);
+          return te::sum(ir::make_cast(f32, in) * ir::make_cast(f32, wt), {rco, rci});
+        },
+        "conv.acc");
+    te::Tensor out = blocked_epilogue(w, ep, acc, ocb);
+
+    te::Schedule sch({out});
+    if (strided) schedule_copy_stage(sch, src, cfg["parallel"] != 0);
+    int64_t ku = std::gcd(cfg["k_unroll"], icb);
+    TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"] != 0, cfg["oc_inner"] != 0, false, ku};
+    schedule_register_tile(sch, out, acc, k, {rco, rci}, nullptr);
+
+    BuiltKernel built;
+    built.func = lower::lower(sch, kernel_args({data, weight}, ep, out), kernel_name);
+    built.flops = p.flops();
+    blocked_args(built, w, p, icb, ocb,
+                 [p, icb, ocb](const Values& v) { return pack_conv_weight(v, p, icb, ocb); },
+                 ob * cb * icb * ocb);
+    return built;
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// conv2d.depthwise
+
+class Conv2dDepthwise : public Conv2dTemplate {
+ public:
+  std::string name() const override { return "conv2d.depthwise"; }
+  static bool is_depthwise(const Conv2dParams& p) {
+    return p.groups == p.c && p.o == p.c;
+  }
+  bool applies(const Workload& w, const codegen::Target&) const override {
+    return w.op == "conv2d" && is_depthwise(conv2d_params(w));
+  }
+  static Conv2dParams params(const Workload& w) {
+    Conv2dParams p = conv2d_params(w);
+    user_check(is_depthwise(p)) << "conv2d.depthwise needs groups == C == O (channel "
+                                << "multiplier 1), got " << w.str() << " (use conv2d.nchwc)";
+    return p;
+  }
+
+  ConfigSpace space(const Workload& w, const codegen::Target& t) const override {
+    Conv2dParams p = params(w);
+    const int64_t lanes = t.lanes(DataType::f32());
+    ConfigSpace cs;
+    cs.define_knob("c_bn", oc_bn_choices(p.c, lanes));
+    cs.define_knob("reg_n", reg_n_choices(p.out_w()));
+    cs.define_knob("unroll_kw", {0, 1});
+    cs.define_knob("parallel", {0, 1});
+    return cs;
+  }
+
+  Config fallback(const Workload& w, const codegen::Target& t) const override {
+    Conv2dParams p = params(w);
+    const int64_t lanes = t.lanes(DataType::f32());
+    // Memory-bound: one or two vectors of channels, a W tile long enough that each input
+    // vector loaded serves several taps from registers.
+    int64_t vecs = std::min<int64_t>(t.is_x86() && lanes >= 16 ? 1 : 2, ceil_div(p.c, lanes));
+    int64_t reg_n = pick_reg_n(p.out_w(), 8);
+    return Config({{"c_bn", vecs * lanes},
+                   {"reg_n", reg_n},
+                   {"unroll_kw", 1},
+                   {"parallel", double(p.n * p.c * p.out_h() * p.out_w()) > 2e4 ? 1 : 0}});
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    check_dtype(w);
+    Conv2dParams p = params(w);
+    space(w, t).validate(cfg);
+    const DataType f32 = DataType::f32();
+    const int64_t lanes = t.lanes(f32), bn = cfg["c_bn"], cb = ceil_div(p.c, bn);
+    const int64_t oh = p.out_h(), ow = p.out_w();
+
+    te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, bn}, w.dtype, "data");
+    te::Tensor weight = te::placeholder({cb, p.kh, p.kw, bn}, w.dtype, "weight.packed");
+    te::Tensor padded = pad_blocked(data, p, w.dtype);
+    EpilogueTensors ep = make_epilogue_placeholders(w, cb * bn, {p.n, cb, oh, ow, bn});
+    IterVar ry = te::reduce_axis(p.kh, "ry"), rx = te::reduce_axis(p.kw, "rx");
+    te::Tensor acc = te::compute(
+        {p.n, cb, oh, ow, bn},
+        [&](const std::vector<Var>& v) -> Expr {
+          Expr in = padded(v[0], v[1], v[2] * p.sh + ry->var * p.dh, v[3] * p.sw + rx->var * p.dw, v[4]);
+          Expr wt = weight(v[1], ry, rx, v[4]);
+          return te::sum(ir::make_cast(f32, in) * ir::make_cast(f32, wt), {ry, rx});
+        },
+        "conv.acc");
+    te::Tensor out = blocked_epilogue(w, ep, acc, bn);
+
+    te::Schedule sch({out});
+    if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
+    TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"] != 0, false, cfg["unroll_kw"] != 0};
+    schedule_register_tile(sch, out, acc, k, {ry, rx}, rx);
+
+    BuiltKernel built;
+    built.func = lower::lower(sch, kernel_args({data, weight}, ep, out), kernel_name);
+    built.flops = p.flops();
+    blocked_args(built, w, p, bn, bn,
+                 [p, bn](const Values& v) { return pack_depthwise_weight(v, p, bn); },
+                 cb * p.kh * p.kw * bn);
+    return built;
+  }
+};
+
+}  // namespace
+
+const OpTemplate& conv2d_nchwc_template() {
+  static const Conv2dNchwc t;
+  return t;
+}
+
+const OpTemplate& conv2d_1x1_template() {
+  static const Conv2d1x1 t;
+  return t;
+}
+
+const OpTemplate& conv2d_depthwise_template() {
+  static const Conv2dDepthwise t;
+  return t;
 }
 
 }  // namespace kiln::schedules

@@ -1,11 +1,30 @@
-// 2-D convolution in NCHW layout with OIHW weights, any stride and symmetric zero padding:
-//   out[n, o, y, x] = Σ_{c, ky, kx} pad(data)[n, c, y*stride + ky, x*stride + kx] · w[o, c, ky, kx]
-// The padding is its own stage ("pad"), so a schedule can inline it or compute it at a
-// loop of the convolution.
+// 2-D convolution. Logical layout NCHW data, OIHW weights (O x C/groups x KH x KW):
+//   out[n, o, y, x] = Σ_{c, ky, kx} pad(data)[n, g*C/G + c, y*sh + ky*dh, x*sw + kx*dw]
+//                                   · w[o, c, ky, kx],      g = o / (O/G)
+// The workload "conv2d" has params N, C, H, W, O, KH, KW and optionally stride (or SH/SW),
+// pad (or PH/PW), dilation (or DH/DW) and groups; dtypes f32, f16, bf16 with f32
+// accumulation and the output in the input type; epilogues from epilogue.h (bias over O).
+//
+// Its templates compute in the blocked layout NCHW[x]c (layout.h): data [N, C/ic_bn, H, W,
+// ic_bn], weights packed once at compile time, output [N, O/oc_bn, OH, OW, oc_bn]; the
+// test-facing arguments stay logical through KernelArg::pack/unpack.
+//   conv2d.nchwc      the general case (TVM's x86 conv2d): a reg_n x oc_bn register tile
+//                     over all input channels and taps; spatial padding is a zero-padded
+//                     copy of the input made once, so the inner loop has no conditionals;
+//                     groups > 1 through block-diagonal packed weights (exact, but costs
+//                     groups x the FLOPs: right for groups 2-4, depthwise has its own).
+//   conv2d.1x1        1x1, pad 0, groups 1, any stride: a GEMM over output pixels (flattened
+//                     H*W; strided inputs subsampled once first) with the dense register tile.
+//   conv2d.depthwise  groups == C == O (channel multiplier 1): vectorized over the channel
+//                     block, register-blocked along W, epilogue fused (memory-bound).
+//
+// conv2d_compute below is the older plain NCHW compute (symmetric pad, no dilation/groups)
+// the schedule tests in kernels_test.cpp use.
 #pragma once
 
 #include <cstdint>
 
+#include "schedules/op_template.h"
 #include "te/tensor.h"
 
 namespace kiln::schedules {
@@ -30,5 +49,26 @@ Conv2dOp conv2d_compute(const Conv2dShape& s, ir::DataType in = ir::DataType::f3
                         ir::DataType out = ir::DataType::f32());
 
 void conv2d_reference(const Conv2dShape& s, const float* data, const float* weight, float* out);
+
+// The full shape of a "conv2d" workload, validated (UserError for zero/negative sizes,
+// channels not divisible by groups, a kernel larger than the padded input).
+struct Conv2dParams {
+  int64_t n, c, h, w, o, kh, kw;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, groups = 1;
+  int64_t out_h() const { return (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t out_w() const { return (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1; }
+  double flops() const {
+    return 2.0 * double(n) * double(o) * double(out_h()) * double(out_w()) *
+           double(c / groups) * double(kh) * double(kw);
+  }
+};
+Conv2dParams conv2d_params(const Workload& w);
+
+// Grouped, dilated, asymmetric-stride reference in double on logical NCHW/OIHW values.
+Values conv2d_reference(const Conv2dParams& p, const Values& data, const Values& weight);
+
+const OpTemplate& conv2d_nchwc_template();
+const OpTemplate& conv2d_1x1_template();
+const OpTemplate& conv2d_depthwise_template();
 
 }  // namespace kiln::schedules

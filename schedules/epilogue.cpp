@@ -1,9 +1,11 @@
 #include "schedules/epilogue.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ir/error.h"
 #include "ir/op.h"
+#include "schedules/math.h"
 
 namespace kiln::schedules {
 
@@ -11,7 +13,7 @@ using ir::DataType;
 using ir::Expr;
 
 const std::vector<std::string>& epilogue_names() {
-  static const std::vector<std::string> k = {"bias", "relu", "relu6", "residual"};
+  static const std::vector<std::string> k = {"bias", "relu", "relu6", "residual", "gelu", "sigmoid", "tanh"};
   return k;
 }
 
@@ -46,6 +48,12 @@ Expr apply_epilogue(const Workload& w, const EpilogueTensors& t, Expr v,
       v = ir::min(ir::max(v, ir::make_zero(f32)), ir::make_float(f32, 6.0));
     } else if (e == "residual") {
       v = v + ir::make_cast(f32, t.residual(idx));
+    } else if (e == "gelu") {
+      v = math::gelu(v);
+    } else if (e == "sigmoid") {
+      v = math::sigmoid(v);
+    } else if (e == "tanh") {
+      v = math::tanh(v);
     } else {
       user_error() << "unknown epilogue '" << e << "'";
     }
@@ -63,6 +71,9 @@ double apply_epilogue_reference(const Workload& w, const std::vector<const Value
     else if (e == "relu") v = std::max(v, 0.0);
     else if (e == "relu6") v = std::min(std::max(v, 0.0), 6.0);
     else if (e == "residual") v += (*residual)[flat];
+    else if (e == "gelu") v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    else if (e == "sigmoid") v = 1.0 / (1.0 + std::exp(-v));
+    else if (e == "tanh") v = std::tanh(v);
   }
   return v;
 }

@@ -1,7 +1,7 @@
 // Fused epilogues: what runs on each output element of a dense or conv2d before it is
 // stored (bias add, activations, residual add), so the result makes one pass over memory.
-// Names: "bias", "relu", "relu6", "residual" (plus the math activations once
-// schedules/math.h provides them). Applied in the order the workload lists them.
+// Names: "bias", "relu", "relu6", "residual", and the activations of schedules/math.h
+// "gelu", "sigmoid", "tanh". Applied in the order the workload lists them.
 #pragma once
 
 #include <string>

@@ -178,6 +178,10 @@ void CodeGenLLVM::emit_parallel_for(const ir::ForNode* op) {
   std::vector<llvm::Type*> body_params{b_.getInt64Ty(), b_.getInt64Ty()};
   body_params.insert(body_params.end(), field_types.begin(), field_types.end());
   std::string base_name = fn_.function->getName().str() + "." + op->var.name() + ".par";
+  // Two parallel loops of one kernel may have the same variable name (two stages with the
+  // same fused axes): number the later ones.
+  for (int i = 2; module_.getFunction(base_name + ".body"); ++i)
+    base_name = fn_.function->getName().str() + "." + op->var.name() + ".par" + std::to_string(i);
   llvm::Function* body = make_function(
       base_name + ".body", llvm::FunctionType::get(b_.getInt32Ty(), body_params, false), false);
   body->addFnAttr(llvm::Attribute::AlwaysInline);

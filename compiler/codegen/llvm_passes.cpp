@@ -1,6 +1,8 @@
 #include "codegen/llvm_passes.h"
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -56,6 +58,36 @@ std::vector<char> emit(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFi
       << "LLVM cannot emit this file type for " << tm.getTargetTriple().str();
   pm.run(m);
   return {buffer.begin(), buffer.end()};
+}
+
+// x86 without AVX512-FP16 has no half arithmetic. InstCombine still narrows an exact f32
+// compare-and-select of widened halves (relu, clamp, min/max) to half, and the backend
+// lowers a scalar half max to a call of fmaxf, which a kernel cannot link. Compares and
+// selects of scalar halves are widened back to f32 here (exact: f16 -> f32 is lossless).
+void widen_scalar_half_compares(llvm::Module& m) {
+  std::vector<llvm::Instruction*> work;
+  for (llvm::Function& f : m)
+    for (llvm::BasicBlock& bb : f)
+      for (llvm::Instruction& i : bb) {
+        if (llvm::isa<llvm::SelectInst>(i) && i.getType()->isHalfTy()) work.push_back(&i);
+        if (llvm::isa<llvm::FCmpInst>(i) && i.getOperand(0)->getType()->isHalfTy())
+          work.push_back(&i);
+      }
+  for (llvm::Instruction* i : work) {
+    llvm::IRBuilder<> b(i);
+    auto wide = [&](llvm::Value* v) { return b.CreateFPExt(v, b.getFloatTy()); };
+    llvm::Value* r = nullptr;
+    if (auto* s = llvm::dyn_cast<llvm::SelectInst>(i)) {
+      r = b.CreateFPTrunc(
+          b.CreateSelect(s->getCondition(), wide(s->getTrueValue()), wide(s->getFalseValue())),
+          i->getType());
+    } else {
+      auto* c = llvm::cast<llvm::FCmpInst>(i);
+      r = b.CreateFCmp(c->getPredicate(), wide(c->getOperand(0)), wide(c->getOperand(1)));
+    }
+    i->replaceAllUsesWith(r);
+    i->eraseFromParent();
+  }
 }
 
 }  // namespace
@@ -127,6 +159,8 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
       break;
   }
   mpm.run(m, mam);
+  if (tm.getTargetTriple().isX86() && !tm.getTargetFeatureString().contains("+avx512fp16"))
+    widen_scalar_half_compares(m);
 }
 
 std::vector<uint8_t> emit_object(llvm::Module& m, llvm::TargetMachine& tm) {

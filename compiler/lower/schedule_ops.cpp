@@ -399,6 +399,13 @@ class ScheduleOps {
       inner_vars.insert(leaf[i]->var.node());
       region.extents.push_back(ext);
     }
+    // An attached stage's guards also name its consumers' loops (io*8 + ii < 64): bound
+    // those too, or a tile that always fits could not be proven to.
+    for (StageNode* p = si.stage->attach == AttachKind::At ? si.stage->attach_stage : nullptr; p;
+         p = p->attach == AttachKind::At ? p->attach_stage : nullptr)
+      for (const IterVar& iv : p->leaf)
+        if (auto e = ir::as_const_int(info_[p].extent.at(iv.get())))
+          bounds[iv->var.node()] = {0, *e - 1};
     if (!intrin.extents.empty())
       user_check(intrin.extents == region.extents)
           << "tensorize on '" << si.name() << "': intrinsic '" << intrin.name

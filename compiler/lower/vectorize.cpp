@@ -1,5 +1,7 @@
 #include "lower/vectorize.h"
 
+#include <unordered_map>
+
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "ir/op.h"
@@ -29,7 +31,9 @@ class Widener : public ir::IRMutator {
 
  protected:
   Expr mutate(const ir::VarNode* op, const Expr& self) override {
-    return op == v_.node() ? ramp_ : self;
+    if (op == v_.node()) return ramp_;
+    auto it = widened_lets_.find(op);
+    return it == widened_lets_.end() ? self : it->second;
   }
   Expr mutate(const ir::CastNode* op, const Expr& self) override {
     Expr v = mutate(op->value);
@@ -46,7 +50,11 @@ class Widener : public ir::IRMutator {
   Expr mutate(const ir::CallNode* op, const Expr& self) override {
     std::vector<Expr> args;
     if (!mutate_all(op->args, args)) return self;
-    if (op->call_kind != ir::CallKind::Pure)
+    // A bit-cast between same-width elements (f32 <-> i32, as the math library does)
+    // acts lane by lane, like a pure function.
+    bool lanewise_cast = op->call_kind == ir::CallKind::Reinterpret && op->args.size() == 1 &&
+                         op->type.is_scalar() && op->args[0].type().bits == op->type.bits;
+    if (op->call_kind != ir::CallKind::Pure && !lanewise_cast)
       throw CannotVectorize{"call to " + op->name + " has no vector form"};
     for (Expr& a : args) a = widen(a, lanes_);
     return ir::make_call(op->type.with_lanes(lanes_), op->name, args, op->call_kind);
@@ -62,8 +70,14 @@ class Widener : public ir::IRMutator {
   Expr mutate(const ir::LetNode* op, const Expr& self) override {
     Expr v = mutate(op->value);
     if (v.type().is_vector() && !v.same_as(op->value)) {
+      // The variable becomes a vector: uses of it in the body must be widened too, so the
+      // body is mutated with the old variable mapped to the new one (not substituted, which
+      // would leave the nodes around it typed as scalars).
       ir::Var nv(op->var.name(), v.type());
-      return ir::make_let(nv, v, mutate(ir::substitute(op->body, op->var, nv)));
+      widened_lets_[op->var.node()] = nv;
+      Expr body = mutate(op->body);
+      widened_lets_.erase(op->var.node());
+      return ir::make_let(nv, v, body);
     }
     return ir::IRMutator::mutate(op, self);
   }
@@ -91,7 +105,10 @@ class Widener : public ir::IRMutator {
     Expr v = mutate(op->value);
     if (v.type().is_vector() && !v.same_as(op->value)) {
       ir::Var nv(op->var.name(), v.type());
-      return ir::make_let_stmt(nv, v, mutate(ir::substitute(op->body, op->var, nv)));
+      widened_lets_[op->var.node()] = nv;
+      Stmt body = mutate(op->body);
+      widened_lets_.erase(op->var.node());
+      return ir::make_let_stmt(nv, v, body);
     }
     return ir::IRMutator::mutate(op, self);
   }
@@ -103,6 +120,7 @@ class Widener : public ir::IRMutator {
   ir::Var v_;
   Expr ramp_;
   int lanes_;
+  std::unordered_map<const ir::VarNode*, Expr> widened_lets_;
 };
 
 class Vectorizer : public ir::IRMutator {

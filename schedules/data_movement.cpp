@@ -1,0 +1,444 @@
+#include "schedules/data_movement.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "ir/error.h"
+#include "lower/lower.h"
+#include "te/schedule.h"
+
+namespace kiln::schedules {
+
+using ir::DataType;
+using ir::Expr;
+using ir::Var;
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+const std::vector<DataType>& move_dtypes() {
+  static const std::vector<DataType> k = {DataType::f32(), DataType::f16(), DataType::bf16()};
+  return k;
+}
+
+int64_t rank_of(const Workload& w, const std::string& key = "ndim") {
+  int64_t n = w.param(key);
+  user_check(n >= 1 && n <= 4) << w.op << ": " << key << " must be 1..4, got " << n << " in "
+                               << w.str();
+  return n;
+}
+
+// prefix "D" -> {D0, D1, ...}; every extent must be positive.
+Shape dims(const Workload& w, const std::string& prefix, int64_t n, bool positive = true) {
+  Shape s;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t v = w.param(prefix + std::to_string(i));
+    user_check(positive ? v > 0 : v >= 0)
+        << w.op << ": " << prefix << i << " must be " << (positive ? "positive" : ">= 0")
+        << ", got " << v << " in " << w.str();
+    s.push_back(v);
+  }
+  return s;
+}
+
+int64_t product(const Shape& s) {
+  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
+}
+std::vector<Expr> exprs(const Shape& s) { return std::vector<Expr>(s.begin(), s.end()); }
+
+// Row-major strides of `s`.
+Shape strides(const Shape& s) {
+  Shape st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+BuiltKernel finish(const te::Schedule& sch, const std::vector<te::Tensor>& args,
+                   const std::string& kernel_name, const std::vector<TensorSpec>& in,
+                   const TensorSpec& out, double elements) {
+  BuiltKernel k;
+  k.func = lower::lower(sch, args, kernel_name);
+  k.flops = elements;  // one element moved per output element: "flops" counts elements
+  for (const TensorSpec& s : in) k.args.push_back({s, false, nullptr, nullptr, s.elements()});
+  k.args.push_back({out, true, nullptr, nullptr, out.elements()});
+  return k;
+}
+
+// The copy-out schedule the data movement kernels share: the innermost axis split into
+// `vecs` vectors of the dtype's full width (0: scalar), the outermost loop parallel.
+void schedule_copy(te::Stage out, const codegen::Target& t, DataType dtype, int64_t vecs,
+                   bool parallel, const ir::IterVar& inner) {
+  if (parallel && out.leaf_axes().size() > 1) out.parallel(out.leaf_axes().front());
+  if (vecs <= 0) return;
+  const int64_t lanes = t.lanes(dtype);
+  auto [o, i] = out.split(inner, lanes * vecs);
+  auto [v, l] = out.split(i, lanes);
+  out.unroll(v);
+  out.vectorize(l);
+}
+
+ConfigSpace copy_space() {
+  ConfigSpace cs;
+  cs.define_knob("vecs", {0, 1, 2, 4});
+  cs.define_knob("parallel", {0, 1});
+  return cs;
+}
+
+// Waking the second thread costs more than copying less than ~64 KiB.
+bool worth_threads(int64_t elements, DataType t) { return elements * t.bytes() >= (64 << 10); }
+
+// ---- concat ---------------------------------------------------------------------------
+
+struct ConcatShape {
+  Shape out;            // the output shape
+  int64_t axis;
+  Shape extents;        // each input's extent along axis
+  Shape input(size_t k) const {
+    Shape s = out;
+    s[axis] = extents[k];
+    return s;
+  }
+};
+
+// "X0", "X1", ... (built by append: GCC 12 warns falsely on "X" + std::to_string here).
+std::string input_name(size_t k) { return std::string("X").append(std::to_string(k)); }
+
+ConcatShape concat_shape(const Workload& w) {
+  int64_t n = rank_of(w);
+  ConcatShape s;
+  s.axis = w.param("axis");
+  user_check(s.axis >= 0 && s.axis < n)
+      << "concat: axis must be in [0, " << n << "), got " << s.axis << " in " << w.str();
+  int64_t k = w.param("inputs");
+  user_check(k >= 2 && k <= 4) << "concat: inputs must be 2..4, got " << k << " in " << w.str();
+  for (int64_t i = 0; i < n; ++i)
+    s.out.push_back(i == s.axis ? 1 : w.param(std::string("D").append(std::to_string(i))));
+  for (int64_t i = 0; i < n; ++i)
+    user_check(s.out[i] > 0) << "concat: D" << i << " must be positive in " << w.str();
+  s.extents = dims(w, "E", k);
+  s.out[s.axis] = std::accumulate(s.extents.begin(), s.extents.end(), int64_t{0});
+  return s;
+}
+
+class Concat : public OpTemplate {
+ public:
+  std::string name() const override { return "concat.copy"; }
+  std::string op() const override { return "concat"; }
+  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
+  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+    concat_shape(w);
+    return copy_space();
+  }
+  Config fallback(const Workload& w, const codegen::Target&) const override {
+    ConcatShape s = concat_shape(w);
+    return Config({{"vecs", s.out.back() >= 8 ? 2 : 0},
+                   {"parallel", worth_threads(product(s.out), w.dtype) ? 1 : 0}});
+  }
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    ConcatShape s = concat_shape(w);
+    std::vector<TensorSpec> in;
+    for (size_t k = 0; k < s.extents.size(); ++k) in.push_back({input_name(k), s.input(k)});
+    return in;
+  }
+  TensorSpec output(const Workload& w) const override { return {"Y", concat_shape(w).out}; }
+
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    ConcatShape s = concat_shape(w);
+    // Rows before the axis, then each input's contiguous block of extent * inner.
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < s.axis; ++i) outer *= s.out[i];
+    for (size_t i = s.axis + 1; i < s.out.size(); ++i) inner *= s.out[i];
+    Values y;
+    for (int64_t o = 0; o < outer; ++o)
+      for (size_t k = 0; k < in.size(); ++k) {
+        int64_t block = s.extents[k] * inner;
+        y.insert(y.end(), in[k].begin() + o * block, in[k].begin() + (o + 1) * block);
+      }
+    return y;
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    check_workload(w, move_dtypes(), {});
+    ConcatShape s = concat_shape(w);
+    space(w, t).validate(cfg);
+    std::vector<te::Tensor> xs;
+    for (size_t k = 0; k < s.extents.size(); ++k)
+      xs.push_back(te::placeholder(exprs(s.input(k)), w.dtype, input_name(k)));
+    te::Tensor y = te::compute(
+        exprs(s.out),
+        [&](const std::vector<Var>& idx) {
+          // The last input's value, then, from the back, a select per earlier input; the
+          // index along the axis is clamped into each input so every load is in bounds.
+          std::vector<Expr> offsets;
+          int64_t start = 0;
+          for (int64_t e : s.extents) offsets.push_back(start), start += e;
+          Expr v;
+          for (size_t k = xs.size(); k-- > 0;) {
+            std::vector<Expr> in_idx(idx.begin(), idx.end());
+            Expr a = idx[s.axis] - offsets[k];
+            in_idx[s.axis] = ir::max(ir::min(a, Expr(s.extents[k] - 1)), Expr(0));
+            Expr load = xs[k](in_idx);
+            v = v.defined() ? ir::make_select(idx[s.axis] < offsets[k] + s.extents[k], load, v)
+                            : load;
+          }
+          return v;
+        },
+        "Y");
+    te::Schedule sch({y});
+    te::Stage out = sch[y];
+    schedule_copy(out, t, w.dtype, cfg["vecs"], cfg["parallel"] != 0, out.axis(s.out.size() - 1));
+    std::vector<te::Tensor> args = xs;
+    args.push_back(y);
+    return finish(sch, args, kernel_name, inputs(w), output(w), double(product(s.out)));
+  }
+};
+
+// ---- transpose ------------------------------------------------------------------------
+
+struct TransposeShape {
+  Shape in, perm, out;
+};
+
+TransposeShape transpose_shape(const Workload& w) {
+  int64_t n = rank_of(w);
+  TransposeShape s;
+  s.in = dims(w, "D", n);
+  s.perm = dims(w, "P", n, false);
+  Shape sorted = s.perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t i = 0; i < n; ++i)
+    user_check(sorted[i] == i) << "transpose: P0..P" << n - 1
+                               << " must be a permutation of 0.." << n - 1 << " in " << w.str();
+  for (int64_t p : s.perm) s.out.push_back(s.in[p]);
+  return s;
+}
+
+class Transpose : public OpTemplate {
+ public:
+  std::string name() const override { return "transpose.tiled"; }
+  std::string op() const override { return "transpose"; }
+  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
+  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+    transpose_shape(w);
+    ConfigSpace cs = copy_space();
+    cs.define_knob("tile", {0, 8, 16, 32});  // square tile of the two innermost-moving loops
+    return cs;
+  }
+  Config fallback(const Workload& w, const codegen::Target& t) const override {
+    TransposeShape s = transpose_shape(w);
+    int64_t lanes = t.lanes(w.dtype);
+    bool moves_inner = s.perm.back() != int64_t(s.perm.size()) - 1;
+    return Config({{"vecs", s.out.back() >= lanes ? 1 : 0},
+                   {"parallel", worth_threads(product(s.out), w.dtype) ? 1 : 0},
+                   {"tile", moves_inner && s.out.back() >= 16 ? 16 : 0}});
+  }
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    return {{"X", transpose_shape(w).in}};
+  }
+  TensorSpec output(const Workload& w) const override { return {"Y", transpose_shape(w).out}; }
+
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    TransposeShape s = transpose_shape(w);
+    Shape ist = strides(s.in), ost = strides(s.out);
+    Values y(in[0].size());
+    for (int64_t f = 0; f < product(s.out); ++f) {
+      int64_t src = 0;
+      for (size_t i = 0; i < s.out.size(); ++i) src += (f / ost[i]) % s.out[i] * ist[s.perm[i]];
+      y[f] = in[0][src];
+    }
+    return y;
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    check_workload(w, move_dtypes(), {});
+    TransposeShape s = transpose_shape(w);
+    space(w, t).validate(cfg);
+    const size_t n = s.in.size();
+    te::Tensor x = te::placeholder(exprs(s.in), w.dtype, "X");
+    te::Tensor y = te::compute(
+        exprs(s.out),
+        [&](const std::vector<Var>& idx) {
+          std::vector<Expr> src(n);
+          for (size_t i = 0; i < n; ++i) src[s.perm[i]] = idx[i];
+          return x(src);
+        },
+        "Y");
+    te::Schedule sch({y});
+    te::Stage out = sch[y];
+    // `a`: the output loop that walks the input's innermost dimension. Tiling it with the
+    // output's innermost loop makes a tile of reads and a tile of writes both cache-sized.
+    size_t a = std::find(s.perm.begin(), s.perm.end(), int64_t(n) - 1) - s.perm.begin();
+    ir::IterVar inner = out.axis(n - 1);
+    if (int64_t tile = cfg["tile"]; tile > 0 && a != n - 1) {
+      auto [ao, ai] = out.split(out.axis(a), tile);
+      auto [jo, ji] = out.split(inner, tile);
+      std::vector<ir::IterVar> order;
+      for (const ir::IterVar& iv : out.leaf_axes())
+        if (iv != ai && iv != ji) order.push_back(iv);
+      order.push_back(ai);
+      order.push_back(ji);
+      out.reorder(order);
+      inner = ji;
+    }
+    schedule_copy(out, t, w.dtype, cfg["vecs"], cfg["parallel"] != 0, inner);
+    return finish(sch, {x, y}, kernel_name, inputs(w), output(w), double(product(s.out)));
+  }
+};
+
+// ---- pad ------------------------------------------------------------------------------
+
+struct PadShape {
+  Shape in, before, after, out;
+  double value;
+};
+
+PadShape pad_shape(const Workload& w) {
+  int64_t n = rank_of(w);
+  PadShape s{dims(w, "D", n), dims(w, "B", n, false), dims(w, "A", n, false), {},
+             double(w.param_or("value_e3", 0)) * 1e-3};
+  for (int64_t i = 0; i < n; ++i) s.out.push_back(s.in[i] + s.before[i] + s.after[i]);
+  return s;
+}
+
+class Pad : public OpTemplate {
+ public:
+  std::string name() const override { return "pad.constant"; }
+  std::string op() const override { return "pad"; }
+  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
+  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+    pad_shape(w);
+    return copy_space();
+  }
+  Config fallback(const Workload& w, const codegen::Target& t) const override {
+    PadShape s = pad_shape(w);
+    return Config({{"vecs", s.out.back() >= t.lanes(w.dtype) ? 1 : 0},
+                   {"parallel", worth_threads(product(s.out), w.dtype) ? 1 : 0}});
+  }
+  std::vector<TensorSpec> inputs(const Workload& w) const override { return {{"X", pad_shape(w).in}}; }
+  TensorSpec output(const Workload& w) const override { return {"Y", pad_shape(w).out}; }
+
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    PadShape s = pad_shape(w);
+    Shape ist = strides(s.in), ost = strides(s.out);
+    Values y(static_cast<size_t>(product(s.out)));
+    for (int64_t f = 0; f < product(s.out); ++f) {
+      int64_t src = 0;
+      bool inside = true;
+      for (size_t i = 0; i < s.out.size(); ++i) {
+        int64_t c = (f / ost[i]) % s.out[i] - s.before[i];
+        inside = inside && c >= 0 && c < s.in[i];
+        src += c * ist[i];
+      }
+      y[f] = inside ? in[0][src] : static_cast<float>(s.value);
+    }
+    return y;
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    Workload checked = w;  // the pad value may be negative; every other parameter may not
+    checked.params.erase("value_e3");
+    check_workload(checked, move_dtypes(), {});
+    PadShape s = pad_shape(w);
+    space(w, t).validate(cfg);
+    te::Tensor x = te::placeholder(exprs(s.in), w.dtype, "X");
+    te::Tensor y = te::compute(
+        exprs(s.out),
+        [&](const std::vector<Var>& idx) {
+          Expr inside = ir::make_bool(true);
+          std::vector<Expr> src;
+          for (size_t i = 0; i < idx.size(); ++i) {
+            Expr c = idx[i] - s.before[i];
+            if (s.before[i] > 0) inside = inside && c >= 0;
+            if (s.after[i] > 0) inside = inside && c < s.in[i];
+            src.push_back(ir::max(ir::min(c, Expr(s.in[i] - 1)), Expr(0)));
+          }
+          Expr v = ir::make_cast(w.dtype, ir::make_float(DataType::f32(), s.value));
+          return ir::make_select(inside, x(src), v);
+        },
+        "Y");
+    te::Schedule sch({y});
+    te::Stage out = sch[y];
+    schedule_copy(out, t, w.dtype, cfg["vecs"], cfg["parallel"] != 0, out.axis(s.out.size() - 1));
+    return finish(sch, {x, y}, kernel_name, inputs(w), output(w), double(product(s.out)));
+  }
+};
+
+// ---- reshape --------------------------------------------------------------------------
+
+class Reshape : public OpTemplate {
+ public:
+  std::string name() const override { return "reshape.copy"; }
+  std::string op() const override { return "reshape"; }
+  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
+  static std::pair<Shape, Shape> shapes(const Workload& w) {
+    Shape in = dims(w, "D", rank_of(w)), out = dims(w, "O", rank_of(w, "ondim"));
+    user_check(product(in) == product(out))
+        << "reshape: the input has " << product(in) << " elements but the output shape has "
+        << product(out) << " in " << w.str();
+    return {in, out};
+  }
+  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+    shapes(w);
+    return copy_space();
+  }
+  Config fallback(const Workload& w, const codegen::Target&) const override {
+    int64_t n = product(shapes(w).first);
+    return Config({{"vecs", n >= 64 ? 4 : 0}, {"parallel", worth_threads(n, w.dtype) ? 1 : 0}});
+  }
+  std::vector<TensorSpec> inputs(const Workload& w) const override { return {{"X", shapes(w).first}}; }
+  TensorSpec output(const Workload& w) const override { return {"Y", shapes(w).second}; }
+  Values reference(const Workload&, const std::vector<Values>& in) const override { return in[0]; }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    check_workload(w, move_dtypes(), {});
+    int64_t n = product(shapes(w).first);
+    space(w, t).validate(cfg);
+    // Both sides flat: row-major memory is the same for every shape of the same elements.
+    te::Tensor x = te::placeholder({n}, w.dtype, "X");
+    te::Tensor y = te::compute({n}, [&](Var i) { return x(i); }, "Y");
+    te::Schedule sch({y});
+    te::Stage out = sch[y];
+    int64_t vecs = cfg["vecs"];
+    const int64_t lanes = t.lanes(w.dtype);
+    ir::IterVar inner = out.axis(0);
+    if (cfg["parallel"]) {
+      // Big contiguous chunks per thread.
+      auto [o, i] = out.split(inner, std::max<int64_t>(lanes * std::max<int64_t>(vecs, 1) * 64, 1));
+      out.parallel(o);
+      inner = i;
+    }
+    if (vecs > 0) {
+      auto [o, i] = out.split(inner, lanes * vecs);
+      auto [v, l] = out.split(i, lanes);
+      out.unroll(v);
+      out.vectorize(l);
+    }
+    return finish(sch, {x, y}, kernel_name, inputs(w), output(w), double(n));
+  }
+};
+
+}  // namespace
+
+const OpTemplate& concat_template() {
+  static const Concat t;
+  return t;
+}
+const OpTemplate& transpose_template() {
+  static const Transpose t;
+  return t;
+}
+const OpTemplate& pad_template() {
+  static const Pad t;
+  return t;
+}
+const OpTemplate& reshape_template() {
+  static const Reshape t;
+  return t;
+}
+
+}  // namespace kiln::schedules

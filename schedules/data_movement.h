@@ -1,0 +1,34 @@
+// Data movement: concat, transpose, pad and reshape/flatten — kernels that only move
+// elements (any dtype of f32, f16, bf16; values are copied bit for bit, never converted).
+//
+// Workloads (shapes of up to 4 dimensions; "ndim" counts them, D0..D{ndim-1} name them):
+//   "concat":    ndim, axis, inputs (2..4), D0.. the output shape except along `axis`
+//                (any value there is ignored), E0..E{inputs-1} each input's extent along it.
+//   "transpose": ndim, D0.. the input shape, P0.. the permutation (output dim i is input
+//                dim P_i, as numpy.transpose).
+//   "pad":       ndim, D0.. the input shape, B0.. / A0.. the padding before / after each
+//                dim (>= 0), value_e3: the constant in units of 1e-3 (default 0).
+//   "reshape":   ndim, D0.. the input shape, ondim, O0.. the output shape (same element
+//                count). A copy kernel: in row-major memory a reshape moves nothing, so the
+//                graph compiler aliases the buffers and emits no kernel whenever the
+//                producer's layout allows it; this kernel is for when it does not (e.g. a
+//                blocked NCHW[x]c producer).
+#pragma once
+
+#include "schedules/op_template.h"
+
+namespace kiln::schedules {
+
+// "concat.copy": one vectorized copy per input into its slice of the output (the blocks
+// after `axis` are contiguous), outer rows parallel.
+const OpTemplate& concat_template();
+// "transpose.tiled": the output's innermost loop vectorized (contiguous stores), tiled with
+// the loop that walks the input's innermost dimension so both sides stay in cache.
+const OpTemplate& transpose_template();
+// "pad.constant": the output's innermost loop vectorized; the select is removed from the
+// interior by loop partitioning.
+const OpTemplate& pad_template();
+// "reshape.copy": a flat vectorized copy.
+const OpTemplate& reshape_template();
+
+}  // namespace kiln::schedules

@@ -1,0 +1,605 @@
+#include "schedules/dense_lowp.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "ir/error.h"
+#include "lower/lower.h"
+#include "schedules/epilogue.h"
+
+namespace kiln::schedules {
+
+using ir::DataType;
+using ir::Expr;
+using ir::Stmt;
+using ir::Var;
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+Expr reinterpret(DataType t, Expr v) {
+  return ir::make_call(t, "reinterpret", {std::move(v)}, ir::CallKind::Reinterpret);
+}
+
+// What the three templates share: the dense workload (logical A[M,K], B[K,N], epilogue
+// inputs; the reference of dense.packed), the output type and the C stage.
+class LowpDense : public OpTemplate {
+ public:
+  std::string op() const override { return "dense"; }
+
+  static DenseShape shape(const Workload& w) {
+    DenseShape s{w.param("M"), w.param("N"), w.param("K")};
+    user_check(s.m > 0 && s.n > 0 && s.k > 0)
+        << "dense: M, N, K must be positive, got " << s.m << ", " << s.n << ", " << s.k;
+    return s;
+  }
+  // f32 output when asked (param out_f32=1): the accumulator is f32 anyway, and the next
+  // layer may want it unrounded.
+  static DataType out_type(const Workload& w) {
+    return w.param_or("out_f32", 0) != 0 ? DataType::f32() : w.dtype;
+  }
+
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    return dense_packed_template().inputs(w);
+  }
+  TensorSpec output(const Workload& w) const override { return dense_packed_template().output(w); }
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    return dense_packed_template().reference(w, in);
+  }
+
+ protected:
+  // Whether dtype and target fit; build() turns a "no" into a UserError before any codegen
+  // (selecting these intrinsics without the feature is an LLVM abort, not an error).
+  virtual bool supports(const Workload& w, const codegen::Target& t) const = 0;
+  virtual const char* needs() const = 0;  // for the error message
+
+  bool applies(const Workload& w, const codegen::Target& t) const override {
+    return w.op == "dense" && supports(w, t);
+  }
+
+  void check_build(const Workload& w, const codegen::Target& t, const Config& cfg) const {
+    check_workload(w, {w.dtype}, epilogue_names());
+    shape(w);
+    user_check(supports(w, t)) << name() << ": " << w.str() << " on target " << t.name
+                               << " is not supported (needs " << needs() << ")";
+    space(w, t).validate(cfg);
+  }
+
+  // C = out_type(epilogue(acc)) over the logical [M, N].
+  static te::Tensor make_output(const Workload& w, const DenseShape& s, const te::Tensor& acc,
+                                const EpilogueTensors& ep) {
+    DataType ot = out_type(w);
+    return te::compute(
+        {s.m, s.n},
+        [&](Var i, Var j) {
+          return ir::make_cast(ot, apply_epilogue(w, ep, acc(i, j), {i, j}, j));
+        },
+        "C");
+  }
+  // C in tiles of mr x nr, vectors of `lanes`, column panels or row blocks outermost (and
+  // parallel). Returns the loop that the accumulator tile is computed at.
+  static ir::IterVar schedule_output(te::Schedule& sch, const te::Tensor& c, int64_t mr, int64_t nr,
+                                     int64_t lanes, const Config& cfg) {
+    te::Stage out = sch[c];
+    auto [io, ii] = out.split(out.axis(0), mr);
+    auto [jo, ji] = out.split(out.axis(1), nr);
+    auto [jv, jl] = out.split(ji, lanes);
+    bool panels_outer = cfg["panels_outer"] != 0;
+    out.reorder(panels_outer ? std::vector<ir::IterVar>{jo, io, ii, jv, jl}
+                             : std::vector<ir::IterVar>{io, jo, ii, jv, jl});
+    out.vectorize(jl);
+    // Unrolled so that every read of the tile has a constant offset: LLVM then keeps the
+    // whole tile in registers (SROA) instead of on the stack.
+    out.unroll(ii);
+    out.unroll(jv);
+    if (cfg["parallel"]) out.parallel(panels_outer ? jo : io);
+    return panels_outer ? io : jo;
+  }
+
+  BuiltKernel finish(const Workload& w, const te::Schedule& sch, const te::Tensor& a,
+                     const te::Tensor& b, const EpilogueTensors& ep, const te::Tensor& c,
+                     const std::string& kernel_name, std::function<Values(const Values&)> pack_b,
+                     int64_t packed_b_elements) const {
+    std::vector<te::Tensor> args = {a, b};
+    if (ep.bias.defined()) args.push_back(ep.bias);
+    if (ep.residual.defined()) args.push_back(ep.residual);
+    args.push_back(c);
+    BuiltKernel k;
+    k.func = lower::lower(sch, args, kernel_name);
+    k.flops = shape(w).flops();
+    auto specs = inputs(w);
+    for (size_t i = 0; i < specs.size(); ++i) {
+      KernelArg arg{specs[i], false, nullptr, nullptr, specs[i].elements()};
+      if (i == 1) {
+        arg.pack = std::move(pack_b);
+        arg.kernel_elements = packed_b_elements;
+      }
+      k.args.push_back(arg);
+    }
+    TensorSpec o = output(w);
+    k.args.push_back({o, true, nullptr, nullptr, o.elements()});
+    return k;
+  }
+
+  // A pairwise dot instruction (vdpbf16ps, BFDOT): each f32 lane of the accumulator adds
+  // a[2l]*b[2l] + a[2l+1]*b[2l+1]. B is packed in the VNNI layout, A broadcasts one pair.
+  struct PairDot {
+    int64_t mr, nv, lanes, ku;  // tile rows, vectors per row, f32 lanes per vector, K unroll
+    const char* intrinsic;      // <L x float>(<L x float>, <2L x bfloat>, <2L x bfloat>)
+  };
+
+  BuiltKernel build_pair_dot(const Workload& w, const Config& cfg, const std::string& kernel_name,
+                             const PairDot& p) const {
+    const DenseShape s = shape(w);
+    const int64_t mr = p.mr, nr = p.nv * p.lanes;
+    const int64_t pairs = ceil_div(s.k, 2), panels = ceil_div(s.n, nr);
+    const int64_t mp = ceil_div(s.m, mr) * mr, np = panels * nr;
+    const DataType f32 = DataType::f32(), bf16 = DataType::bf16();
+
+    te::Tensor a = te::placeholder({s.m, s.k}, bf16, "A");
+    te::Tensor b = te::placeholder({panels, pairs, nr * 2}, bf16, "B.vnni");
+    EpilogueTensors ep = make_epilogue_placeholders(w, s.n, {s.m, s.n});
+    ir::IterVar k2 = te::reduce_axis(pairs, "k2"), kk = te::reduce_axis(2, "kk");
+    // The tile covers whole mr x nr blocks: rows past M read row M-1 and are never stored;
+    // an odd K's missing last value is zero (and so is the packed B there).
+    te::Tensor acc = te::compute(
+        {mp, np},
+        [&](Var i, Var j) {
+          Expr k = k2->var * 2 + kk->var;
+          Expr av = ir::make_cast(f32, a(ir::min(i, Expr(s.m - 1)), ir::min(k, Expr(s.k - 1))));
+          av = ir::make_select(k < Expr(s.k), av, ir::make_zero(f32));
+          Expr bv = ir::make_cast(f32, b(j / nr, k2, (j % nr) * 2 + kk->var));
+          return te::sum(av * bv, {k2, kk});
+        },
+        "C.acc");
+    te::Tensor c = make_output(w, s, acc, ep);
+
+    te::Schedule sch({c});
+    ir::IterVar at = schedule_output(sch, c, mr, nr, p.lanes, cfg);
+    te::Stage tile = sch[acc];
+    tile.set_scope(ir::MemScope::Local);
+    tile.compute_at(sch[c], at);
+    auto [tv, tl] = tile.split(tile.axis(1), p.lanes);
+    tile.reorder({k2, kk, tile.axis(0), tv, tl});
+    tile.unroll(tile.axis(0));
+    tile.unroll(tv);
+    tile.vectorize(tl);  // the zero-initialisation of the tile, one vector store each
+    tile.tensorize(k2, pair_dot_intrin(s, p, pairs));
+
+    auto pack = [s, nr](const Values& v) { return pack_dense_b_vnni(s, nr, v.data()); };
+    return finish(w, sch, a, b, ep, c, kernel_name, pack, panels * pairs * nr * 2);
+  }
+
+  // The whole K loop of an mr x (nv*lanes) tile: per pair of K, nv VNNI vectors of B, one
+  // broadcast pair of A per row, mr*nv pair-dot instructions into the f32 tile.
+  static te::TensorIntrin pair_dot_intrin(const DenseShape& s, const PairDot& p, int64_t pairs) {
+    te::TensorIntrin in;
+    in.name = "pair_dot_tile";
+    in.extents = {pairs, 2, p.mr, p.nv, p.lanes};
+    in.emit = [s, p](const te::TensorizeRegion& r) -> Stmt {
+      const int64_t mr = p.mr, nv = p.nv, ku = p.ku, lanes = p.lanes;
+      internal_check(r.inputs.size() == 2 && r.output_base.size() == 2)
+          << "pair_dot_tile: unexpected region";
+      internal_check(r.inputs[0].first->name == "A" && r.inputs[1].first->name == "B.vnni")
+          << "pair_dot_tile: expects A then B.vnni";
+      const ir::Buffer& out = r.output;
+      const ir::Buffer& a = r.inputs[0].first;
+      const ir::Buffer& b = r.inputs[1].first;
+      const Expr row0 = r.output_base[0], col0 = r.output_base[1];
+      const Expr panel = col0 / (nv * lanes);
+      const DataType bf16v = DataType::bf16(2 * static_cast<int>(lanes));
+      const DataType f32v = DataType::f32(static_cast<int>(lanes));
+
+      // One K pair (or, for odd K, the last single value with a zero partner).
+      auto step = [&](Expr k2, bool last_single) {
+        std::vector<Expr> bvec;
+        for (int64_t v = 0; v < nv; ++v)
+          bvec.push_back(ir::make_load(
+              b, {panel, k2, ir::make_ramp(Expr(v * 2 * lanes), 1, 2 * static_cast<int>(lanes))}));
+        std::vector<Stmt> body;
+        for (int64_t i = 0; i < mr; ++i) {
+          Expr row = ir::min(row0 + Expr(i), Expr(s.m - 1));
+          Expr pair;
+          if (!last_single) {
+            // Two adjacent bf16 of A as one i32 (element k in the low half, as VNNI wants).
+            pair =
+                reinterpret(DataType::i32(), ir::make_load(a, {row, ir::make_ramp(k2 * 2, 1, 2)}));
+          } else {
+            Expr last = reinterpret(DataType::u16(), ir::make_load(a, {row, Expr(s.k - 1)}));
+            pair = ir::make_cast(DataType::i32(), last);  // zero-extended: partner is +0.0
+          }
+          Expr abc = reinterpret(bf16v, ir::make_broadcast(pair, static_cast<int>(lanes)));
+          for (int64_t v = 0; v < nv; ++v) {
+            std::vector<Expr> idx = {
+                row0 + Expr(i), ir::make_ramp(col0 + Expr(v * lanes), 1, static_cast<int>(lanes))};
+            Expr acc = ir::make_load(out, idx);
+            Expr dp =
+                ir::make_call(f32v, p.intrinsic, {acc, abc, bvec[v]}, ir::CallKind::LLVMIntrinsic);
+            body.push_back(ir::make_store(out, dp, idx));
+          }
+        }
+        return ir::make_seq(body);
+      };
+
+      const int64_t full = s.k / 2, blocks = full / ku, rest = full % ku;
+      std::vector<Stmt> seq;
+      if (blocks > 0) {
+        Var ko("k2.outer");
+        std::vector<Stmt> unrolled;
+        for (int64_t u = 0; u < ku; ++u) unrolled.push_back(step(ko * ku + Expr(u), false));
+        seq.push_back(ir::make_for(ko, 0, blocks, ir::ForKind::Serial, ir::make_seq(unrolled)));
+      }
+      if (rest > 0) {
+        Var kr("k2.rest");
+        seq.push_back(
+            ir::make_for(kr, 0, rest, ir::ForKind::Serial, step(Expr(blocks * ku) + kr, false)));
+      }
+      if (s.k % 2) seq.push_back(step(Expr(full), true));
+      return ir::make_seq(seq);
+    };
+    return in;
+  }
+
+  // Row tiles the matrix fills: the largest of `choices` not above `want` and M.
+  static int64_t fit_rows(int64_t want, int64_t m, std::initializer_list<int64_t> choices) {
+    for (int64_t r : choices)
+      if (r <= want && r <= m) return r;
+    return 1;
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// dense.bf16.x86
+
+class DenseBf16X86 final : public LowpDense {
+ public:
+  std::string name() const override { return "dense.bf16.x86"; }
+
+  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+    DenseShape s = shape(w);
+    ConfigSpace cs;
+    std::vector<int64_t> mr;
+    for (int64_t m : {1, 2, 4, 6, 8})
+      if (m <= std::max<int64_t>(s.m, 1)) mr.push_back(m);
+    cs.define_knob("mr", mr);
+    cs.define_knob("nr_vecs", {1, 2, 3, 4});  // zmm of 16 f32 accumulators per row
+    cs.define_knob("k_unroll", {1, 2, 4});    // K pairs per loop iteration
+    cs.define_knob("panels_outer", {0, 1});
+    cs.define_knob("parallel", {0, 1});
+    return cs;
+  }
+
+  Config fallback(const Workload& w, const codegen::Target&) const override {
+    DenseShape s = shape(w);
+    // 6 x 4 zmm = 24 accumulators + 4 B vectors + a broadcast: 29 of 32 registers.
+    int64_t mr = fit_rows(6, s.m, {8, 6, 4, 2, 1}), vecs = 4;
+    if (s.n <= 32) vecs = ceil_div(s.n, 16);
+    bool parallel = s.flops() > 2e6;
+    return Config({{"mr", mr},
+                   {"nr_vecs", vecs},
+                   {"k_unroll", 2},
+                   {"panels_outer", 1},
+                   {"parallel", parallel ? 1 : 0}});
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    check_build(w, t, cfg);
+    return build_pair_dot(
+        w, cfg, kernel_name,
+        {cfg["mr"], cfg["nr_vecs"], 16, cfg["k_unroll"], "llvm.x86.avx512bf16.dpbf16ps.512"});
+  }
+
+ protected:
+  bool supports(const Workload& w, const codegen::Target& t) const override {
+    return w.dtype == DataType::bf16() && t.is_x86() && t.has("avx512bf16") && t.has("avx512f");
+  }
+  const char* needs() const override { return "dtype bf16 and an x86 target with avx512bf16"; }
+};
+
+// ---------------------------------------------------------------------------------------
+// dense.bf16.arm
+
+class DenseBf16Arm final : public LowpDense {
+ public:
+  std::string name() const override { return "dense.bf16.arm"; }
+
+  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+    DenseShape s = shape(w);
+    ConfigSpace cs;
+    std::vector<int64_t> mr2;
+    for (int64_t m : {1, 2, 3, 4})
+      if (m == 1 || 2 * m <= s.m + 1) mr2.push_back(m);
+    cs.define_knob("mr2", mr2);           // row pairs of the tile
+    cs.define_knob("nr2", {1, 2, 3, 4});  // column pairs of the tile
+    cs.define_knob("k_unroll", {1, 2});   // K blocks per loop iteration
+    cs.define_knob("panels_outer", {0, 1});
+    cs.define_knob("parallel", {0, 1});
+    // 1: BFDOT instead of BFMMLA: 2*mr2 rows x nr2 vectors of 4 columns, B in the VNNI
+    // layout, A broadcasting a pair (the x86 scheme at 128 bits; no repacking of A).
+    cs.define_knob("bfdot", {0, 1});
+    return cs;
+  }
+
+  Config fallback(const Workload& w, const codegen::Target&) const override {
+    DenseShape s = shape(w);
+    // 4 x 4 tiles of 2x2: 16 accumulators + 4 A + 4 B blocks, 24 of the 32 v registers.
+    int64_t mr2 = s.m == 1 ? 1 : fit_rows(4, ceil_div(s.m, 2), {4, 3, 2, 1});
+    int64_t nr2 = std::min<int64_t>(4, ceil_div(s.n, 2));
+    bool parallel = s.flops() > 2e6;
+    return Config({{"mr2", mr2},
+                   {"nr2", nr2},
+                   {"k_unroll", 1},
+                   {"panels_outer", 1},
+                   {"parallel", parallel ? 1 : 0},
+                   {"bfdot", 0}});
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    check_build(w, t, cfg);
+    if (cfg["bfdot"])
+      return build_pair_dot(
+          w, cfg, kernel_name,
+          {2 * cfg["mr2"], cfg["nr2"], 4, cfg["k_unroll"], "llvm.aarch64.neon.bfdot.v4f32.v8bf16"});
+    const DenseShape s = shape(w);
+    const int64_t mr2 = cfg["mr2"], nr2 = cfg["nr2"], mr = 2 * mr2, nr = 2 * nr2;
+    const int64_t ku = cfg["k_unroll"];
+    const int64_t quads = ceil_div(s.k, 4), panels = ceil_div(s.n, nr);
+    const int64_t mp = ceil_div(s.m, mr) * mr, np = panels * nr;
+    const DataType f32 = DataType::f32(), bf16 = DataType::bf16();
+
+    te::Tensor a = te::placeholder({s.m, s.k}, bf16, "A");
+    te::Tensor b = te::placeholder({panels, quads, nr2 * 8}, bf16, "B.bfmmla");
+    EpilogueTensors ep = make_epilogue_placeholders(w, s.n, {s.m, s.n});
+    // A (an activation, so not packed ahead of time) is repacked by the kernel into 2-row
+    // interleaved K=4 blocks, zero past M and K: one 128-bit load per BFMMLA operand. It is
+    // O(M*K) work before O(M*N*K).
+    te::Tensor ap = te::compute(
+        {mp / 2, quads, 8},
+        [&](Var m2, Var q, Var e) {
+          Expr row = m2 * 2 + e / 4, k = q * 4 + e % 4;
+          Expr v = a(ir::min(row, Expr(s.m - 1)), ir::min(k, Expr(s.k - 1)));
+          return ir::make_select(row < Expr(s.m) && k < Expr(s.k), v, ir::make_zero(bf16));
+        },
+        "A.bfmmla");
+    ir::IterVar kq = te::reduce_axis(quads, "kq"), kc = te::reduce_axis(4, "kc");
+    te::Tensor acc = te::compute(
+        {mp, np},
+        [&](Var i, Var j) {
+          Expr av = ir::make_cast(f32, ap(i / 2, kq, (i % 2) * 4 + kc->var));
+          Expr bv = ir::make_cast(f32, b(j / nr, kq, ((j % nr) / 2) * 8 + (j % 2) * 4 + kc->var));
+          return te::sum(av * bv, {kq, kc});
+        },
+        "C.acc");
+    te::Tensor c = make_output(w, s, acc, ep);
+
+    te::Schedule sch({c});
+    te::Stage pack = sch[ap];
+    pack.vectorize(pack.axis(2));
+    ir::IterVar at = schedule_output(sch, c, mr, nr, 2, cfg);
+    te::Stage tile = sch[acc];
+    tile.set_scope(ir::MemScope::Local);
+    tile.compute_at(sch[c], at);
+    auto [tv, tl] = tile.split(tile.axis(1), 2);
+    tile.reorder({kq, kc, tile.axis(0), tv, tl});
+    tile.unroll(tile.axis(0));
+    tile.unroll(tv);
+    tile.vectorize(tl);
+    tile.tensorize(kq, bfmmla_intrin(mr2, nr2, ku, quads));
+
+    auto pack_b = [s, nr](const Values& v) { return pack_dense_b_bfmmla(s, nr, v.data()); };
+    return finish(w, sch, a, b, ep, c, kernel_name, pack_b, panels * quads * nr2 * 8);
+  }
+
+ protected:
+  bool supports(const Workload& w, const codegen::Target& t) const override {
+    return w.dtype == DataType::bf16() && t.is_aarch64() && t.has("bf16");
+  }
+  const char* needs() const override { return "dtype bf16 and an AArch64 target with +bf16"; }
+
+ private:
+  // The whole K loop of a (2*mr2) x (2*nr2) tile: per K block of 4, mr2 A blocks and nr2 B
+  // blocks, mr2*nr2 BFMMLA into 2x2 tiles kept in a register-sized buffer; at the end each
+  // 2x2 tile is added into the row-major accumulator, two columns per row.
+  static te::TensorIntrin bfmmla_intrin(int64_t mr2, int64_t nr2, int64_t ku, int64_t quads) {
+    te::TensorIntrin in;
+    in.name = "bfmmla_tile";
+    in.extents = {quads, 4, 2 * mr2, nr2, 2};
+    in.emit = [mr2, nr2, ku, quads](const te::TensorizeRegion& r) -> Stmt {
+      internal_check(r.inputs.size() == 2 && r.output_base.size() == 2)
+          << "bfmmla_tile: unexpected region";
+      internal_check(r.inputs[0].first->name == "A.bfmmla" && r.inputs[1].first->name == "B.bfmmla")
+          << "bfmmla_tile: expects A.bfmmla then B.bfmmla";
+      const ir::Buffer& out = r.output;
+      const ir::Buffer& a = r.inputs[0].first;
+      const ir::Buffer& b = r.inputs[1].first;
+      const Expr row0 = r.output_base[0], col0 = r.output_base[1];
+      const Expr pair0 = row0 / 2, panel = col0 / (2 * nr2);
+      const DataType f32x4 = DataType::f32(4);
+      ir::Buffer t =
+          ir::make_buffer("bfmmla.tile", DataType::f32(), {mr2 * nr2 * 4}, ir::MemScope::Local);
+      auto tile_at = [&](int64_t p, int64_t q) {
+        return ir::make_ramp(Expr((p * nr2 + q) * 4), 1, 4);
+      };
+
+      auto step = [&](Expr kq) {
+        std::vector<Expr> av, bv;
+        for (int64_t p = 0; p < mr2; ++p)
+          av.push_back(ir::make_load(a, {pair0 + Expr(p), kq, ir::make_ramp(Expr(0), 1, 8)}));
+        for (int64_t q = 0; q < nr2; ++q)
+          bv.push_back(ir::make_load(b, {panel, kq, ir::make_ramp(Expr(q * 8), 1, 8)}));
+        std::vector<Stmt> body;
+        for (int64_t p = 0; p < mr2; ++p)
+          for (int64_t q = 0; q < nr2; ++q) {
+            Expr mm = ir::make_call(f32x4, "llvm.aarch64.neon.bfmmla",
+                                    {ir::make_load(t, {tile_at(p, q)}), av[p], bv[q]},
+                                    ir::CallKind::LLVMIntrinsic);
+            body.push_back(ir::make_store(t, mm, {tile_at(p, q)}));
+          }
+        return ir::make_seq(body);
+      };
+
+      std::vector<Stmt> seq;
+      for (int64_t p = 0; p < mr2; ++p)
+        for (int64_t q = 0; q < nr2; ++q)
+          seq.push_back(ir::make_store(t, ir::make_zero(f32x4), {tile_at(p, q)}));
+      const int64_t blocks = quads / ku, rest = quads % ku;
+      if (blocks > 0) {
+        Var ko("kq.outer");
+        std::vector<Stmt> unrolled;
+        for (int64_t u = 0; u < ku; ++u) unrolled.push_back(step(ko * ku + Expr(u)));
+        seq.push_back(ir::make_for(ko, 0, blocks, ir::ForKind::Serial, ir::make_seq(unrolled)));
+      }
+      if (rest > 0) seq.push_back(step(Expr(blocks * ku)));
+      // A 2x2 tile is [r0c0 r0c1 r1c0 r1c1]: each half is two adjacent columns of one row.
+      for (int64_t p = 0; p < mr2; ++p)
+        for (int64_t q = 0; q < nr2; ++q)
+          for (int64_t h = 0; h < 2; ++h) {
+            std::vector<Expr> idx = {row0 + Expr(2 * p + h),
+                                     ir::make_ramp(col0 + Expr(2 * q), 1, 2)};
+            Expr part = ir::make_load(t, {ir::make_ramp(Expr((p * nr2 + q) * 4 + 2 * h), 1, 2)});
+            seq.push_back(ir::make_store(out, ir::make_load(out, idx) + part, idx));
+          }
+      return ir::make_allocate(t, ir::make_seq(seq));
+    };
+    return in;
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// dense.f16.arm
+
+class DenseF16Arm final : public LowpDense {
+ public:
+  std::string name() const override { return "dense.f16.arm"; }
+
+  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+    DenseShape s = shape(w);
+    ConfigSpace cs;
+    std::vector<int64_t> mr;
+    for (int64_t m : {1, 2, 4, 6, 8})
+      if (m <= std::max<int64_t>(s.m, 1)) mr.push_back(m);
+    cs.define_knob("mr", mr);
+    cs.define_knob("nr_vecs", {1, 2, 3});  // vectors of 8 halves per row
+    cs.define_knob("k_unroll", {1, 2, 4});
+    cs.define_knob("f16_acc", {0, 1});  // 1: accumulate in f16 (fmla .8h), looser error
+    cs.define_knob("panels_outer", {0, 1});
+    cs.define_knob("parallel", {0, 1});
+    return cs;
+  }
+
+  Config fallback(const Workload& w, const codegen::Target&) const override {
+    DenseShape s = shape(w);
+    // f32 accumulation: 8 halves widen to two .4s registers, so 6 rows x 2 vectors use
+    // 24 accumulators of the 32 v registers.
+    int64_t mr = fit_rows(6, s.m, {8, 6, 4, 2, 1});
+    int64_t vecs = s.n <= 8 ? 1 : 2;
+    bool parallel = s.flops() > 2e6;
+    return Config({{"mr", mr},
+                   {"nr_vecs", vecs},
+                   {"k_unroll", 1},
+                   {"f16_acc", 0},
+                   {"panels_outer", 1},
+                   {"parallel", parallel ? 1 : 0}});
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    check_build(w, t, cfg);
+    const DenseShape s = shape(w);
+    const int64_t lanes = 8, nr = cfg["nr_vecs"] * lanes, mr = cfg["mr"];
+    const int64_t panels = ceil_div(s.n, nr);
+    const DataType f16 = DataType::f16();
+    const DataType acc_t = cfg["f16_acc"] ? f16 : DataType::f32();
+
+    te::Tensor a = te::placeholder({s.m, s.k}, f16, "A");
+    te::Tensor b = te::placeholder({panels, s.k, nr}, f16, "B.packed");
+    EpilogueTensors ep = make_epilogue_placeholders(w, s.n, {s.m, s.n});
+    ir::IterVar k = te::reduce_axis(s.k, "k");
+    te::Tensor acc = te::compute(
+        {s.m, s.n},
+        [&](Var i, Var j) {
+          return te::sum(ir::make_cast(acc_t, a(i, k)) * ir::make_cast(acc_t, b(j / nr, k, j % nr)),
+                         {k});
+        },
+        "C.acc");
+    te::Tensor acc32 =
+        cfg["f16_acc"]
+            ? te::compute(
+                  {s.m, s.n},
+                  [&](Var i, Var j) { return ir::make_cast(DataType::f32(), acc(i, j)); },
+                  "C.acc32")
+            : acc;
+    te::Tensor c = make_output(w, s, acc32, ep);
+
+    te::Schedule sch({c});
+    if (cfg["f16_acc"]) sch[acc32].compute_inline();
+    ir::IterVar at = schedule_output(sch, c, mr, nr, lanes, cfg);
+    te::Stage tile = sch[acc];
+    tile.set_scope(ir::MemScope::Local);
+    tile.compute_at(sch[c], at);
+    auto [tv, tl] = tile.split(tile.axis(1), lanes);
+    ir::IterVar kk = tile.reduce_axis(0);
+    if (cfg["k_unroll"] > 1) {
+      auto [ko, ki] = tile.split(kk, cfg["k_unroll"]);
+      tile.reorder({ko, ki, tile.axis(0), tv, tl});
+      tile.unroll(ki);
+    } else {
+      tile.reorder({kk, tile.axis(0), tv, tl});
+    }
+    tile.unroll(tile.axis(0));
+    tile.unroll(tv);
+    tile.vectorize(tl);
+
+    auto pack = [s, nr](const Values& v) { return pack_dense_b(s, nr, v.data()); };
+    return finish(w, sch, a, b, ep, c, kernel_name, pack, panels * s.k * nr);
+  }
+
+ protected:
+  bool supports(const Workload& w, const codegen::Target& t) const override {
+    return w.dtype == DataType::f16() && t.is_aarch64() && t.has("fullfp16");
+  }
+  const char* needs() const override { return "dtype f16 and an AArch64 target with +fullfp16"; }
+};
+
+}  // namespace
+
+const OpTemplate& dense_bf16_x86_template() {
+  static const DenseBf16X86 t;
+  return t;
+}
+const OpTemplate& dense_bf16_arm_template() {
+  static const DenseBf16Arm t;
+  return t;
+}
+const OpTemplate& dense_f16_arm_template() {
+  static const DenseF16Arm t;
+  return t;
+}
+
+std::vector<float> pack_dense_b_vnni(const DenseShape& s, int64_t nr, const float* b) {
+  const int64_t panels = ceil_div(s.n, nr), pairs = ceil_div(s.k, 2);
+  std::vector<float> packed(static_cast<size_t>(panels * pairs * nr * 2), 0.0f);
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t k = 0; k < s.k; ++k)
+      for (int64_t j = 0; j < nr && p * nr + j < s.n; ++j)
+        packed[((p * pairs + k / 2) * nr + j) * 2 + k % 2] = b[k * s.n + p * nr + j];
+  return packed;
+}
+
+std::vector<float> pack_dense_b_bfmmla(const DenseShape& s, int64_t nr, const float* b) {
+  const int64_t panels = ceil_div(s.n, nr), quads = ceil_div(s.k, 4);
+  std::vector<float> packed(static_cast<size_t>(panels * quads * nr * 4), 0.0f);
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t k = 0; k < s.k; ++k)
+      for (int64_t j = 0; j < nr && p * nr + j < s.n; ++j)
+        packed[((p * quads + k / 4) * (nr / 2) + j / 2) * 8 + (j % 2) * 4 + k % 4] =
+            b[k * s.n + p * nr + j];
+  return packed;
+}
+
+}  // namespace kiln::schedules

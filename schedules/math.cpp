@@ -1,0 +1,178 @@
+#include "schedules/math.h"
+
+#include <cmath>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+
+#include "ir/error.h"
+#include "ir/op.h"
+
+namespace kiln::schedules::math {
+
+using ir::DataType;
+using ir::Expr;
+
+namespace {
+
+DataType f32_of(const Expr& x) {
+  internal_check(x.type().code == ir::TypeCode::Float && x.type().bits == 32)
+      << "math functions take f32, got " << x.type().str();
+  return x.type();
+}
+
+Expr f(const Expr& like, double v) { return ir::make_float(like.type(), v); }
+Expr i32(const Expr& like, int64_t v) {
+  return ir::make_int(DataType::i32(like.type().lanes), v);
+}
+
+// Binds `value` to a fresh variable for `body`: a subexpression used several times is then
+// computed once, and the tree the passes walk stays linear in the formula's size.
+Expr let(const Expr& value, const char* name, const std::function<Expr(const Expr&)>& body) {
+  ir::Var v(name, value.type());
+  return ir::make_let(v, value, body(v));
+}
+
+// Horner's rule, coefficients from the highest power down; the codegen contracts each
+// step into an FMA where the target has one.
+Expr horner(const Expr& x, std::initializer_list<double> coeffs) {
+  Expr acc;
+  for (double c : coeffs) acc = acc.defined() ? acc * x + f(x, c) : f(x, c);
+  return acc;
+}
+
+Expr as_int(const Expr& x) {
+  return ir::make_call(DataType::i32(x.type().lanes), "reinterpret", {x},
+                       ir::CallKind::Reinterpret);
+}
+Expr as_float(const Expr& bits) {
+  return ir::make_call(DataType::f32(bits.type().lanes), "reinterpret", {bits},
+                       ir::CallKind::Reinterpret);
+}
+
+// 2^n for integer n in [-126, 127], built from the exponent field.
+Expr pow2i(const Expr& n) { return as_float((n + 127) * (1 << 23)); }
+
+Expr fabs(const Expr& x) { return ir::make_call(x.type(), "fabs", {x}); }
+Expr is_nan(const Expr& x) { return x != x; }
+const double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+}  // namespace
+
+Expr exp(const Expr& x_in) {
+  f32_of(x_in);
+  // Beyond these exp is inf / rounds to 0; clamping keeps n in range for the scale below.
+  return let(ir::min(ir::max(x_in, f(x_in, -104.0)), f(x_in, 89.0)), "exp_x", [&](const Expr& x) {
+    // x = n ln2 + r, |r| <= ln2 / 2; ln2 split in two so that n * hi is exact.
+    return let(ir::make_call(x.type(), "round", {x * f(x, 1.44269504088896341)}), "exp_n",
+               [&](const Expr& nf) {
+      Expr r0 = x - nf * f(x, 0.693359375);
+      return let(r0 + nf * f(x, 2.12194440e-4), "exp_r", [&](const Expr& r) {
+        // Cephes expf: e^r = 1 + r + r^2 P(r), under 1 ulp on the reduced range.
+        Expr p = horner(r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
+                            1.6666665459E-1, 5.0000001201E-1});
+        Expr er = p * (r * r) + r + f(x, 1.0);
+        // 2^n as two factors, each a normal number: n in [-150, 129] covers subnormal
+        // results (rounded once, in the last multiply) and overflow to inf.
+        return let(ir::make_cast(DataType::i32(x.type().lanes), nf), "exp_ni", [&](const Expr& n) {
+          Expr n1 = ir::floordiv(n, i32(n, 2));
+          Expr v = er * pow2i(n1) * pow2i(n - n1);
+          return ir::make_select(is_nan(x_in), x_in, v);
+        });
+      });
+    });
+  });
+}
+
+Expr log(const Expr& x) {
+  f32_of(x);
+  // Subnormal inputs are scaled into the normal range first so the exponent field is exact.
+  Expr tiny = x < f(x, 1.17549435e-38);
+  return let(ir::make_select(tiny, x * f(x, 8388608.0), x), "log_x", [&](const Expr& xs) {
+    return let(as_int(xs), "log_bits", [&](const Expr& bits) {
+      // xs = m 2^e with m in [0.5, 1): exponent field minus 126, mantissa under 0.5's exponent.
+      Expr e = ir::floordiv(bits, i32(bits, 1 << 23)) - i32(bits, 126) -
+               ir::make_select(tiny, i32(bits, 23), i32(bits, 0));
+      Expr m = as_float(ir::floormod(bits, i32(bits, 1 << 23)) + i32(bits, 0x3f000000));
+      return let(m, "log_m", [&](const Expr& mv) {
+        // Cephes logf: keep m in [sqrt(1/2), sqrt(2)) so that f = m - 1 is small.
+        Expr low = mv < f(x, 0.707106781186547524);
+        Expr ef = ir::make_cast(x.type(), e - ir::make_select(low, i32(bits, 1), i32(bits, 0)));
+        return let(ef, "log_e", [&](const Expr& ev) {
+          return let(ir::make_select(low, mv + mv, mv) - f(x, 1.0), "log_f", [&](const Expr& fv) {
+            return let(fv * fv, "log_z", [&](const Expr& z) {
+              Expr p = horner(fv, {7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1,
+                                   -1.2420140846E-1, 1.4249322787E-1, -1.6668057665E-1,
+                                   2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1});
+              Expr y = fv * z * p + ev * f(x, -2.12194440e-4) - z * f(x, 0.5);
+              Expr r = fv + y + ev * f(x, 0.693359375);
+              Expr special = ir::make_select(x == f(x, 0.0), f(x, -kInf), f(x, kNaN));
+              r = ir::make_select(x == f(x, kInf), x, r);
+              // NaN and negative inputs fail x > 0 and get NaN; zero gets -inf.
+              return ir::make_select(x > f(x, 0.0), r, special);
+            });
+          });
+        });
+      });
+    });
+  });
+}
+
+Expr tanh(const Expr& x_in) {
+  f32_of(x_in);
+  return let(x_in, "tanh_x", [&](const Expr& x) {
+    return let(fabs(x), "tanh_ax", [&](const Expr& ax) {
+      // Small |x|: Cephes tanhf's odd polynomial (1 - 2/(e+1) would cancel there).
+      Expr z = x * x;
+      Expr small = horner(z, {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
+                              1.33314422036E-1, -3.33332819422E-1}) *
+                       z * x +
+                   x;
+      // Elsewhere 1 - 2 / (e^{2|x|} + 1): e^{2|x|} = inf gives exactly 1.
+      Expr t = f(x, 1.0) - f(x, 2.0) / (exp(ax + ax) + f(x, 1.0));
+      Expr large = ir::make_select(x < f(x, 0.0), -t, t);
+      return ir::make_select(ax < f(x, 0.625), small, large);
+    });
+  });
+}
+
+Expr sigmoid(const Expr& x_in) {
+  f32_of(x_in);
+  return let(x_in, "sig_x", [&](const Expr& x) {
+    // e = e^{-|x|} never overflows; 1/(1+e) for x >= 0 and e/(1+e) for x < 0 keep full
+    // relative accuracy at both tails (no 1 - s cancellation, no inf/inf).
+    return let(exp(-fabs(x)), "sig_e", [&](const Expr& e) {
+      return let(f(x, 1.0) / (f(x, 1.0) + e), "sig_r", [&](const Expr& r) {
+        return ir::make_select(x >= f(x, 0.0), r, e * r);
+      });
+    });
+  });
+}
+
+Expr erf(const Expr& x_in) {
+  f32_of(x_in);
+  // The rational approximation of TensorFlow/Eigen: x P(x^2) / Q(x^2) on [-4, 4], where
+  // erf is +-1 in f32 beyond.
+  return let(ir::min(ir::max(x_in, f(x_in, -4.0)), f(x_in, 4.0)), "erf_x", [&](const Expr& x) {
+    return let(x * x, "erf_x2", [&](const Expr& x2) {
+      Expr p = horner(x2, {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+                           -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+                           -1.60960333262415e-02});
+      Expr q = horner(x2, {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                           -7.37332916720468e-03, -1.42647390514189e-02});
+      Expr v = ir::min(ir::max(x * (p / q), f(x, -1.0)), f(x, 1.0));
+      // The clamp's compare-and-select would turn NaN into -4: keep it.
+      return ir::make_select(is_nan(x_in), x_in, v);
+    });
+  });
+}
+
+Expr gelu(const Expr& x_in) {
+  f32_of(x_in);
+  return let(x_in, "gelu_x", [&](const Expr& x) {
+    return f(x, 0.5) * x * (f(x, 1.0) + erf(x * f(x, 0.70710678118654752)));
+  });
+}
+
+}  // namespace kiln::schedules::math

@@ -1,0 +1,319 @@
+#include "schedules/softmax.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "ir/error.h"
+#include "lower/lower.h"
+#include "schedules/math.h"
+#include "te/schedule.h"
+
+namespace kiln::schedules {
+
+using ir::DataType;
+using ir::Expr;
+using ir::Var;
+
+namespace {
+
+constexpr double kLowest = -3.0e38;  // the identity of max; finite so lanes stay NaN-free
+
+const std::vector<DataType>& row_dtypes() {
+  static const std::vector<DataType> k = {DataType::f32(), DataType::f16(), DataType::bf16()};
+  return k;
+}
+
+// A reduction over each row of an M x N matrix as `r` interleaved partials (the partial l
+// takes columns l, l + r, l + 2r, ...), then a reduction of the partials: the first loop is
+// a vector loop over l, so the row reduction vectorizes without an rfactor primitive.
+struct RowReduce {
+  te::Tensor part, total;
+};
+
+RowReduce row_reduce(int64_t m, int64_t n, int64_t r, bool is_max,
+                     const std::function<Expr(Expr, Expr)>& value, const std::string& name) {
+  const DataType f32 = DataType::f32();
+  Expr identity = ir::make_float(f32, is_max ? kLowest : 0.0);
+  ir::IterVar rj = te::reduce_axis((n + r - 1) / r, name + ".rj");
+  RowReduce rr;
+  rr.part = te::compute(
+      {m, r},
+      [&](Var i, Var l) {
+        Expr j = rj->var * r + l;
+        // Clamped so the discarded lanes of the last chunk read inside the row.
+        Expr v = value(i, n % r == 0 ? j : ir::min(j, Expr(n - 1)));
+        if (n % r != 0) v = ir::make_select(j < n, v, identity);
+        return is_max ? te::max_reduce(v, {rj}) : te::sum(v, {rj});
+      },
+      name + ".part");
+  ir::IterVar rl = te::reduce_axis(r, name + ".rl");
+  te::Tensor part = rr.part;
+  rr.total = te::compute(
+      {m},
+      [&](Var i) { return is_max ? te::max_reduce(part(i, rl), {rl}) : te::sum(part(i, rl), {rl}); },
+      name);
+  return rr;
+}
+
+// Row-fused: the total lives in a register inside `parent`'s loop `at`. Otherwise it is a
+// root stage (a workspace vector) with its own, optionally parallel, row loop.
+void schedule_row_reduce(te::Schedule& sch, const RowReduce& rr, int64_t r, const te::Stage* parent,
+                         const ir::IterVar& at, bool parallel) {
+  te::Stage total = sch[rr.total];
+  if (parent) {
+    total.set_scope(ir::MemScope::Local);
+    total.compute_at(*parent, at);
+  } else if (parallel) {
+    total.parallel(total.axis(0));
+  }
+  te::Stage part = sch[rr.part];
+  part.set_scope(ir::MemScope::Local);
+  part.compute_at(total, total.axis(0));
+  if (r > 1) {
+    part.reorder({part.axis(0), part.reduce_axis(0), part.axis(1)});
+    part.vectorize(part.axis(1));
+  }
+}
+
+struct RowShape {
+  int64_t m, n;
+};
+
+RowShape row_shape(const Workload& w) {
+  RowShape s{w.param("M"), w.param("N")};
+  user_check(s.m > 0 && s.n > 0) << w.op << ": M and N must be positive, got " << s.m << ", "
+                                 << s.n << " in " << w.str();
+  return s;
+}
+
+// The knobs both row templates share.
+ConfigSpace row_space(const codegen::Target& t) {
+  const int64_t lanes = t.lanes(DataType::f32());
+  ConfigSpace cs;
+  cs.define_knob("partials", {1, lanes, 2 * lanes});
+  cs.define_knob("row_fused", {0, 1});
+  cs.define_knob("parallel", {0, 1});
+  return cs;
+}
+
+Config row_fallback(const RowShape& s, const codegen::Target& t) {
+  const int64_t lanes = t.lanes(DataType::f32());
+  return Config({{"partials", s.n >= 2 * lanes * 4 ? 2 * lanes : (s.n >= lanes ? lanes : 1)},
+                 {"row_fused", 1},
+                 // Threads pay off once there is more than a few pages of rows to normalise.
+                 {"parallel", s.m > 1 && s.m * s.n >= 16384 ? 1 : 0}});
+}
+
+BuiltKernel finish(te::Schedule& sch, std::vector<te::Tensor> args, const std::string& kernel_name,
+                   const std::vector<TensorSpec>& in, const TensorSpec& out, double flops) {
+  BuiltKernel k;
+  k.func = lower::lower(sch, args, kernel_name);
+  k.flops = flops;
+  for (const TensorSpec& s : in) k.args.push_back({s, false, nullptr, nullptr, s.elements()});
+  k.args.push_back({out, true, nullptr, nullptr, out.elements()});
+  return k;
+}
+
+// The output: one vectorized pass per row, rows parallel when asked.
+te::Stage schedule_rows_out(te::Schedule& sch, const te::Tensor& y, const codegen::Target& t,
+                            bool parallel) {
+  te::Stage out = sch[y];
+  auto [jo, jl] = out.split(out.axis(1), t.lanes(DataType::f32()));
+  out.vectorize(jl);
+  if (parallel) out.parallel(out.axis(0));
+  return out;
+}
+
+class Softmax : public OpTemplate {
+ public:
+  std::string name() const override { return "softmax.rows"; }
+  std::string op() const override { return "softmax"; }
+  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
+  ConfigSpace space(const Workload& w, const codegen::Target& t) const override {
+    row_shape(w);
+    return row_space(t);
+  }
+  Config fallback(const Workload& w, const codegen::Target& t) const override {
+    return row_fallback(row_shape(w), t);
+  }
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    RowShape s = row_shape(w);
+    return {{"X", {s.m, s.n}}};
+  }
+  TensorSpec output(const Workload& w) const override {
+    RowShape s = row_shape(w);
+    return {"Y", {s.m, s.n}};
+  }
+
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    RowShape s = row_shape(w);
+    Values y(static_cast<size_t>(s.m * s.n));
+    for (int64_t i = 0; i < s.m; ++i) {
+      const float* x = &in[0][static_cast<size_t>(i * s.n)];
+      double mx = *std::max_element(x, x + s.n), sum = 0;
+      for (int64_t j = 0; j < s.n; ++j) sum += std::exp(double(x[j]) - mx);
+      for (int64_t j = 0; j < s.n; ++j)
+        y[static_cast<size_t>(i * s.n + j)] = static_cast<float>(std::exp(double(x[j]) - mx) / sum);
+    }
+    return y;
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    check_workload(w, row_dtypes(), {});
+    RowShape s = row_shape(w);
+    space(w, t).validate(cfg);
+    const DataType f32 = DataType::f32();
+    const int64_t r = cfg["partials"];
+    const bool fused = cfg["row_fused"] != 0, parallel = cfg["parallel"] != 0;
+
+    te::Tensor x = te::placeholder({s.m, s.n}, w.dtype, "X");
+    auto xf = [&](Expr i, Expr j) { return ir::make_cast(f32, x(i, j)); };
+    RowReduce mx = row_reduce(s.m, s.n, r, true, xf, "X.max");
+    // Row-fused, the output reads its own copy of the max (see softmax.h); otherwise the
+    // exponentials are stored once and read back.
+    RowReduce mx_out = fused ? row_reduce(s.m, s.n, r, true, xf, "X.max.out") : mx;
+    te::Tensor e;
+    if (!fused)
+      e = te::compute({s.m, s.n}, [&](Var i, Var j) { return math::exp(xf(i, j) - mx.total(i)); },
+                      "E");
+    auto exp_at = [&](Expr i, Expr j, const RowReduce& m) {
+      return fused ? math::exp(xf(i, j) - m.total(i)) : e(i, j);
+    };
+    RowReduce sum = row_reduce(
+        s.m, s.n, r, false, [&](Expr i, Expr j) { return exp_at(i, j, mx); }, "E.sum");
+    te::Tensor y = te::compute(
+        {s.m, s.n},
+        [&](Var i, Var j) {
+          Expr inv = ir::make_float(f32, 1.0) / sum.total(i);
+          return ir::make_cast(w.dtype, exp_at(i, j, mx_out) * inv);
+        },
+        "Y");
+
+    te::Schedule sch({y});
+    te::Stage out = schedule_rows_out(sch, y, t, parallel);
+    if (fused) {
+      schedule_row_reduce(sch, sum, r, &out, out.axis(0), parallel);
+      schedule_row_reduce(sch, mx_out, r, &out, out.axis(0), parallel);
+      te::Stage sum_part = sch[sum.part];
+      schedule_row_reduce(sch, mx, r, &sum_part, sum_part.axis(0), parallel);
+    } else {
+      schedule_row_reduce(sch, mx, r, nullptr, {}, parallel);
+      schedule_row_reduce(sch, sum, r, nullptr, {}, parallel);
+      te::Stage es = sch[e];
+      auto [jo, jl] = es.split(es.axis(1), t.lanes(f32));
+      es.vectorize(jl);
+      if (parallel) es.parallel(es.axis(0));
+    }
+    return finish(sch, {x, y}, kernel_name, inputs(w), output(w), 6.0 * double(s.m * s.n));
+  }
+};
+
+class LayerNorm : public OpTemplate {
+ public:
+  std::string name() const override { return "layer_norm.rows"; }
+  std::string op() const override { return "layer_norm"; }
+  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
+  ConfigSpace space(const Workload& w, const codegen::Target& t) const override {
+    row_shape(w);
+    return row_space(t);
+  }
+  Config fallback(const Workload& w, const codegen::Target& t) const override {
+    return row_fallback(row_shape(w), t);
+  }
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    RowShape s = row_shape(w);
+    return {{"X", {s.m, s.n}}, {"gamma", {s.n}}, {"beta", {s.n}}};
+  }
+  TensorSpec output(const Workload& w) const override {
+    RowShape s = row_shape(w);
+    return {"Y", {s.m, s.n}};
+  }
+  static double epsilon(const Workload& w) {
+    int64_t e = w.param_or("eps_e9", 10000);
+    user_check(e > 0) << "layer_norm: eps_e9 (epsilon in units of 1e-9) must be positive, got " << e;
+    return double(e) * 1e-9;
+  }
+
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    RowShape s = row_shape(w);
+    const double eps = epsilon(w);
+    Values y(static_cast<size_t>(s.m * s.n));
+    for (int64_t i = 0; i < s.m; ++i) {
+      const float* x = &in[0][static_cast<size_t>(i * s.n)];
+      double mean = 0, var = 0;
+      for (int64_t j = 0; j < s.n; ++j) mean += x[j];
+      mean /= double(s.n);
+      for (int64_t j = 0; j < s.n; ++j) var += (x[j] - mean) * (x[j] - mean);
+      var /= double(s.n);
+      double inv = 1.0 / std::sqrt(var + eps);
+      for (int64_t j = 0; j < s.n; ++j)
+        y[static_cast<size_t>(i * s.n + j)] =
+            static_cast<float>((x[j] - mean) * inv * in[1][j] + in[2][j]);
+    }
+    return y;
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    check_workload(w, row_dtypes(), {});
+    RowShape s = row_shape(w);
+    space(w, t).validate(cfg);
+    const DataType f32 = DataType::f32();
+    const int64_t r = cfg["partials"];
+    const bool fused = cfg["row_fused"] != 0, parallel = cfg["parallel"] != 0;
+    const Expr inv_n = ir::make_float(f32, 1.0 / double(s.n));
+    const Expr eps = ir::make_float(f32, epsilon(w));
+
+    te::Tensor x = te::placeholder({s.m, s.n}, w.dtype, "X");
+    te::Tensor gamma = te::placeholder({s.n}, w.dtype, "gamma");
+    te::Tensor beta = te::placeholder({s.n}, w.dtype, "beta");
+    auto xf = [&](Expr i, Expr j) { return ir::make_cast(f32, x(i, j)); };
+    RowReduce mean = row_reduce(s.m, s.n, r, false, xf, "X.sum");
+    RowReduce mean_out = fused ? row_reduce(s.m, s.n, r, false, xf, "X.sum.out") : mean;
+    RowReduce var = row_reduce(
+        s.m, s.n, r, false,
+        [&](Expr i, Expr j) {
+          Expr d = xf(i, j) - mean.total(i) * inv_n;
+          return d * d;
+        },
+        "X.var");
+    te::Tensor y = te::compute(
+        {s.m, s.n},
+        [&](Var i, Var j) {
+          Expr rstd = ir::make_float(f32, 1.0) /
+                      ir::make_call(f32, "sqrt", {var.total(i) * inv_n + eps});
+          Expr v = (xf(i, j) - mean_out.total(i) * inv_n) * rstd;
+          return ir::make_cast(w.dtype, v * ir::make_cast(f32, gamma(j)) + ir::make_cast(f32, beta(j)));
+        },
+        "Y");
+
+    te::Schedule sch({y});
+    te::Stage out = schedule_rows_out(sch, y, t, parallel);
+    if (fused) {
+      schedule_row_reduce(sch, var, r, &out, out.axis(0), parallel);
+      schedule_row_reduce(sch, mean_out, r, &out, out.axis(0), parallel);
+      te::Stage var_part = sch[var.part];
+      schedule_row_reduce(sch, mean, r, &var_part, var_part.axis(0), parallel);
+    } else {
+      schedule_row_reduce(sch, mean, r, nullptr, {}, parallel);
+      schedule_row_reduce(sch, var, r, nullptr, {}, parallel);
+    }
+    return finish(sch, {x, gamma, beta, y}, kernel_name, inputs(w), output(w),
+                  8.0 * double(s.m * s.n));
+  }
+};
+
+}  // namespace
+
+const OpTemplate& softmax_template() {
+  static const Softmax t;
+  return t;
+}
+const OpTemplate& layer_norm_template() {
+  static const LayerNorm t;
+  return t;
+}
+
+}  // namespace kiln::schedules

@@ -1,0 +1,245 @@
+// conv2d.nchwc, conv2d.1x1, conv2d.depthwise: fallback and random configs over a table of
+// shapes (ResNet-18/50 and MobileNetV2 layers, awkward primes, 1x1 spatial, batch > 1,
+// dilation, groups) and epilogues, on every target preset and the dtypes it has; plus the
+// user errors for bad shapes and dtypes. Full-size layers run natively with the fallback;
+// ARM (qemu) gets small shapes and few configs to stay inside the suite's time budget.
+// Built with KILN_CONV_SLOW_SWEEP (the conv2d_slow_test executable, label slow) it widens
+// the sweep: more random configs, full-size layers on AVX2 and with a random config.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "ir/error.h"
+#include "schedules/conv2d.h"
+#include "schedules/registry.h"
+#include "template_harness.h"
+#include "tuner/local_runner.h"
+
+namespace kiln::testing {
+namespace {
+
+using ir::DataType;
+using schedules::OpTemplate;
+using schedules::Workload;
+
+struct Geo {
+  int64_t n, c, h, w, o, kh, kw, stride = 1, pad = 0, dilation = 1, groups = 1;
+};
+
+Workload conv(const Geo& g, DataType t = DataType::f32(), std::vector<std::string> epi = {}) {
+  return Workload{"conv2d",
+                  {{"N", g.n}, {"C", g.c}, {"H", g.h}, {"W", g.w}, {"O", g.o}, {"KH", g.kh},
+                   {"KW", g.kw}, {"stride", g.stride}, {"pad", g.pad},
+                   {"dilation", g.dilation}, {"groups", g.groups}},
+                  t,
+                  std::move(epi)};
+}
+
+struct Case {
+  const OpTemplate* tpl;
+  Workload w;
+  std::string target;
+  int config;  // -1: fallback
+};
+
+#ifdef KILN_CONV_SLOW_SWEEP
+bool slow_sweep() { return true; }
+#else
+bool slow_sweep() { return false; }
+#endif
+
+const std::vector<std::string> kX86 = {"x86-avx2", "x86-avx512"};
+const std::vector<std::string> kArm = {"arm-neon", "arm-fp16", "arm-bf16"};
+
+std::vector<Case> cases() {
+  const auto& nchwc = schedules::conv2d_nchwc_template();
+  const auto& one = schedules::conv2d_1x1_template();
+  const auto& dw = schedules::conv2d_depthwise_template();
+  const DataType f32 = DataType::f32();
+  struct Small {
+    const OpTemplate* tpl;
+    Workload w;
+  };
+  // Small and awkward shapes: every target, fallback and random configs.
+  std::vector<Small> small = {
+      {&nchwc, conv({1, 5, 9, 9, 13, 3, 3, 1, 1}, f32, {"bias", "relu"})},  // primes
+      {&nchwc, conv({1, 3, 11, 11, 7, 3, 3, 2, 1})},                        // 3->7 stride 2
+      {&nchwc, conv({2, 8, 9, 9, 16, 3, 3, 1, 2, 2}, f32, {"residual"})},   // batch 2, dilation 2
+      {&nchwc, conv({1, 8, 6, 6, 12, 3, 3, 1, 1, 1, 2}, f32, {"bias", "relu6"})},  // groups 2
+      {&nchwc, conv({2, 16, 1, 1, 8, 1, 1})},                               // 1x1 spatial
+      {&nchwc, conv({1, 3, 16, 16, 8, 7, 7, 2, 3})},                        // stem-like 7x7 s2
+      {&one, conv({1, 16, 7, 7, 24, 1, 1}, f32, {"bias"})},
+      {&one, conv({2, 13, 5, 6, 7, 1, 1, 2}, f32, {"bias", "relu6"})},      // primes, stride 2
+      {&one, conv({1, 32, 4, 4, 16, 1, 1}, f32, {"residual", "relu"})},
+      {&dw, conv({1, 16, 9, 9, 16, 3, 3, 1, 1, 1, 16}, f32, {"bias", "relu6"})},
+      {&dw, conv({1, 7, 10, 10, 7, 3, 3, 2, 1, 1, 7})},                     // prime, stride 2
+      {&dw, conv({2, 8, 8, 8, 8, 5, 5, 1, 4, 2, 8}, f32, {"residual"})},    // dilation 2
+  };
+  std::vector<Case> out;
+  const int x86_random = slow_sweep() ? 8 : 2, arm_random = slow_sweep() ? 3 : 1;
+  for (const Small& s : small) {
+    for (const std::string& t : kX86)
+      for (int c = -1; c < x86_random; ++c) out.push_back({s.tpl, s.w, t, c});
+    for (int c = -1; c < arm_random; ++c) out.push_back({s.tpl, s.w, "arm-neon", c});
+  }
+  // The other ARM presets: one shape per template in f32 (same codegen as arm-neon).
+  for (const std::string t : {"arm-fp16", "arm-bf16"})
+    for (size_t i : {size_t(0), size_t(6), size_t(9)}) out.push_back({small[i].tpl, small[i].w, t, -1});
+  // Half precision where the target has it.
+  for (const auto& [t, d] : std::vector<std::pair<std::string, DataType>>{
+           {"x86-avx512", DataType::bf16()}, {"x86-avx512", DataType::f16()},
+           {"arm-fp16", DataType::f16()}, {"arm-bf16", DataType::bf16()},
+           {"arm-bf16", DataType::f16()}}) {
+    int random = t.rfind("x86", 0) == 0 ? 1 : 0;
+    for (int c = -1; c < random; ++c) {
+      out.push_back({&nchwc, conv({1, 6, 7, 7, 10, 3, 3, 1, 1}, d, {"bias", "relu"}), t, c});
+      out.push_back({&one, conv({1, 12, 5, 5, 20, 1, 1}, d, {"bias"}), t, c});
+      out.push_back({&dw, conv({1, 12, 8, 8, 12, 3, 3, 1, 1, 1, 12}, d, {"relu6"}), t, c});
+    }
+  }
+  // Real layer shapes, natively with the fallback. ResNet-18/50 and MobileNetV2.
+  std::vector<Small> big = {
+      {&nchwc, conv({1, 64, 56, 56, 64, 3, 3, 1, 1}, f32, {"bias", "residual", "relu"})},
+      {&nchwc, conv({1, 64, 56, 56, 128, 3, 3, 2, 1})},
+      {&nchwc, conv({1, 128, 28, 28, 128, 3, 3, 1, 1})},
+      {&nchwc, conv({1, 256, 14, 14, 256, 3, 3, 1, 1}, f32, {"bias", "relu"})},
+      // ResNet-18 layer4 with C cropped to 256: an f32 sum of 512*9 products alone drifts
+      // past the 1e-4 tolerance (1.3e-4 here), whatever the loop order.
+      {&nchwc, conv({1, 256, 7, 7, 512, 3, 3, 1, 1})},
+      {&nchwc, conv({1, 3, 224, 224, 64, 7, 7, 2, 3}, f32, {"bias", "relu"})},  // stem
+      {&one, conv({1, 64, 56, 56, 128, 1, 1, 2})},    // ResNet-18 downsample
+      {&one, conv({1, 256, 14, 14, 512, 1, 1, 2})},
+      {&one, conv({1, 256, 56, 56, 64, 1, 1}, f32, {"bias", "relu"})},  // ResNet-50 reduce
+      {&one, conv({1, 24, 56, 56, 144, 1, 1}, f32, {"bias", "relu6"})},  // MobileNetV2 expand
+      {&one, conv({1, 144, 56, 56, 24, 1, 1}, f32, {"bias", "residual"})},  // project
+      {&dw, conv({1, 144, 56, 56, 144, 3, 3, 1, 1, 1, 144}, f32, {"bias", "relu6"})},
+      {&dw, conv({1, 96, 112, 112, 96, 3, 3, 2, 1, 1, 96}, f32, {"bias", "relu6"})},
+  };
+  for (const Small& s : big) out.push_back({s.tpl, s.w, "x86-avx512", -1});
+  if (slow_sweep())
+    for (const Small& s : big) {
+      out.push_back({s.tpl, s.w, "x86-avx2", -1});
+      out.push_back({s.tpl, s.w, "x86-avx512", 0});
+    }
+  // A cropped ResNet layer under qemu: the real channel counts on a small image.
+  out.push_back({&nchwc, conv({1, 64, 6, 6, 64, 3, 3, 1, 1}, f32, {"bias", "relu"}), "arm-neon", -1});
+  return out;
+}
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.tpl->name() << " " << c.w.str() << " on " << c.target << " config " << c.config;
+}
+
+class Conv2dTemplateTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Conv2dTemplateTest, MatchesReference) {
+  const Case& c = GetParam();
+  codegen::Target t = codegen::target_from_name(c.target);
+  ASSERT_TRUE(c.tpl->applies(c.w, t));
+  std::string skip = check_template(*c.tpl, c.w, c.target, c.config);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+std::string name(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  std::string n = c.tpl->name() + "_" + c.target + "_" + c.w.dtype.str() + "_" +
+                  (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config));
+  for (char& ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n + "_" + std::to_string(info.index);
+}
+
+INSTANTIATE_TEST_SUITE_P(Conv2d, Conv2dTemplateTest, ::testing::ValuesIn(cases()), name);
+
+TEST(Conv2dTemplateErrors, BadShapes) {
+  const auto& t = schedules::conv2d_nchwc_template();
+  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Workload good = conv({1, 8, 8, 8, 8, 3, 3, 1, 1});
+  schedules::Config cfg = t.fallback(good, x86);
+  auto build = [&](const Workload& w) { return t.build(w, x86, cfg, "k"); };
+  EXPECT_THROW(build(conv({1, 0, 8, 8, 8, 3, 3, 1, 1})), UserError);   // zero channels
+  EXPECT_THROW(build(conv({1, 8, 8, 8, 0, 3, 3, 1, 1})), UserError);   // zero outputs
+  EXPECT_THROW(build(conv({-1, 8, 8, 8, 8, 3, 3, 1, 1})), UserError);  // negative batch
+  EXPECT_THROW(build(conv({1, 8, 8, -8, 8, 3, 3, 1, 1})), UserError);  // negative width
+  EXPECT_THROW(build(conv({1, 8, 8, 8, 8, 3, 3, 0, 1})), UserError);   // zero stride
+  EXPECT_THROW(build(conv({1, 8, 8, 8, 8, 3, 3, 1, -1})), UserError);  // negative pad
+  EXPECT_THROW(build(conv({1, 8, 8, 8, 8, 3, 3, 1, 1, 0})), UserError);  // zero dilation
+  // Kernel larger than the padded input (also through dilation).
+  EXPECT_THROW(build(conv({1, 8, 4, 4, 8, 7, 7, 1, 1})), UserError);
+  EXPECT_THROW(build(conv({1, 8, 5, 5, 8, 3, 3, 1, 0, 3})), UserError);
+  // Channels not divisible by groups; zero groups.
+  EXPECT_THROW(build(conv({1, 6, 8, 8, 8, 3, 3, 1, 1, 1, 4})), UserError);
+  EXPECT_THROW(build(conv({1, 8, 8, 8, 6, 3, 3, 1, 1, 1, 4})), UserError);
+  EXPECT_THROW(build(conv({1, 8, 8, 8, 8, 3, 3, 1, 1, 1, 0})), UserError);
+  // Missing parameter.
+  Workload missing{"conv2d", {{"N", 1}, {"C", 8}, {"H", 8}, {"W", 8}, {"O", 8}}, DataType::f32(), {}};
+  EXPECT_THROW(t.inputs(missing), UserError);
+}
+
+TEST(Conv2dTemplateErrors, UnsupportedDtypesAndForms) {
+  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  const auto& nchwc = schedules::conv2d_nchwc_template();
+  const auto& one = schedules::conv2d_1x1_template();
+  const auto& dw = schedules::conv2d_depthwise_template();
+  Workload i8 = conv({1, 8, 8, 8, 8, 3, 3, 1, 1}, DataType::i8());
+  EXPECT_THROW(nchwc.build(i8, x86, nchwc.fallback(i8, x86), "k"), UserError);
+  Workload bad_epi = conv({1, 8, 8, 8, 8, 3, 3, 1, 1}, DataType::f32(), {"softplus"});
+  EXPECT_THROW(nchwc.build(bad_epi, x86, nchwc.fallback(bad_epi, x86), "k"), UserError);
+  // Templates refuse the forms they do not implement, in applies() and in build().
+  Workload k3 = conv({1, 8, 8, 8, 8, 3, 3, 1, 1});
+  EXPECT_FALSE(one.applies(k3, x86));
+  EXPECT_FALSE(dw.applies(k3, x86));
+  EXPECT_THROW(one.space(k3, x86), UserError);
+  EXPECT_THROW(dw.space(k3, x86), UserError);
+  Workload padded1x1 = conv({1, 8, 8, 8, 8, 1, 1, 1, 1});
+  EXPECT_FALSE(one.applies(padded1x1, x86));
+  Workload mult2 = conv({1, 8, 8, 8, 16, 3, 3, 1, 1, 1, 8});  // channel multiplier 2
+  EXPECT_FALSE(dw.applies(mult2, x86));
+  EXPECT_TRUE(nchwc.applies(mult2, x86));
+  // A knob value outside the space.
+  schedules::Config cfg = nchwc.fallback(k3, x86);
+  cfg.set("reg_n", 9);
+  EXPECT_THROW(nchwc.build(k3, x86, cfg, "k"), UserError);
+  // The registry offers every template that applies.
+  Workload d = conv({1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 16});
+  EXPECT_EQ(schedules::templates_for(d, x86).size(), 2u);  // nchwc and depthwise
+  Workload p = conv({1, 16, 8, 8, 32, 1, 1});
+  EXPECT_EQ(schedules::templates_for(p, x86).size(), 2u);  // nchwc and 1x1
+}
+
+// Not a test: times the fallback of ResNet-18 layers on the host, single thread, for the
+// numbers in the report (run with --gtest_also_run_disabled_tests). Speed is never asserted.
+TEST(Conv2dTemplateBench, DISABLED_FallbackGflops) {
+  codegen::Target t = codegen::target_from_name("x86-avx512");
+  if (!codegen::host_can_run(t)) GTEST_SKIP() << "host cannot run x86-avx512";
+  const auto& nchwc = schedules::conv2d_nchwc_template();
+  const auto& one = schedules::conv2d_1x1_template();
+  const auto& dw = schedules::conv2d_depthwise_template();
+  std::vector<std::pair<const OpTemplate*, Workload>> layers = {
+      {&nchwc, conv({1, 64, 56, 56, 64, 3, 3, 1, 1})},
+      {&nchwc, conv({1, 64, 56, 56, 128, 3, 3, 2, 1})},
+      {&nchwc, conv({1, 128, 28, 28, 128, 3, 3, 1, 1})},
+      {&nchwc, conv({1, 256, 14, 14, 256, 3, 3, 1, 1})},
+      {&nchwc, conv({1, 512, 7, 7, 512, 3, 3, 1, 1})},
+      {&nchwc, conv({1, 3, 224, 224, 64, 7, 7, 2, 3})},
+      {&one, conv({1, 64, 56, 56, 128, 1, 1, 2})},
+      {&one, conv({1, 256, 56, 56, 64, 1, 1})},
+      {&dw, conv({1, 144, 56, 56, 144, 3, 3, 1, 1, 1, 144})},
+  };
+  for (int threads : {1, 2})
+    for (const auto& [tpl, w] : layers) {
+      tuner::RunOptions o;
+      o.threads = threads, o.warmup = 3, o.repeat = 15;
+      schedules::Config cfg = tpl->fallback(w, t);
+      schedules::BuiltKernel k = tpl->build(w, t, cfg, "kernel");
+      tuner::CheckResult r = tuner::check_built_kernel(*tpl, w, t, k, o);
+      EXPECT_TRUE(r.skip_reason.empty()) << r.skip_reason;
+      // (512->512 drifts just past 1e-4 from f32 accumulation; see the cases above.)
+      std::printf("%-17s %-90s %s threads=%d %8.1f us %6.1f GFLOPS (%s)\n", tpl->name().c_str(),
+                  w.str().c_str(), cfg.to_json().c_str(), threads, r.median_ms * 1e3, r.gflops,
+                  r.comparison.message().c_str());
+    }
+}
+
+}  // namespace
+}  // namespace kiln::testing

@@ -1,0 +1,143 @@
+// concat, transpose, pad and reshape templates: fallback and random configs over network
+// shapes (BERT head split/merge, ResNet/ MobileNet concat and pad) and awkward ones, on
+// every target preset, f32 everywhere and f16/bf16 where the target has them; bad shapes.
+#include <gtest/gtest.h>
+
+#include "ir/error.h"
+#include "schedules/data_movement.h"
+#include "template_harness.h"
+
+namespace kiln::testing {
+namespace {
+
+using ir::DataType;
+using schedules::OpTemplate;
+using schedules::Workload;
+using Shape = std::vector<int64_t>;
+
+void put(Workload& w, const std::string& prefix, const Shape& v) {
+  for (size_t i = 0; i < v.size(); ++i) w.params[prefix + std::to_string(i)] = v[i];
+}
+Workload concat(const Shape& out, int64_t axis, const Shape& extents, DataType t = DataType::f32()) {
+  Workload w{"concat", {{"ndim", int64_t(out.size())}, {"axis", axis},
+                        {"inputs", int64_t(extents.size())}}, t, {}};
+  put(w, "D", out);
+  put(w, "E", extents);
+  return w;
+}
+Workload transpose(const Shape& in, const Shape& perm, DataType t = DataType::f32()) {
+  Workload w{"transpose", {{"ndim", int64_t(in.size())}}, t, {}};
+  put(w, "D", in);
+  put(w, "P", perm);
+  return w;
+}
+Workload pad(const Shape& in, const Shape& before, const Shape& after, int64_t value_e3 = 0,
+             DataType t = DataType::f32()) {
+  Workload w{"pad", {{"ndim", int64_t(in.size())}, {"value_e3", value_e3}}, t, {}};
+  put(w, "D", in);
+  put(w, "B", before);
+  put(w, "A", after);
+  return w;
+}
+Workload reshape(const Shape& in, const Shape& out, DataType t = DataType::f32()) {
+  Workload w{"reshape", {{"ndim", int64_t(in.size())}, {"ondim", int64_t(out.size())}}, t, {}};
+  put(w, "D", in);
+  put(w, "O", out);
+  return w;
+}
+
+const OpTemplate& template_for(const Workload& w) {
+  if (w.op == "concat") return schedules::concat_template();
+  if (w.op == "transpose") return schedules::transpose_template();
+  if (w.op == "pad") return schedules::pad_template();
+  return schedules::reshape_template();
+}
+
+struct Case {
+  Workload w;
+  std::string target;
+  int config;  // -1: fallback
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  std::vector<Workload> small = {
+      concat({2, 0, 5, 7}, 1, {3, 1, 4}),  concat({3, 19}, 1, {5, 14}),
+      concat({6, 3}, 0, {2, 1, 2, 1}),     concat({17}, 0, {9, 8}),
+      transpose({3, 5, 7, 9}, {0, 2, 1, 3}), transpose({19, 37}, {1, 0}),
+      transpose({2, 3, 4, 5}, {3, 1, 0, 2}), transpose({4, 6, 5}, {2, 0, 1}),
+      pad({2, 3, 5, 7}, {0, 0, 1, 2}, {0, 1, 1, 0}, 250), pad({13}, {3}, {0}),
+      reshape({3, 5, 7}, {105}),          reshape({2, 3, 1, 1}, {6, 1}),
+  };
+  // Fallback and two random configs on AVX-512, the fallback on AVX2; under qemu a
+  // random config on NEON, the fallback on every other shape for fp16/bf16 (slow: qemu).
+  for (size_t i = 0; i < small.size(); ++i) {
+    for (int c = -1; c < 2; ++c) out.push_back({small[i], "x86-avx512", c});
+    out.push_back({small[i], "x86-avx2", -1});
+    out.push_back({small[i], "arm-neon", 2});
+    out.push_back({small[i], i % 2 ? "arm-fp16" : "arm-bf16", -1});
+  }
+  for (const auto& [t, d] : std::vector<std::pair<std::string, DataType>>{
+           {"x86-avx512", DataType::bf16()}, {"x86-avx512", DataType::f16()},
+           {"arm-fp16", DataType::f16()}, {"arm-bf16", DataType::bf16()}})
+    for (int c = -1; c < 1; ++c) {
+      out.push_back({concat({2, 0, 9}, 1, {3, 2}, d), t, c});
+      out.push_back({concat({2, 3, 21}, 2, {5, 16}, d), t, c});
+      out.push_back({transpose({6, 35}, {1, 0}, d), t, c});
+      out.push_back({transpose({2, 5, 3, 20}, {0, 2, 1, 3}, d), t, c});
+      out.push_back({pad({3, 10}, {1, 2}, {2, 5}, -1500, d), t, c});
+    }
+  // Network shapes, natively: BERT-base head split and merge, a DenseNet/Inception-style
+  // channel concat, a ResNet stem pad, a flatten before the classifier.
+  for (const Workload& w : {transpose({1, 128, 12, 64}, {0, 2, 1, 3}),
+                            transpose({12, 128, 64}, {0, 2, 1}),
+                            concat({1, 0, 28, 28}, 1, {64, 96, 128, 32}),
+                            pad({1, 3, 224, 224}, {0, 0, 3, 3}, {0, 0, 3, 3}),
+                            reshape({1, 512, 7, 7}, {1, 25088})})
+    for (int c = -1; c < 1; ++c) out.push_back({w, "x86-avx512", c});
+  return out;
+}
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.w.str() << " on " << c.target << " config " << c.config;
+}
+
+class DataMovementTemplateTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(DataMovementTemplateTest, MatchesReference) {
+  const Case& c = GetParam();
+  std::string skip = check_template(template_for(c.w), c.w, c.target, c.config);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+std::string name(const ::testing::TestParamInfo<Case>& info) {
+  std::string n = info.param.w.op + "_" + info.param.w.dtype.str() + "_" + info.param.target +
+                  "_" + (info.param.config < 0 ? "fallback" : "cfg" + std::to_string(info.param.config));
+  for (char& ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n + "_" + std::to_string(info.index);
+}
+
+INSTANTIATE_TEST_SUITE_P(DataMovement, DataMovementTemplateTest, ::testing::ValuesIn(cases()), name);
+
+TEST(DataMovementTemplateErrors, BadShapesAndDtypes) {
+  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  auto build = [&](const Workload& w) {
+    const OpTemplate& t = template_for(w);
+    return t.build(w, x86, t.fallback(w, x86), "k");
+  };
+  EXPECT_THROW(build(concat({2, 0, 5}, 3, {1, 2})), UserError);       // axis out of range
+  EXPECT_THROW(build(concat({2, 0, 5}, 1, {1})), UserError);          // one input
+  EXPECT_THROW(build(concat({2, 0, 5}, 1, {1, 0})), UserError);       // empty input
+  EXPECT_THROW(build(concat({2, -1, 5}, 0, {1, 1})), UserError);      // negative dim
+  EXPECT_THROW(build(transpose({2, 3}, {0, 0})), UserError);          // not a permutation
+  EXPECT_THROW(build(transpose({2, 3, 4, 5, 6}, {0, 1, 2, 3, 4})), UserError);  // rank 5
+  EXPECT_THROW(build(pad({2, 3}, {0, -1}, {0, 0})), UserError);       // negative pad
+  EXPECT_THROW(build(reshape({2, 3}, {7})), UserError);               // element count
+  EXPECT_THROW(build(transpose({2, 3}, {1, 0}, DataType::i8())), UserError);
+  Workload missing{"pad", {{"ndim", 2}, {"D0", 2}}, DataType::f32(), {}};
+  EXPECT_THROW(schedules::pad_template().inputs(missing), UserError);
+}
+
+}  // namespace
+}  // namespace kiln::testing

@@ -1,0 +1,292 @@
+// Low-precision dense templates (schedules/dense_lowp.h): fallback and random configs against
+// the reference over awkward shapes (odd K, M = 1, tiles that do not divide), bf16 and f32
+// outputs, epilogues; ARM under qemu. Negative cases: a template asked for a target without
+// its instructions says no (applies) and refuses to build with a UserError, never a crash.
+// The 1024^3 bf16-vs-f32 timing is DISABLED_ (run with --gtest_also_run_disabled_tests).
+#include "schedules/dense_lowp.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "codegen/build.h"
+#include "ir/error.h"
+#include "kernel_harness.h"
+#include "kiln/runtime.h"
+#include "schedules/registry.h"
+
+namespace kiln::testing {
+namespace {
+
+using ir::DataType;
+using schedules::Config;
+using schedules::OpTemplate;
+using schedules::Workload;
+
+Workload dense(int64_t m, int64_t n, int64_t k, DataType t, std::vector<std::string> epilogue = {},
+               bool out_f32 = false) {
+  Workload w{"dense", {{"M", m}, {"N", n}, {"K", k}}, t, std::move(epilogue)};
+  if (out_f32) w.params["out_f32"] = 1;
+  return w;
+}
+
+// Like check_template, but the output may be f32 for a half-precision workload (out_f32=1),
+// and f16 accumulation gets a looser tolerance.
+std::string check(const OpTemplate& tpl, const Workload& w, const std::string& target_name,
+                  const Config& cfg) {
+  codegen::Target target = codegen::target_from_name(target_name);
+  SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target_name + " config " + cfg.to_json());
+  schedules::BuiltKernel k = tpl.build(w, target, cfg, "kernel");
+  DataType out_t = w.param_or("out_f32", 0) ? DataType::f32() : w.dtype;
+  std::vector<schedules::Values> logical;
+  std::vector<Bytes> args;
+  uint32_t seed = 5;
+  for (const schedules::KernelArg& a : k.args) {
+    if (a.is_output) {
+      args.emplace_back(static_cast<size_t>(a.kernel_elements) * out_t.bytes(), 0);
+      continue;
+    }
+    logical.push_back(random_values(a.logical.elements(), seed++, w.dtype));
+    schedules::Values packed = a.pack ? a.pack(logical.back()) : logical.back();
+    EXPECT_EQ(static_cast<int64_t>(packed.size()), a.kernel_elements) << a.logical.name;
+    args.push_back(encode(packed, w.dtype));
+  }
+  TargetRun run = run_on_target(k.func, target_name, args, {static_cast<int>(args.size()) - 1});
+  if (!run.skip_reason.empty()) return run.skip_reason;
+  schedules::Values got = decode(run.outputs[0], out_t);
+  schedules::Values want = tpl.reference(w, logical);
+  for (float& x : want) x = round_to(x, out_t);
+  // bf16 2e-2 also covers vdpbf16ps's odd-then-even order (a last-bit difference). f16
+  // accumulation rounds every partial sum to 11 bits: its error grows like sqrt(K) ulps of
+  // the running sum, so it gets 3e-2 for the K <= 64 shapes used here.
+  double tol = cfg.has("f16_acc") && cfg["f16_acc"] ? 3e-2 : tolerance(w.dtype);
+  if (out_t == DataType::f32() && w.dtype == DataType::bf16()) tol = 1e-2;  // no output rounding
+  EXPECT_TRUE(all_close(got, want, tol));
+  return "";
+}
+
+struct Case {
+  const OpTemplate* tpl;
+  Workload w;
+  std::string target;
+  int config;            // -1: fallback; otherwise a random config of the space
+  int64_t f16_acc = -1;  // forced value of the f16_acc knob, when >= 0
+  int64_t bfdot = -1;    // forced value of the bfdot knob, when >= 0
+};
+
+std::vector<Case> cases() {
+  const OpTemplate* x86 = &schedules::dense_bf16_x86_template();
+  const OpTemplate* arm = &schedules::dense_bf16_arm_template();
+  const OpTemplate* f16 = &schedules::dense_f16_arm_template();
+  DataType bf = DataType::bf16(), h = DataType::f16();
+  std::vector<Case> out;
+  // Natively on x86 (skipped without avx512bf16): cheap, so many shapes and configs.
+  for (const Workload& w : {dense(37, 53, 30, bf), dense(1, 100, 64, bf), dense(64, 64, 64, bf),
+                            dense(13, 17, 7, bf, {"bias", "relu"}), dense(19, 40, 33, bf, {}, true),
+                            dense(2, 64, 31, bf, {"bias", "residual", "relu6"}), dense(3, 5, 1, bf),
+                            dense(16, 96, 257, bf, {"bias"}, true)})
+    for (int c = -1; c < 2; ++c) out.push_back({x86, w, "x86-avx512", c});
+  // Under qemu: fewer, each run costs a process start.
+  for (const Workload& w :
+       {dense(37, 53, 30, bf), dense(1, 100, 64, bf), dense(13, 17, 7, bf, {"bias", "relu"}),
+        dense(19, 40, 33, bf, {}, true)})
+    for (int c = -1; c < 2; ++c) out.push_back({arm, w, "arm-bf16", c});
+  // BFDOT, forced through the knob (random configs pick it about half the time).
+  out.push_back({arm, dense(13, 17, 7, bf, {"bias", "relu"}), "arm-bf16", 5, -1, 1});
+  out.push_back({arm, dense(1, 100, 64, bf, {}, true), "arm-bf16", 6, -1, 1});
+  for (const Workload& w :
+       {dense(37, 53, 30, h), dense(1, 100, 64, h), dense(13, 17, 7, h, {"bias"})})
+    for (int c = -1; c < 1; ++c) out.push_back({f16, w, "arm-fp16", c});
+  out.push_back({f16, dense(37, 53, 30, h), "arm-fp16", 1, 1});
+  out.push_back({f16, dense(6, 24, 64, h, {"relu"}), "arm-bf16", 2, 1});
+  out.push_back({f16, dense(5, 20, 9, h, {}, true), "arm-bf16", 3, 0});
+  return out;
+}
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.tpl->name() << " " << c.w.str() << " on " << c.target << " config " << c.config;
+}
+
+class DenseLowpTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(DenseLowpTest, MatchesReference) {
+  const Case& c = GetParam();
+  codegen::Target t = codegen::target_from_name(c.target);
+  // The x86-avx512 preset has avx512bf16 only where this CPU does.
+  if (t.is_x86() && !t.has("avx512bf16")) GTEST_SKIP() << "no avx512bf16 on this machine";
+  ASSERT_TRUE(c.tpl->applies(c.w, t));
+  Config cfg;
+  if (c.config < 0) {
+    cfg = c.tpl->fallback(c.w, t);
+  } else {
+    std::mt19937_64 rng(static_cast<uint64_t>(c.config) * 7919 + 17);
+    cfg = c.tpl->space(c.w, t).random(rng);
+  }
+  if (c.f16_acc >= 0) cfg.set("f16_acc", c.f16_acc);
+  if (c.bfdot >= 0) cfg.set("bfdot", c.bfdot);
+  std::string skip = check(*c.tpl, c.w, c.target, cfg);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+std::string name(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  std::string n = c.tpl->name() + "_" + c.w.str() + "_" + c.target + "_" +
+                  (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config)) +
+                  (c.f16_acc == 1 ? "_f16acc" : "") + (c.bfdot == 1 ? "_bfdot" : "");
+  for (char& ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n + "_" + std::to_string(info.index);
+}
+
+INSTANTIATE_TEST_SUITE_P(DenseLowp, DenseLowpTest, ::testing::ValuesIn(cases()), name);
+
+// Every knob value of the x86 space produces correct code (35 of its 240 configs).
+TEST(DenseLowpSpace, EveryX86ConfigOnAnOddShape) {
+  const OpTemplate& t = schedules::dense_bf16_x86_template();
+  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Workload w = dense(9, 40, 11, DataType::bf16(), {"bias"});
+  if (!t.applies(w, x86)) GTEST_SKIP() << "no avx512bf16 here";
+  schedules::ConfigSpace cs = t.space(w, x86);
+  // A stride coprime to every radix reaches every value of every knob.
+  for (uint64_t i = 0; i < cs.size(); i += 7) {
+    std::string skip = check(t, w, "x86-avx512", cs.at(i));
+    if (!skip.empty()) GTEST_SKIP() << skip;
+  }
+}
+
+TEST(DenseLowpErrors, TargetsWithoutTheInstructionsAreRefused) {
+  struct No {
+    const OpTemplate* tpl;
+    DataType dtype;
+    const char* target;
+  };
+  const OpTemplate* x86 = &schedules::dense_bf16_x86_template();
+  const OpTemplate* arm = &schedules::dense_bf16_arm_template();
+  const OpTemplate* f16 = &schedules::dense_f16_arm_template();
+  for (const No& n :
+       {No{x86, DataType::bf16(), "x86-avx2"}, No{x86, DataType::bf16(), "arm-bf16"},
+        No{x86, DataType::f32(), "x86-avx512"}, No{arm, DataType::bf16(), "arm-neon"},
+        No{arm, DataType::bf16(), "arm-fp16"}, No{arm, DataType::bf16(), "x86-avx512"},
+        No{arm, DataType::f16(), "arm-bf16"}, No{f16, DataType::f16(), "arm-neon"},
+        No{f16, DataType::f16(), "x86-avx512"}, No{f16, DataType::bf16(), "arm-bf16"}}) {
+    SCOPED_TRACE(n.tpl->name() + std::string(" on ") + n.target);
+    codegen::Target t = codegen::target_from_name(n.target);
+    Workload w = dense(8, 32, 16, n.dtype);
+    EXPECT_FALSE(n.tpl->applies(w, t));
+    EXPECT_THROW(n.tpl->build(w, t, n.tpl->fallback(w, t), "k"), UserError);
+  }
+}
+
+TEST(DenseLowpErrors, BadShapesConfigsAndEpilogues) {
+  const OpTemplate& t = schedules::dense_bf16_arm_template();
+  codegen::Target arm = codegen::target_from_name("arm-bf16");
+  Workload ok = dense(8, 8, 8, DataType::bf16());
+  EXPECT_THROW(t.build(dense(0, 8, 8, DataType::bf16()), arm, t.fallback(ok, arm), "k"), UserError);
+  EXPECT_THROW(t.build(dense(8, -1, 8, DataType::bf16()), arm, t.fallback(ok, arm), "k"),
+               UserError);
+  Workload bad_epi = dense(8, 8, 8, DataType::bf16(), {"softplus"});
+  EXPECT_THROW(t.build(bad_epi, arm, t.fallback(ok, arm), "k"), UserError);
+  Config cfg = t.fallback(ok, arm);
+  cfg.set("nr2", 7);
+  EXPECT_THROW(t.build(ok, arm, cfg, "k"), UserError);
+}
+
+TEST(DenseLowpRegistry, PreferredWhereTheyApply) {
+  auto first = [](const Workload& w, const char* target) {
+    return schedules::templates_for(w, codegen::target_from_name(target)).front()->name();
+  };
+  EXPECT_EQ(first(dense(4, 4, 4, DataType::bf16()), "arm-bf16"), "dense.bf16.arm");
+  EXPECT_EQ(first(dense(4, 4, 4, DataType::f16()), "arm-fp16"), "dense.f16.arm");
+  EXPECT_EQ(first(dense(4, 4, 4, DataType::bf16()), "x86-avx2"), "dense.packed");
+  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  if (x86.has("avx512bf16"))
+    EXPECT_EQ(first(dense(4, 4, 4, DataType::bf16()), "x86-avx512"), "dense.bf16.x86");
+}
+
+TEST(DenseLowpPacking, VnniAndBfmmlaLayouts) {
+  schedules::DenseShape s{1, 3, 3};  // B[k][n] = 10k + n
+  std::vector<float> b = {0, 1, 2, 10, 11, 12, 20, 21, 22};
+  auto v = schedules::pack_dense_b_vnni(s, 2, b.data());  // [2 panels][2 pairs][2][2]
+  EXPECT_EQ(v, (std::vector<float>{0, 10, 1, 11, 20, 0, 21, 0, 2, 12, 0, 0, 22, 0, 0, 0}));
+  auto m = schedules::pack_dense_b_bfmmla(s, 2, b.data());  // [2 panels][1 quad][1][2][4]
+  EXPECT_EQ(m, (std::vector<float>{0, 10, 20, 0, 1, 11, 21, 0, 2, 12, 22, 0, 0, 0, 0, 0}));
+}
+
+// The goal, measured not asserted: bf16 dense 1024^3 with dense.bf16.x86's fallback
+// against f32 dense.packed's fallback, one thread, median of timed batches.
+double gflops(const OpTemplate& tpl, const Workload& w, const codegen::Target& t, int threads,
+              Config cfg = {}) {
+  if (cfg.values().empty()) cfg = tpl.fallback(w, t);
+  schedules::BuiltKernel k = tpl.build(w, t, cfg, "kernel");
+  auto dir = std::filesystem::temp_directory_path() / ("kiln-lowp-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string so = (dir / "k.so").string();
+  codegen::build_shared_object({k.func}, t, so);
+  ThreadPool pool(threads);
+  KernelModule mod(so, pool);
+  std::vector<AlignedBuffer> bufs;
+  std::vector<void*> ptrs;
+  for (const schedules::KernelArg& a : k.args) {
+    bufs.emplace_back(static_cast<size_t>(a.kernel_elements) * 4);
+    std::memset(bufs.back().data(), 0x3c, bufs.back().size());  // small finite values
+  }
+  for (AlignedBuffer& b : bufs) ptrs.push_back(b.data());
+  for (int i = 0; i < 3; ++i) mod.call("kernel", ptrs.data());
+  std::vector<double> times;
+  for (int r = 0; r < 7; ++r) {
+    int n = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    double el = 0;
+    do {
+      mod.call("kernel", ptrs.data());
+      ++n;
+      el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } while (el < 0.05);
+    times.push_back(el / n);
+  }
+  std::sort(times.begin(), times.end());
+  std::filesystem::remove_all(dir);
+  std::printf("%-16s %-34s %s: %.3f ms, %.1f GFLOPS\n", tpl.name().c_str(), w.str().c_str(),
+              cfg.to_json().c_str(), times[3] * 1e3, k.flops / times[3] * 1e-9);
+  return k.flops / times[3] * 1e-9;
+}
+
+TEST(DenseLowpPerf, DISABLED_Bf16VersusF32At1024) {
+  codegen::Target t = codegen::target_from_name("x86-avx512");
+  Workload bf = dense(1024, 1024, 1024, DataType::bf16(), {}, true);
+  if (!schedules::dense_bf16_x86_template().applies(bf, t)) GTEST_SKIP() << "no avx512bf16";
+  double f32 =
+      gflops(schedules::dense_packed_template(), dense(1024, 1024, 1024, DataType::f32()), t, 1);
+  double b32 = gflops(schedules::dense_bf16_x86_template(), bf, t, 1);
+  double b16 =
+      gflops(schedules::dense_bf16_x86_template(), dense(1024, 1024, 1024, DataType::bf16()), t, 1);
+  std::printf("bf16 (f32 out) / f32: %.2fx; bf16 (bf16 out) / f32: %.2fx\n", b32 / f32, b16 / f32);
+}
+
+// A bounded local search around the fallbacks (the tuner comes later), same conditions.
+TEST(DenseLowpPerf, DISABLED_LocalSearchAt1024) {
+  codegen::Target t = codegen::target_from_name("x86-avx512");
+  Workload bf = dense(1024, 1024, 1024, DataType::bf16(), {}, true);
+  Workload f = dense(1024, 1024, 1024, DataType::f32());
+  if (!schedules::dense_bf16_x86_template().applies(bf, t)) GTEST_SKIP() << "no avx512bf16";
+  double best_bf = 0, best_f = 0;
+  for (auto [mr, nv] : std::vector<std::pair<int, int>>{{6, 4}, {8, 3}, {4, 4}, {8, 2}, {12, 2}}) {
+    for (int ku : {1, 2, 4}) {
+      Config c(
+          {{"mr", mr}, {"nr_vecs", nv}, {"k_unroll", ku}, {"panels_outer", 1}, {"parallel", 1}});
+      if (mr <= 8)
+        best_bf = std::max(best_bf, gflops(schedules::dense_bf16_x86_template(), bf, t, 1, c));
+      best_f = std::max(best_f, gflops(schedules::dense_packed_template(), f, t, 1, c));
+    }
+  }
+  std::printf("best bf16 %.1f GFLOPS, best f32 %.1f GFLOPS: %.2fx\n", best_bf, best_f,
+              best_bf / best_f);
+}
+
+}  // namespace
+}  // namespace kiln::testing

@@ -1,0 +1,89 @@
+// layout.nchw_to_nchwc and layout.nchwc_to_nchw: every config of their (small) spaces on
+// every target, blocks that divide C and blocks that pad it, f32 and the half types; plus
+// the user errors.
+#include <gtest/gtest.h>
+
+#include "ir/error.h"
+#include "schedules/layout.h"
+#include "template_harness.h"
+
+namespace kiln::testing {
+namespace {
+
+using ir::DataType;
+using schedules::OpTemplate;
+using schedules::Workload;
+
+Workload layout(int64_t n, int64_t c, int64_t h, int64_t w, int64_t block, int64_t dir,
+                DataType t = DataType::f32()) {
+  return Workload{"layout_transform",
+                  {{"N", n}, {"C", c}, {"H", h}, {"W", w}, {"block", block}, {"direction", dir}},
+                  t,
+                  {}};
+}
+
+struct Case {
+  const OpTemplate* tpl;
+  Workload w;
+  std::string target;
+  int config;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (int dir : {0, 1}) {
+    const OpTemplate* tpl = dir == 0 ? &schedules::layout_nchw_to_nchwc_template()
+                                     : &schedules::layout_nchwc_to_nchw_template();
+    std::vector<Workload> shapes = {layout(1, 7, 5, 6, 4, dir), layout(2, 32, 3, 9, 16, dir),
+                                    layout(1, 3, 4, 4, 3, dir), layout(1, 13, 2, 17, 8, dir)};
+    for (const std::string t : {"x86-avx2", "x86-avx512"})
+      for (const Workload& w : shapes)
+        for (int c = -1; c < 3; ++c) out.push_back({tpl, w, t, c});
+    for (const std::string t : {"arm-neon", "arm-fp16", "arm-bf16"})
+      out.push_back({tpl, shapes[t == std::string("arm-neon") ? 1 : 0], t, -1});
+    out.push_back({tpl, layout(1, 64, 56, 56, 16, dir), "x86-avx512", -1});  // ResNet size
+    out.push_back({tpl, layout(1, 13, 5, 6, 8, dir, DataType::bf16()), "x86-avx512", 0});
+    out.push_back({tpl, layout(1, 13, 5, 6, 8, dir, DataType::f16()), "arm-fp16", -1});
+  }
+  return out;
+}
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.tpl->name() << " " << c.w.str() << " on " << c.target << " config " << c.config;
+}
+
+class LayoutTemplateTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(LayoutTemplateTest, MatchesReference) {
+  const Case& c = GetParam();
+  ASSERT_TRUE(c.tpl->applies(c.w, codegen::target_from_name(c.target)));
+  std::string skip = check_template(*c.tpl, c.w, c.target, c.config);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+std::string name(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  std::string n = c.tpl->name() + "_" + c.target + "_" + c.w.dtype.str() + "_" +
+                  (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config));
+  for (char& ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n + "_" + std::to_string(info.index);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layout, LayoutTemplateTest, ::testing::ValuesIn(cases()), name);
+
+TEST(LayoutTemplateErrors, BadShapes) {
+  const auto& t = schedules::layout_nchw_to_nchwc_template();
+  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  schedules::Config cfg = t.fallback(layout(1, 8, 4, 4, 4, 0), x86);
+  EXPECT_THROW(t.build(layout(1, 0, 4, 4, 4, 0), x86, cfg, "k"), UserError);
+  EXPECT_THROW(t.build(layout(1, 8, -4, 4, 4, 0), x86, cfg, "k"), UserError);
+  EXPECT_THROW(t.build(layout(1, 8, 4, 4, 0, 0), x86, cfg, "k"), UserError);
+  EXPECT_THROW(t.build(layout(1, 8, 4, 4, 4, 2), x86, cfg, "k"), UserError);
+  EXPECT_THROW(t.build(layout(1, 8, 4, 4, 4, 0, DataType::i8()), x86, cfg, "k"), UserError);
+  EXPECT_FALSE(t.applies(layout(1, 8, 4, 4, 4, 1), x86));
+  EXPECT_TRUE(schedules::layout_nchwc_to_nchw_template().applies(layout(1, 8, 4, 4, 4, 1), x86));
+}
+
+}  // namespace
+}  // namespace kiln::testing
