@@ -40,6 +40,14 @@ std::vector<std::string> shape_form(const std::string& op) {
   static const std::map<std::string, std::vector<std::string>> k = {
       {"dense", {"M", "N", "K"}},
       {"conv2d", {"N", "C", "H", "W", "O", "KH", "KW"}},
+      {"batch_matmul", {"B", "M", "N", "K"}},
+      {"max_pool2d", {"N", "C", "H", "W", "KH", "KW"}},
+      {"avg_pool2d", {"N", "C", "H", "W", "KH", "KW"}},
+      {"global_avg_pool2d", {"N", "C", "H", "W"}},
+      {"batch_norm", {"N", "C", "H", "W"}},
+      {"softmax", {"M", "N"}},
+      {"layer_norm", {"M", "N"}},
+      {"layout_transform", {"N", "C", "H", "W", "block"}},
   };
   auto it = k.find(op);
   return it == k.end() ? std::vector<std::string>{} : it->second;
