@@ -144,7 +144,7 @@ void Batch::cancel() {
 }
 
 std::string format_status(const pb::StatusReply& status) {
-  std::string out;
+  std::string out = status.direct() ? "a direct worker (kiln-worker --listen), no tracker\n\n" : "";
   char line[512];
   std::snprintf(line, sizeof line, "%-20s %8s %8s %8s %8s\n", "KEY", "QUEUED", "RUNNING", "WORKERS",
                 "CLIENTS");

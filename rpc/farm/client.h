@@ -4,6 +4,11 @@
 // Jobs whose check asks for return_outputs without giving a reference are compared against
 // the first correct candidate of their batch (the first result without error, in the order
 // results arrive): later ones that differ come back as WRONG_RESULT.
+//
+// The address may name a tracker or a worker in direct mode (`kiln-worker --listen`, a single
+// board with no tracker): both serve the same client calls, so nothing here changes; the
+// key of a batch must then be the worker's own (or anything, when it was started without
+// --key), and status().direct() says which one answered.
 #ifndef KILN_RPC_FARM_CLIENT_H
 #define KILN_RPC_FARM_CLIENT_H
 

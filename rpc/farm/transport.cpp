@@ -55,14 +55,14 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
 }
 
 grpc::Status check_token(const grpc::ServerContext& context, const std::string& token,
-                         const char* method) {
+                         const char* method, const char* who) {
   const auto& md = context.client_metadata();
   const auto it = md.find(kTokenMetadata);
   const bool present = it != md.end();
   if (present && constant_time_equal(std::string(it->second.data(), it->second.size()), token)) {
     return grpc::Status::OK;
   }
-  std::fprintf(stderr, "kiln tracker: rejected %s from %s: %s farm token\n", method,
+  std::fprintf(stderr, "%s: rejected %s from %s: %s farm token\n", who, method,
                context.peer().c_str(), present ? "wrong" : "missing");
   return {grpc::StatusCode::UNAUTHENTICATED, present ? "wrong farm token" : "missing farm token"};
 }

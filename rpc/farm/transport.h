@@ -23,10 +23,10 @@ std::string load_token(const std::string& token_file);
 // True when `a` equals `b`; the time taken does not depend on where they differ.
 bool constant_time_equal(const std::string& a, const std::string& b);
 
-// OK when the call carries `token`; else UNAUTHENTICATED (and a line on stderr naming the
-// peer and the method).
+// OK when the call carries `token`; else UNAUTHENTICATED (and a line on stderr, prefixed with
+// `who`, naming the peer and the method).
 grpc::Status check_token(const grpc::ServerContext& context, const std::string& token,
-                         const char* method);
+                         const char* method, const char* who = "kiln tracker");
 
 // A channel to `address` ("HOST:PORT") with the farm's message size limits; with TLS when
 // `tls_ca_file` is not empty (the PEM root certificate the tracker's certificate chains to).

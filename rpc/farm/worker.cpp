@@ -1,4 +1,5 @@
-// The worker's loop: register, lease, run, report; heartbeats beside it.
+// The worker's loop: register, lease, run, report; heartbeats beside it. The loop talks to a
+// Link: a remote tracker over gRPC (farm mode) or a Scheduler in this process (direct mode).
 #include "rpc/farm/worker.h"
 
 #include <signal.h>
@@ -9,10 +10,13 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "rpc/farm/data.h"
 #include "rpc/farm/farm.grpc.pb.h"
+#include "rpc/farm/scheduler.h"
+#include "rpc/farm/service.h"
 #include "rpc/farm/transport.h"
 
 namespace kiln::farm {
@@ -35,10 +39,91 @@ std::string default_name() {
   return std::string(host) + ":" + std::to_string(getpid());
 }
 
+// Where the worker gets its jobs from; the calls and status codes of farm.proto's worker half.
+class Link {
+ public:
+  virtual ~Link() = default;
+  virtual grpc::Status register_worker(const pb::RegisterRequest& req,
+                                       pb::RegisterReply* reply) = 0;
+  virtual grpc::Status lease(const pb::LeaseRequest& req, pb::LeaseReply* reply) = 0;
+  virtual grpc::Status heartbeat(const pb::HeartbeatRequest& req, pb::HeartbeatReply* reply) = 0;
+  virtual grpc::Status report(const pb::ReportRequest& req) = 0;
+  virtual std::string where() const = 0;
+};
+
+class RemoteLink final : public Link {
+ public:
+  explicit RemoteLink(const WorkerOptions& o)
+      : address_(o.tracker),
+        token_(o.token),
+        stub_(pb::Tracker::NewStub(make_channel(o.tracker, o.tls_ca))) {}
+  grpc::Status register_worker(const pb::RegisterRequest& req, pb::RegisterReply* reply) override {
+    grpc::ClientContext ctx;
+    prepare_context(ctx, token_, 5);
+    return stub_->Register(&ctx, req, reply);
+  }
+  grpc::Status lease(const pb::LeaseRequest& req, pb::LeaseReply* reply) override {
+    grpc::ClientContext ctx;
+    prepare_context(ctx, token_, 10);
+    return stub_->Lease(&ctx, req, reply);
+  }
+  grpc::Status heartbeat(const pb::HeartbeatRequest& req, pb::HeartbeatReply* reply) override {
+    grpc::ClientContext ctx;
+    prepare_context(ctx, token_, 5);
+    return stub_->Heartbeat(&ctx, req, reply);
+  }
+  grpc::Status report(const pb::ReportRequest& req) override {
+    pb::ReportReply reply;
+    grpc::ClientContext ctx;
+    prepare_context(ctx, token_, 10);
+    return stub_->Report(&ctx, req, &reply);
+  }
+  std::string where() const override { return address_; }
+
+ private:
+  const std::string address_, token_;
+  std::unique_ptr<pb::Tracker::Stub> stub_;
+};
+
+// Direct mode: the scheduler that the worker's own service fills.
+class LocalLink final : public Link {
+ public:
+  explicit LocalLink(Scheduler& scheduler) : scheduler_(scheduler) {}
+  grpc::Status register_worker(const pb::RegisterRequest& req, pb::RegisterReply* reply) override {
+    *reply = scheduler_.register_worker(req);
+    return grpc::Status::OK;
+  }
+  grpc::Status lease(const pb::LeaseRequest& req, pb::LeaseReply* reply) override {
+    const auto deadline = Scheduler::Clock::now() + std::chrono::milliseconds(req.wait_ms());
+    switch (scheduler_.lease(req.worker_id(), deadline, reply->mutable_job())) {
+      case Scheduler::Wait::kGot:
+        return grpc::Status::OK;
+      case Scheduler::Wait::kUnknown:
+        return unknown();
+      default:
+        reply->clear_job();
+        return grpc::Status::OK;
+    }
+  }
+  grpc::Status heartbeat(const pb::HeartbeatRequest& req, pb::HeartbeatReply* reply) override {
+    bool cancel = false;
+    if (!scheduler_.heartbeat(req.worker_id(), req.job_id(), &cancel)) return unknown();
+    reply->set_cancel_job(cancel);
+    return grpc::Status::OK;
+  }
+  grpc::Status report(const pb::ReportRequest& req) override {
+    return scheduler_.report(req.worker_id(), req.result()) ? grpc::Status::OK : unknown();
+  }
+  std::string where() const override { return "this process"; }
+
+ private:
+  static grpc::Status unknown() { return {grpc::StatusCode::NOT_FOUND, "unknown worker"}; }
+  Scheduler& scheduler_;
+};
+
 class Worker {
  public:
-  explicit Worker(const WorkerOptions& o)
-      : o_(o), stub_(pb::Tracker::NewStub(make_channel(o.tracker, o.tls_ca))) {}
+  Worker(const WorkerOptions& o, Link& link) : o_(o), link_(link) {}
 
   int run() {
     std::thread beat([this] { heartbeat_loop(); });
@@ -60,7 +145,7 @@ class Worker {
         const grpc::Status s = register_once();
         if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) return rejected(s);
         if (!s.ok()) {
-          log("cannot register with " + o_.tracker + ": " + s.error_message() + "; retrying");
+          log("cannot register with " + link_.where() + ": " + s.error_message() + "; retrying");
           nap(backoff_ms);
           backoff_ms = std::min(backoff_ms * 2, 2000);
           continue;
@@ -71,9 +156,7 @@ class Worker {
       req.set_worker_id(worker_id());
       req.set_wait_ms(1000);
       pb::LeaseReply reply;
-      grpc::ClientContext ctx;
-      prepare_context(ctx, o_.token, 10);
-      const grpc::Status s = stub_->Lease(&ctx, req, &reply);
+      const grpc::Status s = link_.lease(req, &reply);
       if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) return rejected(s);
       if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
         forget_id();
@@ -99,10 +182,7 @@ class Worker {
     req.set_worker_id(worker_id());
     *req.mutable_result() = std::move(result);
     for (int attempt = 0; attempt < 5 && !g_stop; ++attempt) {
-      pb::ReportReply reply;
-      grpc::ClientContext ctx;
-      prepare_context(ctx, o_.token, 10);
-      const grpc::Status s = stub_->Report(&ctx, req, &reply);
+      const grpc::Status s = link_.report(req);
       if (s.ok()) return;
       if (s.error_code() == grpc::StatusCode::NOT_FOUND) {  // the tracker re-queued it already
         forget_id();
@@ -123,9 +203,7 @@ class Worker {
       req.set_job_id(current_job_);
       lock.unlock();
       pb::HeartbeatReply reply;
-      grpc::ClientContext ctx;
-      prepare_context(ctx, o_.token, 5);
-      const grpc::Status s = stub_->Heartbeat(&ctx, req, &reply);
+      const grpc::Status s = link_.heartbeat(req, &reply);
       if (s.ok() && reply.cancel_job() && req.job_id() == current_job_) cancel_ = true;
       lock.lock();
     }
@@ -137,20 +215,18 @@ class Worker {
     req.set_name(o_.name.empty() ? default_name() : o_.name);
     req.set_arch(machine_arch());
     pb::RegisterReply reply;
-    grpc::ClientContext ctx;
-    prepare_context(ctx, o_.token, 5);
-    const grpc::Status s = stub_->Register(&ctx, req, &reply);
+    const grpc::Status s = link_.register_worker(req, &reply);
     if (s.ok()) {
       std::lock_guard lock(mu_);
       id_ = reply.worker_id();
       heartbeat_ms_ = std::max<uint32_t>(50, reply.heartbeat_ms());
-      log("registered as " + id_ + " with " + o_.tracker);
+      log("registered as " + id_ + " with " + link_.where());
     }
     return s;
   }
 
   int rejected(const grpc::Status& s) {
-    std::fprintf(stderr, "kiln-worker: the tracker at %s rejected us: %s\n", o_.tracker.c_str(),
+    std::fprintf(stderr, "kiln-worker: the tracker at %s rejected us: %s\n", link_.where().c_str(),
                  s.error_message().c_str());
     return 2;
   }
@@ -168,7 +244,7 @@ class Worker {
   }
 
   const WorkerOptions o_;
-  std::unique_ptr<pb::Tracker::Stub> stub_;
+  Link& link_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;
@@ -178,18 +254,62 @@ class Worker {
   std::atomic<bool> cancel_{false};
 };
 
+int run_direct(WorkerOptions options) {
+  const auto [host, port] = parse_listen_address(options.listen);
+  ServiceOptions so;
+  so.token = options.token;
+  so.direct = true;
+  so.accept_any_key = options.key.empty();
+  if (options.key.empty()) options.key = "direct";
+  so.key = options.key;
+  // Nobody reaps in direct mode: the one worker lives in this process.
+  Scheduler scheduler(SchedulerOptions{});
+  const auto service = make_farm_service(scheduler, so);
+  int bound = 0;
+  const auto server =
+      start_farm_server(service.get(), host, port, options.tls_cert, options.tls_key, &bound);
+  std::printf("kiln-worker: listening on %s:%d (direct mode, key %s)\n", host.c_str(), bound,
+              so.accept_any_key ? "any" : so.key.c_str());
+  std::fflush(stdout);
+  LocalLink link(scheduler);
+  const int rc = Worker(options, link).run();
+  std::fprintf(stderr, "kiln-worker: shutting down\n");
+  scheduler.shutdown();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return rc;
+}
+
 }  // namespace
 
+std::pair<std::string, int> parse_listen_address(const std::string& value) {
+  const auto colon = value.rfind(':');
+  std::string host = colon == std::string::npos ? "127.0.0.1" : value.substr(0, colon);
+  const std::string port = colon == std::string::npos ? value : value.substr(colon + 1);
+  if (host.empty()) host = "127.0.0.1";
+  const bool digits = !port.empty() && port.size() <= 5 &&
+                      port.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoi(port) > 65535) {
+    throw std::runtime_error("--listen '" + value + "': expected [HOST:]PORT, PORT 0 to 65535");
+  }
+  return {host, std::stoi(port)};
+}
+
 int run_worker(const WorkerOptions& options) {
-  if (options.tracker.empty()) throw std::runtime_error("no tracker address given (--tracker)");
-  if (options.key.empty()) throw std::runtime_error("no device key given (--key)");
+  const bool direct = !options.listen.empty();
+  if (direct == !options.tracker.empty()) {
+    throw std::runtime_error(
+        "give either --tracker HOST:PORT (join a farm) or --listen [HOST:]PORT (direct mode)");
+  }
+  if (!direct && options.key.empty()) throw std::runtime_error("no device key given (--key)");
   if (options.token.empty()) throw std::runtime_error("no farm token");
   if (options.sandbox.helper.empty()) throw std::runtime_error("no sandbox helper found");
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  return Worker(options).run();
+  if (direct) return run_direct(options);
+  RemoteLink link(options);
+  return Worker(options, link).run();
 }
 
 }  // namespace kiln::farm

@@ -19,12 +19,22 @@ struct WorkerCli {
 };
 
 inline void add_worker_options(CLI::App& app, WorkerCli& cli) {
-  app.add_option("--tracker", cli.options.tracker, "the tracker, HOST:PORT")->required();
-  app.add_option("--key", cli.options.key, "device key this worker serves")->required();
+  auto* tracker =
+      app.add_option("--tracker", cli.options.tracker, "join the farm of this tracker, HOST:PORT");
+  auto* listen = app.add_option("--listen", cli.options.listen,
+                                "direct mode, no tracker: serve clients on [HOST:]PORT "
+                                "(host default 127.0.0.1; port 0: any free port)");
+  tracker->excludes(listen);
+  app.add_option("--key", cli.options.key,
+                 "device key this worker serves (required with --tracker; with --listen, "
+                 "batches for other keys are refused, and without it any key is taken)");
   app.add_option("--token-file", cli.token_file,
                  "file holding the farm token "
                  "(default: $KILN_FARM_TOKEN)");
   app.add_option("--tls-ca", cli.options.tls_ca, "PEM root certificate of a TLS tracker");
+  app.add_option("--tls-cert", cli.options.tls_cert,
+                 "direct mode: PEM certificate (with --tls-key)");
+  app.add_option("--tls-key", cli.options.tls_key, "direct mode: PEM private key");
   app.add_option("--name", cli.options.name, "label shown by `kiln farm status`");
   app.add_option("--sandbox", cli.options.sandbox.helper, "path of kiln-farm-sandbox");
   app.add_option("--sandbox-prefix", cli.sandbox_prefix,

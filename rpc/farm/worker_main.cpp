@@ -1,7 +1,9 @@
 // kiln-worker: the lean worker binary installed on boards (runtime + rpc, no LLVM). Dials
-// out to a tracker and serves measurement jobs for one device key.
+// out to a tracker and serves measurement jobs for one device key, or (direct mode, a board on
+// a desk) serves clients itself.
 //
 //   kiln-worker --tracker HOST:PORT --key KEY [--token-file F] [--sandbox-prefix "..."]
+//   kiln-worker --listen [HOST:]PORT [--key KEY] [--token-file F]
 #include <cstdio>
 
 #include "rpc/farm/worker_cli.h"

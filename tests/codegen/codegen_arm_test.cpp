@@ -12,6 +12,7 @@
 
 #include "codegen_test_util.h"
 #include "ir/op.h"
+#include "rpc/kernel_exec.h"
 
 #ifndef KILN_ARM_RUNNER
 #define KILN_ARM_RUNNER ""
@@ -64,12 +65,12 @@ class ArmRun : public ::testing::Test {
         os.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(bytes));
       }
     }
-    // With Debian's multiarch arm64 libc installed, the cross toolchain's sysroot hangs at
-    // start-up under qemu: use the multiarch one then (see TOOLCHAIN.md).
-    const char* sysroot =
-        std::filesystem::exists("/lib/ld-linux-aarch64.so.1") ? "/" : "/usr/aarch64-linux-gnu";
-    std::string cmd = "timeout 120 " + std::string(KILN_QEMU_AARCH64) + " -cpu max -L " + sysroot +
-                      " " + KILN_ARM_RUNNER + " " + so + " " + f.name + " " +
+    // The one rule for running AArch64 programs here (rpc/kernel_exec.h): with Debian's
+    // multiarch arm64 libc installed the cross toolchain's sysroot hangs at start-up under
+    // qemu, so the prefix names the multiarch one then (see TOOLCHAIN.md).
+    std::string qemu;
+    for (const std::string& word : aarch64_qemu_prefix()) qemu += word + " ";
+    std::string cmd = "timeout 120 " + qemu + KILN_ARM_RUNNER + " " + so + " " + f.name + " " +
                       std::to_string(bufs.size()) + " " + std::to_string(bytes) + " " + in + " " +
                       out;
     int rc = std::system(cmd.c_str());

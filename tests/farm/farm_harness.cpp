@@ -31,6 +31,20 @@ std::string make_temp_dir() {
   return pattern;
 }
 
+// Waits for `log` to hold "listening on HOST:PORT" and returns HOST:PORT.
+std::string wait_listening(const std::string& log, double timeout_s) {
+  const std::regex listening("listening on (127\\.0\\.0\\.1:[0-9]+)");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::smatch m;
+    const std::string text = read_text(log);
+    if (std::regex_search(text, m, listening)) return m[1];
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  throw std::runtime_error("no 'listening on' line within " + std::to_string(timeout_s) +
+                           " s; the log:\n" + read_text(log));
+}
+
 }  // namespace
 
 Process::Process(const std::vector<std::string>& argv, const std::string& log_path,
@@ -49,7 +63,7 @@ Process::Process(const std::vector<std::string>& argv, const std::string& log_pa
   envp.push_back(nullptr);
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
-  const int rc = posix_spawn(&pid_, cargv[0], &actions, nullptr, cargv.data(), envp.data());
+  const int rc = posix_spawnp(&pid_, cargv[0], &actions, nullptr, cargv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
 }
@@ -99,18 +113,7 @@ Farm::Farm(double heartbeat_timeout_s) : dir_(make_temp_dir()) {
       std::vector<std::string>{KILN_BIN, "tracker", "--port", "0", "--token-file", token_file_,
                                "--heartbeat-timeout", std::to_string(heartbeat_timeout_s)},
       log);
-  const std::regex listening("listening on (127\\.0\\.0\\.1:[0-9]+)");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::smatch m;
-    const std::string text = read_text(log);
-    if (std::regex_search(text, m, listening)) {
-      address_ = m[1];
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  throw std::runtime_error("the tracker did not start; its log:\n" + read_text(log));
+  address_ = wait_listening(log, 10);
 }
 
 Farm::~Farm() {
@@ -121,10 +124,16 @@ Farm::~Farm() {
 }
 
 std::size_t Farm::start_worker(const std::string& key, const std::vector<std::string>& extra) {
+  return start_worker_command({KILN_WORKER}, key, extra);
+}
+
+std::size_t Farm::start_worker_command(const std::vector<std::string>& command,
+                                       const std::string& key,
+                                       const std::vector<std::string>& extra) {
   const std::size_t i = workers_.size();
-  std::vector<std::string> argv = {KILN_WORKER, "--tracker", address_,
-                                   "--key",     key,         "--token-file",
-                                   token_file_, "--name",    "w" + std::to_string(i)};
+  std::vector<std::string> argv = command;
+  argv.insert(argv.end(), {"--tracker", address_, "--key", key, "--token-file", token_file_,
+                           "--name", "w" + std::to_string(i)});
   argv.insert(argv.end(), extra.begin(), extra.end());
   // The sandbox's scratch directories land in the farm's directory, so that a worker killed
   // mid-job leaves nothing behind once the harness removes it.
@@ -137,9 +146,9 @@ std::string Farm::worker_log(std::size_t i) const {
   return dir_ + "/worker" + std::to_string(i) + ".log";
 }
 
-void Farm::wait_for_workers(const std::string& key, int n) {
+void Farm::wait_for_workers(const std::string& key, int n, double timeout_s) {
   FarmClient c = client();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
     int have = 0;
     const pb::StatusReply status = c.status();
@@ -148,12 +157,35 @@ void Farm::wait_for_workers(const std::string& key, int n) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   throw std::runtime_error("fewer than " + std::to_string(n) + " workers of key " + key +
-                           " registered within 10 s");
+                           " registered within " + std::to_string(timeout_s) + " s");
+}
+
+DirectWorker::DirectWorker(const std::vector<std::string>& extra) : dir_(make_temp_dir()) {
+  token_ = "direct-token-" + std::to_string(getpid()) + "-" + fs::path(dir_).filename().string();
+  const std::string token_file = dir_ + "/farm.token";
+  std::ofstream(token_file) << token_ << "\n";
+  std::vector<std::string> argv = {KILN_WORKER, "--listen", "127.0.0.1:0", "--token-file",
+                                   token_file};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  const std::string log = dir_ + "/worker.log";
+  process_ = std::make_unique<Process>(argv, log, std::vector<std::string>{"TMPDIR=" + dir_});
+  address_ = wait_listening(log, 10);
+}
+
+DirectWorker::~DirectWorker() {
+  process_.reset();
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
 }
 
 pb::Job fixture_job(const std::string& entry, int64_t n, uint64_t seed, bool with_reference,
                     double timeout_s) {
   static const std::vector<uint8_t> so = read_binary(KILN_FARM_FIXTURE);
+  return fixture_job_of(so, entry, n, seed, with_reference, timeout_s);
+}
+
+pb::Job fixture_job_of(const std::vector<uint8_t>& so, const std::string& entry, int64_t n,
+                       uint64_t seed, bool with_reference, double timeout_s) {
   pb::Job job;
   job.set_so(so.data(), so.size());
   job.set_entry(entry);

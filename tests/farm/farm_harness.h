@@ -46,10 +46,13 @@ class Farm {
   std::string dir() const { return dir_; }
   // Starts a kiln-worker for `key`; returns its index.
   std::size_t start_worker(const std::string& key, const std::vector<std::string>& extra = {});
+  // The same with another worker command, e.g. {"qemu-aarch64", ..., AARCH64_KILN_WORKER}.
+  std::size_t start_worker_command(const std::vector<std::string>& command, const std::string& key,
+                                   const std::vector<std::string>& extra = {});
   Process& worker(std::size_t i) { return *workers_.at(i); }
   std::string worker_log(std::size_t i) const;
-  // Waits (up to 10 s) until `n` workers of `key` are registered.
-  void wait_for_workers(const std::string& key, int n);
+  // Waits (up to timeout_s) until `n` workers of `key` are registered.
+  void wait_for_workers(const std::string& key, int n, double timeout_s = 10);
   FarmClient client() const { return FarmClient(address_, token_); }
 
  private:
@@ -58,10 +61,28 @@ class Farm {
   std::vector<std::unique_ptr<Process>> workers_;
 };
 
+// A worker in direct mode (`kiln-worker --listen 127.0.0.1:0`, no tracker), killed with the
+// object; `extra` is appended to its command line.
+class DirectWorker {
+ public:
+  explicit DirectWorker(const std::vector<std::string>& extra = {});
+  ~DirectWorker();
+  const std::string& address() const { return address_; }
+  const std::string& token() const { return token_; }
+  std::string log() const { return read_text(dir_ + "/worker.log"); }
+
+ private:
+  std::string dir_, token_, address_;
+  std::unique_ptr<Process> process_;
+};
+
 // A job of the fixture module: (n: i64[1], in: f32[n] filled from `seed`, out: f32[n]),
 // checked against in + 1 unless `with_reference` is false.
 pb::Job fixture_job(const std::string& entry, int64_t n, uint64_t seed, bool with_reference = true,
                     double timeout_s = 10);
+// The same for another build of the fixture module (e.g. cross-compiled for AArch64).
+pb::Job fixture_job_of(const std::vector<uint8_t>& so, const std::string& entry, int64_t n,
+                       uint64_t seed, bool with_reference = true, double timeout_s = 10);
 
 }  // namespace kiln::farm::testing
 

@@ -256,5 +256,71 @@ TEST(Farm, StatusCommandPrintsKeysWorkersAndCounts) {
       << text;
 }
 
+TEST(FarmDirect, ListeningWorkerServesAClientWithNoTracker) {
+  // A board on a desk: kiln-worker --listen, no tracker. The client library talks to it as to
+  // a tracker; the token is required; a batch for another key than the worker's is refused.
+  testing::DirectWorker worker({"--key", "desk"});
+  FarmClient client(worker.address(), worker.token());
+  std::vector<pb::Job> jobs;
+  for (int i = 0; i < 6; ++i) jobs.push_back(fixture_job("add_one", 100 + i, 500 + i));
+  jobs.push_back(fixture_job("add_two", 16, 9));
+  const auto results = client.submit("desk", jobs)->wait_all();
+  ASSERT_EQ(results.size(), 7u);
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(results[i].error(), pb::OK) << describe(results[i]);
+    EXPECT_EQ(results[i].worker_id(), "desk-1");
+    EXPECT_EQ(results[i].costs_size(), 3);
+  }
+  EXPECT_EQ(results[6].error(), pb::WRONG_RESULT) << describe(results[6]);
+
+  const pb::StatusReply status = client.status();
+  EXPECT_TRUE(status.direct());
+  ASSERT_EQ(status.workers_size(), 1);
+  EXPECT_EQ(status.workers(0).completed(), 6u);
+  EXPECT_EQ(status.workers(0).failed(), 1u);
+  EXPECT_NE(format_status(status).find("direct worker"), std::string::npos);
+
+  try {
+    client.submit("other-board", {fixture_job("add_one", 4, 1)});
+    ADD_FAILURE() << "a batch for another key was accepted";
+  } catch (const FarmError& e) {
+    EXPECT_EQ(e.code(), grpc::StatusCode::INVALID_ARGUMENT) << e.what();
+    EXPECT_NE(std::string(e.what()).find("desk"), std::string::npos) << e.what();
+  }
+  FarmClient wrong(worker.address(), "not-the-token");
+  EXPECT_THROW(wrong.status(), FarmError);
+  // Workers cannot join a direct worker.
+  auto stub = pb::Tracker::NewStub(make_channel(worker.address()));
+  grpc::ClientContext ctx;
+  ctx.AddMetadata(kTokenMetadata, worker.token());
+  pb::RegisterRequest reg;
+  reg.set_key("desk");
+  pb::RegisterReply reply;
+  EXPECT_EQ(stub->Register(&ctx, reg, &reply).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_NE(worker.log().find("wrong farm token"), std::string::npos) << worker.log();
+}
+
+TEST(FarmDirect, WithoutAKeyAnyKeyIsTakenAndBadOptionsAreRefused) {
+  testing::DirectWorker worker;
+  FarmClient client(worker.address(), worker.token());
+  const auto r = client.submit("whatever", {fixture_job("add_one", 8, 1)})->wait_all();
+  EXPECT_EQ(r[0].error(), pb::OK) << describe(r[0]);
+  // --tracker and --listen together, and a malformed --listen: a clear error, exit status 1.
+  const std::string dir = ::testing::TempDir();
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--listen", "0", "--tracker", "127.0.0.1:1"},
+        std::vector<std::string>{"--listen", "127.0.0.1:http"}}) {
+    std::vector<std::string> argv = {KILN_WORKER};
+    argv.insert(argv.end(), bad.begin(), bad.end());
+    const std::string log = dir + "/bad-direct.log";
+    std::remove(log.c_str());
+    testing::Process p(argv, log, {"KILN_FARM_TOKEN=t"});
+    const int status = p.wait_exit(10);
+    ASSERT_TRUE(WIFEXITED(status)) << testing::read_text(log);
+    EXPECT_NE(WEXITSTATUS(status), 0) << testing::read_text(log);
+    EXPECT_NE(testing::read_text(log).find("--"), std::string::npos) << testing::read_text(log);
+  }
+}
+
 }  // namespace
 }  // namespace kiln::farm

@@ -1,0 +1,183 @@
+// The device farm across architectures, as real processes on 127.0.0.1: a tracker, two native
+// workers and one AArch64 worker (cross-built kiln-worker under qemu-aarch64, starting its
+// sandbox under qemu too: there is no binfmt_misc here), measuring kernels built by kiln's own
+// compiler for "host" and "arm-neon" as well as the hand-written fixture module (built for
+// each). Skipped, with the reason, when qemu, the cross-built worker or the cross compiler is
+// missing.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "codegen/build.h"
+#include "codegen/target.h"
+#include "farm_harness.h"
+#include "lower/lower.h"
+#include "rpc/farm/data.h"
+#include "rpc/kernel_exec.h"
+
+namespace kiln::farm {
+namespace {
+
+using testing::Farm;
+
+std::string describe(const pb::Result& r) {
+  return "job " + std::to_string(r.index()) + ": " + error_kind_name(r.error()) + " " +
+         r.message() + " on " + r.worker_id();
+}
+
+// out[i] = a[i] * b[i] + a[i], vectorized to the target's lanes with a scalar tail: a real
+// kernel from kiln's compiler (TE -> lowered loop IR -> LLVM -> .so linked in process).
+std::vector<uint8_t> compile_mul_add(const std::string& target_name, int64_t n,
+                                     const std::string& dir) {
+  using namespace kiln::te;
+  const codegen::Target target = codegen::target_from_name(target_name);
+  Tensor a = placeholder({Expr(n)}, DataType::f32(), "a");
+  Tensor b = placeholder({Expr(n)}, DataType::f32(), "b");
+  Tensor out = compute(
+      {Expr(n)}, [&](Var i) { return a(i) * b(i) + a(i); }, "out");
+  Schedule s({out});
+  Stage st = s[out];
+  auto [io, ii] = st.split(st.axis(0), target.lanes(DataType::f32()));
+  st.vectorize(ii);
+  const ir::LoweredFunc f = lower::lower(s, {a, b, out}, "mul_add");
+  const std::string path = dir + "/mul_add_" + target_name + "_" + std::to_string(n) + ".so";
+  codegen::build_shared_object({f}, target, path);
+  return testing::read_binary(path);
+}
+
+pb::Job mul_add_job(const std::vector<uint8_t>& so, int64_t n, uint64_t seed, double timeout_s) {
+  pb::Job job;
+  job.set_so(so.data(), so.size());
+  job.set_entry("mul_add");
+  job.set_seed(seed);
+  job.set_number(1);
+  job.set_repeat(2);
+  job.set_timeout_s(timeout_s);
+  for (int k = 0; k < 3; ++k) {
+    pb::Arg* arg = job.add_args();
+    arg->set_dtype(pb::F32);
+    arg->add_shape(n);
+    arg->set_is_output(k == 2);
+  }
+  // The reference from the same deterministic inputs the sandbox fills.
+  const std::vector<uint8_t> a = fill_arg(job.args(0), seed, 0), b = fill_arg(job.args(1), seed, 1);
+  std::vector<float> want(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    float x, y;
+    std::memcpy(&x, a.data() + 4 * i, 4);
+    std::memcpy(&y, b.data() + 4 * i, 4);
+    want[i] = x * y + x;
+  }
+  job.mutable_check()->add_reference(want.data(), want.size() * sizeof(float));
+  job.mutable_check()->set_rtol(1e-5);
+  job.mutable_check()->set_atol(1e-6);
+  return job;
+}
+
+std::string join(const std::vector<std::string>& words) {
+  std::string s;
+  for (const auto& w : words) {
+    if (!s.empty()) s += ' ';
+    s += w;
+  }
+  return s;
+}
+
+TEST(FarmArm, FiftyMixedJobsNativeAndArmKeysRunOnTheirWorkers) {
+  const std::vector<std::string> qemu = aarch64_qemu_prefix();
+  if (qemu.empty()) GTEST_SKIP() << "qemu-aarch64 is not on PATH";
+  if (std::string(KILN_AARCH64_WORKER).empty() || !std::filesystem::exists(KILN_AARCH64_WORKER)) {
+    GTEST_SKIP() << "no AArch64 kiln-worker (the cross build needs libgrpc++-dev:arm64 and "
+                    "libprotobuf-dev:arm64: scripts/install-deps.sh)";
+  }
+  if (std::string(KILN_AARCH64_FARM_FIXTURE).empty()) GTEST_SKIP() << "no AArch64 cross compiler";
+
+  Farm farm;
+  // The ARM worker first: it is the slowest to start. Its sandbox runs under the same qemu.
+  std::vector<std::string> arm_command = qemu;
+  arm_command.push_back(KILN_AARCH64_WORKER);
+  farm.start_worker_command(arm_command, "arm", {"--sandbox-prefix", join(qemu)});
+  farm.start_worker("host");
+  farm.start_worker("host");
+
+  // Meanwhile: kernels from the real compiler, for both targets, with and without a tail.
+  const std::string dir = farm.dir();
+  std::map<std::pair<std::string, int64_t>, std::vector<uint8_t>> compiled;
+  for (const std::string target : {"host", "arm-neon"}) {
+    for (const int64_t n : {1024, 1003}) compiled[{target, n}] = compile_mul_add(target, n, dir);
+  }
+  const std::vector<uint8_t> arm_fixture = testing::read_binary(KILN_AARCH64_FARM_FIXTURE);
+
+  std::vector<pb::Job> host_jobs, arm_jobs;
+  for (int i = 0; i < 30; ++i) {
+    const int64_t n = i % 2 ? 1024 : 1003;
+    host_jobs.push_back(i % 3 == 0 ? testing::fixture_job("add_one", 64 + i, 10 + i)
+                                   : mul_add_job(compiled[{"host", n}], n, 100 + i, 10));
+  }
+  for (int i = 0; i < 20; ++i) {
+    const int64_t n = i % 2 ? 1024 : 1003;
+    arm_jobs.push_back(
+        i % 4 == 0 ? testing::fixture_job_of(arm_fixture, "add_one", 64 + i, 20 + i, true, 30)
+                   : mul_add_job(compiled[{"arm-neon", n}], n, 200 + i, 30));
+  }
+
+  farm.wait_for_workers("host", 2);
+  farm.wait_for_workers("arm", 1, 30);
+  FarmClient client = farm.client();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto arm_batch = client.submit("arm", arm_jobs);
+  auto host_batch = client.submit("host", host_jobs);
+  std::vector<pb::Result> arm_results;
+  std::thread arm_wait([&] { arm_results = arm_batch->wait_all(); });
+  const std::vector<pb::Result> host_results = host_batch->wait_all();
+  arm_wait.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("50 jobs (30 host, 20 arm under qemu) in %.2f s\n", seconds);
+
+  const pb::StatusReply status = client.status();
+  std::string arm_worker;
+  for (const auto& w : status.workers()) {
+    if (w.key() == "arm") {
+      arm_worker = w.worker_id();
+      EXPECT_EQ(w.arch(), "aarch64") << "the ARM worker reports the machine qemu emulates";
+    } else {
+      EXPECT_EQ(w.key(), "host");
+    }
+  }
+  ASSERT_FALSE(arm_worker.empty()) << farm.tracker_log();
+
+  ASSERT_EQ(arm_results.size(), 20u);
+  for (const pb::Result& r : arm_results) {
+    EXPECT_EQ(r.error(), pb::OK) << describe(r) << "\n" << testing::read_text(farm.worker_log(0));
+    EXPECT_EQ(r.worker_id(), arm_worker) << describe(r);
+    EXPECT_EQ(r.costs_size(), static_cast<int>(arm_jobs[r.index()].repeat())) << describe(r);
+  }
+  ASSERT_EQ(host_results.size(), 30u);
+  std::map<std::string, int> per_host_worker;
+  for (const pb::Result& r : host_results) {
+    EXPECT_EQ(r.error(), pb::OK) << describe(r);
+    EXPECT_NE(r.worker_id(), arm_worker) << describe(r);
+    EXPECT_EQ(r.worker_id().rfind("host-", 0), 0u) << describe(r);
+    EXPECT_EQ(r.costs_size(), static_cast<int>(host_jobs[r.index()].repeat())) << describe(r);
+    ++per_host_worker[r.worker_id()];
+  }
+  EXPECT_EQ(per_host_worker.size(), 2u) << "both native workers should have served jobs";
+
+  // A job whose .so is for the other architecture fails to load there: a build error, and the
+  // ARM worker carries on.
+  const auto wrong_arch =
+      client
+          .submit("arm", {mul_add_job(compiled[{"host", 1024}], 1024, 1, 30),
+                          mul_add_job(compiled[{"arm-neon", 1024}], 1024, 2, 30)})
+          ->wait_all();
+  EXPECT_EQ(wrong_arch[0].error(), pb::BUILD_ERROR) << describe(wrong_arch[0]);
+  EXPECT_EQ(wrong_arch[1].error(), pb::OK) << describe(wrong_arch[1]);
+}
+
+}  // namespace
+}  // namespace kiln::farm
