@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "ir/error.h"
-#include "lower/lower.h"
 #include "te/schedule.h"
 
 namespace kiln::schedules {
@@ -165,13 +164,7 @@ class BatchMatmul : public OpTemplate {
       if (!s.tb) p.vectorize(p.axis(3));
     }
 
-    BuiltKernel k;
-    k.func = lower::lower(sch, {a, bt, c}, kernel_name);
-    k.flops = s.flops();
-    for (const TensorSpec& spec : in) k.args.push_back({spec, false, nullptr, nullptr, spec.elements()});
-    TensorSpec o = output(w);
-    k.args.push_back({o, true, nullptr, nullptr, o.elements()});
-    return k;
+    return lower_kernel(sch, {a, bt, c}, kernel_name, in, output(w), s.flops());
   }
 };
 

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "ir/error.h"
-#include "lower/lower.h"
 #include "te/schedule.h"
 
 namespace kiln::schedules {
@@ -114,14 +113,8 @@ class BatchNorm : public OpTemplate {
       out.vectorize(il);
     }
 
-    BuiltKernel k;
-    k.func = lower::lower(sch, {x, gamma, beta, mean, var, y}, kernel_name);
-    k.flops = 2.0 * double(s[0] * c * hw);
-    for (const TensorSpec& spec : inputs(w))
-      k.args.push_back({spec, false, nullptr, nullptr, spec.elements()});
-    TensorSpec o = output(w);
-    k.args.push_back({o, true, nullptr, nullptr, o.elements()});
-    return k;
+    return lower_kernel(sch, {x, gamma, beta, mean, var, y}, kernel_name, inputs(w), output(w),
+                        2.0 * double(s[0] * c * hw));
   }
 };
 

@@ -177,6 +177,13 @@ std::vector<int64_t> ic_bn_choices(int64_t c) {
   return out;
 }
 
+// Vectors of output channels per block: `pref`, at most what the channels fill, and 2
+// rather than 3 (the spaces offer 1, 2 or 4 vectors: oc_bn_choices).
+int64_t pick_oc_vecs(int64_t pref, int64_t channels, int64_t lanes) {
+  int64_t vecs = std::min(pref, ceil_div(channels, lanes));
+  return vecs == 3 ? 2 : vecs;
+}
+
 int64_t pick_ic_bn(int64_t c, int64_t cap) {
   int64_t b = 1;
   for (int64_t x = 2; x <= cap; x *= 2)
@@ -276,12 +283,18 @@ class Conv2dTemplate : public OpTemplate {
     check_workload(w, {DataType::f32(), DataType::f16(), DataType::bf16()}, epilogue_names());
   }
 
-  // The kernel arguments of a blocked template, logical on the outside: data packed to
-  // NCHW[icb]c, weights by `pack_w`, bias padded to whole output blocks, residual and
-  // output in NCHW[ocb]c.
-  void blocked_args(BuiltKernel& k, const Workload& w, const Conv2dParams& p, int64_t icb,
-                    int64_t ocb, std::function<Values(const Values&)> pack_w,
-                    int64_t weight_elements) const {
+  // Lowers a blocked template's kernel (data, weight, the epilogue's tensors, out) with its
+  // arguments logical on the outside: data packed to NCHW[icb]c, weights by `pack_w`, bias
+  // padded to whole output blocks, residual and output in NCHW[ocb]c.
+  BuiltKernel finish_blocked(const Workload& w, const Conv2dParams& p, const te::Schedule& sch,
+                             const te::Tensor& data, const te::Tensor& weight,
+                             const EpilogueTensors& ep, const te::Tensor& out,
+                             const std::string& kernel_name, int64_t icb, int64_t ocb,
+                             std::function<Values(const Values&)> pack_w,
+                             int64_t weight_elements) const {
+    BuiltKernel k;
+    k.func = lower::lower(sch, with_epilogue_args({data, weight}, ep, out), kernel_name);
+    k.flops = p.flops();
     const int64_t oh = p.out_h(), ow = p.out_w(), ob = ceil_div(p.o, ocb);
     const int64_t out_elements = p.n * ob * oh * ow * ocb;
     for (const TensorSpec& s : inputs(w)) {
@@ -302,9 +315,12 @@ class Conv2dTemplate : public OpTemplate {
       k.args.push_back(a);
     }
     TensorSpec o = output(w);
-    KernelArg out{o, true, nullptr, nullptr, out_elements};
-    out.unpack = [p, ocb, oh, ow](const Values& v) { return unpack_nchwc(v, p.n, p.o, oh, ow, ocb); };
-    k.args.push_back(out);
+    KernelArg o_arg{o, true, nullptr, nullptr, out_elements};
+    o_arg.unpack = [p, ocb, oh, ow](const Values& v) {
+      return unpack_nchwc(v, p.n, p.o, oh, ow, ocb);
+    };
+    k.args.push_back(o_arg);
+    return k;
   }
 };
 
@@ -321,14 +337,6 @@ te::Tensor blocked_epilogue(const Workload& w, const EpilogueTensors& ep, const 
         return ir::make_cast(w.dtype, apply_epilogue(w, ep, acc(idx), idx, channel));
       },
       "conv");
-}
-
-std::vector<te::Tensor> kernel_args(std::vector<te::Tensor> args, const EpilogueTensors& ep,
-                                    const te::Tensor& out) {
-  if (ep.bias.defined()) args.push_back(ep.bias);
-  if (ep.residual.defined()) args.push_back(ep.residual);
-  args.push_back(out);
-  return args;
 }
 
 // The register tile shared by the blocked templates. `out` is [N, B, Y, X, bn] (the
@@ -408,8 +416,7 @@ class Conv2dNchwc : public Conv2dTemplate {
     // the rest hold weight vectors and the broadcast input.
     const int64_t budget = vector_registers(t) * 3 / 4;
     int64_t pref = t.is_x86() ? 2 : 4;  // 32 channels on AVX-512, 16 on AVX2 and NEON
-    int64_t vecs = std::min(pref, ceil_div(p.o, lanes));
-    if (vecs == 3) vecs = 2;
+    int64_t vecs = pick_oc_vecs(pref, p.o, lanes);
     int64_t reg_n = pick_reg_n(p.out_w(), std::min<int64_t>(budget / vecs, 16));
     return Config({{"ic_bn", pick_ic_bn(p.c, vecs * lanes)},
                    {"oc_bn", vecs * lanes},
@@ -452,13 +459,10 @@ class Conv2dNchwc : public Conv2dTemplate {
                 cfg["unroll_kw"] != 0};
     schedule_register_tile(sch, out, acc, k, {rco, ry, rx, rci}, rx);
 
-    BuiltKernel built;
-    built.func = lower::lower(sch, kernel_args({data, weight}, ep, out), kernel_name);
-    built.flops = p.flops();
-    blocked_args(built, w, p, icb, ocb,
-                 [p, icb, ocb](const Values& v) { return pack_conv_weight(v, p, icb, ocb); },
-                 ob * cb * p.kh * p.kw * icb * ocb);
-    return built;
+    return finish_blocked(
+        w, p, sch, data, weight, ep, out, kernel_name, icb, ocb,
+        [p, icb, ocb](const Values& v) { return pack_conv_weight(v, p, icb, ocb); },
+        ob * cb * p.kh * p.kw * icb * ocb);
   }
 };
 
@@ -500,8 +504,7 @@ class Conv2d1x1 : public Conv2dTemplate {
     const int64_t budget = vector_registers(t) * 3 / 4;
     // Like dense.packed: 3-4 vectors of output channels, as many pixels as fit.
     int64_t pref = t.is_x86() ? (lanes >= 16 ? 4 : 2) : 4;
-    int64_t vecs = std::min(pref, ceil_div(p.o, lanes));
-    if (vecs == 3) vecs = 2;
+    int64_t vecs = pick_oc_vecs(pref, p.o, lanes);
     int64_t reg_n = pick_reg_n(p.out_h() * p.out_w(), std::min<int64_t>(budget / vecs, 16));
     return Config({{"ic_bn", pick_ic_bn(p.c, 16)},
                    {"oc_bn", vecs * lanes},
@@ -554,13 +557,10 @@ class Conv2d1x1 : public Conv2dTemplate {
     TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"] != 0, cfg["oc_inner"] != 0, false, ku};
     schedule_register_tile(sch, out, acc, k, {rco, rci}, nullptr);
 
-    BuiltKernel built;
-    built.func = lower::lower(sch, kernel_args({data, weight}, ep, out), kernel_name);
-    built.flops = p.flops();
-    blocked_args(built, w, p, icb, ocb,
-                 [p, icb, ocb](const Values& v) { return pack_conv_weight(v, p, icb, ocb); },
-                 ob * cb * icb * ocb);
-    return built;
+    return finish_blocked(
+        w, p, sch, data, weight, ep, out, kernel_name, icb, ocb,
+        [p, icb, ocb](const Values& v) { return pack_conv_weight(v, p, icb, ocb); },
+        ob * cb * icb * ocb);
   }
 };
 
@@ -636,13 +636,10 @@ class Conv2dDepthwise : public Conv2dTemplate {
     TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"] != 0, false, cfg["unroll_kw"] != 0};
     schedule_register_tile(sch, out, acc, k, {ry, rx}, rx);
 
-    BuiltKernel built;
-    built.func = lower::lower(sch, kernel_args({data, weight}, ep, out), kernel_name);
-    built.flops = p.flops();
-    blocked_args(built, w, p, bn, bn,
-                 [p, bn](const Values& v) { return pack_depthwise_weight(v, p, bn); },
-                 cb * p.kh * p.kw * bn);
-    return built;
+    return finish_blocked(
+        w, p, sch, data, weight, ep, out, kernel_name, bn, bn,
+        [p, bn](const Values& v) { return pack_depthwise_weight(v, p, bn); },
+        cb * p.kh * p.kw * bn);
   }
 };
 

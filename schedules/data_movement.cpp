@@ -4,7 +4,6 @@
 #include <numeric>
 
 #include "ir/error.h"
-#include "lower/lower.h"
 #include "te/schedule.h"
 
 namespace kiln::schedules {
@@ -54,15 +53,11 @@ Shape strides(const Shape& s) {
   return st;
 }
 
+// lower_kernel with one element moved per output element: "flops" counts elements.
 BuiltKernel finish(const te::Schedule& sch, const std::vector<te::Tensor>& args,
                    const std::string& kernel_name, const std::vector<TensorSpec>& in,
                    const TensorSpec& out, double elements) {
-  BuiltKernel k;
-  k.func = lower::lower(sch, args, kernel_name);
-  k.flops = elements;  // one element moved per output element: "flops" counts elements
-  for (const TensorSpec& s : in) k.args.push_back({s, false, nullptr, nullptr, s.elements()});
-  k.args.push_back({out, true, nullptr, nullptr, out.elements()});
-  return k;
+  return lower_kernel(sch, args, kernel_name, in, out, elements);
 }
 
 // The copy-out schedule the data movement kernels share: the innermost axis split into

@@ -1,7 +1,8 @@
 #include "schedules/dense.h"
 
+#include <algorithm>
+
 #include "ir/error.h"
-#include "lower/lower.h"
 #include "schedules/epilogue.h"
 
 namespace kiln::schedules {
@@ -54,20 +55,10 @@ class DensePacked : public OpTemplate {
     return w.op == "dense";
   }
 
-  static DenseShape shape(const Workload& w) {
-    DenseShape s{w.param("M"), w.param("N"), w.param("K")};
-    user_check(s.m > 0 && s.n > 0 && s.k > 0)
-        << "dense: M, N, K must be positive, got " << s.m << ", " << s.n << ", " << s.k;
-    return s;
-  }
-
   ConfigSpace space(const Workload& w, const codegen::Target&) const override {
-    DenseShape s = shape(w);
+    DenseShape s = dense_shape(w);
     ConfigSpace cs;
-    std::vector<int64_t> mr;
-    for (int64_t m : {1, 2, 4, 6, 8, 12})
-      if (m <= std::max<int64_t>(s.m, 1)) mr.push_back(m);
-    cs.define_knob("mr", mr);
+    cs.define_knob("mr", row_tile_choices(s.m, {1, 2, 4, 6, 8, 12}));
     cs.define_knob("nr_vecs", {1, 2, 3, 4});
     cs.define_knob("k_unroll", {1, 2, 4});
     cs.define_knob("panels_outer", {0, 1});  // loop order: column panels or row blocks outside
@@ -76,36 +67,32 @@ class DensePacked : public OpTemplate {
   }
 
   Config fallback(const Workload& w, const codegen::Target& t) const override {
-    DenseShape s = shape(w);
+    DenseShape s = dense_shape(w);
     int lanes = t.lanes(ir::DataType::f32());
     // Accumulators fill most of the vector registers: 24 of 32 zmm / v, 12 of 16 ymm.
     int64_t mr = lanes >= 16 ? 6 : (t.is_x86() ? 6 : 8);
     int64_t vecs = lanes >= 16 ? 4 : (t.is_x86() ? 2 : 3);
     if (s.m == 1) mr = 1, vecs = 4;  // a GEMV streams B once; wide rows, no row tile
-    for (int64_t m : {12, 8, 6, 4, 2, 1})  // the largest row tile the matrix fills
-      if (m <= mr && m <= s.m) {
-        mr = m;
-        break;
-      }
+    mr = fit_rows(mr, s.m, {12, 8, 6, 4, 2, 1});
     bool parallel = s.flops() > 2e6;  // below this, waking threads costs more than it saves
     return Config({{"mr", mr}, {"nr_vecs", vecs}, {"k_unroll", 1}, {"panels_outer", 1},
                    {"parallel", parallel ? 1 : 0}});
   }
 
   std::vector<TensorSpec> inputs(const Workload& w) const override {
-    DenseShape s = shape(w);
+    DenseShape s = dense_shape(w);
     std::vector<TensorSpec> in = {{"A", {s.m, s.k}}, {"B", {s.k, s.n}}};
     auto extra = epilogue_inputs(w, s.n, {s.m, s.n});
     in.insert(in.end(), extra.begin(), extra.end());
     return in;
   }
   TensorSpec output(const Workload& w) const override {
-    DenseShape s = shape(w);
+    DenseShape s = dense_shape(w);
     return {"C", {s.m, s.n}};
   }
 
   Values reference(const Workload& w, const std::vector<Values>& in) const override {
-    DenseShape s = shape(w);
+    DenseShape s = dense_shape(w);
     Values c(s.m * s.n);
     dense_reference(s, in[0].data(), in[1].data(), c.data());
     std::vector<const Values*> extra;
@@ -121,10 +108,10 @@ class DensePacked : public OpTemplate {
                     const std::string& kernel_name) const override {
     check_workload(w, {DataType::f32(), DataType::f16(), DataType::bf16()}, epilogue_names());
     space(w, t).validate(cfg);
-    DenseShape s = shape(w);
+    DenseShape s = dense_shape(w);
     const int64_t lanes = t.lanes(DataType::f32());
     const int64_t nr = cfg["nr_vecs"] * lanes, mr = cfg["mr"];
-    const int64_t panels = (s.n + nr - 1) / nr;
+    const int64_t panels = ceil_div(s.n, nr);
     DataType f32 = DataType::f32();
 
     te::Tensor a = te::placeholder({s.m, s.k}, w.dtype, "A");
@@ -145,51 +132,10 @@ class DensePacked : public OpTemplate {
         "C");
 
     te::Schedule sch({c});
-    te::Stage out = sch[c];
-    auto [io, ii] = out.split(out.axis(0), mr);
-    auto [jo, ji] = out.split(out.axis(1), nr);
-    auto [jv, jl] = out.split(ji, lanes);
-    bool panels_outer = cfg["panels_outer"] != 0;
-    out.reorder(panels_outer ? std::vector<ir::IterVar>{jo, io, ii, jv, jl}
-                             : std::vector<ir::IterVar>{io, jo, ii, jv, jl});
-    out.vectorize(jl);
-    if (cfg["parallel"]) out.parallel(panels_outer ? jo : io);
-    te::Stage tile = sch[acc];
-    tile.set_scope(ir::MemScope::Local);
-    tile.compute_at(out, panels_outer ? io : jo);
-    auto [tv, tl] = tile.split(tile.axis(1), lanes);
-    ir::IterVar kk = tile.reduce_axis(0);
-    if (cfg["k_unroll"] > 1) {
-      auto [ko, ki] = tile.split(kk, cfg["k_unroll"]);
-      tile.reorder({ko, ki, tile.axis(0), tv, tl});
-      tile.unroll(ki);
-    } else {
-      tile.reorder({kk, tile.axis(0), tv, tl});
-    }
-    tile.unroll(tile.axis(0));
-    tile.unroll(tv);
-    tile.vectorize(tl);
-
-    std::vector<te::Tensor> args = {a, b};
-    if (ep.bias.defined()) args.push_back(ep.bias);
-    if (ep.residual.defined()) args.push_back(ep.residual);
-    args.push_back(c);
-
-    BuiltKernel k_out;
-    k_out.func = lower::lower(sch, args, kernel_name);
-    k_out.flops = s.flops();
-    auto specs = inputs(w);
-    for (size_t i = 0; i < specs.size(); ++i) {
-      KernelArg arg{specs[i], false, nullptr, nullptr, specs[i].elements()};
-      if (i == 1) {
-        arg.pack = [s, nr](const Values& v) { return pack_dense_b(s, nr, v.data()); };
-        arg.kernel_elements = panels * s.k * nr;
-      }
-      k_out.args.push_back(arg);
-    }
-    TensorSpec o = output(w);
-    k_out.args.push_back({o, true, nullptr, nullptr, o.elements()});
-    return k_out;
+    ir::IterVar at = schedule_dense_output(sch, c, mr, nr, lanes, cfg, false);
+    schedule_dense_tile(sch, acc, c, at, lanes, {sch[acc].reduce_axis(0)}, cfg["k_unroll"]);
+    auto pack = [s, nr](const Values& v) { return pack_dense_b(s, nr, v.data()); };
+    return finish_dense(*this, w, sch, a, b, ep, c, kernel_name, pack, panels * s.k * nr);
   }
 };
 
@@ -207,6 +153,79 @@ void dense_reference(const DenseShape& s, const float* a, const float* b, float*
       for (int64_t k = 0; k < s.k; ++k) acc += double(a[i * s.k + k]) * double(b[k * s.n + j]);
       c[i * s.n + j] = static_cast<float>(acc);
     }
+}
+
+DenseShape dense_shape(const Workload& w) {
+  DenseShape s{w.param("M"), w.param("N"), w.param("K")};
+  user_check(s.m > 0 && s.n > 0 && s.k > 0)
+      << "dense: M, N, K must be positive, got " << s.m << ", " << s.n << ", " << s.k;
+  return s;
+}
+
+std::vector<int64_t> row_tile_choices(int64_t m, std::initializer_list<int64_t> choices) {
+  std::vector<int64_t> out;
+  for (int64_t r : choices)
+    if (r <= std::max<int64_t>(m, 1)) out.push_back(r);
+  return out;
+}
+
+int64_t fit_rows(int64_t want, int64_t m, std::initializer_list<int64_t> choices) {
+  for (int64_t r : choices)
+    if (r <= want && r <= m) return r;
+  return 1;
+}
+
+ir::IterVar schedule_dense_output(te::Schedule& sch, const te::Tensor& c, int64_t mr, int64_t nr,
+                                  int64_t lanes, const Config& cfg, bool unroll_tile) {
+  te::Stage out = sch[c];
+  auto [io, ii] = out.split(out.axis(0), mr);
+  auto [jo, ji] = out.split(out.axis(1), nr);
+  auto [jv, jl] = out.split(ji, lanes);
+  bool panels_outer = cfg["panels_outer"] != 0;
+  out.reorder(panels_outer ? std::vector<ir::IterVar>{jo, io, ii, jv, jl}
+                           : std::vector<ir::IterVar>{io, jo, ii, jv, jl});
+  out.vectorize(jl);
+  if (unroll_tile) {
+    // Every read of the tile then has a constant offset: LLVM keeps the whole tile in
+    // registers (SROA) instead of on the stack.
+    out.unroll(ii);
+    out.unroll(jv);
+  }
+  if (cfg["parallel"]) out.parallel(panels_outer ? jo : io);
+  return panels_outer ? io : jo;
+}
+
+void schedule_dense_tile(te::Schedule& sch, const te::Tensor& acc, const te::Tensor& out,
+                         const ir::IterVar& at, int64_t lanes,
+                         const std::vector<ir::IterVar>& reduce, int64_t k_unroll) {
+  te::Stage tile = sch[acc];
+  tile.set_scope(ir::MemScope::Local);
+  tile.compute_at(sch[out], at);
+  auto [tv, tl] = tile.split(tile.axis(1), lanes);
+  std::vector<ir::IterVar> order = reduce;
+  if (k_unroll > 1) {
+    auto [ko, ki] = tile.split(order.back(), k_unroll);
+    order.back() = ko;
+    order.push_back(ki);
+  }
+  const ir::IterVar k_inner = order.back();
+  order.insert(order.end(), {tile.axis(0), tv, tl});
+  tile.reorder(order);
+  if (k_unroll > 1) tile.unroll(k_inner);
+  tile.unroll(tile.axis(0));
+  tile.unroll(tv);
+  tile.vectorize(tl);
+}
+
+BuiltKernel finish_dense(const OpTemplate& tpl, const Workload& w, const te::Schedule& sch,
+                         const te::Tensor& a, const te::Tensor& b, const EpilogueTensors& ep,
+                         const te::Tensor& c, const std::string& kernel_name,
+                         std::function<Values(const Values&)> pack_b, int64_t packed_b_elements) {
+  BuiltKernel k = lower_kernel(sch, with_epilogue_args({a, b}, ep, c), kernel_name, tpl.inputs(w),
+                               tpl.output(w), dense_shape(w).flops());
+  k.args[1].pack = std::move(pack_b);
+  k.args[1].kernel_elements = packed_b_elements;
+  return k;
 }
 
 }  // namespace kiln::schedules

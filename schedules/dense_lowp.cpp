@@ -1,10 +1,8 @@
 #include "schedules/dense_lowp.h"
 
 #include <algorithm>
-#include <functional>
 
 #include "ir/error.h"
-#include "lower/lower.h"
 #include "schedules/epilogue.h"
 
 namespace kiln::schedules {
@@ -16,10 +14,6 @@ using ir::Var;
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
 Expr reinterpret(DataType t, Expr v) {
   return ir::make_call(t, "reinterpret", {std::move(v)}, ir::CallKind::Reinterpret);
 }
@@ -30,12 +24,6 @@ class LowpDense : public OpTemplate {
  public:
   std::string op() const override { return "dense"; }
 
-  static DenseShape shape(const Workload& w) {
-    DenseShape s{w.param("M"), w.param("N"), w.param("K")};
-    user_check(s.m > 0 && s.n > 0 && s.k > 0)
-        << "dense: M, N, K must be positive, got " << s.m << ", " << s.n << ", " << s.k;
-    return s;
-  }
   // f32 output when asked (param out_f32=1): the accumulator is f32 anyway, and the next
   // layer may want it unrounded.
   static DataType out_type(const Workload& w) {
@@ -62,7 +50,7 @@ class LowpDense : public OpTemplate {
 
   void check_build(const Workload& w, const codegen::Target& t, const Config& cfg) const {
     check_workload(w, {w.dtype}, epilogue_names());
-    shape(w);
+    dense_shape(w);
     user_check(supports(w, t)) << name() << ": " << w.str() << " on target " << t.name
                                << " is not supported (needs " << needs() << ")";
     space(w, t).validate(cfg);
@@ -79,50 +67,6 @@ class LowpDense : public OpTemplate {
         },
         "C");
   }
-  // C in tiles of mr x nr, vectors of `lanes`, column panels or row blocks outermost (and
-  // parallel). Returns the loop that the accumulator tile is computed at.
-  static ir::IterVar schedule_output(te::Schedule& sch, const te::Tensor& c, int64_t mr, int64_t nr,
-                                     int64_t lanes, const Config& cfg) {
-    te::Stage out = sch[c];
-    auto [io, ii] = out.split(out.axis(0), mr);
-    auto [jo, ji] = out.split(out.axis(1), nr);
-    auto [jv, jl] = out.split(ji, lanes);
-    bool panels_outer = cfg["panels_outer"] != 0;
-    out.reorder(panels_outer ? std::vector<ir::IterVar>{jo, io, ii, jv, jl}
-                             : std::vector<ir::IterVar>{io, jo, ii, jv, jl});
-    out.vectorize(jl);
-    // Unrolled so that every read of the tile has a constant offset: LLVM then keeps the
-    // whole tile in registers (SROA) instead of on the stack.
-    out.unroll(ii);
-    out.unroll(jv);
-    if (cfg["parallel"]) out.parallel(panels_outer ? jo : io);
-    return panels_outer ? io : jo;
-  }
-
-  BuiltKernel finish(const Workload& w, const te::Schedule& sch, const te::Tensor& a,
-                     const te::Tensor& b, const EpilogueTensors& ep, const te::Tensor& c,
-                     const std::string& kernel_name, std::function<Values(const Values&)> pack_b,
-                     int64_t packed_b_elements) const {
-    std::vector<te::Tensor> args = {a, b};
-    if (ep.bias.defined()) args.push_back(ep.bias);
-    if (ep.residual.defined()) args.push_back(ep.residual);
-    args.push_back(c);
-    BuiltKernel k;
-    k.func = lower::lower(sch, args, kernel_name);
-    k.flops = shape(w).flops();
-    auto specs = inputs(w);
-    for (size_t i = 0; i < specs.size(); ++i) {
-      KernelArg arg{specs[i], false, nullptr, nullptr, specs[i].elements()};
-      if (i == 1) {
-        arg.pack = std::move(pack_b);
-        arg.kernel_elements = packed_b_elements;
-      }
-      k.args.push_back(arg);
-    }
-    TensorSpec o = output(w);
-    k.args.push_back({o, true, nullptr, nullptr, o.elements()});
-    return k;
-  }
 
   // A pairwise dot instruction (vdpbf16ps, BFDOT): each f32 lane of the accumulator adds
   // a[2l]*b[2l] + a[2l+1]*b[2l+1]. B is packed in the VNNI layout, A broadcasts one pair.
@@ -133,7 +77,7 @@ class LowpDense : public OpTemplate {
 
   BuiltKernel build_pair_dot(const Workload& w, const Config& cfg, const std::string& kernel_name,
                              const PairDot& p) const {
-    const DenseShape s = shape(w);
+    const DenseShape s = dense_shape(w);
     const int64_t mr = p.mr, nr = p.nv * p.lanes;
     const int64_t pairs = ceil_div(s.k, 2), panels = ceil_div(s.n, nr);
     const int64_t mp = ceil_div(s.m, mr) * mr, np = panels * nr;
@@ -158,19 +102,13 @@ class LowpDense : public OpTemplate {
     te::Tensor c = make_output(w, s, acc, ep);
 
     te::Schedule sch({c});
-    ir::IterVar at = schedule_output(sch, c, mr, nr, p.lanes, cfg);
-    te::Stage tile = sch[acc];
-    tile.set_scope(ir::MemScope::Local);
-    tile.compute_at(sch[c], at);
-    auto [tv, tl] = tile.split(tile.axis(1), p.lanes);
-    tile.reorder({k2, kk, tile.axis(0), tv, tl});
-    tile.unroll(tile.axis(0));
-    tile.unroll(tv);
-    tile.vectorize(tl);  // the zero-initialisation of the tile, one vector store each
-    tile.tensorize(k2, pair_dot_intrin(s, p, pairs));
+    ir::IterVar at = schedule_dense_output(sch, c, mr, nr, p.lanes, cfg, true);
+    // The lanes vectorize the zero-initialisation of the tile, one vector store each.
+    schedule_dense_tile(sch, acc, c, at, p.lanes, {k2, kk}, 1);
+    sch[acc].tensorize(k2, pair_dot_intrin(s, p, pairs));
 
     auto pack = [s, nr](const Values& v) { return pack_dense_b_vnni(s, nr, v.data()); };
-    return finish(w, sch, a, b, ep, c, kernel_name, pack, panels * pairs * nr * 2);
+    return finish_dense(*this, w, sch, a, b, ep, c, kernel_name, pack, panels * pairs * nr * 2);
   }
 
   // The whole K loop of an mr x (nv*lanes) tile: per pair of K, nv VNNI vectors of B, one
@@ -242,13 +180,6 @@ class LowpDense : public OpTemplate {
     };
     return in;
   }
-
-  // Row tiles the matrix fills: the largest of `choices` not above `want` and M.
-  static int64_t fit_rows(int64_t want, int64_t m, std::initializer_list<int64_t> choices) {
-    for (int64_t r : choices)
-      if (r <= want && r <= m) return r;
-    return 1;
-  }
 };
 
 // ---------------------------------------------------------------------------------------
@@ -259,12 +190,9 @@ class DenseBf16X86 final : public LowpDense {
   std::string name() const override { return "dense.bf16.x86"; }
 
   ConfigSpace space(const Workload& w, const codegen::Target&) const override {
-    DenseShape s = shape(w);
+    DenseShape s = dense_shape(w);
     ConfigSpace cs;
-    std::vector<int64_t> mr;
-    for (int64_t m : {1, 2, 4, 6, 8})
-      if (m <= std::max<int64_t>(s.m, 1)) mr.push_back(m);
-    cs.define_knob("mr", mr);
+    cs.define_knob("mr", row_tile_choices(s.m, {1, 2, 4, 6, 8}));
     cs.define_knob("nr_vecs", {1, 2, 3, 4});  // zmm of 16 f32 accumulators per row
     cs.define_knob("k_unroll", {1, 2, 4});    // K pairs per loop iteration
     cs.define_knob("panels_outer", {0, 1});
@@ -273,7 +201,7 @@ class DenseBf16X86 final : public LowpDense {
   }
 
   Config fallback(const Workload& w, const codegen::Target&) const override {
-    DenseShape s = shape(w);
+    DenseShape s = dense_shape(w);
     // 6 x 4 zmm = 24 accumulators + 4 B vectors + a broadcast: 29 of 32 registers.
     int64_t mr = fit_rows(6, s.m, {8, 6, 4, 2, 1}), vecs = 4;
     if (s.n <= 32) vecs = ceil_div(s.n, 16);
@@ -308,7 +236,7 @@ class DenseBf16Arm final : public LowpDense {
   std::string name() const override { return "dense.bf16.arm"; }
 
   ConfigSpace space(const Workload& w, const codegen::Target&) const override {
-    DenseShape s = shape(w);
+    DenseShape s = dense_shape(w);
     ConfigSpace cs;
     std::vector<int64_t> mr2;
     for (int64_t m : {1, 2, 3, 4})
@@ -325,7 +253,7 @@ class DenseBf16Arm final : public LowpDense {
   }
 
   Config fallback(const Workload& w, const codegen::Target&) const override {
-    DenseShape s = shape(w);
+    DenseShape s = dense_shape(w);
     // 4 x 4 tiles of 2x2: 16 accumulators + 4 A + 4 B blocks, 24 of the 32 v registers.
     int64_t mr2 = s.m == 1 ? 1 : fit_rows(4, ceil_div(s.m, 2), {4, 3, 2, 1});
     int64_t nr2 = std::min<int64_t>(4, ceil_div(s.n, 2));
@@ -345,7 +273,7 @@ class DenseBf16Arm final : public LowpDense {
       return build_pair_dot(
           w, cfg, kernel_name,
           {2 * cfg["mr2"], cfg["nr2"], 4, cfg["k_unroll"], "llvm.aarch64.neon.bfdot.v4f32.v8bf16"});
-    const DenseShape s = shape(w);
+    const DenseShape s = dense_shape(w);
     const int64_t mr2 = cfg["mr2"], nr2 = cfg["nr2"], mr = 2 * mr2, nr = 2 * nr2;
     const int64_t ku = cfg["k_unroll"];
     const int64_t quads = ceil_div(s.k, 4), panels = ceil_div(s.n, nr);
@@ -380,19 +308,12 @@ class DenseBf16Arm final : public LowpDense {
     te::Schedule sch({c});
     te::Stage pack = sch[ap];
     pack.vectorize(pack.axis(2));
-    ir::IterVar at = schedule_output(sch, c, mr, nr, 2, cfg);
-    te::Stage tile = sch[acc];
-    tile.set_scope(ir::MemScope::Local);
-    tile.compute_at(sch[c], at);
-    auto [tv, tl] = tile.split(tile.axis(1), 2);
-    tile.reorder({kq, kc, tile.axis(0), tv, tl});
-    tile.unroll(tile.axis(0));
-    tile.unroll(tv);
-    tile.vectorize(tl);
-    tile.tensorize(kq, bfmmla_intrin(mr2, nr2, ku, quads));
+    ir::IterVar at = schedule_dense_output(sch, c, mr, nr, 2, cfg, true);
+    schedule_dense_tile(sch, acc, c, at, 2, {kq, kc}, 1);
+    sch[acc].tensorize(kq, bfmmla_intrin(mr2, nr2, ku, quads));
 
     auto pack_b = [s, nr](const Values& v) { return pack_dense_b_bfmmla(s, nr, v.data()); };
-    return finish(w, sch, a, b, ep, c, kernel_name, pack_b, panels * quads * nr2 * 8);
+    return finish_dense(*this, w, sch, a, b, ep, c, kernel_name, pack_b, panels * quads * nr2 * 8);
   }
 
  protected:
@@ -478,12 +399,9 @@ class DenseF16Arm final : public LowpDense {
   std::string name() const override { return "dense.f16.arm"; }
 
   ConfigSpace space(const Workload& w, const codegen::Target&) const override {
-    DenseShape s = shape(w);
+    DenseShape s = dense_shape(w);
     ConfigSpace cs;
-    std::vector<int64_t> mr;
-    for (int64_t m : {1, 2, 4, 6, 8})
-      if (m <= std::max<int64_t>(s.m, 1)) mr.push_back(m);
-    cs.define_knob("mr", mr);
+    cs.define_knob("mr", row_tile_choices(s.m, {1, 2, 4, 6, 8}));
     cs.define_knob("nr_vecs", {1, 2, 3});  // vectors of 8 halves per row
     cs.define_knob("k_unroll", {1, 2, 4});
     cs.define_knob("f16_acc", {0, 1});  // 1: accumulate in f16 (fmla .8h), looser error
@@ -493,7 +411,7 @@ class DenseF16Arm final : public LowpDense {
   }
 
   Config fallback(const Workload& w, const codegen::Target&) const override {
-    DenseShape s = shape(w);
+    DenseShape s = dense_shape(w);
     // f32 accumulation: 8 halves widen to two .4s registers, so 6 rows x 2 vectors use
     // 24 accumulators of the 32 v registers.
     int64_t mr = fit_rows(6, s.m, {8, 6, 4, 2, 1});
@@ -510,7 +428,7 @@ class DenseF16Arm final : public LowpDense {
   BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
                     const std::string& kernel_name) const override {
     check_build(w, t, cfg);
-    const DenseShape s = shape(w);
+    const DenseShape s = dense_shape(w);
     const int64_t lanes = 8, nr = cfg["nr_vecs"] * lanes, mr = cfg["mr"];
     const int64_t panels = ceil_div(s.n, nr);
     const DataType f16 = DataType::f16();
@@ -538,25 +456,11 @@ class DenseF16Arm final : public LowpDense {
 
     te::Schedule sch({c});
     if (cfg["f16_acc"]) sch[acc32].compute_inline();
-    ir::IterVar at = schedule_output(sch, c, mr, nr, lanes, cfg);
-    te::Stage tile = sch[acc];
-    tile.set_scope(ir::MemScope::Local);
-    tile.compute_at(sch[c], at);
-    auto [tv, tl] = tile.split(tile.axis(1), lanes);
-    ir::IterVar kk = tile.reduce_axis(0);
-    if (cfg["k_unroll"] > 1) {
-      auto [ko, ki] = tile.split(kk, cfg["k_unroll"]);
-      tile.reorder({ko, ki, tile.axis(0), tv, tl});
-      tile.unroll(ki);
-    } else {
-      tile.reorder({kk, tile.axis(0), tv, tl});
-    }
-    tile.unroll(tile.axis(0));
-    tile.unroll(tv);
-    tile.vectorize(tl);
+    ir::IterVar at = schedule_dense_output(sch, c, mr, nr, lanes, cfg, true);
+    schedule_dense_tile(sch, acc, c, at, lanes, {sch[acc].reduce_axis(0)}, cfg["k_unroll"]);
 
     auto pack = [s, nr](const Values& v) { return pack_dense_b(s, nr, v.data()); };
-    return finish(w, sch, a, b, ep, c, kernel_name, pack, panels * s.k * nr);
+    return finish_dense(*this, w, sch, a, b, ep, c, kernel_name, pack, panels * s.k * nr);
   }
 
  protected:

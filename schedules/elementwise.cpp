@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "ir/error.h"
-#include "lower/lower.h"
 #include "schedules/math.h"
 #include "te/schedule.h"
 
@@ -383,16 +382,11 @@ class ElementwiseFlat : public OpTemplate {
 
     std::vector<te::Tensor> args = operands;
     args.push_back(out);
-    BuiltKernel k;
-    k.func = lower::lower(sch, args, kernel_name);
-    k.flops = static_cast<double>(elements) * static_cast<double>(f.steps.size());
-    for (size_t o = 0; o < f.operands.size(); ++o) {
-      TensorSpec spec{operand_name(o), f.operands[o]};
-      k.args.push_back({spec, false, nullptr, nullptr, spec.elements()});
-    }
-    TensorSpec o{"out", f.out};
-    k.args.push_back({o, true, nullptr, nullptr, o.elements()});
-    return k;
+    std::vector<TensorSpec> specs;
+    for (size_t o = 0; o < f.operands.size(); ++o)
+      specs.push_back({operand_name(o), f.operands[o]});
+    return lower_kernel(sch, args, kernel_name, specs, {"out", f.out},
+                        static_cast<double>(elements) * static_cast<double>(f.steps.size()));
   }
 
  private:

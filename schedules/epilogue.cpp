@@ -36,6 +36,14 @@ EpilogueTensors make_epilogue_placeholders(const Workload& w, int64_t channels,
   return t;
 }
 
+std::vector<te::Tensor> with_epilogue_args(std::vector<te::Tensor> inputs, const EpilogueTensors& t,
+                                           const te::Tensor& out) {
+  if (t.bias.defined()) inputs.push_back(t.bias);
+  if (t.residual.defined()) inputs.push_back(t.residual);
+  inputs.push_back(out);
+  return inputs;
+}
+
 Expr apply_epilogue(const Workload& w, const EpilogueTensors& t, Expr v,
                     const std::vector<Expr>& idx, const Expr& channel) {
   DataType f32 = DataType::f32();

@@ -24,6 +24,10 @@ struct EpilogueTensors {
 };
 EpilogueTensors make_epilogue_placeholders(const Workload& w, int64_t channels,
                                            const std::vector<int64_t>& out_shape);
+// A kernel's tensors in call order: `inputs`, then the epilogue's (as epilogue_inputs
+// orders them), then `out`.
+std::vector<te::Tensor> with_epilogue_args(std::vector<te::Tensor> inputs, const EpilogueTensors& t,
+                                           const te::Tensor& out);
 
 // value (f32) at output index `idx` whose channel index is `channel` -> epilogue(value).
 ir::Expr apply_epilogue(const Workload& w, const EpilogueTensors& t, ir::Expr value,

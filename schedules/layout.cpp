@@ -1,7 +1,6 @@
 #include "schedules/layout.h"
 
 #include "ir/error.h"
-#include "lower/lower.h"
 
 namespace kiln::schedules {
 
@@ -151,13 +150,7 @@ class LayoutTemplate : public OpTemplate {
     }
     if (cfg["parallel"]) st.parallel(outer);
 
-    BuiltKernel k;
-    k.func = lower::lower(sch, {in, out}, kernel_name);
-    k.flops = 0;
-    TensorSpec i = inputs(w)[0], o = output(w);
-    k.args.push_back({i, false, nullptr, nullptr, i.elements()});
-    k.args.push_back({o, true, nullptr, nullptr, o.elements()});
-    return k;
+    return lower_kernel(sch, {in, out}, kernel_name, inputs(w), output(w), 0);
   }
 
  private:

@@ -13,8 +13,6 @@
 
 namespace kiln::schedules {
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // [N, C, H, W] -> [N, ceil(C/block), H, W, block], zero-padded channels.
 Values pack_nchwc(const Values& v, int64_t n, int64_t c, int64_t h, int64_t w, int64_t block);
 // The inverse: drops the padded channels.

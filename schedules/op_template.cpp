@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "lower/lower.h"
 
 namespace kiln::schedules {
 
@@ -52,6 +53,17 @@ void check_workload(const Workload& w, const std::vector<ir::DataType>& dtypes,
   }
   for (const auto& [k, v] : w.params)
     user_check(v >= 0) << w.op << ": shape parameter " << k << " = " << v << " is negative";
+}
+
+BuiltKernel lower_kernel(const te::Schedule& sch, const std::vector<te::Tensor>& args,
+                         const std::string& kernel_name, const std::vector<TensorSpec>& inputs,
+                         const TensorSpec& output, double flops) {
+  BuiltKernel k;
+  k.func = lower::lower(sch, args, kernel_name);
+  k.flops = flops;
+  for (const TensorSpec& s : inputs) k.args.push_back({s, false, nullptr, nullptr, s.elements()});
+  k.args.push_back({output, true, nullptr, nullptr, output.elements()});
+  return k;
 }
 
 }  // namespace kiln::schedules

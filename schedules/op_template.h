@@ -17,6 +17,7 @@
 #include "codegen/target.h"
 #include "ir/lowered_func.h"
 #include "schedules/config.h"
+#include "te/schedule.h"
 
 namespace kiln::schedules {
 
@@ -78,5 +79,16 @@ class OpTemplate {
 // Validates the workload's dtype and epilogue names against what the template supports.
 void check_workload(const Workload& w, const std::vector<ir::DataType>& dtypes,
                     const std::vector<std::string>& epilogues);
+
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// The end of most build()s: lowers the schedule with `args` (the kernel's tensors in call
+// order, output last) and describes them as `inputs` then `output`, all in their logical
+// layout (no pack or unpack). Templates with packed arguments adjust the result.
+BuiltKernel lower_kernel(const te::Schedule& sch, const std::vector<te::Tensor>& args,
+                         const std::string& kernel_name, const std::vector<TensorSpec>& inputs,
+                         const TensorSpec& output, double flops);
 
 }  // namespace kiln::schedules

@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "ir/error.h"
-#include "lower/lower.h"
 #include "te/schedule.h"
 
 namespace kiln::schedules {
@@ -209,12 +208,8 @@ class Pool2d : public OpTemplate {
       p.compute_inline();
     }
 
-    BuiltKernel k;
-    k.func = lower::lower(sch, {x, y}, kernel_name);
-    k.flops = double(s.n * s.c * oh * ow) * double(s.kh * s.kw);
-    TensorSpec i = inputs(w)[0], o = output(w);
-    k.args = {{i, false, nullptr, nullptr, i.elements()}, {o, true, nullptr, nullptr, o.elements()}};
-    return k;
+    return lower_kernel(sch, {x, y}, kernel_name, inputs(w), output(w),
+                        double(s.n * s.c * oh * ow) * double(s.kh * s.kw));
   }
 
  private:
@@ -317,12 +312,7 @@ class GlobalAvgPool2d : public OpTemplate {
       p.vectorize(p.axis(2));
     }
 
-    BuiltKernel k;
-    k.func = lower::lower(sch, {x, y}, kernel_name);
-    k.flops = double(s[0] * s[1] * hw);
-    TensorSpec i = inputs(w)[0], o = output(w);
-    k.args = {{i, false, nullptr, nullptr, i.elements()}, {o, true, nullptr, nullptr, o.elements()}};
-    return k;
+    return lower_kernel(sch, {x, y}, kernel_name, inputs(w), output(w), double(s[0] * s[1] * hw));
   }
 };
 

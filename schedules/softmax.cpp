@@ -5,7 +5,6 @@
 #include <functional>
 
 #include "ir/error.h"
-#include "lower/lower.h"
 #include "schedules/math.h"
 #include "te/schedule.h"
 
@@ -105,15 +104,40 @@ Config row_fallback(const RowShape& s, const codegen::Target& t) {
                  {"parallel", s.m > 1 && s.m * s.n >= 16384 ? 1 : 0}});
 }
 
-BuiltKernel finish(te::Schedule& sch, std::vector<te::Tensor> args, const std::string& kernel_name,
-                   const std::vector<TensorSpec>& in, const TensorSpec& out, double flops) {
-  BuiltKernel k;
-  k.func = lower::lower(sch, args, kernel_name);
-  k.flops = flops;
-  for (const TensorSpec& s : in) k.args.push_back({s, false, nullptr, nullptr, s.elements()});
-  k.args.push_back({out, true, nullptr, nullptr, out.elements()});
-  return k;
+// Two chained row reductions (the second's values read the first's total) and `first_out`,
+// the output's own copy of the first when row-fused (otherwise `first` itself). Row-fused,
+// the second and first_out live in the output's row loop and the first in the second's;
+// otherwise both are root stages.
+void schedule_row_pair(te::Schedule& sch, const RowReduce& first, const RowReduce& first_out,
+                       const RowReduce& second, int64_t r, const te::Stage& out, bool fused,
+                       bool parallel) {
+  if (!fused) {
+    schedule_row_reduce(sch, first, r, nullptr, {}, parallel);
+    schedule_row_reduce(sch, second, r, nullptr, {}, parallel);
+    return;
+  }
+  schedule_row_reduce(sch, second, r, &out, out.axis(0), parallel);
+  schedule_row_reduce(sch, first_out, r, &out, out.axis(0), parallel);
+  te::Stage second_part = sch[second.part];
+  schedule_row_reduce(sch, first, r, &second_part, second_part.axis(0), parallel);
 }
+
+// What both row templates share: the M x N workload, its space and fallback, the output.
+class RowTemplate : public OpTemplate {
+ public:
+  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
+  ConfigSpace space(const Workload& w, const codegen::Target& t) const override {
+    row_shape(w);
+    return row_space(t);
+  }
+  Config fallback(const Workload& w, const codegen::Target& t) const override {
+    return row_fallback(row_shape(w), t);
+  }
+  TensorSpec output(const Workload& w) const override {
+    RowShape s = row_shape(w);
+    return {"Y", {s.m, s.n}};
+  }
+};
 
 // The output: one vectorized pass per row, rows parallel when asked.
 te::Stage schedule_rows_out(te::Schedule& sch, const te::Tensor& y, const codegen::Target& t,
@@ -125,25 +149,13 @@ te::Stage schedule_rows_out(te::Schedule& sch, const te::Tensor& y, const codege
   return out;
 }
 
-class Softmax : public OpTemplate {
+class Softmax : public RowTemplate {
  public:
   std::string name() const override { return "softmax.rows"; }
   std::string op() const override { return "softmax"; }
-  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
-  ConfigSpace space(const Workload& w, const codegen::Target& t) const override {
-    row_shape(w);
-    return row_space(t);
-  }
-  Config fallback(const Workload& w, const codegen::Target& t) const override {
-    return row_fallback(row_shape(w), t);
-  }
   std::vector<TensorSpec> inputs(const Workload& w) const override {
     RowShape s = row_shape(w);
     return {{"X", {s.m, s.n}}};
-  }
-  TensorSpec output(const Workload& w) const override {
-    RowShape s = row_shape(w);
-    return {"Y", {s.m, s.n}};
   }
 
   Values reference(const Workload& w, const std::vector<Values>& in) const override {
@@ -193,42 +205,24 @@ class Softmax : public OpTemplate {
 
     te::Schedule sch({y});
     te::Stage out = schedule_rows_out(sch, y, t, parallel);
-    if (fused) {
-      schedule_row_reduce(sch, sum, r, &out, out.axis(0), parallel);
-      schedule_row_reduce(sch, mx_out, r, &out, out.axis(0), parallel);
-      te::Stage sum_part = sch[sum.part];
-      schedule_row_reduce(sch, mx, r, &sum_part, sum_part.axis(0), parallel);
-    } else {
-      schedule_row_reduce(sch, mx, r, nullptr, {}, parallel);
-      schedule_row_reduce(sch, sum, r, nullptr, {}, parallel);
+    schedule_row_pair(sch, mx, mx_out, sum, r, out, fused, parallel);
+    if (!fused) {
       te::Stage es = sch[e];
       auto [jo, jl] = es.split(es.axis(1), t.lanes(f32));
       es.vectorize(jl);
       if (parallel) es.parallel(es.axis(0));
     }
-    return finish(sch, {x, y}, kernel_name, inputs(w), output(w), 6.0 * double(s.m * s.n));
+    return lower_kernel(sch, {x, y}, kernel_name, inputs(w), output(w), 6.0 * double(s.m * s.n));
   }
 };
 
-class LayerNorm : public OpTemplate {
+class LayerNorm : public RowTemplate {
  public:
   std::string name() const override { return "layer_norm.rows"; }
   std::string op() const override { return "layer_norm"; }
-  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
-  ConfigSpace space(const Workload& w, const codegen::Target& t) const override {
-    row_shape(w);
-    return row_space(t);
-  }
-  Config fallback(const Workload& w, const codegen::Target& t) const override {
-    return row_fallback(row_shape(w), t);
-  }
   std::vector<TensorSpec> inputs(const Workload& w) const override {
     RowShape s = row_shape(w);
     return {{"X", {s.m, s.n}}, {"gamma", {s.n}}, {"beta", {s.n}}};
-  }
-  TensorSpec output(const Workload& w) const override {
-    RowShape s = row_shape(w);
-    return {"Y", {s.m, s.n}};
   }
   static double epsilon(const Workload& w) {
     int64_t e = w.param_or("eps_e9", 10000);
@@ -291,17 +285,9 @@ class LayerNorm : public OpTemplate {
 
     te::Schedule sch({y});
     te::Stage out = schedule_rows_out(sch, y, t, parallel);
-    if (fused) {
-      schedule_row_reduce(sch, var, r, &out, out.axis(0), parallel);
-      schedule_row_reduce(sch, mean_out, r, &out, out.axis(0), parallel);
-      te::Stage var_part = sch[var.part];
-      schedule_row_reduce(sch, mean, r, &var_part, var_part.axis(0), parallel);
-    } else {
-      schedule_row_reduce(sch, mean, r, nullptr, {}, parallel);
-      schedule_row_reduce(sch, var, r, nullptr, {}, parallel);
-    }
-    return finish(sch, {x, gamma, beta, y}, kernel_name, inputs(w), output(w),
-                  8.0 * double(s.m * s.n));
+    schedule_row_pair(sch, mean, mean_out, var, r, out, fused, parallel);
+    return lower_kernel(sch, {x, gamma, beta, y}, kernel_name, inputs(w), output(w),
+                        8.0 * double(s.m * s.n));
   }
 };
 

@@ -78,6 +78,8 @@ Comparison compare(const Values& got, const Values& want, double rtol) {
     return c;
   }
   for (size_t i = 0; i < got.size(); ++i) {
+    // NaN where NaN is wanted, and the same infinity, match (their difference is NaN).
+    if (got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i]))) continue;
     double err = std::fabs(double(got[i]) - double(want[i])) / std::max(1.0, std::fabs(double(want[i])));
     if (std::isnan(err)) err = INFINITY;
     c.max_error = std::max(c.max_error, err);

@@ -20,56 +20,26 @@ Workload bmm(int64_t b, int64_t m, int64_t n, int64_t k, bool ta = false, bool t
                   t, {}};
 }
 
-struct Case {
-  Workload w;
-  std::string target;
-  int config;  // -1: fallback
-};
-
-std::vector<Case> cases() {
-  std::vector<Case> out;
-  std::vector<Workload> small = {bmm(3, 7, 19, 5), bmm(2, 9, 21, 17, false, true),
-                                 bmm(2, 5, 16, 11, true, false), bmm(1, 13, 7, 3, true, true),
-                                 bmm(4, 1, 1, 1)};
-  // Fallback and two random configs on AVX-512, the fallback on AVX2; under qemu a
-  // random config on NEON, the fallback on every other shape for fp16/bf16 (slow: qemu).
-  for (size_t i = 0; i < small.size(); ++i) {
-    for (int c = -1; c < 2; ++c) out.push_back({small[i], "x86-avx512", c});
-    out.push_back({small[i], "x86-avx2", -1});
-    out.push_back({small[i], "arm-neon", 2});
-    out.push_back({small[i], i % 2 ? "arm-fp16" : "arm-bf16", -1});
-  }
-  for (const auto& [t, d] : std::vector<std::pair<std::string, DataType>>{
-           {"x86-avx512", DataType::bf16()}, {"x86-avx512", DataType::f16()},
-           {"arm-fp16", DataType::f16()}, {"arm-bf16", DataType::bf16()}})
+std::vector<TemplateCase> cases() {
+  std::vector<TemplateCase> out;
+  add_small_shape_cases(
+      out, {bmm(3, 7, 19, 5), bmm(2, 9, 21, 17, false, true), bmm(2, 5, 16, 11, true, false),
+            bmm(1, 13, 7, 3, true, true), bmm(4, 1, 1, 1)});
+  for (const auto& [t, d] : half_targets())
     for (int c = -1; c < 1; ++c) out.push_back({bmm(2, 6, 20, 24, false, true, d), t, c});
   // BERT-base attention: scores = Q·K^T, context = P·V; natively.
-  for (const Workload& w : {bmm(12, 128, 128, 64, false, true), bmm(12, 128, 64, 128)})
-    for (int c = -1; c < 1; ++c) out.push_back({w, "x86-avx512", c});
+  add_native_cases(out, {bmm(12, 128, 128, 64, false, true), bmm(12, 128, 64, 128)});
   return out;
 }
 
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.w.str() << " on " << c.target << " config " << c.config;
-}
-
-class BatchMatmulTemplateTest : public ::testing::TestWithParam<Case> {};
+class BatchMatmulTemplateTest : public TemplateTest {};
 
 TEST_P(BatchMatmulTemplateTest, MatchesReference) {
-  const Case& c = GetParam();
-  std::string skip = check_template(schedules::batch_matmul_template(), c.w, c.target, c.config);
-  if (!skip.empty()) GTEST_SKIP() << skip;
+  check();
 }
 
-std::string name(const ::testing::TestParamInfo<Case>& info) {
-  std::string n = info.param.w.dtype.str() + "_" + info.param.target + "_" +
-                  (info.param.config < 0 ? "fallback" : "cfg" + std::to_string(info.param.config));
-  for (char& ch : n)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n + "_" + std::to_string(info.index);
-}
-
-INSTANTIATE_TEST_SUITE_P(BatchMatmul, BatchMatmulTemplateTest, ::testing::ValuesIn(cases()), name);
+INSTANTIATE_TEST_SUITE_P(BatchMatmul, BatchMatmulTemplateTest, ::testing::ValuesIn(cases()),
+                         template_case_name);
 
 TEST(BatchMatmulTemplateErrors, BadShapesAndDtypes) {
   const auto& t = schedules::batch_matmul_template();

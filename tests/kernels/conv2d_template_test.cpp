@@ -35,13 +35,6 @@ Workload conv(const Geo& g, DataType t = DataType::f32(), std::vector<std::strin
                   std::move(epi)};
 }
 
-struct Case {
-  const OpTemplate* tpl;
-  Workload w;
-  std::string target;
-  int config;  // -1: fallback
-};
-
 #ifdef KILN_CONV_SLOW_SWEEP
 bool slow_sweep() { return true; }
 #else
@@ -51,7 +44,7 @@ bool slow_sweep() { return false; }
 const std::vector<std::string> kX86 = {"x86-avx2", "x86-avx512"};
 const std::vector<std::string> kArm = {"arm-neon", "arm-fp16", "arm-bf16"};
 
-std::vector<Case> cases() {
+std::vector<TemplateCase> cases() {
   const auto& nchwc = schedules::conv2d_nchwc_template();
   const auto& one = schedules::conv2d_1x1_template();
   const auto& dw = schedules::conv2d_depthwise_template();
@@ -75,26 +68,26 @@ std::vector<Case> cases() {
       {&dw, conv({1, 7, 10, 10, 7, 3, 3, 2, 1, 1, 7})},                     // prime, stride 2
       {&dw, conv({2, 8, 8, 8, 8, 5, 5, 1, 4, 2, 8}, f32, {"residual"})},    // dilation 2
   };
-  std::vector<Case> out;
+  std::vector<TemplateCase> out;
   const int x86_random = slow_sweep() ? 8 : 2, arm_random = slow_sweep() ? 3 : 1;
   for (const Small& s : small) {
     for (const std::string& t : kX86)
-      for (int c = -1; c < x86_random; ++c) out.push_back({s.tpl, s.w, t, c});
-    for (int c = -1; c < arm_random; ++c) out.push_back({s.tpl, s.w, "arm-neon", c});
+      for (int c = -1; c < x86_random; ++c) out.push_back({s.w, t, c, s.tpl});
+    for (int c = -1; c < arm_random; ++c) out.push_back({s.w, "arm-neon", c, s.tpl});
   }
   // The other ARM presets: one shape per template in f32 (same codegen as arm-neon).
   for (const std::string t : {"arm-fp16", "arm-bf16"})
-    for (size_t i : {size_t(0), size_t(6), size_t(9)}) out.push_back({small[i].tpl, small[i].w, t, -1});
+    for (size_t i : {size_t(0), size_t(6), size_t(9)})
+      out.push_back({small[i].w, t, -1, small[i].tpl});
   // Half precision where the target has it.
-  for (const auto& [t, d] : std::vector<std::pair<std::string, DataType>>{
-           {"x86-avx512", DataType::bf16()}, {"x86-avx512", DataType::f16()},
-           {"arm-fp16", DataType::f16()}, {"arm-bf16", DataType::bf16()},
-           {"arm-bf16", DataType::f16()}}) {
+  auto halves = half_targets();
+  halves.push_back({"arm-bf16", DataType::f16()});
+  for (const auto& [t, d] : halves) {
     int random = t.rfind("x86", 0) == 0 ? 1 : 0;
     for (int c = -1; c < random; ++c) {
-      out.push_back({&nchwc, conv({1, 6, 7, 7, 10, 3, 3, 1, 1}, d, {"bias", "relu"}), t, c});
-      out.push_back({&one, conv({1, 12, 5, 5, 20, 1, 1}, d, {"bias"}), t, c});
-      out.push_back({&dw, conv({1, 12, 8, 8, 12, 3, 3, 1, 1, 1, 12}, d, {"relu6"}), t, c});
+      out.push_back({conv({1, 6, 7, 7, 10, 3, 3, 1, 1}, d, {"bias", "relu"}), t, c, &nchwc});
+      out.push_back({conv({1, 12, 5, 5, 20, 1, 1}, d, {"bias"}), t, c, &one});
+      out.push_back({conv({1, 12, 8, 8, 12, 3, 3, 1, 1, 1, 12}, d, {"relu6"}), t, c, &dw});
     }
   }
   // Real layer shapes, natively with the fallback. ResNet-18/50 and MobileNetV2.
@@ -115,41 +108,26 @@ std::vector<Case> cases() {
       {&dw, conv({1, 144, 56, 56, 144, 3, 3, 1, 1, 1, 144}, f32, {"bias", "relu6"})},
       {&dw, conv({1, 96, 112, 112, 96, 3, 3, 2, 1, 1, 96}, f32, {"bias", "relu6"})},
   };
-  for (const Small& s : big) out.push_back({s.tpl, s.w, "x86-avx512", -1});
+  for (const Small& s : big) out.push_back({s.w, "x86-avx512", -1, s.tpl});
   if (slow_sweep())
     for (const Small& s : big) {
-      out.push_back({s.tpl, s.w, "x86-avx2", -1});
-      out.push_back({s.tpl, s.w, "x86-avx512", 0});
+      out.push_back({s.w, "x86-avx2", -1, s.tpl});
+      out.push_back({s.w, "x86-avx512", 0, s.tpl});
     }
   // A cropped ResNet layer under qemu: the real channel counts on a small image.
-  out.push_back({&nchwc, conv({1, 64, 6, 6, 64, 3, 3, 1, 1}, f32, {"bias", "relu"}), "arm-neon", -1});
+  out.push_back(
+      {conv({1, 64, 6, 6, 64, 3, 3, 1, 1}, f32, {"bias", "relu"}), "arm-neon", -1, &nchwc});
   return out;
 }
 
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.tpl->name() << " " << c.w.str() << " on " << c.target << " config " << c.config;
-}
-
-class Conv2dTemplateTest : public ::testing::TestWithParam<Case> {};
+class Conv2dTemplateTest : public TemplateTest {};
 
 TEST_P(Conv2dTemplateTest, MatchesReference) {
-  const Case& c = GetParam();
-  codegen::Target t = codegen::target_from_name(c.target);
-  ASSERT_TRUE(c.tpl->applies(c.w, t));
-  std::string skip = check_template(*c.tpl, c.w, c.target, c.config);
-  if (!skip.empty()) GTEST_SKIP() << skip;
+  check();
 }
 
-std::string name(const ::testing::TestParamInfo<Case>& info) {
-  const Case& c = info.param;
-  std::string n = c.tpl->name() + "_" + c.target + "_" + c.w.dtype.str() + "_" +
-                  (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config));
-  for (char& ch : n)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n + "_" + std::to_string(info.index);
-}
-
-INSTANTIATE_TEST_SUITE_P(Conv2d, Conv2dTemplateTest, ::testing::ValuesIn(cases()), name);
+INSTANTIATE_TEST_SUITE_P(Conv2d, Conv2dTemplateTest, ::testing::ValuesIn(cases()),
+                         template_case_name);
 
 TEST(Conv2dTemplateErrors, BadShapes) {
   const auto& t = schedules::conv2d_nchwc_template();

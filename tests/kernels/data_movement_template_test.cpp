@@ -53,33 +53,23 @@ const OpTemplate& template_for(const Workload& w) {
   return schedules::reshape_template();
 }
 
-struct Case {
-  Workload w;
-  std::string target;
-  int config;  // -1: fallback
-};
-
-std::vector<Case> cases() {
-  std::vector<Case> out;
-  std::vector<Workload> small = {
-      concat({2, 0, 5, 7}, 1, {3, 1, 4}),  concat({3, 19}, 1, {5, 14}),
-      concat({6, 3}, 0, {2, 1, 2, 1}),     concat({17}, 0, {9, 8}),
-      transpose({3, 5, 7, 9}, {0, 2, 1, 3}), transpose({19, 37}, {1, 0}),
-      transpose({2, 3, 4, 5}, {3, 1, 0, 2}), transpose({4, 6, 5}, {2, 0, 1}),
-      pad({2, 3, 5, 7}, {0, 0, 1, 2}, {0, 1, 1, 0}, 250), pad({13}, {3}, {0}),
-      reshape({3, 5, 7}, {105}),          reshape({2, 3, 1, 1}, {6, 1}),
-  };
-  // Fallback and two random configs on AVX-512, the fallback on AVX2; under qemu a
-  // random config on NEON, the fallback on every other shape for fp16/bf16 (slow: qemu).
-  for (size_t i = 0; i < small.size(); ++i) {
-    for (int c = -1; c < 2; ++c) out.push_back({small[i], "x86-avx512", c});
-    out.push_back({small[i], "x86-avx2", -1});
-    out.push_back({small[i], "arm-neon", 2});
-    out.push_back({small[i], i % 2 ? "arm-fp16" : "arm-bf16", -1});
-  }
-  for (const auto& [t, d] : std::vector<std::pair<std::string, DataType>>{
-           {"x86-avx512", DataType::bf16()}, {"x86-avx512", DataType::f16()},
-           {"arm-fp16", DataType::f16()}, {"arm-bf16", DataType::bf16()}})
+std::vector<TemplateCase> cases() {
+  std::vector<TemplateCase> out;
+  add_small_shape_cases(out, {
+                                 concat({2, 0, 5, 7}, 1, {3, 1, 4}),
+                                 concat({3, 19}, 1, {5, 14}),
+                                 concat({6, 3}, 0, {2, 1, 2, 1}),
+                                 concat({17}, 0, {9, 8}),
+                                 transpose({3, 5, 7, 9}, {0, 2, 1, 3}),
+                                 transpose({19, 37}, {1, 0}),
+                                 transpose({2, 3, 4, 5}, {3, 1, 0, 2}),
+                                 transpose({4, 6, 5}, {2, 0, 1}),
+                                 pad({2, 3, 5, 7}, {0, 0, 1, 2}, {0, 1, 1, 0}, 250),
+                                 pad({13}, {3}, {0}),
+                                 reshape({3, 5, 7}, {105}),
+                                 reshape({2, 3, 1, 1}, {6, 1}),
+                             });
+  for (const auto& [t, d] : half_targets())
     for (int c = -1; c < 1; ++c) {
       out.push_back({concat({2, 0, 9}, 1, {3, 2}, d), t, c});
       out.push_back({concat({2, 3, 21}, 2, {5, 16}, d), t, c});
@@ -89,36 +79,22 @@ std::vector<Case> cases() {
     }
   // Network shapes, natively: BERT-base head split and merge, a DenseNet/Inception-style
   // channel concat, a ResNet stem pad, a flatten before the classifier.
-  for (const Workload& w : {transpose({1, 128, 12, 64}, {0, 2, 1, 3}),
-                            transpose({12, 128, 64}, {0, 2, 1}),
-                            concat({1, 0, 28, 28}, 1, {64, 96, 128, 32}),
-                            pad({1, 3, 224, 224}, {0, 0, 3, 3}, {0, 0, 3, 3}),
-                            reshape({1, 512, 7, 7}, {1, 25088})})
-    for (int c = -1; c < 1; ++c) out.push_back({w, "x86-avx512", c});
+  add_native_cases(
+      out,
+      {transpose({1, 128, 12, 64}, {0, 2, 1, 3}), transpose({12, 128, 64}, {0, 2, 1}),
+       concat({1, 0, 28, 28}, 1, {64, 96, 128, 32}),
+       pad({1, 3, 224, 224}, {0, 0, 3, 3}, {0, 0, 3, 3}), reshape({1, 512, 7, 7}, {1, 25088})});
   return out;
 }
 
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.w.str() << " on " << c.target << " config " << c.config;
-}
-
-class DataMovementTemplateTest : public ::testing::TestWithParam<Case> {};
+class DataMovementTemplateTest : public TemplateTest {};
 
 TEST_P(DataMovementTemplateTest, MatchesReference) {
-  const Case& c = GetParam();
-  std::string skip = check_template(template_for(c.w), c.w, c.target, c.config);
-  if (!skip.empty()) GTEST_SKIP() << skip;
+  check();
 }
 
-std::string name(const ::testing::TestParamInfo<Case>& info) {
-  std::string n = info.param.w.op + "_" + info.param.w.dtype.str() + "_" + info.param.target +
-                  "_" + (info.param.config < 0 ? "fallback" : "cfg" + std::to_string(info.param.config));
-  for (char& ch : n)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n + "_" + std::to_string(info.index);
-}
-
-INSTANTIATE_TEST_SUITE_P(DataMovement, DataMovementTemplateTest, ::testing::ValuesIn(cases()), name);
+INSTANTIATE_TEST_SUITE_P(DataMovement, DataMovementTemplateTest, ::testing::ValuesIn(cases()),
+                         template_case_name);
 
 TEST(DataMovementTemplateErrors, BadShapesAndDtypes) {
   codegen::Target x86 = codegen::target_from_name("x86-avx512");

@@ -19,6 +19,7 @@
 #include "kernel_harness.h"
 #include "kiln/runtime.h"
 #include "schedules/registry.h"
+#include "template_harness.h"
 
 namespace kiln::testing {
 namespace {
@@ -37,37 +38,15 @@ Workload dense(int64_t m, int64_t n, int64_t k, DataType t, std::vector<std::str
 
 // Like check_template, but the output may be f32 for a half-precision workload (out_f32=1),
 // and f16 accumulation gets a looser tolerance.
-std::string check(const OpTemplate& tpl, const Workload& w, const std::string& target_name,
+std::string check(const OpTemplate& tpl, const Workload& w, const std::string& target,
                   const Config& cfg) {
-  codegen::Target target = codegen::target_from_name(target_name);
-  SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target_name + " config " + cfg.to_json());
-  schedules::BuiltKernel k = tpl.build(w, target, cfg, "kernel");
   DataType out_t = w.param_or("out_f32", 0) ? DataType::f32() : w.dtype;
-  std::vector<schedules::Values> logical;
-  std::vector<Bytes> args;
-  uint32_t seed = 5;
-  for (const schedules::KernelArg& a : k.args) {
-    if (a.is_output) {
-      args.emplace_back(static_cast<size_t>(a.kernel_elements) * out_t.bytes(), 0);
-      continue;
-    }
-    logical.push_back(random_values(a.logical.elements(), seed++, w.dtype));
-    schedules::Values packed = a.pack ? a.pack(logical.back()) : logical.back();
-    EXPECT_EQ(static_cast<int64_t>(packed.size()), a.kernel_elements) << a.logical.name;
-    args.push_back(encode(packed, w.dtype));
-  }
-  TargetRun run = run_on_target(k.func, target_name, args, {static_cast<int>(args.size()) - 1});
-  if (!run.skip_reason.empty()) return run.skip_reason;
-  schedules::Values got = decode(run.outputs[0], out_t);
-  schedules::Values want = tpl.reference(w, logical);
-  for (float& x : want) x = round_to(x, out_t);
   // bf16 2e-2 also covers vdpbf16ps's odd-then-even order (a last-bit difference). f16
   // accumulation rounds every partial sum to 11 bits: its error grows like sqrt(K) ulps of
   // the running sum, so it gets 3e-2 for the K <= 64 shapes used here.
   double tol = cfg.has("f16_acc") && cfg["f16_acc"] ? 3e-2 : tolerance(w.dtype);
   if (out_t == DataType::f32() && w.dtype == DataType::bf16()) tol = 1e-2;  // no output rounding
-  EXPECT_TRUE(all_close(got, want, tol));
-  return "";
+  return check_template_inputs(tpl, w, target, cfg, {5, nullptr, out_t, tol});
 }
 
 struct Case {
@@ -120,13 +99,7 @@ TEST_P(DenseLowpTest, MatchesReference) {
   // The x86-avx512 preset has avx512bf16 only where this CPU does.
   if (t.is_x86() && !t.has("avx512bf16")) GTEST_SKIP() << "no avx512bf16 on this machine";
   ASSERT_TRUE(c.tpl->applies(c.w, t));
-  Config cfg;
-  if (c.config < 0) {
-    cfg = c.tpl->fallback(c.w, t);
-  } else {
-    std::mt19937_64 rng(static_cast<uint64_t>(c.config) * 7919 + 17);
-    cfg = c.tpl->space(c.w, t).random(rng);
-  }
+  Config cfg = template_config(*c.tpl, c.w, t, c.config);
   if (c.f16_acc >= 0) cfg.set("f16_acc", c.f16_acc);
   if (c.bfdot >= 0) cfg.set("bfdot", c.bfdot);
   std::string skip = check(*c.tpl, c.w, c.target, cfg);
@@ -135,12 +108,10 @@ TEST_P(DenseLowpTest, MatchesReference) {
 
 std::string name(const ::testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
-  std::string n = c.tpl->name() + "_" + c.w.str() + "_" + c.target + "_" +
-                  (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config)) +
-                  (c.f16_acc == 1 ? "_f16acc" : "") + (c.bfdot == 1 ? "_bfdot" : "");
-  for (char& ch : n)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n + "_" + std::to_string(info.index);
+  return test_name(c.tpl->name() + "_" + c.w.str() + "_" + c.target + "_" +
+                       (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config)) +
+                       (c.f16_acc == 1 ? "_f16acc" : "") + (c.bfdot == 1 ? "_bfdot" : ""),
+                   info.index);
 }
 
 INSTANTIATE_TEST_SUITE_P(DenseLowp, DenseLowpTest, ::testing::ValuesIn(cases()), name);

@@ -9,62 +9,44 @@
 namespace kiln::testing {
 namespace {
 
-using schedules::Workload;
 using ir::DataType;
+using schedules::OpTemplate;
+using schedules::Workload;
 
 Workload dense(int64_t m, int64_t n, int64_t k, DataType t = DataType::f32(),
                std::vector<std::string> epilogue = {}) {
   return Workload{"dense", {{"M", m}, {"N", n}, {"K", k}}, t, std::move(epilogue)};
 }
 
-struct Case {
-  Workload w;
-  std::string target;
-  int config;  // -1: fallback
-};
-
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<TemplateCase> cases() {
+  // dense.packed itself, also where the registry prefers a low-precision template.
+  const OpTemplate* packed = &schedules::dense_packed_template();
+  std::vector<TemplateCase> out;
   // Small and awkward shapes: every target, fallback + random configs.
   std::vector<Workload> small = {
       dense(37, 53, 29), dense(1, 100, 64), dense(13, 17, 7, DataType::f32(), {"bias", "relu"}),
       dense(2, 64, 30, DataType::f32(), {"bias", "residual", "relu6"}), dense(3, 5, 1)};
   for (const std::string t : {"x86-avx2", "x86-avx512", "arm-neon", "arm-fp16", "arm-bf16"})
     for (const Workload& w : small)
-      for (int c = -1; c < 3; ++c) out.push_back({w, t, c});
+      for (int c = -1; c < 3; ++c) out.push_back({w, t, c, packed});
   // Half precision where the target has it.
-  for (const auto& [t, d] : std::vector<std::pair<std::string, DataType>>{
-           {"x86-avx512", DataType::bf16()}, {"x86-avx512", DataType::f16()},
-           {"arm-fp16", DataType::f16()}, {"arm-bf16", DataType::bf16()}})
-    for (int c = -1; c < 2; ++c) out.push_back({dense(19, 40, 33, d, {"bias"}), t, c});
+  for (const auto& [t, d] : half_targets())
+    for (int c = -1; c < 2; ++c) out.push_back({dense(19, 40, 33, d, {"bias"}), t, c, packed});
   // Real layer shapes, natively: ResNet-18 fc, BERT-base projections.
   for (const Workload& w : {dense(1, 1000, 512), dense(128, 768, 768, DataType::f32(), {"bias"}),
                             dense(16, 3072, 768, DataType::f32(), {"bias", "relu"})})
-    for (int c = -1; c < 1; ++c) out.push_back({w, "x86-avx512", c});
+    for (int c = -1; c < 1; ++c) out.push_back({w, "x86-avx512", c, packed});
   return out;
 }
 
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.w.str() << " on " << c.target << " config " << c.config;
-}
-
-class DenseTemplateTest : public ::testing::TestWithParam<Case> {};
+class DenseTemplateTest : public TemplateTest {};
 
 TEST_P(DenseTemplateTest, MatchesReference) {
-  const Case& c = GetParam();
-  std::string skip = check_template(schedules::dense_packed_template(), c.w, c.target, c.config);
-  if (!skip.empty()) GTEST_SKIP() << skip;
+  check();
 }
 
-std::string name(const ::testing::TestParamInfo<Case>& info) {
-  std::string n = info.param.w.str() + "_" + info.param.target + "_" +
-                  (info.param.config < 0 ? "fallback" : "cfg" + std::to_string(info.param.config));
-  for (char& ch : n)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n + "_" + std::to_string(info.index);
-}
-
-INSTANTIATE_TEST_SUITE_P(Dense, DenseTemplateTest, ::testing::ValuesIn(cases()), name);
+INSTANTIATE_TEST_SUITE_P(Dense, DenseTemplateTest, ::testing::ValuesIn(cases()),
+                         template_case_name);
 
 TEST(DenseTemplateErrors, BadShapesAndDtypes) {
   const auto& t = schedules::dense_packed_template();

@@ -44,47 +44,18 @@ bool needs_positive(const Workload& w) {
   return false;
 }
 
-// Builds the config (fallback for seed < 0), runs it, compares with the reference.
-std::string check(const Workload& w, const std::string& target_name, int seed) {
+// check_template with inputs from the op's domain: fallback for seed < 0, else a random
+// config.
+std::string check_in_domain(const Workload& w, const std::string& target, int seed) {
   const schedules::OpTemplate& tpl = schedules::elementwise_flat_template(w.op);
-  codegen::Target target = codegen::target_from_name(target_name);
-  schedules::Config cfg;
-  if (seed < 0) {
-    cfg = tpl.fallback(w, target);
-  } else {
-    std::mt19937_64 rng(static_cast<uint64_t>(seed) * 7919 + 17);
-    cfg = tpl.space(w, target).random(rng);
-  }
-  SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target_name + " config " + cfg.to_json());
-  schedules::BuiltKernel k = tpl.build(w, target, cfg, "kernel");
-  std::vector<schedules::Values> logical;
-  std::vector<Bytes> args;
-  uint32_t s = 11;
-  for (const schedules::KernelArg& a : k.args) {
-    if (a.is_output) {
-      args.emplace_back(static_cast<size_t>(a.kernel_elements) * w.dtype.bytes(), 0);
-      continue;
-    }
-    schedules::Values v = random_values(a.logical.elements(), s++, w.dtype);
-    if (needs_positive(w))
+  InputCheck check{11, nullptr, w.dtype, tolerance(w.dtype)};
+  if (needs_positive(w))
+    check.adjust = [&w](const schedules::KernelArg&, schedules::Values& v) {
       for (float& x : v) x = round_to(1.25f + 0.75f * x, w.dtype);
-    logical.push_back(v);
-    args.push_back(encode(v, w.dtype));
-  }
-  TargetRun run = run_on_target(k.func, target_name, args, {static_cast<int>(k.args.size()) - 1});
-  if (!run.skip_reason.empty()) return run.skip_reason;
-  schedules::Values got = decode(run.outputs[0], w.dtype);
-  schedules::Values want = tpl.reference(w, logical);
-  for (float& x : want) x = round_to(x, w.dtype);
-  EXPECT_TRUE(all_close(got, want, tolerance(w.dtype)));
-  return "";
+    };
+  schedules::Config cfg = template_config(tpl, w, codegen::target_from_name(target), seed);
+  return check_template_inputs(tpl, w, target, cfg, check);
 }
-
-struct Case {
-  Workload w;
-  std::string target;
-  int config;  // -1: fallback
-};
 
 const std::vector<std::string> kTargets = {"x86-avx2", "x86-avx512", "arm-neon", "arm-fp16",
                                            "arm-bf16"};
@@ -103,8 +74,8 @@ std::vector<std::vector<std::vector<int64_t>>> broadcasts() {
   };
 }
 
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<TemplateCase> cases() {
+  std::vector<TemplateCase> out;
   // Every unary op on every target: an awkward prime length (fallback) and a 2-D shape
   // (a random config); arm-fp16 and arm-bf16 (slow under qemu, same f32 code as arm-neon)
   // get one of the two.
@@ -177,27 +148,16 @@ std::vector<Case> cases() {
   return out;
 }
 
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.w.str() << " on " << c.target << " config " << c.config;
-}
-
-class ElementwiseTemplateTest : public ::testing::TestWithParam<Case> {};
+class ElementwiseTemplateTest : public TemplateTest {};
 
 TEST_P(ElementwiseTemplateTest, MatchesReference) {
-  const Case& c = GetParam();
-  std::string skip = check(c.w, c.target, c.config);
+  const TemplateCase& c = GetParam();
+  std::string skip = check_in_domain(c.w, c.target, c.config);
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
 
-std::string name(const ::testing::TestParamInfo<Case>& info) {
-  std::string n = info.param.w.str() + "_" + info.param.target + "_" +
-                  (info.param.config < 0 ? "fallback" : "cfg" + std::to_string(info.param.config));
-  for (char& ch : n)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n + "_" + std::to_string(info.index);
-}
-
-INSTANTIATE_TEST_SUITE_P(Elementwise, ElementwiseTemplateTest, ::testing::ValuesIn(cases()), name);
+INSTANTIATE_TEST_SUITE_P(Elementwise, ElementwiseTemplateTest, ::testing::ValuesIn(cases()),
+                         template_case_name);
 
 // The shared path (random inputs in [-1, 1], the tuner's check) for ops defined there.
 TEST(ElementwiseTemplate, SharedCheckPath) {

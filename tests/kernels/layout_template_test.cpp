@@ -22,15 +22,8 @@ Workload layout(int64_t n, int64_t c, int64_t h, int64_t w, int64_t block, int64
                   {}};
 }
 
-struct Case {
-  const OpTemplate* tpl;
-  Workload w;
-  std::string target;
-  int config;
-};
-
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<TemplateCase> cases() {
+  std::vector<TemplateCase> out;
   for (int dir : {0, 1}) {
     const OpTemplate* tpl = dir == 0 ? &schedules::layout_nchw_to_nchwc_template()
                                      : &schedules::layout_nchwc_to_nchw_template();
@@ -38,39 +31,24 @@ std::vector<Case> cases() {
                                     layout(1, 3, 4, 4, 3, dir), layout(1, 13, 2, 17, 8, dir)};
     for (const std::string t : {"x86-avx2", "x86-avx512"})
       for (const Workload& w : shapes)
-        for (int c = -1; c < 3; ++c) out.push_back({tpl, w, t, c});
+        for (int c = -1; c < 3; ++c) out.push_back({w, t, c, tpl});
     for (const std::string t : {"arm-neon", "arm-fp16", "arm-bf16"})
-      out.push_back({tpl, shapes[t == std::string("arm-neon") ? 1 : 0], t, -1});
-    out.push_back({tpl, layout(1, 64, 56, 56, 16, dir), "x86-avx512", -1});  // ResNet size
-    out.push_back({tpl, layout(1, 13, 5, 6, 8, dir, DataType::bf16()), "x86-avx512", 0});
-    out.push_back({tpl, layout(1, 13, 5, 6, 8, dir, DataType::f16()), "arm-fp16", -1});
+      out.push_back({shapes[t == std::string("arm-neon") ? 1 : 0], t, -1, tpl});
+    out.push_back({layout(1, 64, 56, 56, 16, dir), "x86-avx512", -1, tpl});  // ResNet size
+    out.push_back({layout(1, 13, 5, 6, 8, dir, DataType::bf16()), "x86-avx512", 0, tpl});
+    out.push_back({layout(1, 13, 5, 6, 8, dir, DataType::f16()), "arm-fp16", -1, tpl});
   }
   return out;
 }
 
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.tpl->name() << " " << c.w.str() << " on " << c.target << " config " << c.config;
-}
-
-class LayoutTemplateTest : public ::testing::TestWithParam<Case> {};
+class LayoutTemplateTest : public TemplateTest {};
 
 TEST_P(LayoutTemplateTest, MatchesReference) {
-  const Case& c = GetParam();
-  ASSERT_TRUE(c.tpl->applies(c.w, codegen::target_from_name(c.target)));
-  std::string skip = check_template(*c.tpl, c.w, c.target, c.config);
-  if (!skip.empty()) GTEST_SKIP() << skip;
+  check();
 }
 
-std::string name(const ::testing::TestParamInfo<Case>& info) {
-  const Case& c = info.param;
-  std::string n = c.tpl->name() + "_" + c.target + "_" + c.w.dtype.str() + "_" +
-                  (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config));
-  for (char& ch : n)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n + "_" + std::to_string(info.index);
-}
-
-INSTANTIATE_TEST_SUITE_P(Layout, LayoutTemplateTest, ::testing::ValuesIn(cases()), name);
+INSTANTIATE_TEST_SUITE_P(Layout, LayoutTemplateTest, ::testing::ValuesIn(cases()),
+                         template_case_name);
 
 TEST(LayoutTemplateErrors, BadShapes) {
   const auto& t = schedules::layout_nchw_to_nchwc_template();

@@ -27,77 +27,39 @@ Workload global(int64_t n, int64_t c, int64_t h, int64_t w, DataType t = DataTyp
   return Workload{"global_avg_pool2d", {{"N", n}, {"C", c}, {"H", h}, {"W", w}}, t, {}};
 }
 
-const OpTemplate& template_for(const Workload& w) {
-  if (w.op == "max_pool2d") return schedules::max_pool2d_template();
-  if (w.op == "avg_pool2d") return schedules::avg_pool2d_template();
-  return schedules::global_avg_pool2d_template();
-}
-
-struct Case {
-  Workload w;
-  std::string target;
-  int config;  // -1: fallback
-};
-
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<TemplateCase> cases() {
+  std::vector<TemplateCase> out;
   // Awkward shapes: odd sizes, ceil_mode overhang, both pad-counting modes, 1x1 spatial.
-  std::vector<Workload> small = {
-      pool("max_pool2d", 1, 3, 13, 11, 3, 2, 1),
-      pool("max_pool2d", 2, 2, 9, 10, 2, 2, 0, true),
-      pool("avg_pool2d", 1, 3, 11, 13, 3, 2, 1, false, true),
-      pool("avg_pool2d", 1, 2, 10, 9, 3, 2, 1, true, false),
-      pool("avg_pool2d", 1, 2, 12, 7, 2, 1, 1, true, true),
-      pool("max_pool2d", 1, 5, 1, 1, 1, 1, 0),
-      global(2, 3, 7, 5),
-      global(1, 4, 1, 1),
-  };
-  // Fallback and two random configs on AVX-512, the fallback on AVX2; under qemu a
-  // random config on NEON, the fallback on every other shape for fp16/bf16 (slow: qemu).
-  for (size_t i = 0; i < small.size(); ++i) {
-    for (int c = -1; c < 2; ++c) out.push_back({small[i], "x86-avx512", c});
-    out.push_back({small[i], "x86-avx2", -1});
-    out.push_back({small[i], "arm-neon", 2});
-    out.push_back({small[i], i % 2 ? "arm-fp16" : "arm-bf16", -1});
-  }
-  // Half precision where the target has it.
-  for (const auto& [t, d] : std::vector<std::pair<std::string, DataType>>{
-           {"x86-avx512", DataType::bf16()}, {"x86-avx512", DataType::f16()},
-           {"arm-fp16", DataType::f16()}, {"arm-bf16", DataType::bf16()},
-           {"arm-bf16", DataType::f16()}})
+  add_small_shape_cases(
+      out,
+      {pool("max_pool2d", 1, 3, 13, 11, 3, 2, 1), pool("max_pool2d", 2, 2, 9, 10, 2, 2, 0, true),
+       pool("avg_pool2d", 1, 3, 11, 13, 3, 2, 1, false, true),
+       pool("avg_pool2d", 1, 2, 10, 9, 3, 2, 1, true, false),
+       pool("avg_pool2d", 1, 2, 12, 7, 2, 1, 1, true, true),
+       pool("max_pool2d", 1, 5, 1, 1, 1, 1, 0), global(2, 3, 7, 5), global(1, 4, 1, 1)});
+  // Half precision where the target has it (also f16 on arm-bf16).
+  auto halves = half_targets();
+  halves.push_back({"arm-bf16", DataType::f16()});
+  for (const auto& [t, d] : halves)
     for (int c = -1; c < 1; ++c) {
       out.push_back({pool("max_pool2d", 1, 2, 9, 12, 3, 2, 1, false, false, d), t, c});
       out.push_back({pool("avg_pool2d", 1, 2, 9, 12, 3, 2, 1, true, false, d), t, c});
       out.push_back({global(1, 3, 7, 7, d), t, c});
     }
   // Real layers, natively: ResNet stem pool, ResNet/MobileNet global pools.
-  for (const Workload& w : {pool("max_pool2d", 1, 64, 112, 112, 3, 2, 1), global(1, 512, 7, 7),
-                            global(1, 1280, 7, 7), pool("avg_pool2d", 1, 32, 28, 28, 2, 2, 0)})
-    for (int c = -1; c < 1; ++c) out.push_back({w, "x86-avx512", c});
+  add_native_cases(out, {pool("max_pool2d", 1, 64, 112, 112, 3, 2, 1), global(1, 512, 7, 7),
+                         global(1, 1280, 7, 7), pool("avg_pool2d", 1, 32, 28, 28, 2, 2, 0)});
   return out;
 }
 
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.w.str() << " on " << c.target << " config " << c.config;
-}
-
-class PoolingTemplateTest : public ::testing::TestWithParam<Case> {};
+class PoolingTemplateTest : public TemplateTest {};
 
 TEST_P(PoolingTemplateTest, MatchesReference) {
-  const Case& c = GetParam();
-  std::string skip = check_template(template_for(c.w), c.w, c.target, c.config);
-  if (!skip.empty()) GTEST_SKIP() << skip;
+  check();
 }
 
-std::string name(const ::testing::TestParamInfo<Case>& info) {
-  std::string n = info.param.w.op + "_" + info.param.w.dtype.str() + "_" + info.param.target +
-                  "_" + (info.param.config < 0 ? "fallback" : "cfg" + std::to_string(info.param.config));
-  for (char& ch : n)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n + "_" + std::to_string(info.index);
-}
-
-INSTANTIATE_TEST_SUITE_P(Pooling, PoolingTemplateTest, ::testing::ValuesIn(cases()), name);
+INSTANTIATE_TEST_SUITE_P(Pooling, PoolingTemplateTest, ::testing::ValuesIn(cases()),
+                         template_case_name);
 
 TEST(PoolingTemplateErrors, BadShapesAndDtypes) {
   codegen::Target x86 = codegen::target_from_name("x86-avx512");

@@ -1,28 +1,114 @@
 #include "template_harness.h"
 
-#include <gtest/gtest.h>
+#include <cctype>
 
 #include "codegen/target.h"
 #include "kernel_harness.h"
+#include "schedules/registry.h"
 
 namespace kiln::testing {
+
+schedules::Config template_config(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                                  const codegen::Target& target, int config_seed) {
+  if (config_seed < 0) return tpl.fallback(w, target);
+  std::mt19937_64 rng(static_cast<uint64_t>(config_seed) * 7919 + 17);
+  return tpl.space(w, target).random(rng);
+}
 
 std::string check_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
                            const std::string& target_name, int config_seed) {
   codegen::Target target = codegen::target_from_name(target_name);
-  schedules::Config cfg;
-  if (config_seed < 0) {
-    cfg = tpl.fallback(w, target);
-  } else {
-    std::mt19937_64 rng(static_cast<uint64_t>(config_seed) * 7919 + 17);
-    cfg = tpl.space(w, target).random(rng);
-  }
+  schedules::Config cfg = template_config(tpl, w, target, config_seed);
   SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target_name + " config " + cfg.to_json());
   schedules::BuiltKernel k = tpl.build(w, target, cfg, "kernel");
   tuner::CheckResult r = tuner::check_built_kernel(tpl, w, target, k, test_run_options());
   if (!r.skip_reason.empty()) return r.skip_reason;
   EXPECT_TRUE(r.comparison.close) << r.comparison.message();
   return "";
+}
+
+std::string check_template_inputs(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                                  const std::string& target_name, const schedules::Config& cfg,
+                                  const InputCheck& check) {
+  codegen::Target target = codegen::target_from_name(target_name);
+  SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target_name + " config " + cfg.to_json());
+  schedules::BuiltKernel k = tpl.build(w, target, cfg, "kernel");
+  std::vector<schedules::Values> logical;
+  std::vector<Bytes> args;
+  uint32_t seed = check.first_seed;
+  for (const schedules::KernelArg& a : k.args) {
+    if (a.is_output) {
+      args.emplace_back(static_cast<size_t>(a.kernel_elements) * check.out_dtype.bytes(), 0);
+      continue;
+    }
+    logical.push_back(random_values(a.logical.elements(), seed++, w.dtype));
+    if (check.adjust) check.adjust(a, logical.back());
+    schedules::Values packed = a.pack ? a.pack(logical.back()) : logical.back();
+    EXPECT_EQ(static_cast<int64_t>(packed.size()), a.kernel_elements) << a.logical.name;
+    args.push_back(encode(packed, w.dtype));
+  }
+  TargetRun run = run_on_target(k.func, target_name, args, {static_cast<int>(args.size()) - 1});
+  if (!run.skip_reason.empty()) return run.skip_reason;
+  schedules::Values got = decode(run.outputs[0], check.out_dtype);
+  schedules::Values want = tpl.reference(w, logical);
+  for (float& x : want) x = round_to(x, check.out_dtype);
+  EXPECT_TRUE(all_close(got, want, check.rtol));
+  return "";
+}
+
+void PrintTo(const TemplateCase& c, std::ostream* os) {
+  if (c.tpl) *os << c.tpl->name() << " ";
+  *os << c.w.str() << " on " << c.target << " config " << c.config;
+}
+
+std::string test_name(std::string name, size_t index) {
+  for (char& ch : name)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name + "_" + std::to_string(index);
+}
+
+std::string template_case_name(const ::testing::TestParamInfo<TemplateCase>& info) {
+  const TemplateCase& c = info.param;
+  return test_name((c.tpl ? c.tpl->name() : c.w.op) + "_" + c.w.dtype.str() + "_" + c.target + "_" +
+                       (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config)),
+                   info.index);
+}
+
+const schedules::OpTemplate& case_template(const TemplateCase& c) {
+  if (c.tpl) return *c.tpl;
+  return *schedules::templates_for(c.w, codegen::target_from_name(c.target)).front();
+}
+
+void TemplateTest::check() {
+  const TemplateCase& c = GetParam();
+  const schedules::OpTemplate& tpl = case_template(c);
+  ASSERT_TRUE(tpl.applies(c.w, codegen::target_from_name(c.target)));
+  std::string skip = check_template(tpl, c.w, c.target, c.config);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+void add_small_shape_cases(std::vector<TemplateCase>& out,
+                           const std::vector<schedules::Workload>& shapes) {
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    for (int c = -1; c < 2; ++c) out.push_back({shapes[i], "x86-avx512", c});
+    out.push_back({shapes[i], "x86-avx2", -1});
+    out.push_back({shapes[i], "arm-neon", 2});
+    out.push_back({shapes[i], i % 2 ? "arm-fp16" : "arm-bf16", -1});
+  }
+}
+
+const std::vector<std::pair<std::string, ir::DataType>>& half_targets() {
+  static const std::vector<std::pair<std::string, ir::DataType>> k = {
+      {"x86-avx512", ir::DataType::bf16()},
+      {"x86-avx512", ir::DataType::f16()},
+      {"arm-fp16", ir::DataType::f16()},
+      {"arm-bf16", ir::DataType::bf16()}};
+  return k;
+}
+
+void add_native_cases(std::vector<TemplateCase>& out, const std::vector<schedules::Workload>& ws) {
+  for (const schedules::Workload& w : ws)
+    for (int c = -1; c < 1; ++c) out.push_back({w, "x86-avx512", c});
 }
 
 }  // namespace kiln::testing
