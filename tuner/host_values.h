@@ -28,7 +28,7 @@ struct Comparison {
   size_t mismatches = 0, first = 0;
   // max |got - want| / max(1, |want|); infinity for a NaN or infinity that does not match.
   // NaN matches NaN and an infinity the same infinity.
-  double max_error = 0;
+  double max_error = 0;  // max |got - want| / max(1, |want|, rms(want))
   std::string message() const;
 };
 Comparison compare(const Values& got, const Values& want, double rtol);

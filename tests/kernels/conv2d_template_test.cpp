@@ -96,9 +96,9 @@ std::vector<TemplateCase> cases() {
       {&nchwc, conv({1, 64, 56, 56, 128, 3, 3, 2, 1})},
       {&nchwc, conv({1, 128, 28, 28, 128, 3, 3, 1, 1})},
       {&nchwc, conv({1, 256, 14, 14, 256, 3, 3, 1, 1}, f32, {"bias", "relu"})},
-      // ResNet-18 layer4 with C cropped to 256: an f32 sum of 512*9 products alone drifts
-      // past the 1e-4 tolerance (1.3e-4 here), whatever the loop order.
-      {&nchwc, conv({1, 256, 7, 7, 512, 3, 3, 1, 1})},
+      // ResNet-18 layer4: an f32 sum of 512*9 products; elements that cancel to near zero
+      // are judged against the output's RMS (tuner::compare), not their own magnitude.
+      {&nchwc, conv({1, 512, 7, 7, 512, 3, 3, 1, 1})},
       {&nchwc, conv({1, 3, 224, 224, 64, 7, 7, 2, 3}, f32, {"bias", "relu"})},  // stem
       {&one, conv({1, 64, 56, 56, 128, 1, 1, 2})},    // ResNet-18 downsample
       {&one, conv({1, 256, 14, 14, 512, 1, 1, 2})},

@@ -23,7 +23,8 @@ TEST(Compare, FirstMismatchAndCount) {
   EXPECT_FALSE(c.close);
   EXPECT_EQ(c.mismatches, 2u);
   EXPECT_EQ(c.first, 1u);
-  EXPECT_DOUBLE_EQ(c.max_error, 0.5 / 2.0);  // relative to max(1, |want|)
+  // relative to max(1, |want|, rms(want)): rms = sqrt(30 / 4) ≈ 2.74 beats |2| at index 1
+  EXPECT_DOUBLE_EQ(c.max_error, 0.5 / std::sqrt(30.0 / 4.0));
 }
 
 TEST(Compare, NaNMatchesNaN) {
@@ -45,6 +46,20 @@ TEST(Compare, NaNOrInfinityAgainstAnythingElseIsAMismatch) {
     EXPECT_EQ(c.mismatches, 1u);
     EXPECT_TRUE(std::isinf(c.max_error)) << got << " vs " << want << ": " << c.max_error;
   }
+}
+
+TEST(Compare, NearZeroElementsAreJudgedAgainstTheOutputsScale) {
+  // A long reduction that cancels to ~0 keeps the absolute rounding error of its large
+  // partial sums: 3e-3 off on an output whose RMS is 30 is 1e-4 of the scale.
+  Values want = {30.0f, -30.0f, 30.0f, 0.01f};
+  Values got = want;
+  got[3] += 2.5e-3f;
+  EXPECT_TRUE(compare(got, want, 1e-4).close);
+  // ...but an element off by the order of the values is still wrong.
+  got[3] = 3.0f;
+  EXPECT_FALSE(compare(got, want, 1e-4).close);
+  // A single-scale output keeps the plain relative check.
+  EXPECT_FALSE(compare({1.001f}, {1.0f}, 1e-4).close);
 }
 
 TEST(Compare, SizeMismatch) {
