@@ -1,5 +1,6 @@
 // Out-of-process kernel runs: temp files in, kiln-kernel-runner (maybe under qemu), files out.
 #include "rpc/kernel_exec.h"
+#include "rpc/temp_dir.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -37,31 +38,6 @@ bool executable_on_path(const std::string& name) {
 }
 
 // A fresh private directory, removed with everything in it when the object goes away.
-class TempDir {
- public:
-  TempDir() {
-    std::error_code ec;
-    fs::path base = fs::temp_directory_path(ec);
-    if (ec) base = "/tmp";
-    std::string pattern = (base / "kiln-kexec-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) {
-      throw std::runtime_error("cannot create a temporary directory under " + base.string() + ": " +
-                               std::strerror(errno));
-    }
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
@@ -182,7 +158,7 @@ KernelRun run_kernel_out_of_process(const std::string& runner, bool under_qemu,
     if (argv.empty()) throw std::runtime_error("qemu-aarch64 is not on PATH");
   }
 
-  TempDir dir;
+  TempDir dir("kiln-kexec");
   argv.insert(argv.end(), {runner, "--lib", so_path, "--fn", fn, "--repeat", std::to_string(repeat),
                            "--threads", std::to_string(threads)});
   for (std::size_t i = 0; i < args.size(); ++i) {

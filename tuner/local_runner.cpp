@@ -10,23 +10,12 @@
 #include "codegen/build.h"
 #include "kiln/runtime.h"
 #include "rpc/kernel_exec.h"
+#include "rpc/temp_dir.h"
 
 namespace kiln::tuner {
 
 namespace {
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "kiln-kernel-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary folder");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
 
 KernelRunResult run_native(const std::string& so, const std::string& fn,
                            const std::vector<Bytes>& args, const std::vector<int>& outs,
@@ -74,8 +63,8 @@ KernelRunResult run_lowered(const ir::LoweredFunc& f, const codegen::Target& tar
     r.skip_reason = "running " + target.name + " needs qemu-aarch64 and the AArch64 kernel runner";
     return r;
   }
-  TempDir dir;
-  std::string so = (dir.path / (f.name + ".so")).string();
+  TempDir dir("kiln-kernel");
+  std::string so = dir.file(f.name + ".so");
   codegen::build_shared_object({f}, target, so);
   if (native) return run_native(so, f.name, args, outs, o);
   KernelRun run = run_kernel_out_of_process(o.aarch64_runner, true, so, f.name, args, outs,

@@ -20,6 +20,7 @@
 #include "rpc/farm/data.h"
 #include "rpc/farm/transport.h"
 #include "rpc/farm/validate.h"
+#include "rpc/temp_dir.h"
 
 extern char** environ;
 
@@ -28,28 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "kiln-farm-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) {
-      throw std::runtime_error(std::string("cannot create a temporary directory: ") +
-                               std::strerror(errno));
-    }
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::string path() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -167,7 +146,7 @@ pb::Result run_in_sandbox(const pb::Job& job, const SandboxConfig& config,
     return finish(fail(r, pb::INVALID_JOB, why));
   }
   try {
-    TempDir dir;
+    TempDir dir("kiln-farm");
     const std::string so = dir.file("kernel.so"), job_file = dir.file("job.pb");
     write_all(so, job.so());
     pb::Job spec = job;
