@@ -1,0 +1,489 @@
+#include "schedules/conv2d_lowp.h"
+
+#include <algorithm>
+
+#include "ir/error.h"
+#include "lower/lower.h"
+#include "schedules/epilogue.h"
+#include "schedules/layout.h"
+
+namespace kiln::schedules {
+
+using ir::DataType;
+using ir::Expr;
+using ir::IterVar;
+using ir::Stmt;
+using ir::Var;
+
+namespace {
+
+Expr reinterpret(DataType t, Expr v) {
+  return ir::make_call(t, "reinterpret", {std::move(v)}, ir::CallKind::Reinterpret);
+}
+
+std::vector<int64_t> reg_n_choices(int64_t extent) {
+  std::vector<int64_t> out;
+  for (int64_t r : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14})
+    if (r <= std::max<int64_t>(extent, 1)) out.push_back(r);
+  return out;
+}
+
+// The widest tile within `max_r`, preferring one that divides `extent` if at least half as
+// wide (no partial tile).
+int64_t pick_reg_n(int64_t extent, int64_t max_r) {
+  std::vector<int64_t> ch = reg_n_choices(extent);
+  int64_t best = 1;
+  for (int64_t r : ch)
+    if (r <= max_r) best = r;
+  for (auto it = ch.rbegin(); it != ch.rend(); ++it)
+    if (*it <= max_r && 2 * *it >= best && extent % *it == 0) return *it;
+  return best;
+}
+
+std::vector<int64_t> oc_bn_choices(int64_t channels, int64_t lanes) {
+  std::vector<int64_t> out = {lanes};
+  for (int64_t v : {2, 4})
+    if (v <= ceil_div(channels, lanes)) out.push_back(v * lanes);
+  return out;
+}
+
+// Input-channel blocks; `even` keeps only even ones (bf16 pairs), C rounded up to even.
+std::vector<int64_t> ic_bn_choices(int64_t c, bool even) {
+  std::vector<int64_t> out;
+  for (int64_t b : {1, 2, 4, 8, 16, 32, 64})
+    if (b < 2 * c && (!even || b % 2 == 0)) out.push_back(b);
+  int64_t whole = even ? c + c % 2 : c;
+  if (whole <= 64 && std::find(out.begin(), out.end(), whole) == out.end()) out.push_back(whole);
+  if (out.empty()) out.push_back(2);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+int64_t pick_ic_bn(int64_t c, int64_t cap, bool even) {
+  int64_t b = 1;
+  for (int64_t x = 2; x <= cap; x *= 2)
+    if (c % x == 0) b = x;
+  if (b < 4) b = c <= 64 ? c : std::min<int64_t>(cap, 16);
+  return even ? b + b % 2 : b;
+}
+
+// Zero-padded copy of blocked data [N, CB, H, W, bn], once at the root (identity if no pad).
+te::Tensor pad_blocked(const te::Tensor& data, const Conv2dParams& p, DataType dtype) {
+  if (p.ph == 0 && p.pw == 0) return data;
+  const auto& sh = data.shape();
+  const int64_t ph = p.ph, pw = p.pw, h = p.h, w = p.w;
+  return te::compute(
+      {sh[0], sh[1], Expr(h + 2 * ph), Expr(w + 2 * pw), sh[4]},
+      [&](const std::vector<Var>& v) -> Expr {
+        Expr y = v[2], x = v[3];
+        Expr inside = y >= ph && y < h + ph && x >= pw && x < w + pw;
+        Expr yy = ir::max(ir::min(y - ph, Expr(h - 1)), Expr(0));
+        Expr xx = ir::max(ir::min(x - pw, Expr(w - 1)), Expr(0));
+        return ir::make_select(inside, data(v[0], v[1], yy, xx, v[4]), ir::make_zero(dtype));
+      },
+      "data.pad");
+}
+
+void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel) {
+  te::Stage st = sch[t];
+  IterVar outer = st.fuse(st.fuse(st.axis(0), st.axis(1)), st.axis(2));
+  st.vectorize(st.axis(4));
+  if (parallel) st.parallel(outer);
+}
+
+// Base of the two templates: the logical interface and reference of conv2d.nchwc, the
+// output type, and the lowering with packed arguments.
+class LowpConv2d : public OpTemplate {
+ public:
+  std::string op() const override { return "conv2d"; }
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    return conv2d_nchwc_template().inputs(w);
+  }
+  TensorSpec output(const Workload& w) const override { return conv2d_nchwc_template().output(w); }
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    return conv2d_nchwc_template().reference(w, in);
+  }
+  bool applies(const Workload& w, const codegen::Target& t) const override {
+    return w.op == "conv2d" && supports(w, t) && conv2d_params(w).groups == 1;
+  }
+
+ protected:
+  virtual bool supports(const Workload& w, const codegen::Target& t) const = 0;
+  virtual const char* needs() const = 0;
+
+  // f32 output when asked (param out_f32=1): the accumulator is f32 anyway.
+  static DataType out_type(const Workload& w) {
+    return w.param_or("out_f32", 0) != 0 ? DataType::f32() : w.dtype;
+  }
+
+  // Validates before any codegen: selecting these intrinsics without the feature is an LLVM
+  // abort, not an error.
+  Conv2dParams check_build(const Workload& w, const codegen::Target& t, const Config& cfg) const {
+    check_workload(w, {w.dtype}, epilogue_names());
+    Conv2dParams p = conv2d_params(w);
+    user_check(supports(w, t)) << name() << ": " << w.str() << " on target " << t.name
+                               << " is not supported (needs " << needs() << ")";
+    user_check(p.groups == 1) << name() << ": groups must be 1, got " << p.groups
+                              << " (use conv2d.nchwc or conv2d.depthwise)";
+    space(w, t).validate(cfg);
+    return p;
+  }
+
+  // out[n, b, y, x, c] = out_type(epilogue(acc)) over the blocked output.
+  static te::Tensor blocked_output(const Workload& w, const Conv2dParams& p,
+                                   const EpilogueTensors& ep, const te::Tensor& acc, int64_t ob,
+                                   int64_t ocb) {
+    const DataType ot = out_type(w);
+    return te::compute(
+        {p.n, ob, p.out_h(), p.out_w(), ocb},
+        [&](const std::vector<Var>& v) -> Expr {
+          std::vector<Expr> idx(v.begin(), v.end());
+          Expr channel = v[1] * ocb + v[4];
+          return ir::make_cast(ot, apply_epilogue(w, ep, acc(idx), idx, channel));
+        },
+        "conv");
+  }
+
+  // Output loops (N, B, Y fused and parallel; X split by reg_n, the block by `lanes`) and
+  // the register tile `acc` computed at each reg_n x ocb tile: reduction loops `reduce`
+  // outside the tile's X and vector loops (X, vectors unrolled, lanes vectorized).
+  static void schedule_tile(te::Schedule& sch, const te::Tensor& out, const te::Tensor& acc,
+                            const Config& cfg, int64_t lanes, const std::vector<IterVar>& reduce,
+                            const IterVar& kw_axis) {
+    te::Stage os = sch[out];
+    auto [xo, xi] = os.split(os.axis(3), cfg["reg_n"]);
+    auto [lv, ll] = os.split(os.axis(4), lanes);
+    IterVar n = os.axis(0), b = os.axis(1), y = os.axis(2);
+    const bool b_inner = cfg["oc_inner"] != 0;
+    os.reorder(b_inner ? std::vector<IterVar>{n, y, b, xo, xi, lv, ll}
+                       : std::vector<IterVar>{n, b, y, xo, xi, lv, ll});
+    IterVar outer = b_inner ? os.fuse(os.fuse(n, y), b) : os.fuse(os.fuse(n, b), y);
+    if (cfg["parallel"]) os.parallel(outer);
+    os.unroll(xi);
+    os.unroll(lv);
+    os.vectorize(ll);
+
+    te::Stage as = sch[acc];
+    as.set_scope(ir::MemScope::Local);
+    as.compute_at(os, xo);
+    auto [alv, all] = as.split(as.axis(4), lanes);
+    std::vector<IterVar> order = {as.axis(0), as.axis(1), as.axis(2)};
+    order.insert(order.end(), reduce.begin(), reduce.end());
+    order.insert(order.end(), {as.axis(3), alv, all});
+    as.reorder(order);
+    if (cfg["unroll_kw"]) as.unroll(kw_axis);
+    as.unroll(as.axis(3));
+    as.unroll(alv);
+    as.vectorize(all);
+  }
+
+  // Lowers with logical arguments outside: data packed to NCHW[icb]c, weights by `pack_w`,
+  // bias padded to whole blocks, residual and output NCHW[ocb]c.
+  BuiltKernel finish(const Workload& w, const Conv2dParams& p, const te::Schedule& sch,
+                     const te::Tensor& data, const te::Tensor& weight, const EpilogueTensors& ep,
+                     const te::Tensor& out, const std::string& kernel_name, int64_t icb,
+                     int64_t ocb, std::function<Values(const Values&)> pack_w,
+                     int64_t weight_elements) const {
+    BuiltKernel k;
+    k.func = lower::lower(sch, with_epilogue_args({data, weight}, ep, out), kernel_name);
+    k.flops = p.flops();
+    const int64_t oh = p.out_h(), ow = p.out_w(), ob = ceil_div(p.o, ocb);
+    const int64_t out_elements = p.n * ob * oh * ow * ocb;
+    for (const TensorSpec& s : inputs(w)) {
+      KernelArg a{s, false, nullptr, nullptr, s.elements()};
+      if (s.name == "data") {
+        a.pack = [p, icb](const Values& v) { return pack_nchwc(v, p.n, p.c, p.h, p.w, icb); };
+        a.kernel_elements = p.n * ceil_div(p.c, icb) * p.h * p.w * icb;
+      } else if (s.name == "weight") {
+        a.pack = pack_w;
+        a.kernel_elements = weight_elements;
+      } else if (s.name == "bias") {
+        a.pack = [to = ob * ocb](const Values& v) { return pad_channels(v, to); };
+        a.kernel_elements = ob * ocb;
+      } else if (s.name == "residual") {
+        a.pack = [p, ocb, oh, ow](const Values& v) { return pack_nchwc(v, p.n, p.o, oh, ow, ocb); };
+        a.kernel_elements = out_elements;
+      }
+      k.args.push_back(a);
+    }
+    KernelArg o{output(w), true, nullptr, nullptr, out_elements};
+    o.unpack = [p, ocb, oh, ow](const Values& v) { return unpack_nchwc(v, p.n, p.o, oh, ow, ocb); };
+    k.args.push_back(o);
+    return k;
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// conv2d.bf16.x86
+
+class Conv2dBf16X86 final : public LowpConv2d {
+ public:
+  std::string name() const override { return "conv2d.bf16.x86"; }
+
+  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+    Conv2dParams p = conv2d_params(w);
+    ConfigSpace cs;
+    cs.define_knob("ic_bn", ic_bn_choices(p.c, true));
+    cs.define_knob("oc_bn", oc_bn_choices(p.o, 16));
+    cs.define_knob("reg_n", reg_n_choices(p.out_w()));
+    cs.define_knob("unroll_kw", {0, 1});
+    cs.define_knob("k_unroll", {1, 2, 4});  // channel pairs per iteration of the pair loop
+    cs.define_knob("oc_inner", {0, 1});
+    cs.define_knob("parallel", {0, 1});
+    return cs;
+  }
+
+  Config fallback(const Workload& w, const codegen::Target&) const override {
+    Conv2dParams p = conv2d_params(w);
+    // 2 zmm of output channels x up to 12 pixels: 24 accumulators + 2 weight vectors + the
+    // broadcast pair, of 32 registers.
+    int64_t vecs = std::min<int64_t>(2, ceil_div(p.o, 16));
+    int64_t reg_n = pick_reg_n(p.out_w(), 24 / vecs);
+    int64_t icb = pick_ic_bn(p.c, 16 * vecs, true);
+    return Config({{"ic_bn", icb},
+                   {"oc_bn", 16 * vecs},
+                   {"reg_n", reg_n},
+                   {"unroll_kw", p.kw <= 3 ? 1 : 0},
+                   {"k_unroll", icb >= 8 ? 4 : (icb >= 4 ? 2 : 1)},
+                   {"oc_inner", 0},
+                   {"parallel", p.flops() > 2e6 ? 1 : 0}});
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    const Conv2dParams p = check_build(w, t, cfg);
+    const DataType f32 = DataType::f32(), bf16 = DataType::bf16();
+    const int64_t icb = cfg["ic_bn"], ocb = cfg["oc_bn"], reg_n = cfg["reg_n"];
+    const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb), pairs = icb / 2;
+    const int64_t oh = p.out_h(), ow = p.out_w(), owp = ceil_div(ow, reg_n) * reg_n;
+
+    te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, bf16, "data");
+    te::Tensor weight = te::placeholder({ob, cb, p.kh, p.kw, pairs, ocb * 2}, bf16, "weight.vnni");
+    te::Tensor padded = pad_blocked(data, p, bf16);
+    EpilogueTensors ep = make_epilogue_placeholders(w, ob * ocb, {p.n, ob, oh, ow, ocb});
+    IterVar rco = te::reduce_axis(cb, "rco"), ry = te::reduce_axis(p.kh, "ry");
+    IterVar rx = te::reduce_axis(p.kw, "rx"), rp = te::reduce_axis(pairs, "rp");
+    IterVar rk = te::reduce_axis(2, "rk");
+    // The tile covers whole reg_n tiles: pixels past OW read pixel OW-1 and are never stored.
+    te::Tensor acc = te::compute(
+        {p.n, ob, oh, owp, ocb},
+        [&](const std::vector<Var>& v) -> Expr {
+          Expr x = ir::min(v[3], Expr(ow - 1));
+          Expr in = padded(v[0], rco, v[2] * p.sh + ry->var * p.dh, x * p.sw + rx->var * p.dw,
+                           rp->var * 2 + rk->var);
+          Expr wt = weight(v[1], rco, ry, rx, rp, v[4] * 2 + rk->var);
+          return te::sum(ir::make_cast(f32, in) * ir::make_cast(f32, wt), {rco, ry, rx, rp, rk});
+        },
+        "conv.acc");
+    te::Tensor out = blocked_output(w, p, ep, acc, ob, ocb);
+
+    te::Schedule sch({out});
+    if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
+    schedule_tile(sch, out, acc, cfg, 16, {rco, ry, rx, rp, rk}, rx);
+    sch[acc].tensorize(rp, pair_dot_intrin(p, reg_n, ocb / 16, pairs, cfg["k_unroll"], ow));
+
+    return finish(
+        w, p, sch, data, weight, ep, out, kernel_name, icb, ocb,
+        [p, icb, ocb](const Values& v) { return pack_conv_weight_vnni(v, p, icb, ocb); },
+        ob * cb * p.kh * p.kw * pairs * ocb * 2);
+  }
+
+ protected:
+  bool supports(const Workload& w, const codegen::Target& t) const override {
+    return w.dtype == DataType::bf16() && t.is_x86() && t.has("avx512bf16") && t.has("avx512f");
+  }
+  const char* needs() const override { return "dtype bf16 and an x86 target with avx512bf16"; }
+
+ private:
+  // All channel pairs of one (channel block, tap) for a reg_n x (nv*16) tile: per pair, nv
+  // VNNI weight vectors, one broadcast 32-bit channel pair per pixel, reg_n*nv vdpbf16ps.
+  static te::TensorIntrin pair_dot_intrin(const Conv2dParams& p, int64_t reg_n, int64_t nv,
+                                          int64_t pairs, int64_t ku, int64_t ow) {
+    te::TensorIntrin in;
+    in.name = "conv_pair_dot_tile";
+    in.extents = {pairs, 2, reg_n, nv, 16};
+    in.emit = [p, reg_n, nv, pairs, ku, ow](const te::TensorizeRegion& r) -> Stmt {
+      internal_check(r.inputs.size() == 2 && r.output_base.size() == 5)
+          << "conv_pair_dot_tile: unexpected region";
+      const bool w_first = r.inputs[0].first->name == "weight.vnni";
+      const auto& din = r.inputs[w_first ? 1 : 0];
+      const auto& win = r.inputs[w_first ? 0 : 1];
+      internal_check(win.first->name == "weight.vnni") << "conv_pair_dot_tile: no weights";
+      const ir::Buffer& out = r.output;
+      const ir::Buffer& d = din.first;
+      const ir::Buffer& wb = win.first;
+      // Weight base [b, rco, ry, rx, 0, 0] names the outer reduction loops' values.
+      const Expr n = r.output_base[0], b = r.output_base[1], y = r.output_base[2];
+      const Expr x0 = r.output_base[3];
+      const Expr rco = win.second[1], ry = win.second[2], rx = win.second[3];
+      const Expr row = y * p.sh + ry * p.dh;
+      const DataType bf16v = DataType::bf16(32), f32v = DataType::f32(16);
+
+      auto step = [&](Expr rp) {
+        std::vector<Expr> wv;
+        for (int64_t v = 0; v < nv; ++v)
+          wv.push_back(ir::make_load(wb, {b, rco, ry, rx, rp, ir::make_ramp(Expr(v * 32), 1, 32)}));
+        std::vector<Stmt> body;
+        for (int64_t i = 0; i < reg_n; ++i) {
+          Expr col = ir::min(x0 + Expr(i), Expr(ow - 1)) * p.sw + rx * p.dw;
+          // The channel pair of one pixel as one i32 (channel 2rp in the low half).
+          Expr pair = reinterpret(
+              DataType::i32(), ir::make_load(d, {n, rco, row, col, ir::make_ramp(rp * 2, 1, 2)}));
+          Expr bc = reinterpret(bf16v, ir::make_broadcast(pair, 16));
+          for (int64_t v = 0; v < nv; ++v) {
+            std::vector<Expr> idx = {n, b, y, x0 + Expr(i), ir::make_ramp(Expr(v * 16), 1, 16)};
+            Expr dp =
+                ir::make_call(f32v, "llvm.x86.avx512bf16.dpbf16ps.512",
+                              {ir::make_load(out, idx), bc, wv[v]}, ir::CallKind::LLVMIntrinsic);
+            body.push_back(ir::make_store(out, dp, idx));
+          }
+        }
+        return ir::make_seq(body);
+      };
+
+      const int64_t blocks = pairs / ku, rest = pairs % ku;
+      std::vector<Stmt> seq;
+      if (blocks > 0) {
+        Var ko("rp.outer");
+        std::vector<Stmt> unrolled;
+        for (int64_t u = 0; u < ku; ++u) unrolled.push_back(step(ko * ku + Expr(u)));
+        seq.push_back(ir::make_for(ko, 0, blocks, ir::ForKind::Serial, ir::make_seq(unrolled)));
+      }
+      for (int64_t u = 0; u < rest; ++u) seq.push_back(step(Expr(blocks * ku + u)));
+      return ir::make_seq(seq);
+    };
+    return in;
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// conv2d.f16.arm
+
+class Conv2dF16Arm final : public LowpConv2d {
+ public:
+  std::string name() const override { return "conv2d.f16.arm"; }
+
+  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+    Conv2dParams p = conv2d_params(w);
+    ConfigSpace cs;
+    cs.define_knob("ic_bn", ic_bn_choices(p.c, false));
+    cs.define_knob("oc_bn", oc_bn_choices(p.o, 8));
+    cs.define_knob("reg_n", reg_n_choices(p.out_w()));
+    cs.define_knob("unroll_kw", {0, 1});
+    cs.define_knob("f16_acc", {0, 1});  // 1: accumulate in f16 (fmla .8h), looser error
+    cs.define_knob("oc_inner", {0, 1});
+    cs.define_knob("parallel", {0, 1});
+    return cs;
+  }
+
+  Config fallback(const Workload& w, const codegen::Target&) const override {
+    Conv2dParams p = conv2d_params(w);
+    // f32 accumulation: 8 halves widen to two .4s registers; 2 vectors of 8 channels x 6
+    // pixels use 24 of the 32 v registers.
+    int64_t vecs = std::min<int64_t>(2, ceil_div(p.o, 8));
+    int64_t reg_n = pick_reg_n(p.out_w(), 12 / vecs);
+    return Config({{"ic_bn", pick_ic_bn(p.c, 8 * vecs, false)},
+                   {"oc_bn", 8 * vecs},
+                   {"reg_n", reg_n},
+                   {"unroll_kw", p.kw <= 3 ? 1 : 0},
+                   {"f16_acc", 0},
+                   {"oc_inner", 0},
+                   {"parallel", p.flops() > 2e6 ? 1 : 0}});
+  }
+
+  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
+                    const std::string& kernel_name) const override {
+    const Conv2dParams p = check_build(w, t, cfg);
+    const DataType f16 = DataType::f16();
+    const DataType acc_t = cfg["f16_acc"] ? f16 : DataType::f32();
+    const int64_t icb = cfg["ic_bn"], ocb = cfg["oc_bn"];
+    const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
+    const int64_t oh = p.out_h(), ow = p.out_w();
+
+    te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, f16, "data");
+    te::Tensor weight = te::placeholder({ob, cb, p.kh, p.kw, icb, ocb}, f16, "weight.packed");
+    te::Tensor padded = pad_blocked(data, p, f16);
+    EpilogueTensors ep = make_epilogue_placeholders(w, ob * ocb, {p.n, ob, oh, ow, ocb});
+    IterVar rco = te::reduce_axis(cb, "rco"), ry = te::reduce_axis(p.kh, "ry");
+    IterVar rx = te::reduce_axis(p.kw, "rx"), rci = te::reduce_axis(icb, "rci");
+    te::Tensor acc = te::compute(
+        {p.n, ob, oh, ow, ocb},
+        [&](const std::vector<Var>& v) -> Expr {
+          Expr in =
+              padded(v[0], rco, v[2] * p.sh + ry->var * p.dh, v[3] * p.sw + rx->var * p.dw, rci);
+          Expr wt = weight(v[1], rco, ry, rx, rci, v[4]);
+          return te::sum(ir::make_cast(acc_t, in) * ir::make_cast(acc_t, wt), {rco, ry, rx, rci});
+        },
+        "conv.acc");
+    te::Tensor acc32 = acc;
+    if (cfg["f16_acc"])
+      acc32 = te::compute(
+          {p.n, ob, oh, ow, ocb},
+          [&](const std::vector<Var>& v) -> Expr {
+            return ir::make_cast(DataType::f32(), acc(std::vector<Expr>(v.begin(), v.end())));
+          },
+          "conv.acc32");
+    te::Tensor out = blocked_output(w, p, ep, acc32, ob, ocb);
+
+    te::Schedule sch({out});
+    if (cfg["f16_acc"]) sch[acc32].compute_inline();
+    if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
+    schedule_tile(sch, out, acc, cfg, 8, {rco, ry, rx, rci}, rx);
+
+    return finish(
+        w, p, sch, data, weight, ep, out, kernel_name, icb, ocb,
+        [p, icb, ocb](const Values& v) { return pack_blocked_weight(v, p, icb, ocb); },
+        ob * cb * p.kh * p.kw * icb * ocb);
+  }
+
+ protected:
+  bool supports(const Workload& w, const codegen::Target& t) const override {
+    return w.dtype == DataType::f16() && t.is_aarch64() && t.has("fullfp16");
+  }
+  const char* needs() const override { return "dtype f16 and an AArch64 target with +fullfp16"; }
+
+ private:
+  // OIHW -> [O/ocb, C/icb, KH, KW, icb, ocb], zero-padded (groups 1).
+  static Values pack_blocked_weight(const Values& wv, const Conv2dParams& p, int64_t icb,
+                                    int64_t ocb) {
+    const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
+    Values out(static_cast<size_t>(ob * cb * p.kh * p.kw * icb * ocb), 0.0f);
+    for (int64_t o = 0; o < p.o; ++o)
+      for (int64_t c = 0; c < p.c; ++c)
+        for (int64_t ky = 0; ky < p.kh; ++ky)
+          for (int64_t kx = 0; kx < p.kw; ++kx)
+            out[(((((o / ocb) * cb + c / icb) * p.kh + ky) * p.kw + kx) * icb + c % icb) * ocb +
+                o % ocb] = wv[((o * p.c + c) * p.kh + ky) * p.kw + kx];
+    return out;
+  }
+};
+
+}  // namespace
+
+const OpTemplate& conv2d_bf16_x86_template() {
+  static const Conv2dBf16X86 t;
+  return t;
+}
+const OpTemplate& conv2d_f16_arm_template() {
+  static const Conv2dF16Arm t;
+  return t;
+}
+
+Values pack_conv_weight_vnni(const Values& wv, const Conv2dParams& p, int64_t icb, int64_t ocb) {
+  internal_check(icb % 2 == 0 && p.groups == 1) << "pack_conv_weight_vnni: bad block " << icb;
+  const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb), pairs = icb / 2;
+  Values out(static_cast<size_t>(ob * cb * p.kh * p.kw * pairs * ocb * 2), 0.0f);
+  for (int64_t o = 0; o < p.o; ++o)
+    for (int64_t c = 0; c < p.c; ++c)
+      for (int64_t ky = 0; ky < p.kh; ++ky)
+        for (int64_t kx = 0; kx < p.kw; ++kx) {
+          int64_t ci = c % icb;
+          out[((((((o / ocb) * cb + c / icb) * p.kh + ky) * p.kw + kx) * pairs + ci / 2) * ocb +
+               o % ocb) *
+                  2 +
+              ci % 2] = wv[((o * p.c + c) * p.kh + ky) * p.kw + kx];
+        }
+  return out;
+}
+
+}  // namespace kiln::schedules
