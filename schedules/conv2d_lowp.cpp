@@ -214,17 +214,17 @@ class LowpConv2d : public OpTemplate {
 };
 
 // ---------------------------------------------------------------------------------------
-// conv2d.bf16.x86
+// bf16 through a pairwise dot instruction (vdpbf16ps, BFDOT): each f32 lane of the
+// accumulator adds a[2l]*b[2l] + a[2l+1]*b[2l+1]. conv2d.bf16.x86 and conv2d.bf16.arm differ
+// only in the vector width, the intrinsic, the target check and the fallback.
 
-class Conv2dBf16X86 final : public LowpConv2d {
+class Conv2dBf16Pair : public LowpConv2d {
  public:
-  std::string name() const override { return "conv2d.bf16.x86"; }
-
   ConfigSpace space(const Workload& w, const codegen::Target&) const override {
     Conv2dParams p = conv2d_params(w);
     ConfigSpace cs;
     cs.define_knob("ic_bn", ic_bn_choices(p.c, true));
-    cs.define_knob("oc_bn", oc_bn_choices(p.o, 16));
+    cs.define_knob("oc_bn", oc_bn_choices(p.o, lanes()));
     cs.define_knob("reg_n", reg_n_choices(p.out_w()));
     cs.define_knob("unroll_kw", {0, 1});
     cs.define_knob("k_unroll", {1, 2, 4});  // channel pairs per iteration of the pair loop
@@ -233,15 +233,16 @@ class Conv2dBf16X86 final : public LowpConv2d {
     return cs;
   }
 
-  Config fallback(const Workload& w, const codegen::Target&) const override {
+  // A register tile of up to `max_vecs` vectors of output channels x pixels, with at most
+  // 24 accumulators (plus the weight vectors and the broadcast pair, of 32 registers).
+  Config pair_fallback(const Workload& w, int64_t max_vecs, int64_t ic_cap) const {
     Conv2dParams p = conv2d_params(w);
-    // 2 zmm of output channels x up to 12 pixels: 24 accumulators + 2 weight vectors + the
-    // broadcast pair, of 32 registers.
-    int64_t vecs = std::min<int64_t>(2, ceil_div(p.o, 16));
+    const int64_t lanes = this->lanes();
+    int64_t vecs = std::min<int64_t>(max_vecs, ceil_div(p.o, lanes));
     int64_t reg_n = pick_reg_n(p.out_w(), 24 / vecs);
-    int64_t icb = pick_ic_bn(p.c, 16 * vecs, true);
+    int64_t icb = pick_ic_bn(p.c, ic_cap, true);
     return Config({{"ic_bn", icb},
-                   {"oc_bn", 16 * vecs},
+                   {"oc_bn", lanes * vecs},
                    {"reg_n", reg_n},
                    {"unroll_kw", p.kw <= 3 ? 1 : 0},
                    {"k_unroll", icb >= 8 ? 4 : (icb >= 4 ? 2 : 1)},
@@ -279,8 +280,9 @@ class Conv2dBf16X86 final : public LowpConv2d {
 
     te::Schedule sch({out});
     if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
-    schedule_tile(sch, out, acc, cfg, 16, {rco, ry, rx, rp, rk}, rx);
-    sch[acc].tensorize(rp, pair_dot_intrin(p, reg_n, ocb / 16, pairs, cfg["k_unroll"], ow));
+    schedule_tile(sch, out, acc, cfg, lanes(), {rco, ry, rx, rp, rk}, rx);
+    sch[acc].tensorize(rp, pair_dot_intrin(p, reg_n, ocb / lanes(), lanes(), intrinsic(), pairs,
+                                           cfg["k_unroll"], ow));
 
     return finish(
         w, p, sch, data, weight, ep, out, kernel_name, icb, ocb,
@@ -289,20 +291,20 @@ class Conv2dBf16X86 final : public LowpConv2d {
   }
 
  protected:
-  bool supports(const Workload& w, const codegen::Target& t) const override {
-    return w.dtype == DataType::bf16() && t.is_x86() && t.has("avx512bf16") && t.has("avx512f");
-  }
-  const char* needs() const override { return "dtype bf16 and an x86 target with avx512bf16"; }
+  virtual int64_t lanes() const = 0;            // f32 lanes per accumulator vector
+  virtual const char* intrinsic() const = 0;  // <L x float>(<L x float>, <2L x bf16>, <2L x bf16>)
 
  private:
-  // All channel pairs of one (channel block, tap) for a reg_n x (nv*16) tile: per pair, nv
-  // VNNI weight vectors, one broadcast 32-bit channel pair per pixel, reg_n*nv vdpbf16ps.
+  // All channel pairs of one (channel block, tap) for a reg_n x (nv*lanes) tile: per pair, nv
+  // VNNI weight vectors, one broadcast 32-bit channel pair per pixel, reg_n*nv pair dots.
   static te::TensorIntrin pair_dot_intrin(const Conv2dParams& p, int64_t reg_n, int64_t nv,
-                                          int64_t pairs, int64_t ku, int64_t ow) {
+                                          int64_t lanes, const char* intrinsic, int64_t pairs,
+                                          int64_t ku, int64_t ow) {
     te::TensorIntrin in;
     in.name = "conv_pair_dot_tile";
-    in.extents = {pairs, 2, reg_n, nv, 16};
-    in.emit = [p, reg_n, nv, pairs, ku, ow](const te::TensorizeRegion& r) -> Stmt {
+    in.extents = {pairs, 2, reg_n, nv, lanes};
+    in.emit = [p, reg_n, nv, lanes, intrinsic, pairs, ku,
+               ow](const te::TensorizeRegion& r) -> Stmt {
       internal_check(r.inputs.size() == 2 && r.output_base.size() == 5)
           << "conv_pair_dot_tile: unexpected region";
       const bool w_first = r.inputs[0].first->name == "weight.vnni";
@@ -317,24 +319,25 @@ class Conv2dBf16X86 final : public LowpConv2d {
       const Expr x0 = r.output_base[3];
       const Expr rco = win.second[1], ry = win.second[2], rx = win.second[3];
       const Expr row = y * p.sh + ry * p.dh;
-      const DataType bf16v = DataType::bf16(32), f32v = DataType::f32(16);
+      const int L = static_cast<int>(lanes);
+      const DataType bf16v = DataType::bf16(2 * L), f32v = DataType::f32(L);
 
       auto step = [&](Expr rp) {
         std::vector<Expr> wv;
         for (int64_t v = 0; v < nv; ++v)
-          wv.push_back(ir::make_load(wb, {b, rco, ry, rx, rp, ir::make_ramp(Expr(v * 32), 1, 32)}));
+          wv.push_back(
+              ir::make_load(wb, {b, rco, ry, rx, rp, ir::make_ramp(Expr(v * 2 * L), 1, 2 * L)}));
         std::vector<Stmt> body;
         for (int64_t i = 0; i < reg_n; ++i) {
           Expr col = ir::min(x0 + Expr(i), Expr(ow - 1)) * p.sw + rx * p.dw;
           // The channel pair of one pixel as one i32 (channel 2rp in the low half).
           Expr pair = reinterpret(
               DataType::i32(), ir::make_load(d, {n, rco, row, col, ir::make_ramp(rp * 2, 1, 2)}));
-          Expr bc = reinterpret(bf16v, ir::make_broadcast(pair, 16));
+          Expr bc = reinterpret(bf16v, ir::make_broadcast(pair, L));
           for (int64_t v = 0; v < nv; ++v) {
-            std::vector<Expr> idx = {n, b, y, x0 + Expr(i), ir::make_ramp(Expr(v * 16), 1, 16)};
-            Expr dp =
-                ir::make_call(f32v, "llvm.x86.avx512bf16.dpbf16ps.512",
-                              {ir::make_load(out, idx), bc, wv[v]}, ir::CallKind::LLVMIntrinsic);
+            std::vector<Expr> idx = {n, b, y, x0 + Expr(i), ir::make_ramp(Expr(v * L), 1, L)};
+            Expr dp = ir::make_call(f32v, intrinsic, {ir::make_load(out, idx), bc, wv[v]},
+                                    ir::CallKind::LLVMIntrinsic);
             body.push_back(ir::make_store(out, dp, idx));
           }
         }
@@ -354,6 +357,51 @@ class Conv2dBf16X86 final : public LowpConv2d {
     };
     return in;
   }
+};
+
+// ---------------------------------------------------------------------------------------
+// conv2d.bf16.x86
+
+class Conv2dBf16X86 final : public Conv2dBf16Pair {
+ public:
+  std::string name() const override { return "conv2d.bf16.x86"; }
+
+  Config fallback(const Workload& w, const codegen::Target&) const override {
+    // 2 zmm of output channels x up to 12 pixels: 24 accumulators + 2 weight vectors + the
+    // broadcast pair, of 32 registers.
+    int64_t vecs = std::min<int64_t>(2, ceil_div(conv2d_params(w).o, 16));
+    return pair_fallback(w, 2, 16 * vecs);
+  }
+
+ protected:
+  bool supports(const Workload& w, const codegen::Target& t) const override {
+    return w.dtype == DataType::bf16() && t.is_x86() && t.has("avx512bf16") && t.has("avx512f");
+  }
+  const char* needs() const override { return "dtype bf16 and an x86 target with avx512bf16"; }
+  int64_t lanes() const override { return 16; }
+  const char* intrinsic() const override { return "llvm.x86.avx512bf16.dpbf16ps.512"; }
+};
+
+// ---------------------------------------------------------------------------------------
+// conv2d.bf16.arm
+
+class Conv2dBf16Arm final : public Conv2dBf16Pair {
+ public:
+  std::string name() const override { return "conv2d.bf16.arm"; }
+
+  Config fallback(const Workload& w, const codegen::Target&) const override {
+    // 4 q registers of output channels (16) x up to 6 pixels: 24 accumulators + 4 weight
+    // vectors + the broadcast pair, of 32 v registers.
+    return pair_fallback(w, 4, 16);
+  }
+
+ protected:
+  bool supports(const Workload& w, const codegen::Target& t) const override {
+    return w.dtype == DataType::bf16() && t.is_aarch64() && t.has("bf16");
+  }
+  const char* needs() const override { return "dtype bf16 and an AArch64 target with +bf16"; }
+  int64_t lanes() const override { return 4; }
+  const char* intrinsic() const override { return "llvm.aarch64.neon.bfdot.v4f32.v8bf16"; }
 };
 
 // ---------------------------------------------------------------------------------------
@@ -462,6 +510,10 @@ class Conv2dF16Arm final : public LowpConv2d {
 
 const OpTemplate& conv2d_bf16_x86_template() {
   static const Conv2dBf16X86 t;
+  return t;
+}
+const OpTemplate& conv2d_bf16_arm_template() {
+  static const Conv2dBf16Arm t;
   return t;
 }
 const OpTemplate& conv2d_f16_arm_template() {

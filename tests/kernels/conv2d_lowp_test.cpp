@@ -1,7 +1,8 @@
 // Low-precision conv2d templates (schedules/conv2d_lowp.h): fallback and random configs
 // against the reference on small, awkward shapes (odd C, stride 2, 1x1, dilation, batch 2,
 // tiles that do not divide OW), bf16 and f32 outputs, epilogues; one ResNet-18 layer
-// natively; f16 under qemu. Assembly checks (vdpbf16ps zmm, fmla .8h) and refusals (targets
+// natively; f16 and bf16 (BFDOT) under qemu. Assembly checks (vdpbf16ps zmm, fmla .8h, bfdot
+// .4s) and refusals (targets
 // without the instructions, groups > 1). The 64->64 3x3 56x56 timing against conv2d.nchwc
 // f32 is DISABLED_ (run with --gtest_also_run_disabled_tests).
 #include "schedules/conv2d_lowp.h"
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <regex>
 #include <sstream>
 
 #include "codegen/build.h"
@@ -98,6 +100,7 @@ struct Case {
 std::vector<Case> cases() {
   const OpTemplate* x86 = &schedules::conv2d_bf16_x86_template();
   const OpTemplate* f16 = &schedules::conv2d_f16_arm_template();
+  const OpTemplate* arm = &schedules::conv2d_bf16_arm_template();
   std::vector<Case> out;
   for (const Workload& w : small_shapes(DataType::bf16()))
     for (int c = -1; c < 3; ++c) out.push_back({x86, w, "x86-avx512", c});
@@ -106,6 +109,10 @@ std::vector<Case> cases() {
   for (size_t i = 0; i < h.size(); ++i) out.push_back({f16, h[i], "arm-fp16", i % 2 ? 0 : -1});
   out.push_back({f16, h[0], "arm-fp16", 1, 1});
   out.push_back({f16, h[3], "arm-bf16", 2, 1});
+  // bf16 through BFDOT under qemu: bias+relu, odd C with stride 2, 1x1 with f32 output.
+  std::vector<Workload> b = small_shapes(DataType::bf16());
+  for (int i = 0; i < 3; ++i)
+    for (int c : {-1, i}) out.push_back({arm, b[i], "arm-bf16", c});
   return out;
 }
 
@@ -167,6 +174,7 @@ TEST(Conv2dLowpErrors, TargetsWithoutTheInstructionsAndGroupsAreRefused) {
   };
   const OpTemplate* x86 = &schedules::conv2d_bf16_x86_template();
   const OpTemplate* f16 = &schedules::conv2d_f16_arm_template();
+  const OpTemplate* arm = &schedules::conv2d_bf16_arm_template();
   const DataType bf = DataType::bf16(), h = DataType::f16();
   Workload grouped = conv(1, 8, 6, 6, 8, 3, bf, {{"groups", 2}, {"pad", 1}});
   Workload grouped_h = conv(1, 8, 6, 6, 8, 3, h, {{"groups", 2}, {"pad", 1}});
@@ -179,6 +187,11 @@ TEST(Conv2dLowpErrors, TargetsWithoutTheInstructionsAndGroupsAreRefused) {
       {f16, conv(1, 8, 6, 6, 16, 3, h), "x86-avx512"},
       {f16, conv(1, 8, 6, 6, 16, 3, bf), "arm-bf16"},
       {f16, grouped_h, "arm-fp16"},
+      {arm, conv(1, 8, 6, 6, 16, 3, bf), "arm-neon"},  // no +bf16
+      {arm, conv(1, 8, 6, 6, 16, 3, bf), "arm-fp16"},
+      {arm, conv(1, 8, 6, 6, 16, 3, bf), "x86-avx512"},
+      {arm, conv(1, 8, 6, 6, 16, 3, h), "arm-bf16"},
+      {arm, grouped, "arm-bf16"},
   };
   if (has_bf16_x86()) refused.push_back({x86, grouped, "x86-avx512"});
   for (const No& n : refused) {
@@ -212,6 +225,8 @@ TEST(Conv2dLowpRegistry, PreferredWhereTheyApply) {
     return schedules::templates_for(w, codegen::target_from_name(target)).front()->name();
   };
   EXPECT_EQ(first(conv(1, 8, 6, 6, 16, 3, DataType::f16()), "arm-fp16"), "conv2d.f16.arm");
+  EXPECT_EQ(first(conv(1, 8, 6, 6, 16, 3, DataType::bf16()), "arm-bf16"), "conv2d.bf16.arm");
+  EXPECT_NE(first(conv(1, 8, 6, 6, 16, 3, DataType::bf16()), "arm-neon"), "conv2d.bf16.arm");
   EXPECT_EQ(first(conv(1, 8, 6, 6, 16, 3, DataType::bf16()), "x86-avx2"), "conv2d.nchwc");
   EXPECT_EQ(first(conv(1, 8, 6, 6, 16, 3, DataType::f32()), "x86-avx512"), "conv2d.nchwc");
   EXPECT_EQ(first(conv(1, 8, 6, 6, 8, 3, DataType::bf16(), {{"groups", 2}}), "x86-avx512"),
@@ -266,6 +281,25 @@ TEST(Conv2dLowpAsm, ArmF16AccumulationUsesFmla8h) {
   EXPECT_GE(count(s, "fmla", ".8h"), 8) << s;
   std::string d = assembly(schedules::conv2d_f16_arm_template(), w, "arm-fp16");
   EXPECT_EQ(count(d, "fmla", ".8h"), 0) << "default must accumulate in f32:\n" << d;
+}
+
+TEST(Conv2dLowpAsm, ArmBf16UsesBfdot) {
+  Workload w = conv(1, 16, 8, 8, 16, 3, DataType::bf16(), {{"pad", 1}});
+  const OpTemplate& t = schedules::conv2d_bf16_arm_template();
+  // Fallback: 16 output channels (4 q registers) x 4 pixels (divides OW 8), 4 channel pairs
+  // per iteration, 3 taps unrolled.
+  std::string s = assembly(t, w, "arm-bf16");
+  EXPECT_GE(count(s, "bfdot", ".4s"), 4 * 4 * 4) << s;
+  // The pair is broadcast with ld1r; no vector register goes through the stack.
+  EXPECT_GE(count(s, "ld1r", ".4s"), 4) << s;
+  const std::regex vector_reg(R"(\b[qv][0-9]+\b)");
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);)
+    if (line.find("[sp") != std::string::npos)
+      EXPECT_FALSE(std::regex_search(line, vector_reg)) << "vector spill: " << line;
+  // A 4-lane block: one accumulator per pixel.
+  std::string one = assembly(t, w, "arm-bf16", {{"oc_bn", 4}});
+  EXPECT_GE(count(one, "bfdot", ".4s"), 4) << one;
 }
 
 // Measured, not asserted: single thread, median of timed batches.
