@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "codegen/build.h"
 #include "codegen/codegen.h"
 #include "codegen/target.h"
 #include "ir/error.h"
@@ -21,7 +22,7 @@ namespace kiln::tools {
 namespace {
 
 struct InspectArgs {
-  std::string op, shape, dtype = "f32", target = "host", tmpl, config, emit = "tir";
+  std::string op, shape, dtype = "f32", target = "host", tmpl, config, emit = "tir", so;
   std::vector<std::string> params, epilogue;
   int64_t stride = 0, pad = -1, groups = 0, dilation = 0;
   bool run = false, json = false;
@@ -91,6 +92,21 @@ int run_inspect(const InspectArgs& a) {
   }
   schedules::BuiltKernel k = tpl.build(w, target, cfg, a.op);
 
+  if (!a.so.empty()) {
+    // The kernel alone, as a shared object a board program loads with the runtime; its
+    // arguments in call order, in the kernel's own layout.
+    codegen::build_shared_object({k.func}, target, a.so);
+    std::printf("wrote %s: kernel '%s' for %s (%s, config %s)\n", a.so.c_str(), k.func.name.c_str(),
+                target.name.c_str(), tpl.name().c_str(), cfg.to_json().c_str());
+    for (size_t i = 0; i < k.args.size(); ++i)
+      std::printf("  arg %zu: %-10s %s, %lld elements (%lld bytes)%s\n", i,
+                  k.args[i].logical.name.c_str(), k.func.args[i]->dtype.str().c_str(),
+                  static_cast<long long>(k.args[i].kernel_elements),
+                  static_cast<long long>(k.args[i].kernel_elements * k.func.args[i]->dtype.bytes()),
+                  k.args[i].is_output ? ", output" : (k.args[i].pack ? ", packed layout" : ""));
+    return 0;
+  }
+
   if (!a.run) {
     if (a.emit == "tir") {
       std::printf("// %s with %s, config %s, target %s\n%s", w.str().c_str(), tpl.name().c_str(),
@@ -155,6 +171,7 @@ Run add_inspect(CLI::App& app) {
   cmd->add_option("--emit", a->emit, "tir, llvm or asm")
       ->check(CLI::IsMember({"tir", "llvm", "asm"}))
       ->capture_default_str();
+  cmd->add_option("--so", a->so, "Write the kernel as a shared object to this path (and list its arguments)");
   cmd->add_flag("--run", a->run, "Build, run, check against the reference and time it");
   cmd->add_option("--threads", a->threads, "Threads for --run")->check(CLI::Range(1, 256));
   cmd->add_option("--repeat", a->repeat, "Timed runs for --run")->check(CLI::Range(1, 100000));
