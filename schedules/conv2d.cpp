@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "lower/lower.h"
+#include "schedules/conv2d_blocked.h"
 #include "schedules/epilogue.h"
 #include "schedules/layout.h"
 
@@ -138,59 +139,11 @@ int64_t vector_registers(const codegen::Target& t) {
   return t.is_x86() && t.vector_bits < 512 ? 16 : 32;
 }
 
-// Register-tile widths (output pixels along W) the spaces offer, up to `extent`.
-std::vector<int64_t> reg_n_choices(int64_t extent) {
-  std::vector<int64_t> out;
-  for (int64_t r : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16})
-    if (r <= std::max<int64_t>(extent, 1)) out.push_back(r);
-  return out;
-}
-
-// The widest tile the accumulator budget allows, preferring one that divides `extent`
-// (no partial tile) if it is at least half as wide.
-int64_t pick_reg_n(int64_t extent, int64_t max_r) {
-  std::vector<int64_t> ch = reg_n_choices(extent);
-  int64_t best = 1;
-  for (int64_t r : ch)
-    if (r <= max_r) best = r;
-  for (auto it = ch.rbegin(); it != ch.rend(); ++it)
-    if (*it <= max_r && 2 * *it >= best && extent % *it == 0) return *it;
-  return best;
-}
-
-// Channel blocks of a blocked layout: multiples of the vector width.
-std::vector<int64_t> oc_bn_choices(int64_t channels, int64_t lanes) {
-  std::vector<int64_t> out = {lanes};
-  for (int64_t v : {2, 4})
-    if (v <= ceil_div(channels, lanes)) out.push_back(v * lanes);
-  return out;
-}
-
-// Input-channel blocks: powers of two up to C (rounded up), plus C itself when small, so a
-// 3-channel image stays one unpadded block.
-std::vector<int64_t> ic_bn_choices(int64_t c) {
-  std::vector<int64_t> out;
-  for (int64_t b : {1, 2, 4, 8, 16, 32, 64})
-    if (b < 2 * c) out.push_back(b);
-  if (c <= 64 && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // Vectors of output channels per block: `pref`, at most what the channels fill, and 2
 // rather than 3 (the spaces offer 1, 2 or 4 vectors: oc_bn_choices).
 int64_t pick_oc_vecs(int64_t pref, int64_t channels, int64_t lanes) {
   int64_t vecs = std::min(pref, ceil_div(channels, lanes));
   return vecs == 3 ? 2 : vecs;
-}
-
-int64_t pick_ic_bn(int64_t c, int64_t cap) {
-  int64_t b = 1;
-  for (int64_t x = 2; x <= cap; x *= 2)
-    if (c % x == 0) b = x;
-  if (b >= 4) return b;
-  if (c <= 64) return c;  // one (or few) unpadded blocks
-  return std::min<int64_t>(cap, 16);
 }
 
 // Weights OIHW (O x C/groups x KH x KW) -> [O/ocb, C/icb, KH, KW, icb, ocb], zero-padded.
@@ -218,35 +171,6 @@ Values pack_depthwise_weight(const Values& wv, const Conv2dParams& p, int64_t bn
     for (int64_t k = 0; k < p.kh * p.kw; ++k)
       out[((c / bn) * p.kh * p.kw + k) * bn + c % bn] = wv[c * p.kh * p.kw + k];
   return out;
-}
-
-// The zero-padded copy of blocked data [N, CB, H, W, bn]: computed once at the root, so the
-// convolution's inner loop reads it without bounds checks. Identity when there is no pad.
-te::Tensor pad_blocked(const te::Tensor& data, const Conv2dParams& p, DataType dtype) {
-  if (p.ph == 0 && p.pw == 0) return data;
-  const auto& sh = data.shape();
-  const int64_t ph = p.ph, pw = p.pw, h = p.h, w = p.w;
-  return te::compute(
-      {sh[0], sh[1], Expr(h + 2 * ph), Expr(w + 2 * pw), sh[4]},
-      [&](const std::vector<Var>& v) -> Expr {
-        Expr y = v[2], x = v[3];
-        Expr inside = y >= ph && y < h + ph && x >= pw && x < w + pw;
-        // Clamped indices keep the load in bounds where the select picks zero.
-        Expr yy = ir::max(ir::min(y - ph, Expr(h - 1)), Expr(0));
-        Expr xx = ir::max(ir::min(x - pw, Expr(w - 1)), Expr(0));
-        return ir::make_select(inside, data(v[0], v[1], yy, xx, v[4]), ir::make_zero(dtype));
-      },
-      "data.pad");
-}
-
-// A root stage that copies data (pad, subsample): parallel over its outer axes, vectorized
-// along its channel block.
-void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel) {
-  te::Stage st = sch[t];
-  IterVar outer = st.fuse(st.axis(0), st.axis(1));
-  if (t.ndim() == 5) outer = st.fuse(outer, st.axis(2));
-  st.vectorize(st.axis(t.ndim() - 1));  // left serial by the vectorizer if not a power of 2
-  if (parallel) st.parallel(outer);
 }
 
 // Base of the conv2d templates: the logical interface (NCHW data, OIHW weights, epilogue

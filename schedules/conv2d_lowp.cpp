@@ -4,6 +4,7 @@
 
 #include "ir/error.h"
 #include "lower/lower.h"
+#include "schedules/conv2d_blocked.h"
 #include "schedules/epilogue.h"
 #include "schedules/layout.h"
 
@@ -17,78 +18,11 @@ using ir::Var;
 
 namespace {
 
+// Widest register tile (output pixels) the low-precision spaces offer.
+constexpr int64_t kWidestTile = 14;
+
 Expr reinterpret(DataType t, Expr v) {
   return ir::make_call(t, "reinterpret", {std::move(v)}, ir::CallKind::Reinterpret);
-}
-
-std::vector<int64_t> reg_n_choices(int64_t extent) {
-  std::vector<int64_t> out;
-  for (int64_t r : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14})
-    if (r <= std::max<int64_t>(extent, 1)) out.push_back(r);
-  return out;
-}
-
-// The widest tile within `max_r`, preferring one that divides `extent` if at least half as
-// wide (no partial tile).
-int64_t pick_reg_n(int64_t extent, int64_t max_r) {
-  std::vector<int64_t> ch = reg_n_choices(extent);
-  int64_t best = 1;
-  for (int64_t r : ch)
-    if (r <= max_r) best = r;
-  for (auto it = ch.rbegin(); it != ch.rend(); ++it)
-    if (*it <= max_r && 2 * *it >= best && extent % *it == 0) return *it;
-  return best;
-}
-
-std::vector<int64_t> oc_bn_choices(int64_t channels, int64_t lanes) {
-  std::vector<int64_t> out = {lanes};
-  for (int64_t v : {2, 4})
-    if (v <= ceil_div(channels, lanes)) out.push_back(v * lanes);
-  return out;
-}
-
-// Input-channel blocks; `even` keeps only even ones (bf16 pairs), C rounded up to even.
-std::vector<int64_t> ic_bn_choices(int64_t c, bool even) {
-  std::vector<int64_t> out;
-  for (int64_t b : {1, 2, 4, 8, 16, 32, 64})
-    if (b < 2 * c && (!even || b % 2 == 0)) out.push_back(b);
-  int64_t whole = even ? c + c % 2 : c;
-  if (whole <= 64 && std::find(out.begin(), out.end(), whole) == out.end()) out.push_back(whole);
-  if (out.empty()) out.push_back(2);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-int64_t pick_ic_bn(int64_t c, int64_t cap, bool even) {
-  int64_t b = 1;
-  for (int64_t x = 2; x <= cap; x *= 2)
-    if (c % x == 0) b = x;
-  if (b < 4) b = c <= 64 ? c : std::min<int64_t>(cap, 16);
-  return even ? b + b % 2 : b;
-}
-
-// Zero-padded copy of blocked data [N, CB, H, W, bn], once at the root (identity if no pad).
-te::Tensor pad_blocked(const te::Tensor& data, const Conv2dParams& p, DataType dtype) {
-  if (p.ph == 0 && p.pw == 0) return data;
-  const auto& sh = data.shape();
-  const int64_t ph = p.ph, pw = p.pw, h = p.h, w = p.w;
-  return te::compute(
-      {sh[0], sh[1], Expr(h + 2 * ph), Expr(w + 2 * pw), sh[4]},
-      [&](const std::vector<Var>& v) -> Expr {
-        Expr y = v[2], x = v[3];
-        Expr inside = y >= ph && y < h + ph && x >= pw && x < w + pw;
-        Expr yy = ir::max(ir::min(y - ph, Expr(h - 1)), Expr(0));
-        Expr xx = ir::max(ir::min(x - pw, Expr(w - 1)), Expr(0));
-        return ir::make_select(inside, data(v[0], v[1], yy, xx, v[4]), ir::make_zero(dtype));
-      },
-      "data.pad");
-}
-
-void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel) {
-  te::Stage st = sch[t];
-  IterVar outer = st.fuse(st.fuse(st.axis(0), st.axis(1)), st.axis(2));
-  st.vectorize(st.axis(4));
-  if (parallel) st.parallel(outer);
 }
 
 // Base of the two templates: the logical interface and reference of conv2d.nchwc, the
@@ -225,7 +159,7 @@ class Conv2dBf16Pair : public LowpConv2d {
     ConfigSpace cs;
     cs.define_knob("ic_bn", ic_bn_choices(p.c, true));
     cs.define_knob("oc_bn", oc_bn_choices(p.o, lanes()));
-    cs.define_knob("reg_n", reg_n_choices(p.out_w()));
+    cs.define_knob("reg_n", reg_n_choices(p.out_w(), kWidestTile));
     cs.define_knob("unroll_kw", {0, 1});
     cs.define_knob("k_unroll", {1, 2, 4});  // channel pairs per iteration of the pair loop
     cs.define_knob("oc_inner", {0, 1});
@@ -239,7 +173,7 @@ class Conv2dBf16Pair : public LowpConv2d {
     Conv2dParams p = conv2d_params(w);
     const int64_t lanes = this->lanes();
     int64_t vecs = std::min<int64_t>(max_vecs, ceil_div(p.o, lanes));
-    int64_t reg_n = pick_reg_n(p.out_w(), 24 / vecs);
+    int64_t reg_n = pick_reg_n(p.out_w(), 24 / vecs, kWidestTile);
     int64_t icb = pick_ic_bn(p.c, ic_cap, true);
     return Config({{"ic_bn", icb},
                    {"oc_bn", lanes * vecs},
@@ -416,7 +350,7 @@ class Conv2dF16Arm final : public LowpConv2d {
     ConfigSpace cs;
     cs.define_knob("ic_bn", ic_bn_choices(p.c, false));
     cs.define_knob("oc_bn", oc_bn_choices(p.o, 8));
-    cs.define_knob("reg_n", reg_n_choices(p.out_w()));
+    cs.define_knob("reg_n", reg_n_choices(p.out_w(), kWidestTile));
     cs.define_knob("unroll_kw", {0, 1});
     cs.define_knob("f16_acc", {0, 1});  // 1: accumulate in f16 (fmla .8h), looser error
     cs.define_knob("oc_inner", {0, 1});
@@ -429,7 +363,7 @@ class Conv2dF16Arm final : public LowpConv2d {
     // f32 accumulation: 8 halves widen to two .4s registers; 2 vectors of 8 channels x 6
     // pixels use 24 of the 32 v registers.
     int64_t vecs = std::min<int64_t>(2, ceil_div(p.o, 8));
-    int64_t reg_n = pick_reg_n(p.out_w(), 12 / vecs);
+    int64_t reg_n = pick_reg_n(p.out_w(), 12 / vecs, kWidestTile);
     return Config({{"ic_bn", pick_ic_bn(p.c, 8 * vecs, false)},
                    {"oc_bn", 8 * vecs},
                    {"reg_n", reg_n},

@@ -1,0 +1,80 @@
+#include "schedules/conv2d_blocked.h"
+
+#include <algorithm>
+
+#include "ir/op.h"
+
+namespace kiln::schedules {
+
+using ir::Expr;
+using ir::Var;
+
+std::vector<int64_t> reg_n_choices(int64_t extent, int64_t widest) {
+  std::vector<int64_t> out;
+  for (int64_t r : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16})
+    if (r <= widest && r <= std::max<int64_t>(extent, 1)) out.push_back(r);
+  return out;
+}
+
+int64_t pick_reg_n(int64_t extent, int64_t max_r, int64_t widest) {
+  std::vector<int64_t> ch = reg_n_choices(extent, widest);
+  int64_t best = 1;
+  for (int64_t r : ch)
+    if (r <= max_r) best = r;
+  for (auto it = ch.rbegin(); it != ch.rend(); ++it)
+    if (*it <= max_r && 2 * *it >= best && extent % *it == 0) return *it;
+  return best;
+}
+
+std::vector<int64_t> oc_bn_choices(int64_t channels, int64_t lanes) {
+  std::vector<int64_t> out = {lanes};
+  for (int64_t v : {2, 4})
+    if (v <= ceil_div(channels, lanes)) out.push_back(v * lanes);
+  return out;
+}
+
+std::vector<int64_t> ic_bn_choices(int64_t c, bool even) {
+  std::vector<int64_t> out;
+  for (int64_t b : {1, 2, 4, 8, 16, 32, 64})
+    if (b < 2 * c && (!even || b % 2 == 0)) out.push_back(b);
+  int64_t whole = even ? c + c % 2 : c;
+  if (whole <= 64 && std::find(out.begin(), out.end(), whole) == out.end()) out.push_back(whole);
+  if (out.empty()) out.push_back(2);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+int64_t pick_ic_bn(int64_t c, int64_t cap, bool even) {
+  int64_t b = 1;
+  for (int64_t x = 2; x <= cap; x *= 2)
+    if (c % x == 0) b = x;
+  if (b < 4) b = c <= 64 ? c : std::min<int64_t>(cap, 16);  // one (or few) unpadded blocks
+  return even ? b + b % 2 : b;
+}
+
+te::Tensor pad_blocked(const te::Tensor& data, const Conv2dParams& p, ir::DataType dtype) {
+  if (p.ph == 0 && p.pw == 0) return data;
+  const auto& sh = data.shape();
+  const int64_t ph = p.ph, pw = p.pw, h = p.h, w = p.w;
+  return te::compute(
+      {sh[0], sh[1], Expr(h + 2 * ph), Expr(w + 2 * pw), sh[4]},
+      [&](const std::vector<Var>& v) -> Expr {
+        Expr y = v[2], x = v[3];
+        Expr inside = y >= ph && y < h + ph && x >= pw && x < w + pw;
+        // Clamped indices keep the load in bounds where the select picks zero.
+        Expr yy = ir::max(ir::min(y - ph, Expr(h - 1)), Expr(0));
+        Expr xx = ir::max(ir::min(x - pw, Expr(w - 1)), Expr(0));
+        return ir::make_select(inside, data(v[0], v[1], yy, xx, v[4]), ir::make_zero(dtype));
+      },
+      "data.pad");
+}
+
+void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel) {
+  te::Stage st = sch[t];
+  ir::IterVar outer = st.fuse(st.axis(0), st.axis(1));
+  if (t.ndim() == 5) outer = st.fuse(outer, st.axis(2));
+  st.vectorize(st.axis(t.ndim() - 1));  // left serial by the vectorizer if not a power of 2
+  if (parallel) st.parallel(outer);
+}
+
+}  // namespace kiln::schedules

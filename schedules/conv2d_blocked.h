@@ -1,0 +1,40 @@
+// Pieces shared by the conv2d templates that work on the blocked NCHW[x]c layout
+// (conv2d.nchwc, conv2d.1x1, conv2d.depthwise and the bf16/f16 ones): the knob choices and
+// fallback picks for register tiles and channel blocks, the zero-padded input copy, and
+// the schedule of such copy stages.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "schedules/conv2d.h"
+#include "te/schedule.h"
+
+namespace kiln::schedules {
+
+// Register-tile widths (output pixels along W) a space offers, up to `extent` and `widest`.
+std::vector<int64_t> reg_n_choices(int64_t extent, int64_t widest = 16);
+// The widest such tile within `max_r`, preferring one that divides `extent` (no partial
+// tile) if it is at least half as wide.
+int64_t pick_reg_n(int64_t extent, int64_t max_r, int64_t widest = 16);
+
+// Output-channel blocks: 1, 2 or 4 vectors of `lanes`, as far as the channels fill them.
+std::vector<int64_t> oc_bn_choices(int64_t channels, int64_t lanes);
+
+// Input-channel blocks: powers of two up to C (rounded up), plus C itself when small, so a
+// 3-channel image stays one unpadded block. `even` keeps only even blocks (bf16 channel
+// pairs), with C rounded up to even.
+std::vector<int64_t> ic_bn_choices(int64_t c, bool even = false);
+// The fallback's block: the largest power of two up to `cap` dividing C if at least 4,
+// else C when small, else min(cap, 16).
+int64_t pick_ic_bn(int64_t c, int64_t cap, bool even = false);
+
+// The zero-padded copy of blocked data [N, CB, H, W, bn]: computed once at the root, so the
+// convolution's inner loop reads it without bounds checks. Identity when there is no pad.
+te::Tensor pad_blocked(const te::Tensor& data, const Conv2dParams& p, ir::DataType dtype);
+
+// A root stage that copies data (pad, subsample): parallel over its outer axes, vectorized
+// along its channel block.
+void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel);
+
+}  // namespace kiln::schedules
