@@ -1,5 +1,6 @@
 // Out-of-process kernel runs: temp files in, kiln-kernel-runner (maybe under qemu), files out.
 #include "rpc/kernel_exec.h"
+#include "rpc/spawn.h"
 #include "rpc/temp_dir.h"
 
 #include <fcntl.h>
@@ -20,7 +21,6 @@
 #include <stdexcept>
 #include <thread>
 
-extern char** environ;
 
 namespace kiln {
 namespace {
@@ -67,28 +67,7 @@ std::string join(const std::vector<std::string>& argv) {
 // wait status, or throws after killing the whole group when it runs past timeout_s.
 int spawn_and_wait(const std::vector<std::string>& argv, const std::string& stdout_path,
                    const std::string& stderr_path, double timeout_s) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // so a timeout kills qemu's children too
-  posix_spawnattr_setpgroup(&attr, 0);
-
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    throw std::runtime_error("cannot start '" + argv[0] + "': " + std::strerror(rc));
-  }
+  const pid_t pid = spawn_in_own_group(argv, stdout_path, stderr_path);
 
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -20,9 +20,9 @@
 #include "rpc/farm/data.h"
 #include "rpc/farm/transport.h"
 #include "rpc/farm/validate.h"
+#include "rpc/spawn.h"
 #include "rpc/temp_dir.h"
 
-extern char** environ;
 
 namespace kiln::farm {
 namespace {
@@ -53,28 +53,7 @@ enum class Ended { kExited, kTimedOut, kCancelled };
 Ended spawn_and_watch(const std::vector<std::string>& argv, const std::string& out_path,
                       const std::string& err_path, double timeout_s,
                       const std::atomic<bool>& cancel, int* status) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw std::runtime_error("cannot start '" + argv[0] + "': " + std::strerror(rc));
+  const pid_t pid = spawn_in_own_group(argv, out_path, err_path);
 
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
