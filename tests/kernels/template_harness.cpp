@@ -1,12 +1,34 @@
 #include "template_harness.h"
 
 #include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+
+#include "ir/printer.h"
 
 #include "codegen/target.h"
 #include "kernel_harness.h"
 #include "schedules/registry.h"
 
 namespace kiln::testing {
+
+namespace {
+
+// With KILN_IR_SWEEP_DIR set, a case writes its lowered IR to a file of that folder (named by
+// a hash of template, workload, target and config) and runs nothing: `diff -r` of two sweeps
+// shows whether a refactor changed any kernel (`KILN_IR_SWEEP_DIR=d ctest -L kernels`).
+// Returns true when the sweep took the case.
+bool sweep_ir(const std::string& what, const ir::LoweredFunc& f) {
+  const char* dir = std::getenv("KILN_IR_SWEEP_DIR");
+  if (!dir || !*dir) return false;
+  std::ofstream(std::string(dir) + "/" + std::to_string(std::hash<std::string>{}(what)) + ".tir")
+      << what << '\n'
+      << f.body << '\n';
+  return true;
+}
+
+}  // namespace
 
 schedules::Config template_config(const schedules::OpTemplate& tpl, const schedules::Workload& w,
                                   const codegen::Target& target, int config_seed) {
@@ -21,6 +43,8 @@ std::string check_template(const schedules::OpTemplate& tpl, const schedules::Wo
   schedules::Config cfg = template_config(tpl, w, target, config_seed);
   SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target_name + " config " + cfg.to_json());
   schedules::BuiltKernel k = tpl.build(w, target, cfg, "kernel");
+  if (sweep_ir(tpl.name() + " " + w.str() + " " + target_name + " " + cfg.to_json(), k.func))
+    return "IR sweep";
   tuner::CheckResult r = tuner::check_built_kernel(tpl, w, target, k, test_run_options());
   if (!r.skip_reason.empty()) return r.skip_reason;
   EXPECT_TRUE(r.comparison.close) << r.comparison.message();
@@ -33,6 +57,8 @@ std::string check_template_inputs(const schedules::OpTemplate& tpl, const schedu
   codegen::Target target = codegen::target_from_name(target_name);
   SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target_name + " config " + cfg.to_json());
   schedules::BuiltKernel k = tpl.build(w, target, cfg, "kernel");
+  if (sweep_ir(tpl.name() + " " + w.str() + " " + target_name + " " + cfg.to_json(), k.func))
+    return "IR sweep";
   std::vector<schedules::Values> logical;
   std::vector<Bytes> args;
   uint32_t seed = check.first_seed;
