@@ -13,8 +13,9 @@
 
 namespace kiln::codegen {
 
-CompiledModule compile_module(const std::vector<ir::LoweredFunc>& funcs, const Target& target,
+CompiledModule compile_module(const std::vector<ir::LoweredFunc>& funcs, const Target& requested,
                               const CodegenOptions& options) {
+  const Target target = llvm_target(requested);
   user_check(options.opt_level >= 0 && options.opt_level <= 3)
       << "opt_level must be 0..3, got " << options.opt_level;
   // Per-architecture answers first: an unsupported triple is the user's error, not LLVM's.

@@ -28,6 +28,10 @@ struct CodegenOptions {
 
 // Throws UserError for input the target cannot run (a bf16 intrinsic without bf16, a
 // stack buffer of unknown size...) and InternalError when LLVM rejects what kiln built.
+// The target as LLVM sees it: "host" (cpu "host") becomes this machine's CPU name and LLVM's
+// complete list of its features, enabled and disabled; other targets are unchanged.
+Target llvm_target(const Target& target);
+
 CompiledModule compile_module(const std::vector<ir::LoweredFunc>& funcs, const Target& target,
                               const CodegenOptions& options = {});
 

@@ -9,7 +9,10 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
+
+#include <algorithm>
 
 #include <mutex>
 
@@ -104,6 +107,22 @@ void initialize_llvm_targets() {
     LLVMInitializeAArch64TargetMC();
     LLVMInitializeAArch64AsmPrinter();
   });
+}
+
+Target llvm_target(const Target& target) {
+  if (target.cpu != "host") return target;
+  Target t = target;
+  t.cpu = llvm::sys::getHostCPUName().str();
+  // Both the enabled and the disabled features: the CPU name alone would switch on features
+  // a virtual machine may hide from us.
+  t.features.clear();
+  for (const auto& f : llvm::sys::getHostCPUFeatures()) {
+    std::string entry(1, f.getValue() ? '+' : '-');
+    entry += f.getKey();
+    t.features.push_back(std::move(entry));
+  }
+  std::sort(t.features.begin(), t.features.end());
+  return t;
 }
 
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& target, int opt_level) {

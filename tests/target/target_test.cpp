@@ -1,11 +1,14 @@
 // Targets as data: presets, feature queries, host detection.
-#include "codegen/target.h"
+#include "target/target.h"
 
 #include <gtest/gtest.h>
 
-#include "ir/error.h"
+#include <algorithm>
 
-namespace kiln::codegen {
+#include "ir/error.h"
+#include "kiln/cpu_features.h"
+
+namespace kiln {
 namespace {
 
 TEST(Target, Presets) {
@@ -52,7 +55,7 @@ TEST(Target, UnknownNameIsAUserError) {
 TEST(Target, HostRunsItself) {
   Target host = target_from_name("host");
   EXPECT_TRUE(host_can_run(host));
-  EXPECT_FALSE(host.cpu.empty());
+  EXPECT_EQ(host.cpu, "host");  // codegen resolves it to this CPU (codegen_test checks)
   EXPECT_TRUE(host.is_x86() || host.is_aarch64());
   if (host.is_x86()) {
     EXPECT_FALSE(host_can_run(target_from_name("arm-neon")));
@@ -60,5 +63,21 @@ TEST(Target, HostRunsItself) {
   }
 }
 
+TEST(Target, HostListsWhatTheProbeKnows) {
+  Target host = host_target();
+  for (const std::string& f : cpu_known_features()) {
+    EXPECT_EQ(host.has(f), cpu_has(f)) << f;
+    EXPECT_TRUE(host.has(f) || std::count(host.features.begin(), host.features.end(), "-" + f))
+        << f << " is neither enabled nor disabled";
+  }
+}
+
+TEST(Target, RequiredCpuFeaturesLeaveOutArchitectureVersions) {
+  std::vector<std::string> want = {"neon", "fullfp16", "bf16", "i8mm", "dotprod"};
+  EXPECT_EQ(target_from_name("arm-bf16").required_cpu_features(), want);
+  EXPECT_EQ(target_from_name("x86-avx2").required_cpu_features(),
+            (std::vector<std::string>{"avx2", "fma", "f16c"}));
+}
+
 }  // namespace
-}  // namespace kiln::codegen
+}  // namespace kiln

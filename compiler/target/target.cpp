@@ -1,43 +1,28 @@
-#include "codegen/target.h"
-
-#include <llvm/ADT/StringMap.h>
-#include <llvm/TargetParser/Host.h>
-#include <llvm/TargetParser/Triple.h>
+#include "target/target.h"
 
 #include <algorithm>
 #include <cctype>
 
 #include "ir/error.h"
+#include "kiln/cpu_features.h"
 
-namespace kiln::codegen {
+namespace kiln {
 namespace {
 
 constexpr const char* kX86Triple = "x86_64-unknown-linux-gnu";
 constexpr const char* kAArch64Triple = "aarch64-unknown-linux-gnu";
 
-std::string_view strip_plus(std::string_view f) {
+std::string_view strip_sign(std::string_view f) {
   return !f.empty() && (f[0] == '+' || f[0] == '-') ? f.substr(1) : f;
 }
 
-bool process_is_x86() {
-  return llvm::Triple(llvm::sys::getProcessTriple()).isX86();
-}
-bool process_is_aarch64() {
-  return llvm::Triple(llvm::sys::getProcessTriple()).isAArch64();
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
 }
 
-// The host's features that are switched on, without the "+".
-std::vector<std::string> host_features_on() {
-  std::vector<std::string> on;
-  for (const auto& f : llvm::sys::getHostCPUFeatures())
-    if (f.getValue()) on.push_back(f.getKey().str());
-  return on;
-}
-
-bool host_has(std::string_view feature) {
-  auto map = llvm::sys::getHostCPUFeatures();
-  auto it = map.find(strip_plus(feature));
-  return it != map.end() && it->getValue();
+// "v8.2a", "v8.6a": architecture versions, which no CPU probe reports as a feature.
+bool is_arch_version(std::string_view f) {
+  return f.size() > 1 && f[0] == 'v' && isdigit(static_cast<unsigned char>(f[1]));
 }
 
 Target x86_avx2() {
@@ -52,7 +37,7 @@ Target x86_avx512() {
            512};
   // bf16 dot products only where the build machine has them: the preset then describes
   // the machine kiln is tuned on (a model tuned elsewhere uses an explicit target).
-  if (process_is_x86() && host_has("avx512bf16")) t.features.push_back("+avx512bf16");
+  if (cpu_arch() == "x86_64" && cpu_has("avx512bf16")) t.features.push_back("+avx512bf16");
   return t;
 }
 
@@ -63,7 +48,7 @@ Target arm(const char* name, std::vector<std::string> features) {
 }  // namespace
 
 bool Target::has(std::string_view feature) const {
-  std::string_view want = strip_plus(feature);
+  std::string_view want = strip_sign(feature);
   for (const auto& f : features)
     if (f.size() == want.size() + 1 && f[0] == '+' && std::string_view(f).substr(1) == want)
       return true;
@@ -71,10 +56,10 @@ bool Target::has(std::string_view feature) const {
 }
 
 bool Target::is_x86() const {
-  return llvm::Triple(triple).isX86();
+  return starts_with(triple, "x86_64");
 }
 bool Target::is_aarch64() const {
-  return llvm::Triple(triple).isAArch64();
+  return starts_with(triple, "aarch64");
 }
 
 int Target::lanes(ir::DataType t) const {
@@ -87,6 +72,14 @@ std::string Target::feature_string() const {
   return s;
 }
 
+std::vector<std::string> Target::required_cpu_features() const {
+  std::vector<std::string> out;
+  for (const auto& f : features)
+    if (!f.empty() && f[0] == '+' && !is_arch_version(strip_sign(f)))
+      out.emplace_back(strip_sign(f));
+  return out;
+}
+
 std::vector<std::string> target_preset_names() {
   return {"x86-avx2", "x86-avx512", "arm-neon", "arm-fp16", "arm-bf16", "host"};
 }
@@ -94,24 +87,15 @@ std::vector<std::string> target_preset_names() {
 Target host_target() {
   Target t;
   t.name = "host";
-  llvm::Triple process(llvm::sys::getProcessTriple());
-  t.triple = process.isX86() ? kX86Triple : process.isAArch64() ? kAArch64Triple : process.str();
-  t.cpu = llvm::sys::getHostCPUName().str();
-  // Both the enabled and the disabled features: the CPU name alone would switch on
-  // features a virtual machine may hide from us.
-  for (const auto& f : llvm::sys::getHostCPUFeatures()) {
-    std::string entry(1, f.getValue() ? '+' : '-');
-    entry += f.getKey();
-    t.features.push_back(std::move(entry));
-  }
+  std::string_view arch = cpu_arch();
+  t.triple = arch == "x86_64" ? kX86Triple : arch == "aarch64" ? kAArch64Triple : "unknown";
+  t.cpu = "host";
+  // Both what the CPU has and what it lacks of the features the probe knows: a virtual
+  // machine may hide features that the CPU model alone would imply.
+  for (const std::string& f : cpu_known_features())
+    t.features.push_back((cpu_has(f) ? "+" : "-") + f);
   std::sort(t.features.begin(), t.features.end());
-  if (t.has("avx512f")) {
-    t.vector_bits = 512;
-  } else if (t.has("avx2")) {
-    t.vector_bits = 256;
-  } else {
-    t.vector_bits = 128;
-  }
+  t.vector_bits = t.has("avx512f") ? 512 : t.has("avx2") ? 256 : 128;
   return t;
 }
 
@@ -130,16 +114,11 @@ Target target_from_name(const std::string& name) {
 }
 
 bool host_can_run(const Target& t) {
-  if (!(t.is_x86() && process_is_x86()) && !(t.is_aarch64() && process_is_aarch64())) return false;
-  auto on = host_features_on();
-  for (const auto& f : t.features) {
-    if (f.empty() || f[0] != '+') continue;
-    std::string_view want = strip_plus(f);
-    // Architecture-version features ("v8.2a") are not reported by the host probe.
-    if (t.is_aarch64() && want.size() > 1 && want[0] == 'v' && isdigit(want[1])) continue;
-    if (std::find(on.begin(), on.end(), want) == on.end()) return false;
-  }
+  std::string_view arch = cpu_arch();
+  if (!(t.is_x86() && arch == "x86_64") && !(t.is_aarch64() && arch == "aarch64")) return false;
+  for (const std::string& f : t.required_cpu_features())
+    if (!cpu_has(f)) return false;
   return true;
 }
 
-}  // namespace kiln::codegen
+}  // namespace kiln
