@@ -7,21 +7,10 @@
 #include <random>
 #include <sstream>
 
+#include "kiln/half.h"
+
 namespace kiln::tuner {
 
-namespace {
-
-uint16_t f32_to_bf16(float f) {
-  uint32_t u = std::bit_cast<uint32_t>(f);
-  if (std::isnan(f)) return static_cast<uint16_t>((u >> 16) | 0x40);
-  uint32_t lsb = (u >> 16) & 1;
-  return static_cast<uint16_t>((u + 0x7fff + lsb) >> 16);
-}
-float bf16_to_f32(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); }
-uint16_t f32_to_f16(float f) { return std::bit_cast<uint16_t>(static_cast<_Float16>(f)); }
-float f16_to_f32(uint16_t h) { return static_cast<float>(std::bit_cast<_Float16>(h)); }
-
-}  // namespace
 
 float round_to(float v, ir::DataType t) {
   if (t == ir::DataType::bf16()) return bf16_to_f32(f32_to_bf16(v));

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kiln/half.h"
+
 namespace kiln::farm {
 namespace {
 
@@ -17,68 +19,6 @@ uint64_t splitmix64(uint64_t& state) {
 // Uniform in [-1, 1), with 24 random bits so that it is exact in f32.
 double unit(uint64_t& state) {
   return static_cast<double>(splitmix64(state) >> 40) / static_cast<double>(1 << 23) - 1.0;
-}
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: normalise
-      int e = -1;
-      do {
-        ++e;
-        mant <<= 1;
-      } while (!(mant & 0x400));
-      bits = sign | ((127 - 15 - e) << 23) | ((mant & 0x3ff) << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t float_to_half(float f) {  // round to nearest even; enough for fill values in [-1, 1)
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
-  const int exp = static_cast<int>((bits >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = bits & 0x7fffffu;
-  if (exp <= 0) {
-    if (exp < -10) return sign;
-    mant |= 0x800000u;
-    const int shift = 14 - exp;
-    uint32_t h = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
-  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  const uint32_t rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
-float bf16_to_float(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t float_to_bf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7fff + ((bits >> 16) & 1);
-  return static_cast<uint16_t>(bits >> 16);
 }
 
 double load_value(pb::DType dtype, const uint8_t* p) {
@@ -96,12 +36,12 @@ double load_value(pb::DType dtype, const uint8_t* p) {
     case pb::F16: {
       uint16_t v;
       std::memcpy(&v, p, 2);
-      return half_to_float(v);
+      return f16_to_f32(v);
     }
     case pb::BF16: {
       uint16_t v;
       std::memcpy(&v, p, 2);
-      return bf16_to_float(v);
+      return bf16_to_f32(v);
     }
     case pb::I8:
       return static_cast<int8_t>(*p);
@@ -182,12 +122,12 @@ std::vector<uint8_t> fill_arg(const pb::Arg& arg, uint64_t seed, std::size_t ind
         std::memcpy(p, &u, 8);
         break;
       case pb::F16: {
-        const uint16_t v = float_to_half(static_cast<float>(u));
+        const uint16_t v = f32_to_f16(static_cast<float>(u));
         std::memcpy(p, &v, 2);
         break;
       }
       case pb::BF16: {
-        const uint16_t v = float_to_bf16(static_cast<float>(u));
+        const uint16_t v = f32_to_bf16(static_cast<float>(u));
         std::memcpy(p, &v, 2);
         break;
       }
