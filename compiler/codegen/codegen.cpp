@@ -29,6 +29,7 @@ CompiledModule compile_module(const std::vector<ir::LoweredFunc>& funcs, const T
   module.setDataLayout(tm->createDataLayout());
 
   CodeGenLLVM cg(module, *hooks);
+  cg.add_target_record(requested);
   cg.add_module_init();
   for (const ir::LoweredFunc& f : funcs) cg.add_kernel(f);
   verify_module(module, "from kiln's codegen");

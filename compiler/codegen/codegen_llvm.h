@@ -25,6 +25,9 @@ class CodeGenLLVM {
  public:
   CodeGenLLVM(llvm::Module& module, const ArchHooks& hooks);
 
+  // `kiln_module_target`: the target's name, architecture and the CPU features its code needs
+  // (kernel_abi.h), so the runtime can refuse a CPU that lacks them. Call once per module.
+  void add_target_record(const Target& requested);
   // The api global and `kiln_module_init`; call once per module.
   void add_module_init();
   // `int32_t NAME(void* const* args)` and its always-inline body.

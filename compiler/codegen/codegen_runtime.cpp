@@ -4,6 +4,7 @@
 #include <set>
 
 #include "codegen/codegen_llvm.h"
+#include "kiln/kernel_abi.h"
 #include "ir/error.h"
 #include "ir/functor.h"
 
@@ -11,7 +12,7 @@ namespace kiln::codegen {
 
 namespace {
 
-constexpr uint32_t kAbiVersion = 1;  // KILN_ABI_VERSION
+constexpr uint32_t kAbiVersion = KILN_ABI_VERSION;
 
 // Field indices of kiln_runtime_api.
 enum ApiField { kAbiVersionField = 0, kParallelFor = 1, kAllocWorkspace = 2, kFreeWorkspace = 3 };
@@ -61,6 +62,18 @@ llvm::Function* CodeGenLLVM::make_function(const std::string& name, llvm::Functi
   f->addFnAttr(llvm::Attribute::NoUnwind);
   if (exported) f->setVisibility(llvm::GlobalValue::DefaultVisibility);
   return f;
+}
+
+void CodeGenLLVM::add_target_record(const Target& requested) {
+  std::string line = "target=" + requested.name +
+                     ";arch=" + (requested.is_aarch64() ? "aarch64" : "x86_64") + ";features=";
+  std::vector<std::string> needs = requested.required_cpu_features();
+  for (size_t i = 0; i < needs.size(); ++i) line += (i ? "," : "") + needs[i];
+  llvm::Constant* text = llvm::ConstantDataArray::getString(module_.getContext(), line, true);
+  auto* g = new llvm::GlobalVariable(module_, text->getType(), true,
+                                     llvm::GlobalValue::ExternalLinkage, text,
+                                     KILN_MODULE_TARGET_SYMBOL);
+  g->setVisibility(llvm::GlobalValue::DefaultVisibility);
 }
 
 void CodeGenLLVM::add_module_init() {

@@ -34,6 +34,12 @@ typedef struct kiln_runtime_api {
 typedef int32_t (*kiln_module_init_fn)(const kiln_runtime_api* api);
 #define KILN_MODULE_INIT_SYMBOL "kiln_module_init"
 
+/* Exported by every kernel module: what it was built for, as one NUL-terminated line
+ * "target=NAME;arch=x86_64|aarch64;features=F1,F2,..." (LLVM feature names, the same as
+ * kiln/cpu_features.h reports). The runtime refuses a module whose features the CPU lacks
+ * before any of its code runs. */
+#define KILN_MODULE_TARGET_SYMBOL "kiln_module_target"
+
 /* Every kernel: `args` holds one pointer per buffer argument, in declaration order.
  * Returns 0 on success. */
 typedef int32_t (*kiln_kernel_fn)(void* const* args);
