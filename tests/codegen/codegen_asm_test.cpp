@@ -134,7 +134,7 @@ TEST(CodegenAsm, AArch64ModuleLinksIntoSelfContainedSo) {
   EXPECT_TRUE(elf.needed.empty());
   EXPECT_TRUE(elf.undefined.empty()) << elf.undefined[0];
   std::sort(elf.exported.begin(), elf.exported.end());
-  EXPECT_EQ(elf.exported, (std::vector<std::string>{"fma_f32", "kiln_module_init", "sadd"}));
+  EXPECT_EQ(elf.exported, (std::vector<std::string>{"fma_f32", "kiln_module_init", "kiln_module_target", "sadd"}));
 }
 
 TEST(CodegenAsm, LlvmIrHasNoaliasBodiesAndExportedEntryPoints) {

@@ -409,7 +409,7 @@ TEST_P(CodegenRun, SeveralKernelsInOneModule) {
   std::string path = build({k1, k2}, target_);
   ElfSummary elf = read_elf(path);
   std::sort(elf.exported.begin(), elf.exported.end());
-  EXPECT_EQ(elf.exported, (std::vector<std::string>{"fill", "kiln_module_init", "twice"}));
+  EXPECT_EQ(elf.exported, (std::vector<std::string>{"fill", "kiln_module_init", "kiln_module_target", "twice"}));
   LoadedModule m(path);
   ASSERT_EQ(m.init(&api_), 0);
   std::vector<int32_t> av(n);
