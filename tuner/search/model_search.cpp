@@ -1,0 +1,161 @@
+// The model-based search of AutoTVM's XGBTuner: a cost model, re-fit on every measured point
+// (plus transferred ones), scores candidates by their features; simulated annealing walks
+// the knob grid from the best measured points towards points the model likes, and each
+// batch takes the best-predicted unseen points it met, with a few random ones (epsilon-greedy)
+// so that a wrong model cannot trap the search.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "tuner/search/strategies.h"
+
+namespace kiln::tuner {
+namespace {
+
+class ModelSearch : public SearchStrategy {
+ public:
+  ModelSearch(SpaceGrid grid, uint64_t seed, std::shared_ptr<ScoreModel> model, FeatureFn features,
+               ModelSearchOptions options, PriorSamples prior)
+      : SearchStrategy(std::move(grid), seed),
+        model_(std::move(model)),
+        features_(std::move(features)),
+        options_(options),
+        prior_(std::move(prior)) {}
+  std::string name() const override { return "xgb"; }
+
+ protected:
+  std::vector<uint64_t> propose(size_t n) override {
+    if (measured_.size() < options_.min_samples && prior_.x.empty()) return random_unseen(n);
+    fit();
+    size_t exploit = n - static_cast<size_t>(std::round(options_.epsilon * n));
+    std::vector<uint64_t> out = anneal(exploit);
+    for (uint64_t i : random_unseen(n)) {
+      if (out.size() >= n) break;
+      if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+    }
+    return out;
+  }
+
+  void learn(const std::vector<Measured>& results) override {
+    for (const Measured& m : results) measured_[m.index] = m.gflops;
+    dirty_ = true;
+  }
+
+ private:
+  // Features of a point, cached; empty when the point cannot be instantiated.
+  const std::vector<float>& features(uint64_t index) {
+    auto it = cache_.find(index);
+    if (it != cache_.end()) return it->second;
+    std::vector<float> f;
+    try {
+      f = features_(index);
+    } catch (const std::exception&) {
+      f.clear();  // an invalid config: never a candidate
+    }
+    return cache_.emplace(index, std::move(f)).first->second;
+  }
+
+  void fit() {
+    if (!dirty_) return;
+    dirty_ = false;
+    std::vector<std::vector<float>> x = prior_.x;
+    std::vector<float> y = prior_.y;
+    std::vector<uint32_t> groups = prior_.groups;
+    double best = 0;
+    for (const auto& [index, gflops] : measured_) best = std::max(best, gflops);
+    uint32_t rows = 0;
+    for (const auto& [index, gflops] : measured_) {
+      const std::vector<float>& f = features(index);
+      if (f.empty()) continue;
+      x.push_back(f);
+      y.push_back(best > 0 ? static_cast<float>(gflops / best) : 0.0f);
+      ++rows;
+    }
+    if (rows > 0) groups.push_back(rows);
+    if (!x.empty()) model_->fit(x, y, groups);
+  }
+
+  // Scores for `points` from one model call; points without features score -infinity.
+  std::vector<double> predict(const std::vector<uint64_t>& points) {
+    std::vector<std::vector<float>> x;
+    std::vector<size_t> rows;
+    for (size_t i = 0; i < points.size(); ++i) {
+      const std::vector<float>& f = features(points[i]);
+      if (f.empty()) continue;
+      x.push_back(f);
+      rows.push_back(i);
+    }
+    std::vector<double> scores(points.size(), -INFINITY);
+    if (x.empty()) return scores;
+    std::vector<float> p = model_->predict(x);
+    for (size_t r = 0; r < rows.size(); ++r) scores[rows[r]] = p[r];
+    return scores;
+  }
+
+  std::vector<uint64_t> anneal(size_t want) {
+    // Start from the best measured points, the rest of the chains at random.
+    std::vector<std::pair<double, uint64_t>> by_gflops;
+    for (const auto& [index, gflops] : measured_) by_gflops.emplace_back(gflops, index);
+    std::sort(by_gflops.rbegin(), by_gflops.rend());
+    std::vector<uint64_t> chain;
+    for (size_t i = 0; i < by_gflops.size() && chain.size() < options_.chains / 2; ++i)
+      chain.push_back(by_gflops[i].second);
+    while (chain.size() < options_.chains) chain.push_back(grid_.random_index(rng_));
+    std::vector<double> score = predict(chain);
+
+    std::map<uint64_t, double> found;  // unseen points met on the way, with their scores
+    auto consider = [&](uint64_t index, double s) {
+      if (!seen(index) && std::isfinite(s)) found[index] = s;
+    };
+    for (size_t c = 0; c < chain.size(); ++c) consider(chain[c], score[c]);
+    double lo = INFINITY, hi = -INFINITY;
+    for (double s : score)
+      if (std::isfinite(s)) lo = std::min(lo, s), hi = std::max(hi, s);
+    const double scale = hi > lo ? hi - lo : 1.0;
+    std::uniform_real_distribution<double> coin(0, 1);
+    for (size_t step = 0; step < options_.steps; ++step) {
+      const double t = options_.start_temperature * scale * (1.0 - double(step) / options_.steps);
+      std::vector<uint64_t> next = chain;
+      for (uint64_t& p : next) {
+        std::vector<uint32_t> point = grid_.point(p);
+        size_t k = rng_() % point.size();
+        point[k] = static_cast<uint32_t>(rng_() % grid_.radix(k));
+        p = grid_.index(point);
+      }
+      std::vector<double> next_score = predict(next);
+      for (size_t c = 0; c < chain.size(); ++c) {
+        consider(next[c], next_score[c]);
+        const double gain = next_score[c] - score[c];
+        if (gain >= 0 || (t > 0 && coin(rng_) < std::exp(gain / t)))
+          chain[c] = next[c], score[c] = next_score[c];
+      }
+    }
+    std::vector<std::pair<double, uint64_t>> ranked;
+    for (const auto& [index, s] : found) ranked.emplace_back(s, index);
+    std::sort(ranked.rbegin(), ranked.rend());
+    std::vector<uint64_t> out;
+    for (size_t i = 0; i < ranked.size() && out.size() < want; ++i) out.push_back(ranked[i].second);
+    return out;
+  }
+
+  std::shared_ptr<ScoreModel> model_;
+  FeatureFn features_;
+  ModelSearchOptions options_;
+  PriorSamples prior_;
+  std::unordered_map<uint64_t, double> measured_;
+  std::unordered_map<uint64_t, std::vector<float>> cache_;
+  bool dirty_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchStrategy> make_model_search(SpaceGrid grid, uint64_t seed,
+                                                  std::shared_ptr<ScoreModel> model,
+                                                  FeatureFn features, ModelSearchOptions options,
+                                                  PriorSamples prior) {
+  return std::make_unique<ModelSearch>(std::move(grid), seed, std::move(model), std::move(features),
+                                       options, std::move(prior));
+}
+
+}  // namespace kiln::tuner
