@@ -11,54 +11,27 @@
 #include <vector>
 
 #include "rpc/farm/client.h"
+#include "rpc/farm/local_farm.h"
 
 namespace kiln::farm::testing {
 
-// A child process; SIGKILLed and reaped in the destructor unless it already ended.
-class Process {
- public:
-  Process(const std::vector<std::string>& argv, const std::string& log_path,
-          const std::vector<std::string>& extra_env = {});
-  ~Process();
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-  pid_t pid() const { return pid_; }
-  void kill_now(int sig);
-  // The exit status (as from waitpid) once it ends within timeout_s, else -1.
-  int wait_exit(double timeout_s);
-
- private:
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-};
-
-std::string read_text(const std::string& path);
+using Process = ChildProcess;
+using farm::read_text;
 std::vector<uint8_t> read_binary(const std::string& path);
 
-class Farm {
+// The local farm with this build's kiln (tracker) and kiln-worker.
+class Farm : public LocalFarm {
  public:
-  explicit Farm(double heartbeat_timeout_s = 5);
-  ~Farm();
-  const std::string& address() const { return address_; }
-  const std::string& token() const { return token_; }
-  const std::string& token_file() const { return token_file_; }
-  std::string tracker_log() const { return read_text(dir_ + "/tracker.log"); }
-  std::string dir() const { return dir_; }
-  // Starts a kiln-worker for `key`; returns its index.
-  std::size_t start_worker(const std::string& key, const std::vector<std::string>& extra = {});
+  explicit Farm(double heartbeat_timeout_s = 5) : LocalFarm({KILN_BIN, "tracker"}, heartbeat_timeout_s) {}
+  // Starts this build's kiln-worker for `key`; returns its index.
+  std::size_t start_worker(const std::string& key, const std::vector<std::string>& extra = {}) {
+    return LocalFarm::start_worker({KILN_WORKER}, key, extra);
+  }
   // The same with another worker command, e.g. {"qemu-aarch64", ..., AARCH64_KILN_WORKER}.
   std::size_t start_worker_command(const std::vector<std::string>& command, const std::string& key,
-                                   const std::vector<std::string>& extra = {});
-  Process& worker(std::size_t i) { return *workers_.at(i); }
-  std::string worker_log(std::size_t i) const;
-  // Waits (up to timeout_s) until `n` workers of `key` are registered.
-  void wait_for_workers(const std::string& key, int n, double timeout_s = 10);
-  FarmClient client() const { return FarmClient(address_, token_); }
-
- private:
-  std::string dir_, token_, token_file_, address_;
-  std::unique_ptr<Process> tracker_;
-  std::vector<std::unique_ptr<Process>> workers_;
+                                   const std::vector<std::string>& extra = {}) {
+    return LocalFarm::start_worker(command, key, extra);
+  }
 };
 
 // A worker in direct mode (`kiln-worker --listen 127.0.0.1:0`, no tracker), killed with the

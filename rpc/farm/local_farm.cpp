@@ -1,0 +1,155 @@
+// The local farm's processes: spawned without a shell, logs in the farm's temporary folder.
+#include "rpc/farm/local_farm.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace kiln::farm {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string make_temp_dir() {
+  std::string pattern = (fs::temp_directory_path() / "kiln-farm-XXXXXX").string();
+  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+  return pattern;
+}
+
+}  // namespace
+
+std::string wait_listening(const std::string& log, double timeout_s) {
+  const std::regex listening("listening on (127\\.0\\.0\\.1:[0-9]+)");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::smatch m;
+    const std::string text = read_text(log);
+    if (std::regex_search(text, m, listening)) return m[1];
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  throw std::runtime_error("no 'listening on' line within " + std::to_string(timeout_s) +
+                           " s; the log:\n" + read_text(log));
+}
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& log_path,
+                 const std::vector<std::string>& extra_env) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
+  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> envp, cargv;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  const int rc = posix_spawnp(&pid_, cargv[0], &actions, nullptr, cargv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
+}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ > 0 && !reaped_) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+}
+
+void ChildProcess::kill_now(int sig) {
+  ::kill(pid_, sig);
+}
+
+int ChildProcess::wait_exit(double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      reaped_ = true;
+      return status;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+LocalFarm::LocalFarm(const std::vector<std::string>& tracker_command, double heartbeat_timeout_s)
+    : dir_(make_temp_dir()) {
+  token_ = "farm-token-" + std::to_string(getpid()) + "-" + fs::path(dir_).filename().string();
+  token_file_ = dir_ + "/farm.token";
+  std::ofstream(token_file_) << token_ << "\n";
+  const std::string log = dir_ + "/tracker.log";
+  tracker_ = std::make_unique<ChildProcess>(
+      [&] {
+        std::vector<std::string> argv = tracker_command;
+        argv.insert(argv.end(), {"--port", "0", "--token-file", token_file_,
+                                 "--heartbeat-timeout", std::to_string(heartbeat_timeout_s)});
+        return argv;
+      }(),
+      log);
+  address_ = wait_listening(log, 10);
+}
+
+LocalFarm::~LocalFarm() {
+  workers_.clear();
+  tracker_.reset();
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+}
+
+std::size_t LocalFarm::start_worker(const std::vector<std::string>& command,
+                                    const std::string& key,
+                                    const std::vector<std::string>& extra) {
+  const std::size_t i = workers_.size();
+  std::vector<std::string> argv = command;
+  argv.insert(argv.end(), {"--tracker", address_, "--key", key, "--token-file", token_file_,
+                           "--name", "w" + std::to_string(i)});
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  // The sandbox's scratch directories land in the farm's directory, so that a worker killed
+  // mid-job leaves nothing behind once the harness removes it.
+  workers_.push_back(
+      std::make_unique<ChildProcess>(argv, worker_log(i), std::vector<std::string>{"TMPDIR=" + dir_}));
+  return i;
+}
+
+std::string LocalFarm::worker_log(std::size_t i) const {
+  return dir_ + "/worker" + std::to_string(i) + ".log";
+}
+
+void LocalFarm::wait_for_workers(const std::string& key, int n, double timeout_s) {
+  FarmClient c = client();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int have = 0;
+    const pb::StatusReply status = c.status();
+    for (const auto& w : status.workers()) have += w.key() == key;
+    if (have >= n) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw std::runtime_error("fewer than " + std::to_string(n) + " workers of key " + key +
+                           " registered within " + std::to_string(timeout_s) + " s");
+}
+
+}  // namespace kiln::farm
