@@ -53,6 +53,7 @@ class LocalFarm {
   const std::string& token_file() const { return token_file_; }
   const std::string& dir() const { return dir_; }
   std::string tracker_log() const { return read_text(dir_ + "/tracker.log"); }
+  pid_t tracker_pid() const { return tracker_->pid(); }
 
   // Starts a worker with `command` (e.g. {"/path/kiln-worker"} or a qemu prefix plus the
   // AArch64 worker) for device `key`; `extra` is appended. Returns its index.

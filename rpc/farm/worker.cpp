@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "rpc/farm/backoff.h"
 #include "rpc/farm/data.h"
 #include "rpc/farm/farm.grpc.pb.h"
 #include "rpc/farm/scheduler.h"
@@ -140,17 +141,30 @@ class Worker {
  private:
   // Returns 2 when the token is rejected, 0 when stopped.
   int serve() {
-    for (int backoff_ms = 100; !g_stop;) {
+    Backoff backoff;
+    // One log line when the tracker becomes unreachable and one when it is back, not one
+    // per attempt: a worker may wait out a tracker restart for minutes.
+    bool unreachable = false;
+    auto failed = [&](const std::string& what, const grpc::Status& s) {
+      if (!unreachable)
+        log(what + " " + link_.where() + ": " + s.error_message() + "; retrying with backoff");
+      unreachable = true;
+      backoff.wait();
+    };
+    auto reached = [&] {
+      if (unreachable) log("reached " + link_.where() + " again");
+      unreachable = false;
+      backoff.reset();
+    };
+    while (!g_stop) {
       if (worker_id().empty()) {
         const grpc::Status s = register_once();
         if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) return rejected(s);
         if (!s.ok()) {
-          log("cannot register with " + link_.where() + ": " + s.error_message() + "; retrying");
-          nap(backoff_ms);
-          backoff_ms = std::min(backoff_ms * 2, 2000);
+          failed("cannot register with", s);
           continue;
         }
-        backoff_ms = 100;
+        reached();
       }
       pb::LeaseRequest req;
       req.set_worker_id(worker_id());
@@ -163,10 +177,10 @@ class Worker {
         continue;
       }
       if (!s.ok()) {
-        log("lease failed: " + s.error_message());
-        nap(backoff_ms);
+        failed("cannot lease a job from", s);
         continue;
       }
+      reached();
       if (reply.has_job()) run_job(reply.job());
     }
     return 0;
@@ -181,6 +195,7 @@ class Worker {
     pb::ReportRequest req;
     req.set_worker_id(worker_id());
     *req.mutable_result() = std::move(result);
+    Backoff backoff(200, 3000);
     for (int attempt = 0; attempt < 5 && !g_stop; ++attempt) {
       const grpc::Status s = link_.report(req);
       if (s.ok()) return;
@@ -188,8 +203,10 @@ class Worker {
         forget_id();
         return;
       }
-      log("report of job " + std::to_string(job.job_id()) + " failed: " + s.error_message());
-      nap(200 << attempt);
+      if (attempt == 0)
+        log("report of job " + std::to_string(job.job_id()) + " failed: " + s.error_message() +
+            "; retrying with backoff");
+      backoff.wait();
     }
   }
 
@@ -238,7 +255,6 @@ class Worker {
     std::lock_guard lock(mu_);
     id_.clear();
   }
-  static void nap(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
   void log(const std::string& line) {
     std::fprintf(stderr, "kiln-worker[%s]: %s\n", o_.key.c_str(), line.c_str());
   }

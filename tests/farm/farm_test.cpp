@@ -324,3 +324,29 @@ TEST(FarmDirect, WithoutAKeyAnyKeyIsTakenAndBadOptionsAreRefused) {
 
 }  // namespace
 }  // namespace kiln::farm
+
+namespace kiln::farm {
+namespace {
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A worker whose tracker goes away backs off (jittered, capped at a few seconds) and logs the
+// loss once, not once per attempt (it used to log ten lines a second).
+TEST(FarmBackoff, LostTrackerIsLoggedOnceAndRetriedWithBackoff) {
+  testing::Farm farm;
+  const std::size_t w = farm.start_worker("host");
+  farm.wait_for_workers("host", 1);
+  // Kill the tracker: the worker's lease calls now fail.
+  kill(farm.tracker_pid(), SIGKILL);
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  const std::string log = farm.worker_log(w);
+  EXPECT_EQ(count_of(read_text(log), "retrying with backoff"), 1u) << read_text(log);
+  EXPECT_EQ(count_of(read_text(log), "kiln-worker["), 2u) << read_text(log);  // + registered
+}
+
+}  // namespace
+}  // namespace kiln::farm
