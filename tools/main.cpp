@@ -25,8 +25,14 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     for (auto& [cmd, run] : commands)
       if (cmd->parsed()) return run();
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, the same exit status as every other user error (CLI11's own codes are 100+).
+    std::fprintf(stderr, "kiln: error: %s (see kiln --help, or kiln COMMAND --help)\n", e.what());
+    return 2;
   } catch (const kiln::UserError& e) {
     std::fprintf(stderr, "kiln: error: %s\n", e.what());
     return 2;
