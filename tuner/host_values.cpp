@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "kiln/compare.h"
 #include "kiln/half.h"
 
 namespace kiln::tuner {
@@ -67,27 +68,12 @@ Comparison compare(const Values& got, const Values& want, double rtol) {
     c.max_error = INFINITY;
     return c;
   }
-  // An element is judged against the larger of its own magnitude and the output's RMS: a
-  // long f32 reduction (a 512-channel 3x3 conv sums 4608 products) whose result cancels to
-  // near zero keeps the absolute rounding error of its large partial sums, so its error
-  // relative to itself says nothing; a wrong index or a missing term is still off by the
-  // order of the values themselves and fails.
-  double sum_sq = 0;
-  size_t finite = 0;
-  for (float w : want)
-    if (std::isfinite(w)) sum_sq += double(w) * w, ++finite;
-  double rms = finite ? std::sqrt(sum_sq / double(finite)) : 0.0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    // NaN where NaN is wanted, and the same infinity, match (their difference is NaN).
-    if (got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i]))) continue;
-    double scale = std::max({1.0, std::fabs(double(want[i])), rms});
-    double err = std::fabs(double(got[i]) - double(want[i])) / scale;
-    if (std::isnan(err)) err = INFINITY;
-    c.max_error = std::max(c.max_error, err);
-    if (!(err <= rtol)) {
-      if (c.mismatches++ == 0) c.first = i;
-    }
-  }
+  Closeness k = judge_closeness(
+      got.size(), [&](size_t i) { return double(got[i]); },
+      [&](size_t i) { return double(want[i]); }, rtol);
+  c.mismatches = k.mismatches;
+  c.first = k.first;
+  c.max_error = k.max_error;
   c.close = c.mismatches == 0;
   return c;
 }

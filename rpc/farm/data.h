@@ -27,8 +27,8 @@ int64_t arg_bytes(const pb::Arg& arg, int64_t limit);
 // seed, index, dtype and size, so that a client can recompute it for its reference.
 std::vector<uint8_t> fill_arg(const pb::Arg& arg, uint64_t seed, std::size_t index);
 
-// Compares `got` with `want` as arrays of `dtype`: floating point with
-// |got - want| <= atol + rtol * |want| (NaN matches only NaN), integers exactly. Returns ""
+// Compares `got` with `want` as arrays of `dtype`: floating point by kiln/compare.h's rule
+// (rtol against max(1, |want|, rms(want)); `atol` is ignored), integers exactly. Returns ""
 // when they match, else a message naming the first mismatch and how many differ.
 std::string compare_outputs(pb::DType dtype, const std::vector<uint8_t>& got,
                             const std::string& want, double rtol, double atol);
