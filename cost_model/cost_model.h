@@ -28,7 +28,7 @@ const char* objective_name(Objective o);
 struct CostModelOptions {
   Objective objective = Objective::RankPairwise;
   int rounds = 100;     // boosting rounds (trees)
-  int max_depth = 6;
+  int max_depth = 3;    // shallow trees, as AutoTVM's XGBTuner uses: small data, less overfitting
   double eta = 0.3;     // learning rate
   uint64_t seed = 0;
   int threads = 1;      // XGBoost's threads: the tuner measures on the other cores

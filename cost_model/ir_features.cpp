@@ -11,6 +11,14 @@ namespace {
 double log2p(double x) { return std::log2(1 + std::max(0.0, x)); }
 double stride_feature(double s) { return std::isnan(s) ? -1.0 : log2p(std::fabs(s)); }
 
+// "L3.", "B1.": appended piece by piece (GCC 12 warns falsely on "L" + std::string).
+std::string tag(char letter, int n) {
+  std::string t(1, letter);
+  t += std::to_string(n);
+  t += '.';
+  return t;
+}
+
 // Collects values, or names (the layout without a kernel); one function writes both, so
 // the two cannot drift apart.
 class Sink {
@@ -34,7 +42,7 @@ void flatten(const LoopNestSummary& s, Sink& out) {
 
   for (int l = 0; l < kMaxLevels; ++l) {
     const LoopLevel* level = first + l < depth ? &s.levels[first + l] : nullptr;
-    const std::string p = "L" + std::to_string(l) + ".";
+    const std::string p = tag('L', l);
     auto kind_is = [&](ir::ForKind k) { return level && level->kind == k ? 1.0 : 0.0; };
     out.add([&] { return p + "present"; }, level ? 1 : 0);
     out.add([&] { return p + "extent"; }, level ? log2p(level->extent) : 0);
@@ -45,7 +53,7 @@ void flatten(const LoopNestSummary& s, Sink& out) {
     out.add([&] { return p + "body_stores"; }, level ? log2p(level->body_stores) : 0);
     out.add([&] { return p + "trips"; }, level ? log2p(level->trips) : 0);
     for (int slot = 0; slot < kBufferSlots; ++slot) {
-      const std::string q = p + "B" + std::to_string(slot) + ".";
+      const std::string q = p + tag('B', slot);
       const LevelBufferStats* b =
           level && slots[slot] >= 0 ? &level->buffers[slots[slot]] : nullptr;
       if (b && !b->accessed) b = nullptr;
@@ -58,7 +66,7 @@ void flatten(const LoopNestSummary& s, Sink& out) {
   }
 
   for (int slot = 0; slot < kBufferSlots; ++slot) {
-    const std::string p = "B" + std::to_string(slot) + ".";
+    const std::string p = tag('B', slot);
     const BufferInfo* b = slots[slot] >= 0 ? &s.buffers[slots[slot]] : nullptr;
     out.add([&] { return p + "present"; }, b ? 1 : 0);
     out.add([&] { return p + "written"; }, b && b->written ? 1 : 0);

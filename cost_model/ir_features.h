@@ -33,7 +33,7 @@ constexpr int kGlobalSlots = 4;
 constexpr int kLocalSlots = 2;
 constexpr int kBufferSlots = kGlobalSlots + kLocalSlots;
 
-// The fixed length of ir_features(): 327.
+// The fixed length of ir_features(): 332.
 size_t ir_feature_count();
 // "L0.extent", "L2.B1.loop_stride", "B4.present", "kernel.flops", ... in layout order.
 const std::vector<std::string>& ir_feature_names();

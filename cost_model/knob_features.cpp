@@ -9,8 +9,10 @@ size_t knob_feature_count() { return 2 * kMaxKnobs; }
 std::vector<std::string> knob_feature_names() {
   std::vector<std::string> names;
   for (int k = 0; k < kMaxKnobs; ++k) {
-    names.push_back("K" + std::to_string(k) + ".value");
-    names.push_back("K" + std::to_string(k) + ".choice");
+    std::string knob(1, 'K');
+    knob += std::to_string(k);
+    names.push_back(knob + ".value");
+    names.push_back(knob + ".choice");
   }
   return names;
 }

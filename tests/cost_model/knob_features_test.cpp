@@ -37,8 +37,10 @@ TEST(KnobFeatures, KnobsPastTheLimitAreDropped) {
   schedules::ConfigSpace s;
   schedules::Config c;
   for (int k = 0; k < kMaxKnobs + 3; ++k) {
-    s.define_knob("k" + std::to_string(k), {10, 20});
-    c.set("k" + std::to_string(k), 20);
+    std::string name = std::to_string(k);
+    name.insert(name.begin(), 'k');
+    s.define_knob(name, {10, 20});
+    c.set(name, 20);
   }
   std::vector<float> f = knob_features(s, c);
   ASSERT_EQ(f.size(), knob_feature_count());

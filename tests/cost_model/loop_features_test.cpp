@@ -250,7 +250,9 @@ TEST(IrFeatures, DeepChainKeepsTheInnermostLevels) {
   std::vector<Var> vars;
   Expr index = 0;
   for (int d = 0; d < 10; ++d) {
-    vars.emplace_back("v" + std::to_string(d));
+    std::string name = std::to_string(d);
+    name.insert(name.begin(), 'v');
+    vars.emplace_back(name);
     index = index * 2 + vars.back();
   }
   Stmt s = ir::make_store(out, ir::make_float(DataType::f32(), 1), {index});
