@@ -39,14 +39,17 @@ void set_common_params(xgb::Booster& b, const CostModelOptions& o) {
 
 const char* objective_name(Objective o) {
   switch (o) {
-    case Objective::RankPairwise: return "rank:pairwise";
-    case Objective::SquaredError: return "reg:squarederror";
+    case Objective::RankPairwise:
+      return "rank:pairwise";
+    case Objective::SquaredError:
+      return "reg:squarederror";
   }
   return "?";
 }
 
 CostModel::CostModel(CostModelOptions options) : options_(options) {
-  user_check(options_.rounds >= 1) << "cost model: rounds must be at least 1, got " << options_.rounds;
+  user_check(options_.rounds >= 1)
+      << "cost model: rounds must be at least 1, got " << options_.rounds;
   user_check(options_.max_depth >= 1)
       << "cost model: max_depth must be at least 1, got " << options_.max_depth;
   user_check(options_.eta > 0 && options_.eta <= 1)
@@ -117,8 +120,7 @@ std::vector<double> CostModel::predict(const FeatureRows& features) const {
   if (features.empty()) return {};
   std::vector<size_t> order(features.size());
   std::iota(order.begin(), order.end(), 0);
-  xgb::DMatrix data(flatten_rows(features, order, feature_count_), features.size(),
-                    feature_count_);
+  xgb::DMatrix data(flatten_rows(features, order, feature_count_), features.size(), feature_count_);
   std::vector<float> scores = booster_->predict(data);
   internal_check(scores.size() == features.size())
       << "XGBoost gave " << scores.size() << " predictions for " << features.size() << " rows";

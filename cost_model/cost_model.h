@@ -8,6 +8,9 @@
 // what choosing candidates needs, and groups keep tasks of different speeds apart (one group
 // per task). With reg:squarederror it predicts throughput normalised to the best of its
 // group (throughput / max), so tasks of different scale share one range.
+//
+// One model serves one thread at a time (XGBoost hands predictions back in buffers that
+// the booster owns).
 #pragma once
 
 #include <cstdint>
@@ -27,11 +30,11 @@ const char* objective_name(Objective o);
 
 struct CostModelOptions {
   Objective objective = Objective::RankPairwise;
-  int rounds = 100;     // boosting rounds (trees)
-  int max_depth = 3;    // shallow trees, as AutoTVM's XGBTuner uses: small data, less overfitting
-  double eta = 0.3;     // learning rate
+  int rounds = 100;   // boosting rounds (trees)
+  int max_depth = 3;  // shallow trees, as AutoTVM's XGBTuner uses: small data, less overfitting
+  double eta = 0.3;   // learning rate
   uint64_t seed = 0;
-  int threads = 1;      // XGBoost's threads: the tuner measures on the other cores
+  int threads = 1;  // XGBoost's threads: the tuner measures on the other cores
 };
 
 using FeatureRows = std::vector<std::vector<float>>;

@@ -8,8 +8,12 @@ namespace kiln::cost_model {
 
 namespace {
 
-double log2p(double x) { return std::log2(1 + std::max(0.0, x)); }
-double stride_feature(double s) { return std::isnan(s) ? -1.0 : log2p(std::fabs(s)); }
+double log2p(double x) {
+  return std::log2(1 + std::max(0.0, x));
+}
+double stride_feature(double s) {
+  return std::isnan(s) ? -1.0 : log2p(std::fabs(s));
+}
 
 // "L3.", "B1.": appended piece by piece (GCC 12 warns falsely on "L" + std::string).
 std::string tag(char letter, int n) {
@@ -25,8 +29,10 @@ class Sink {
  public:
   explicit Sink(bool names) : names_only_(names) {}
   void add(const std::function<std::string()>& name, double value) {
-    if (names_only_) names_.push_back(name());
-    else values_.push_back(static_cast<float>(value));
+    if (names_only_)
+      names_.push_back(name());
+    else
+      values_.push_back(static_cast<float>(value));
   }
   std::vector<float> values_;
   std::vector<std::string> names_;
@@ -111,7 +117,9 @@ const std::vector<std::string>& ir_feature_names() {
   return names;
 }
 
-size_t ir_feature_count() { return ir_feature_names().size(); }
+size_t ir_feature_count() {
+  return ir_feature_names().size();
+}
 
 std::vector<float> ir_features(const LoopNestSummary& summary) {
   Sink sink(false);

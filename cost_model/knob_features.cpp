@@ -4,7 +4,9 @@
 
 namespace kiln::cost_model {
 
-size_t knob_feature_count() { return 2 * kMaxKnobs; }
+size_t knob_feature_count() {
+  return 2 * kMaxKnobs;
+}
 
 std::vector<std::string> knob_feature_names() {
   std::vector<std::string> names;

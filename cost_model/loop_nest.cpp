@@ -59,7 +59,7 @@ struct SiteSpan {
   double runs = 0;       // executions per run of the level's loop
   bool bounded = false;  // lo/hi are known
   int64_t lo = 0, hi = 0;
-  double distinct = 0;   // distinct elements it touches, at most
+  double distinct = 0;  // distinct elements it touches, at most
 };
 
 SiteSpan span_in_level(const LoopTree& tree, const AccessSite& site, int level,
@@ -128,8 +128,10 @@ std::vector<LevelBufferStats> level_stats(const LoopTree& tree, int level,
     st.accesses += span.runs;
     bytes[b] += span.runs * site.lanes * tree.buffers[b].dtype.bytes();
     distinct[b] += span.distinct;
-    if (span.bounded) intervals[b].push_back({span.lo, span.hi});
-    else all_bounded[b] = false;
+    if (span.bounded)
+      intervals[b].push_back({span.lo, span.hi});
+    else
+      all_bounded[b] = false;
     if (span.runs > heaviest[b]) {
       heaviest[b] = span.runs;
       std::optional<int64_t> c = linear_coefficient(site.index, var);

@@ -22,8 +22,8 @@
 namespace kiln::cost_model {
 
 struct LevelBufferStats {
-  bool accessed = false;   // some access of the buffer lies inside the loop
-  double accesses = 0;     // access instructions executed (a vector access is one)
+  bool accessed = false;  // some access of the buffer lies inside the loop
+  double accesses = 0;    // access instructions executed (a vector access is one)
   // Elements the index moves per iteration of this loop (0: the access stays put, so it is
   // reused across the loop); NaN when the index is not affine in the loop variable. Both
   // strides come from the buffer's most executed access inside the loop.

@@ -28,7 +28,8 @@ class Collector : public ir::IRVisitor {
     // Children follow parents in pre-order, so a reverse sweep adds each loop's work to its
     // parent after the loop has collected its own children's.
     for (size_t i = tree_.loops.size(); i-- > 0;)
-      if (tree_.loops[i].parent >= 0) tree_.loops[tree_.loops[i].parent].work += tree_.loops[i].work;
+      if (tree_.loops[i].parent >= 0)
+        tree_.loops[tree_.loops[i].parent].work += tree_.loops[i].work;
     KernelTotals& t = tree_.totals;
     double bytes = t.bytes_loaded + t.bytes_stored;
     t.arithmetic_intensity = bytes > 0 ? t.flops / bytes : 0;
@@ -74,7 +75,8 @@ class Collector : public ir::IRVisitor {
     for (const ir::Expr& i : op->indices) visit(i);
     visit(op->predicate);
     if (!stack_.empty()) ++tree_.loops[stack_.back()].body_stores;
-    int lanes = std::max<int>(op->value.type().lanes, op->indices.empty() ? 1 : op->indices[0].type().lanes);
+    int lanes = std::max<int>(op->value.type().lanes,
+                              op->indices.empty() ? 1 : op->indices[0].type().lanes);
     add_site(op->buffer, op->indices, lanes, true);
   }
 
@@ -121,7 +123,8 @@ class Collector : public ir::IRVisitor {
     double elements = 1;
     for (const ir::Expr& d : op->buffer->shape) {
       ir::IntBound b = ir::const_int_bound(d, bounds_);
-      elements *= b.max != ir::IntBound::kPosInf ? static_cast<double>(std::max<int64_t>(0, b.max)) : 1;
+      elements *=
+          b.max != ir::IntBound::kPosInf ? static_cast<double>(std::max<int64_t>(0, b.max)) : 1;
     }
     tree_.totals.local_bytes += elements * op->buffer->dtype.bytes();
     visit(op->body);

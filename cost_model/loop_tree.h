@@ -31,31 +31,39 @@ struct LoopRecord {
   ir::ForKind kind = ir::ForKind::Serial;
   int parent = -1;  // index into LoopTree::loops; -1 for a loop at the top of the kernel
   std::vector<int> children;
-  double outer_trips = 1;   // how many times the whole loop runs: product of enclosing extents
-  int64_t body_stores = 0;  // Store statements in its body outside nested loops (unrolled copies)
-  double work = 0;          // executed flops plus memory accesses in the loop, nested loops included
+  // How many times the whole loop runs: the product of the enclosing extents.
+  double outer_trips = 1;
+  // Store statements in its body outside nested loops (unrolled copies show here).
+  int64_t body_stores = 0;
+  // Executed flops plus memory accesses in the loop, nested loops included.
+  double work = 0;
 };
 
 struct AccessSite {
-  int buffer = 0;     // index into LoopTree::buffers
-  int loop = -1;      // innermost enclosing loop (index into LoopTree::loops), -1: none
-  ir::Expr index;     // the flat index with let-bound variables substituted
-  int lanes = 1;      // elements one execution moves
+  int buffer = 0;  // index into LoopTree::buffers
+  int loop = -1;   // innermost enclosing loop (index into LoopTree::loops), -1: none
+  ir::Expr index;  // the flat index with let-bound variables substituted
+  int lanes = 1;   // elements one execution moves
   bool is_store = false;
   double executions = 0;  // over the whole kernel
 };
 
 struct KernelTotals {
-  double flops = 0;          // float add, sub, mul (1 per lane) and fma (2 per lane), executed
-  double bytes_loaded = 0;   // every buffer, local ones included
+  // Float add, sub, mul (1 per lane) and fma (2 per lane), executed.
+  double flops = 0;
+  // Bytes moved by loads and stores, local buffers included.
+  double bytes_loaded = 0;
   double bytes_stored = 0;
   double arithmetic_intensity = 0;  // flops / (bytes loaded + stored)
-  double vector_ops = 0;     // executed operations on vectors: arithmetic, casts, selects, calls,
-                             // loads and stores
-  double branches = 0;       // executed IfThenElse statements
-  double parallel_extent = 1;  // iterations the thread pool can spread (nested parallel loops multiply)
-  int vector_width = 1;      // widest float arithmetic in lanes (or widest access when there is none)
-  double local_bytes = 0;    // bytes of every Allocate (a register tile or a scratch buffer)
+  // Executed operations on vectors: arithmetic, casts, selects, calls, loads and stores.
+  double vector_ops = 0;
+  double branches = 0;  // executed IfThenElse statements
+  // Iterations the thread pool can spread (nested parallel loops multiply).
+  double parallel_extent = 1;
+  // The widest float arithmetic in lanes (or the widest access when there is none).
+  int vector_width = 1;
+  // Bytes of every Allocate (a register tile or a scratch buffer).
+  double local_bytes = 0;
 };
 
 struct LoopTree {

@@ -25,8 +25,7 @@ std::vector<double> ranks(const std::vector<double>& values) {
 }
 
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  user_check(a.size() == b.size())
-      << "spearman: " << a.size() << " values against " << b.size();
+  user_check(a.size() == b.size()) << "spearman: " << a.size() << " values against " << b.size();
   user_check(a.size() >= 2) << "spearman needs at least 2 pairs, got " << a.size();
   // Pearson's correlation of the ranks (exact with ties, unlike the 1 - 6 sum d^2 formula).
   std::vector<double> ra = ranks(a), rb = ranks(b);

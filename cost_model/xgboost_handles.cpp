@@ -52,9 +52,10 @@ void Booster::update_one_iter(int iter, const DMatrix& train) {
 }
 
 std::vector<float> Booster::predict(const DMatrix& data) const {
-  // Plain margin-free prediction over every tree, one value per row.
+  // Plain predictions (type 0) from every tree, one value per row.
   const char* config =
-      R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false})";
+      R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0,)"
+      R"( "strict_shape": false})";
   const bst_ulong* shape = nullptr;
   bst_ulong dims = 0;
   const float* result = nullptr;

@@ -132,9 +132,9 @@ TEST(CostModel, BadInputIsAUserError) {
   CostModel m;
   EXPECT_THROW(m.predict({{1, 2}}), UserError);  // nothing trained
   EXPECT_THROW(m.fit({}, {}), UserError);
-  EXPECT_THROW(m.fit({{1, 2}, {3}}, {1, 2}), UserError);          // ragged
-  EXPECT_THROW(m.fit({{1, 2}, {3, 4}}, {1}), UserError);          // lengths differ
-  EXPECT_THROW(m.fit({{1, 2}, {3, 4}}, {1, -2}), UserError);      // negative throughput
+  EXPECT_THROW(m.fit({{1, 2}, {3}}, {1, 2}), UserError);      // ragged
+  EXPECT_THROW(m.fit({{1, 2}, {3, 4}}, {1}), UserError);      // lengths differ
+  EXPECT_THROW(m.fit({{1, 2}, {3, 4}}, {1, -2}), UserError);  // negative throughput
   EXPECT_THROW(m.fit({{1, 2}, {3, 4}}, {1, NAN}), UserError);
   EXPECT_THROW(m.fit({{1, 2}, {3, 4}}, {1, 2}, {0}), UserError);  // one group id short
   m.fit({{1, 2}, {3, 4}, {5, 6}}, {1, 2, 3});

@@ -114,8 +114,9 @@ TEST(DenseRanking, IrFeaturesRankHeldOutConfigs) {
   Scores ir = evaluate(ir_rows, data, groups, split);
   Scores knobs = evaluate(knob_rows, data, groups, split);
   std::cout << std::fixed << std::setprecision(3) << "held-out Spearman (" << split.test.size()
-            << " configs, trained on " << split.train.size() << "; IR features: "
-            << ir_feature_count() << " values, knob features: " << knob_feature_count() << ")\n";
+            << " configs, trained on " << split.train.size()
+            << "; IR features: " << ir_feature_count()
+            << " values, knob features: " << knob_feature_count() << ")\n";
   for (const auto& [task, rho] : ir.per_task)
     std::cout << "  " << task << ": IR " << rho << "  knobs " << knobs.per_task[task] << "\n";
   std::cout << "  mean: IR " << ir.mean << "  knobs " << knobs.mean << "\n"

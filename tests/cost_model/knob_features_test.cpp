@@ -16,7 +16,8 @@ schedules::ConfigSpace small_space() {
 }
 
 TEST(KnobFeatures, ValuesThenChoiceIndicesPaddedWithMinusOne) {
-  std::vector<float> f = knob_features(small_space(), schedules::Config({{"mr", 6}, {"unroll", 0}}));
+  std::vector<float> f =
+      knob_features(small_space(), schedules::Config({{"mr", 6}, {"unroll", 0}}));
   ASSERT_EQ(f.size(), knob_feature_count());
   EXPECT_EQ(f[0], 6);  // mr's value
   EXPECT_EQ(f[1], 3);  // its index among 1, 2, 4, 6

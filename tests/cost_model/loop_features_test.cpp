@@ -39,9 +39,8 @@ struct TinyMatmul {
                   ir::make_load(a, {i * 16 + k}) * ir::make_load(b, {k * 8 + j});
     Stmt reduce = ir::make_for(k, 0, 16, ForKind::Serial, ir::make_store(c, update, {c_index}));
     Stmt init = ir::make_store(c, ir::make_float(DataType::f32(), 0), {c_index});
-    Stmt body = ir::make_for(
-        i, 0, 4, ForKind::Parallel,
-        ir::make_for(j, 0, 8, ForKind::Serial, ir::make_seq({init, reduce})));
+    Stmt body = ir::make_for(i, 0, 4, ForKind::Parallel,
+                             ir::make_for(j, 0, 8, ForKind::Serial, ir::make_seq({init, reduce})));
     return {"matmul", {a, b, c}, body};
   }
 };
@@ -144,16 +143,17 @@ TEST(IrFeatures, TinyMatmulEntries) {
   EXPECT_FLOAT_EQ(feature(f, "L2.B0.reuse"), std::log2(33.0f));
 }
 
-// The same matmul with j as 8 vector lanes: C[ramp(i*8, 1, 8)] += x8(A[i*16+k]) * B[ramp(k*8, 1, 8)].
+// The same matmul with j as 8 vector lanes:
+//   C[ramp(i*8, 1, 8)] += x8(A[i*16 + k]) * B[ramp(k*8, 1, 8)]
 TEST(LoopNest, VectorLanesCountInFlopsAndStrides) {
   TinyMatmul m;
   Expr c_index = ir::make_ramp(m.i * 8, 1, 8);
-  Expr update = ir::make_load(m.c, {c_index}) +
-                ir::make_broadcast(ir::make_load(m.a, {m.i * 16 + m.k}), 8) *
-                    ir::make_load(m.b, {ir::make_ramp(m.k * 8, 1, 8)});
-  Stmt body = ir::make_for(m.i, 0, 4, ForKind::Parallel,
-                           ir::make_for(m.k, 0, 16, ForKind::Serial,
-                                        ir::make_store(m.c, update, {c_index})));
+  Expr update =
+      ir::make_load(m.c, {c_index}) + ir::make_broadcast(ir::make_load(m.a, {m.i * 16 + m.k}), 8) *
+                                          ir::make_load(m.b, {ir::make_ramp(m.k * 8, 1, 8)});
+  Stmt body = ir::make_for(
+      m.i, 0, 4, ForKind::Parallel,
+      ir::make_for(m.k, 0, 16, ForKind::Serial, ir::make_store(m.c, update, {c_index})));
   LoopNestSummary s = summarize_loop_nest({"vmatmul", {m.a, m.b, m.c}, body});
   EXPECT_DOUBLE_EQ(s.totals.flops, 2.0 * 4 * 8 * 16);
   EXPECT_EQ(s.totals.vector_width, 8);
@@ -164,7 +164,7 @@ TEST(LoopNest, VectorLanesCountInFlopsAndStrides) {
   const LoopLevel& k = s.levels[1];
   EXPECT_DOUBLE_EQ(k.buffers[1].innermost_stride, 1);  // B: contiguous lanes
   EXPECT_DOUBLE_EQ(k.buffers[1].loop_stride, 8);
-  EXPECT_DOUBLE_EQ(k.buffers[0].innermost_stride, 1);  // A: a scalar walking along k
+  EXPECT_DOUBLE_EQ(k.buffers[0].innermost_stride, 1);   // A: a scalar walking along k
   EXPECT_DOUBLE_EQ(k.buffers[2].touched_bytes, 8 * 4);  // C: one vector
   EXPECT_DOUBLE_EQ(k.buffers[1].touched_bytes, 128 * 4);
 }
@@ -191,8 +191,9 @@ TEST(LoopNest, ChainFollowsTheHeaviestLoop) {
   Stmt init_loop = ir::make_for(init, 0, 16, ForKind::Serial,
                                 ir::make_store(out, ir::make_float(DataType::f32(), 0), {init}));
   Expr sum = ir::make_load(out, {i}) + ir::make_float(DataType::f32(), 1);
-  Stmt update = ir::make_for(i, 0, 16, ForKind::Serial,
-                             ir::make_for(r, 0, 100, ForKind::Serial, ir::make_store(out, sum, {i})));
+  Stmt update =
+      ir::make_for(i, 0, 16, ForKind::Serial,
+                   ir::make_for(r, 0, 100, ForKind::Serial, ir::make_store(out, sum, {i})));
   LoopNestSummary s = summarize_loop_nest({"two", {out}, ir::make_seq({init_loop, update})});
   ASSERT_EQ(s.levels.size(), 2u);
   EXPECT_EQ(s.levels[0].var, "i");
@@ -206,13 +207,14 @@ TEST(LoopNest, LetsAreSeenThroughAndDivisionIsNotAffine) {
   Var i("i"), k("k"), row("row");
   // let row = i*16 in out[row + k] = in[row + k/2]
   Stmt store = ir::make_store(out, ir::make_load(in, {row + ir::floordiv(k, 2)}), {row + k});
-  Stmt body = ir::make_for(i, 0, 16, ForKind::Serial,
-                           ir::make_let_stmt(row, i * 16, ir::make_for(k, 0, 16, ForKind::Serial, store)));
+  Stmt body =
+      ir::make_for(i, 0, 16, ForKind::Serial,
+                   ir::make_let_stmt(row, i * 16, ir::make_for(k, 0, 16, ForKind::Serial, store)));
   LoopNestSummary s = summarize_loop_nest({"let", {in, out}, body});
   ASSERT_EQ(s.levels.size(), 2u);
   EXPECT_DOUBLE_EQ(s.levels[0].buffers[1].loop_stride, 16);  // out along i, through the let
   EXPECT_DOUBLE_EQ(s.levels[1].buffers[1].loop_stride, 1);
-  EXPECT_TRUE(std::isnan(s.levels[1].buffers[0].loop_stride));  // in[row + k/2] along k
+  EXPECT_TRUE(std::isnan(s.levels[1].buffers[0].loop_stride));    // in[row + k/2] along k
   EXPECT_DOUBLE_EQ(s.levels[1].buffers[0].touched_bytes, 8 * 4);  // k/2 covers 8 elements
   std::vector<float> f = ir_features({"let", {in, out}, body});
   EXPECT_EQ(feature(f, "L1.B1.loop_stride"), -1);  // `in` is slot 1 (read only)
@@ -228,7 +230,8 @@ TEST(LoopNest, UnrolledCopiesShareOneFootprint) {
   for (int c = 0; c < 4; ++c)
     copies.push_back(ir::make_store(
         acc, ir::make_load(acc, {Expr(c)}) + ir::make_float(DataType::f32(), 1), {Expr(c)}));
-  Stmt write = ir::make_for(w, 0, 4, ForKind::Serial, ir::make_store(out, ir::make_load(acc, {w}), {w}));
+  Stmt write =
+      ir::make_for(w, 0, 4, ForKind::Serial, ir::make_store(out, ir::make_load(acc, {w}), {w}));
   Stmt body = ir::make_allocate(
       acc, ir::make_seq({ir::make_for(r, 0, 32, ForKind::Serial, ir::make_seq(copies)), write}));
   LoopNestSummary s = summarize_loop_nest({"unrolled", {out}, body});
@@ -261,14 +264,15 @@ TEST(IrFeatures, DeepChainKeepsTheInnermostLevels) {
   ASSERT_EQ(f.size(), ir_feature_count());
   EXPECT_EQ(feature(f, "kernel.chain_depth"), 10);
   EXPECT_EQ(feature(f, "L7.present"), 1);
-  EXPECT_EQ(feature(f, "L7.B0.loop_stride"), 1);    // v9, the innermost, moves by 1
+  EXPECT_EQ(feature(f, "L7.B0.loop_stride"), 1);  // v9, the innermost, moves by 1
   EXPECT_EQ(feature(f, "L0.B0.loop_stride"), std::log2(1.0f + 128));  // v2 moves by 2^7
 }
 
 TEST(IrFeatures, NamesAreUniqueAndMatchTheCount) {
   const auto& names = ir_feature_names();
   EXPECT_EQ(names.size(), ir_feature_count());
-  EXPECT_EQ(names.size(), static_cast<size_t>(kMaxLevels * (8 + kBufferSlots * 5) + kBufferSlots * 3 + 10));
+  EXPECT_EQ(names.size(),
+            static_cast<size_t>(kMaxLevels * (8 + kBufferSlots * 5) + kBufferSlots * 3 + 10));
   std::set<std::string> unique(names.begin(), names.end());
   EXPECT_EQ(unique.size(), names.size());
 }
@@ -297,8 +301,10 @@ TEST(IrFeatures, FixedLengthAcrossRealKernels) {
   codegen::Target target = codegen::target_from_name("x86-avx512");
   std::vector<schedules::Workload> workloads = {
       {"dense", {{"M", 32}, {"N", 64}, {"K", 48}}, DataType::f32(), {"bias", "relu"}},
-      {"conv2d", {{"N", 1}, {"C", 16}, {"H", 14}, {"W", 14}, {"O", 32}, {"KH", 3}, {"KW", 3}, {"pad", 1}},
-       DataType::f32(), {}},
+      {"conv2d",
+       {{"N", 1}, {"C", 16}, {"H", 14}, {"W", 14}, {"O", 32}, {"KH", 3}, {"KW", 3}, {"pad", 1}},
+       DataType::f32(),
+       {}},
       {"softmax", {{"M", 8}, {"N", 100}}, DataType::f32(), {}},
   };
   int kernels = 0;

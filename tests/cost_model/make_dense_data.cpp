@@ -65,8 +65,7 @@ int main(int argc, char** argv) {
     w.params = {{"M", m}, {"N", n}, {"K", k}};
     const schedules::OpTemplate& tpl = schedules::template_named(template_name);
     codegen::Target target = codegen::target_from_name(target_name);
-    std::vector<schedules::Config> configs =
-        pick_configs(tpl.space(w, target), max_configs, seed);
+    std::vector<schedules::Config> configs = pick_configs(tpl.space(w, target), max_configs, seed);
     std::vector<testing::MeasuredConfig> results(configs.size());
     tuner::RunOptions options;
     options.threads = threads;

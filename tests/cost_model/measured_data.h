@@ -20,9 +20,9 @@ struct MeasuredConfig {
   std::string target;
   int threads = 1;
   schedules::Config config;
-  double gflops = 0;                // the best of the passes: the least disturbed run
+  double gflops = 0;                  // the best of the passes: the least disturbed run
   std::vector<double> gflops_passes;  // each pass's median, in pass order
-  double median_ms = 0;             // the median time of the best pass
+  double median_ms = 0;               // the median time of the best pass
 };
 
 std::string to_json_line(const MeasuredConfig& m);
