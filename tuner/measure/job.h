@@ -1,0 +1,65 @@
+// One candidate as a measurement job, and its result judged: the bridge between a template's
+// kernel (logical tensors, packing, a reference) and the farm's wire format (raw argument
+// bytes, costs, outputs).
+//
+// Every candidate of a task runs on the same logical inputs (random, seeded), packed into its
+// own layout; its output comes back, is unpacked, and is compared with the reference by the
+// one rule (kiln/compare.h). A wrong result is an error kind like a crash: never a best.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rpc/farm/farm.pb.h"
+#include "schedules/op_template.h"
+#include "tuner/host_values.h"
+
+namespace kiln::tuner {
+
+struct MeasureOptions {
+  uint32_t number = 1;        // calls per repeat (raised to meet min_repeat_ms)
+  uint32_t repeat = 3;        // timed repeats: one cost each
+  double min_repeat_ms = 0;   // AutoTVM's rule: one repeat lasts at least this long
+  double timeout_s = 10;      // wall clock for the whole job in its sandbox
+  uint32_t threads = 1;       // the kernel's thread pool
+  bool flush_cache = false;   // sweep a large buffer between repeats
+};
+
+// The logical inputs and reference output of one task (template + workload), computed once
+// and shared by its candidates; keyed by the input dtypes a kernel asks for.
+class TaskData {
+ public:
+  TaskData(const schedules::OpTemplate& tpl, schedules::Workload w, uint32_t seed = 11)
+      : tpl_(&tpl), w_(std::move(w)), seed_(seed) {}
+  // Inputs rounded to each argument's dtype (in call order), and the reference.
+  struct Set {
+    std::vector<Values> inputs;
+    Values reference;
+  };
+  const Set& for_kernel(const schedules::BuiltKernel& k);
+
+ private:
+  const schedules::OpTemplate* tpl_;
+  schedules::Workload w_;
+  uint32_t seed_;
+  std::map<std::vector<std::string>, Set> sets_;
+};
+
+// The job that runs `k` (compiled into `so`) on the task's inputs and returns its output.
+farm::pb::Job make_job(const schedules::BuiltKernel& k, const std::vector<uint8_t>& so,
+                       TaskData& data, const MeasureOptions& options);
+
+// A farm result judged: when the job ran, its output unpacked and compared with the
+// reference within `rtol`. `correct` is false for every error kind and for a wrong result.
+struct Judgement {
+  bool correct = false;
+  farm::pb::ErrorKind error = farm::pb::OK;  // WRONG_RESULT when the output differs
+  std::string message;
+  std::vector<double> costs;  // seconds per call
+};
+Judgement judge(const farm::pb::Result& result, const schedules::BuiltKernel& k, TaskData& data,
+                double rtol);
+
+}  // namespace kiln::tuner
