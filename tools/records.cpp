@@ -5,6 +5,8 @@
 //   merge LOG... -o OUT       every valid record once, in the order read
 //   plot LOG... -o OUT.svg    best GFLOPS so far against trial number, one line per log
 // Bad lines in a log are warnings on stderr, never fatal; a missing log is an error (exit 2).
+#include "tuner/records.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,7 +24,6 @@
 #include "records_plot.h"
 #include "subcommands.h"
 #include "tuner/history_best.h"
-#include "tuner/records.h"
 
 namespace kiln::tools {
 namespace {
@@ -200,14 +201,16 @@ int run_plot(const RecordsOptions& o) {
 
 Run add_records(CLI::App& app) {
   auto o = std::make_shared<RecordsOptions>();
-  CLI::App* cmd = app.add_subcommand("records", "Summarise, pick the best of, merge or plot tuning logs");
+  CLI::App* cmd =
+      app.add_subcommand("records", "Summarise, pick the best of, merge or plot tuning logs");
   cmd->require_subcommand(1);
   auto add = [&](const char* name, const char* help) {
     CLI::App* sub = cmd->add_subcommand(name, help);
     sub->add_option("logs", o->logs, "Tuning logs (JSON lines)")->required();
     return sub;
   };
-  CLI::App* summary = add("summary", "Per task: template, workload, records, errors by kind, best GFLOPS");
+  CLI::App* summary =
+      add("summary", "Per task: template, workload, records, errors by kind, best GFLOPS");
   CLI::App* best = add("best", "The best record of each task, as a log apply-history-best reads");
   best->add_option("-o,--out", o->out, "Write to this file instead of stdout");
   CLI::App* merge = add("merge", "Every valid record of the logs once, into one log");

@@ -21,11 +21,20 @@ std::string escape_xml(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -129,9 +138,8 @@ std::string tuning_curves_svg(const std::vector<TuningCurve>& curves, const std:
   svg << "</g>\n";
   // The frame with tick marks.
   svg << "<g stroke=\"#333\" stroke-width=\"1\" fill=\"none\" shape-rendering=\"crispEdges\">\n"
-      << "<rect x=\"" << num(kLeft)
-      << "\" y=\"" << num(kTop) << "\" width=\"" << num(plot_w) << "\" height=\"" << num(plot_h)
-      << "\"/>\n";
+      << "<rect x=\"" << num(kLeft) << "\" y=\"" << num(kTop) << "\" width=\"" << num(plot_w)
+      << "\" height=\"" << num(plot_h) << "\"/>\n";
   for (double v : ticks(y))
     svg << "<line x1=\"" << num(kLeft - 4) << "\" y1=\"" << num(py(v)) << "\" x2=\"" << num(kLeft)
         << "\" y2=\"" << num(py(v)) << "\"/>\n";

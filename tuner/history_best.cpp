@@ -22,8 +22,7 @@ HistoryBest::HistoryBest(const std::vector<TuningRecord>& records) {
 HistoryBest HistoryBest::from_logs(const std::vector<std::string>& paths,
                                    std::vector<RecordProblem>* problems) {
   LoadedRecords loaded = load_records(paths);
-  if (problems)
-    problems->insert(problems->end(), loaded.problems.begin(), loaded.problems.end());
+  if (problems) problems->insert(problems->end(), loaded.problems.begin(), loaded.problems.end());
   return HistoryBest(loaded.records);
 }
 

@@ -36,10 +36,10 @@ std::optional<MeasureErrorKind> measure_error_from_name(std::string_view name);
 struct MeasureResult {
   std::vector<double> costs;  // seconds per kernel call, one per repeat
   MeasureErrorKind error = MeasureErrorKind::Ok;
-  std::string message;        // why it failed (compiler or runner output); empty when ok
-  double all_cost = 0;        // wall seconds spent on this candidate: build, queue and run
-  double timestamp = 0;       // unix seconds when the measurement finished
-  std::string device_key;     // the farm's device key, or "local"
+  std::string message;     // why it failed (compiler or runner output); empty when ok
+  double all_cost = 0;     // wall seconds spent on this candidate: build, queue and run
+  double timestamp = 0;    // unix seconds when the measurement finished
+  std::string device_key;  // the farm's device key, or "local"
 
   // Usable for comparison: no error and at least one time.
   bool ok() const { return error == MeasureErrorKind::Ok && !costs.empty(); }

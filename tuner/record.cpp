@@ -17,7 +17,9 @@ struct BadRecord {
   std::string reason;
 };
 
-[[noreturn]] void bad(std::string reason) { throw BadRecord{std::move(reason)}; }
+[[noreturn]] void bad(std::string reason) {
+  throw BadRecord{std::move(reason)};
+}
 
 // The JSON type names a user knows, for "must be a string, got a number".
 const char* type_word(const Json& j) {
@@ -140,8 +142,8 @@ MeasureResult read_result(const Fields& f) {
     std::string valid;
     for (MeasureErrorKind k : all_measure_error_kinds())
       valid += (valid.empty() ? "" : ", ") + std::string(measure_error_name(k));
-    bad("field '" + f.name("error") + "' = '" + error + "' is not an error kind (valid: " +
-        valid + ")");
+    bad("field '" + f.name("error") + "' = '" + error + "' is not an error kind (valid: " + valid +
+        ")");
   }
   r.error = *kind;
   if (r.error == MeasureErrorKind::Ok && r.costs.empty())
@@ -166,7 +168,8 @@ TuningRecord read_record(const Json& j) {
   r.template_name = task.string("template");
   r.workload = read_workload(task.object("workload"));
   const Json& config = top.get("config");
-  if (!config.is_object()) bad(std::string("field 'config' must be an object, got ") + type_word(config));
+  if (!config.is_object())
+    bad(std::string("field 'config' must be an object, got ") + type_word(config));
   try {
     r.config = schedules::Config::from_json(config.dump());
   } catch (const UserError& e) {
@@ -201,12 +204,10 @@ std::string record_to_json(const TuningRecord& r) {
                           {"params", r.workload.params},
                           {"dtype", r.workload.dtype.str()},
                           {"epilogue", r.workload.epilogue}};
-  OrderedJson result = {{"costs", r.result.costs},
-                        {"error", measure_error_name(r.result.error)},
-                        {"message", r.result.message},
-                        {"all_cost", r.result.all_cost},
-                        {"timestamp", r.result.timestamp},
-                        {"device", r.result.device_key}};
+  OrderedJson result = {
+      {"costs", r.result.costs},         {"error", measure_error_name(r.result.error)},
+      {"message", r.result.message},     {"all_cost", r.result.all_cost},
+      {"timestamp", r.result.timestamp}, {"device", r.result.device_key}};
   OrderedJson j = {{"v", kRecordFormatVersion},
                    {"target", std::move(target)},
                    {"task", {{"template", r.template_name}, {"workload", std::move(workload)}}},
@@ -235,8 +236,8 @@ std::string target_key(const Target& t) {
   std::vector<std::string> features = t.features;
   std::sort(features.begin(), features.end());
   features.erase(std::unique(features.begin(), features.end()), features.end());
-  std::string key = t.name + " " + t.triple + " cpu=" + t.cpu + " bits=" +
-                    std::to_string(t.vector_bits) + " ";
+  std::string key =
+      t.name + " " + t.triple + " cpu=" + t.cpu + " bits=" + std::to_string(t.vector_bits) + " ";
   for (size_t i = 0; i < features.size(); ++i) key += (i ? "," : "") + features[i];
   return key;
 }

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -16,15 +17,17 @@
 namespace kiln::tuner {
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 // Reads [offset, offset + n) of `fd`, retrying short reads; UserError on failure.
 void read_at(int fd, const std::string& path, char* buf, size_t n, off_t offset) {
   while (n > 0) {
     ssize_t got = pread(fd, buf, n, offset);
     if (got < 0 && errno == EINTR) continue;
-    user_check(got > 0) << "cannot read records file '" << path << "': "
-                        << (got == 0 ? "unexpected end of file" : errno_text());
+    user_check(got > 0) << "cannot read records file '" << path
+                        << "': " << (got == 0 ? "unexpected end of file" : errno_text());
     buf += got;
     n -= static_cast<size_t>(got);
     offset += got;
@@ -132,6 +135,9 @@ class LibraryCheck {
 
 void load_file(const std::string& path, const LoadOptions& options, LibraryCheck& library,
                LoadedRecords& out) {
+  std::error_code ec;
+  user_check(!std::filesystem::is_directory(path, ec))
+      << "records file '" << path << "' is a directory, not a log";
   std::ifstream in(path, std::ios::binary);
   user_check(in.good()) << "cannot open records file '" << path << "': " << errno_text();
   std::string wanted_target = options.target ? target_key(*options.target) : "";
@@ -140,7 +146,9 @@ void load_file(const std::string& path, const LoadOptions& options, LibraryCheck
     // getline stops at the end of the file without a '\n' only on a torn last line.
     bool torn = in.eof();
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto report = [&](std::string reason) { out.problems.push_back({path, number, std::move(reason)}); };
+    auto report = [&](std::string reason) {
+      out.problems.push_back({path, number, std::move(reason)});
+    };
     ParsedRecord parsed = parse_record(line);
     if (!parsed.record) {
       report((torn ? "torn last line (no final newline): " : "") + parsed.error);
@@ -171,11 +179,12 @@ std::string RecordProblem::str() const {
 
 RecordWriter::RecordWriter(const std::string& path) : path_(path) {
   fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  user_check(fd_ >= 0) << "cannot open records file '" << path << "' for appending: "
-                       << errno_text();
+  user_check(fd_ >= 0) << "cannot open records file '" << path
+                       << "' for appending: " << errno_text();
   try {
     struct stat st {};
-    user_check(fstat(fd_, &st) == 0) << "cannot stat records file '" << path << "': " << errno_text();
+    user_check(fstat(fd_, &st) == 0)
+        << "cannot stat records file '" << path << "': " << errno_text();
     if (st.st_size == 0) return;
     char last = 0;
     read_at(fd_, path, &last, 1, st.st_size - 1);
@@ -196,10 +205,10 @@ RecordWriter::RecordWriter(const std::string& path) : path_(path) {
     // does not glue itself onto it (which would lose both).
     user_check(ftruncate(fd_, cut) == 0 && fsync(fd_) == 0)
         << "cannot cut the torn last line of records file '" << path << "': " << errno_text();
-    repaired_tail_ = RecordProblem{
-        path, line,
-        "torn last line (" + std::to_string(tail.size()) +
-            " bytes with no final newline, e.g. a run killed while writing) cut off"};
+    repaired_tail_ =
+        RecordProblem{path, line,
+                      "torn last line (" + std::to_string(tail.size()) +
+                          " bytes with no final newline, e.g. a run killed while writing) cut off"};
   } catch (...) {
     close(fd_);
     throw;

@@ -66,7 +66,8 @@ struct LoadedRecords {
 // Reads every file (UserError naming the file when one cannot be opened).
 LoadedRecords load_records(const std::vector<std::string>& paths, const LoadOptions& options = {});
 
-// Identity of a task: template, workload and target ("dense.packed | dense M=64 ... | x86-avx2 ...").
+// Identity of a task: template, workload and target ("dense.packed | dense M=64 ... | x86-avx2
+// ...").
 std::string task_key(const TuningRecord& r);
 
 // Resume support: the (task, config) pairs a log has measured. Records that were cancelled

@@ -69,12 +69,22 @@ Image read_png(const std::string& path, std::string* error) {
       int a = i >= size_t(channels) ? row[i - channels] : 0, b = prev[i];
       int c = i >= size_t(channels) ? prev[i - channels] : 0;
       switch (filter) {
-        case 0: break;
-        case 1: row[i] = uint8_t(row[i] + a); break;
-        case 2: row[i] = uint8_t(row[i] + b); break;
-        case 3: row[i] = uint8_t(row[i] + (a + b) / 2); break;
-        case 4: row[i] = uint8_t(row[i] + paeth(a, b, c)); break;
-        default: return fail(error, "bad row filter");
+        case 0:
+          break;
+        case 1:
+          row[i] = uint8_t(row[i] + a);
+          break;
+        case 2:
+          row[i] = uint8_t(row[i] + b);
+          break;
+        case 3:
+          row[i] = uint8_t(row[i] + (a + b) / 2);
+          break;
+        case 4:
+          row[i] = uint8_t(row[i] + paeth(a, b, c));
+          break;
+        default:
+          return fail(error, "bad row filter");
       }
     }
     std::memcpy(prev.data(), row, stride);

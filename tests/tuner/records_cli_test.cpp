@@ -40,12 +40,13 @@ std::vector<TuningRecord> tuning_run(const DenseTask& task, size_t trials, doubl
   uint64_t space = task.space().size();
   for (size_t i = 0; i < trials; ++i) {
     double cost = 1e-4 / (1 + speedup * static_cast<double>(i % 13 + i / 3) / trials);
-    MeasureErrorKind e = i % 7 == 6    ? MeasureErrorKind::CompileError
+    MeasureErrorKind e = i % 7 == 6     ? MeasureErrorKind::CompileError
                          : i % 11 == 10 ? MeasureErrorKind::WrongResult
                                         : MeasureErrorKind::Ok;
-    records.push_back(task.record(i % space, e == MeasureErrorKind::CompileError
-                                                 ? std::vector<double>{}
-                                                 : std::vector<double>{cost, cost * 1.01},
+    records.push_back(task.record(i % space,
+                                  e == MeasureErrorKind::CompileError
+                                      ? std::vector<double>{}
+                                      : std::vector<double>{cost, cost * 1.01},
                                   e));
   }
   return records;
@@ -56,8 +57,8 @@ TEST(RecordsCli, SummaryListsTasksErrorsAndBestGflops) {
   DenseTask task;
   RecordWriter(dir.file("log.jsonl"))
       .append({task.record(1, {1e-4}), task.record(2, {}, MeasureErrorKind::CompileError),
-               task.record(3, {2e-6}, MeasureErrorKind::WrongResult),
-               task.record(4, {5.24288e-5}), task.record(5, {}, MeasureErrorKind::CompileError)});
+               task.record(3, {2e-6}, MeasureErrorKind::WrongResult), task.record(4, {5.24288e-5}),
+               task.record(5, {}, MeasureErrorKind::CompileError)});
   testing::write_text(dir.file("log.jsonl"), "{oops\n", std::ios::app);
   Ran r = run_kiln(dir, "records summary " + dir.file("log.jsonl"));
   EXPECT_EQ(r.status, 0) << r.err;
@@ -157,14 +158,15 @@ TEST(RecordsCli, PlotRendersACurvePerLog) {
   ASSERT_EQ(r.status, 0) << r.err;
   std::string svg = read_text(dir.file("curve.svg"));
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
-  for (const char* text : {">random.jsonl (best ", ">xgb.jsonl (best ", ">dense 64x64x64<", ">trial<",
-                           ">best GFLOPS so far<", "<polyline"})
+  for (const char* text : {">random.jsonl (best ", ">xgb.jsonl (best ", ">dense 64x64x64<",
+                           ">trial<", ">best GFLOPS so far<", "<polyline"})
     EXPECT_NE(svg.find(text), std::string::npos) << text;
 
   if (std::system("command -v rsvg-convert >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "rsvg-convert (librsvg2-bin) is not installed: the SVG was not rendered";
   std::string png = dir.file("curve.png");
-  ASSERT_EQ(std::system(("rsvg-convert -f png -o " + png + " " + dir.file("curve.svg")).c_str()), 0);
+  ASSERT_EQ(std::system(("rsvg-convert -f png -o " + png + " " + dir.file("curve.svg")).c_str()),
+            0);
   std::string error;
   kiln::testing::Image img = kiln::testing::read_png(png, &error);
   ASSERT_GT(img.width, 0u) << error;
@@ -180,9 +182,9 @@ TEST(RecordsCli, PlotRendersACurvePerLog) {
     return n;
   };
   EXPECT_GT(count(255, 255, 255), img.width * img.height / 2);  // a white background
-  EXPECT_GT(count(0x1f, 0x77, 0xb4), 200u);                      // first curve, blue
-  EXPECT_GT(count(0xd6, 0x27, 0x28), 200u);                      // second curve, red
-  EXPECT_GT(count(0x33, 0x33, 0x33), 500u);                      // frame, ticks and text
+  EXPECT_GT(count(0x1f, 0x77, 0xb4), 200u);                     // first curve, blue
+  EXPECT_GT(count(0xd6, 0x27, 0x28), 200u);                     // second curve, red
+  EXPECT_GT(count(0x33, 0x33, 0x33), 500u);                     // frame, ticks and text
 }
 
 TEST(RecordsCli, PlotOfLogsWithoutRecordsIsAnError) {

@@ -1,5 +1,7 @@
 // Tuning records: the JSON line form, appending with a torn-tail repair, reading with a
 // problem list for every kind of bad line, and the resume set.
+#include "tuner/records.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 
 #include "ir/error.h"
 #include "records_test_util.h"
-#include "tuner/records.h"
 
 namespace kiln::tuner {
 namespace {
@@ -157,7 +158,8 @@ TEST(Records, EachKindOfBadLineIsReportedWithItsLineNumber) {
   std::map<std::string, int64_t> missing_knob = task.space().at(0).values();
   missing_knob.erase("k_unroll");
 
-  std::vector<std::pair<std::string, std::string>> cases = {  // line, expected reason
+  std::vector<std::pair<std::string, std::string>> cases = {
+      // line, expected reason
       {good, ""},
       {"{\"v\":1,\"target\":", "malformed JSON"},
       {"[1,2,3]", "not a JSON object"},
@@ -169,6 +171,10 @@ TEST(Records, EachKindOfBadLineIsReportedWithItsLineNumber) {
       {edited([](auto& j) { j["result"]["costs"] = {-1.0}; }), "must be a finite number >= 0"},
       {edited([](auto& j) { j["result"]["costs"] = nlohmann::json::array(); }),
        "is ok but 'result.costs' is empty"},
+      // Values past INT64_MAX must not wrap to negative numbers.
+      {edited([](auto& j) { j["config"]["mr"] = UINT64_MAX; }), "must be a 64-bit integer"},
+      {edited([](auto& j) { j["task"]["workload"]["params"]["M"] = UINT64_MAX; }),
+       "'task.workload.params.M' must be an integer"},
       {with([](TuningRecord& r) { r.template_name = "dense.tiled"; }),
        "unknown template 'dense.tiled' (known for dense: "},
       {with([](TuningRecord& r) { r.template_name = "conv2d.nchwc"; }),
@@ -231,6 +237,7 @@ TEST(Records, TargetFilterReportsOtherTargets) {
 TEST(Records, MissingFileIsAUserError) {
   TempDir dir;
   EXPECT_THROW(load_records({dir.file("nope.jsonl")}), UserError);
+  EXPECT_THROW(load_records({dir.path()}), UserError);  // a folder is not a log
   EXPECT_THROW(RecordWriter(dir.file("no/such/folder/log.jsonl")), UserError);
 }
 
