@@ -22,8 +22,11 @@ Config Config::from_json(const std::string& text) {
       << "config '" << text << "' is not a JSON object such as {\"mr\": 8}";
   std::map<std::string, int64_t> values;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    user_check(it.value().is_number_integer())
-        << "config knob '" << it.key() << "' must be an integer, got " << it.value().dump();
+    // An unsigned value past INT64_MAX would otherwise wrap to a negative one silently.
+    bool fits = it.value().is_number_integer() &&
+                !(it.value().is_number_unsigned() && it.value().get<uint64_t>() > INT64_MAX);
+    user_check(fits) << "config knob '" << it.key() << "' must be a 64-bit integer, got "
+                     << it.value().dump();
     values[it.key()] = it.value().get<int64_t>();
   }
   return Config(std::move(values));

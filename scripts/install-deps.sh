@@ -10,7 +10,7 @@ PACKAGES=(
   qemu-user libc6-dev-arm64-cross gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
   libfmt-dev nlohmann-json3-dev libgtest-dev googletest libbenchmark-dev libcli11-dev
   libdnnl-dev libopenblas-dev
-  libxgboost-dev
+  libxgboost-dev librsvg2-bin zlib1g-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
 )
 # Debian multiarch: the board-side kiln-worker links these, code generation stays on the host's

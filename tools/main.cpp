@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   };
   add(kiln::tools::add_demo);
   add(kiln::tools::add_inspect);
+  add(kiln::tools::add_records);
 #ifdef KILN_WITH_FARM
   add(kiln::tools::add_tracker);
   add(kiln::tools::add_worker);
@@ -25,13 +26,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     for (auto& [cmd, run] : commands)
       if (cmd->parsed()) return run();
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // One line, the same exit status as every other user error (CLI11's own codes are 100+).
-    std::fprintf(stderr, "kiln: error: %s (see kiln --help, or kiln COMMAND --help)\n", e.what());
+    // --help prints and exits 0; any other parse error (a bad flag) is bad input too.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "kiln: error: %s (see --help)\n", e.what());
     return 2;
   } catch (const kiln::UserError& e) {
     std::fprintf(stderr, "kiln: error: %s\n", e.what());

@@ -1,0 +1,129 @@
+// Apply-history-best: the best valid record per (workload, target) across templates, the
+// dispatch with its untuned fallback, and the best record per task.
+#include "tuner/history_best.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/error.h"
+#include "records_test_util.h"
+
+namespace kiln::tuner {
+namespace {
+
+using testing::DenseTask;
+using testing::TempDir;
+
+TEST(HistoryBest, PicksTheLowestMeanCostAmongValidRecords) {
+  DenseTask task;
+  HistoryBest best({
+      task.record(1, {4e-5, 4e-5}),
+      task.record(2, {1e-5, 5e-5}),                            // mean 3e-5: the best valid one
+      task.record(3, {1e-6}, MeasureErrorKind::WrongResult),   // fast but wrong
+      task.record(4, {1e-7}, MeasureErrorKind::RuntimeError),  // costs of a crash mean nothing
+      task.record(5, {}, MeasureErrorKind::CompileError),
+      task.record(6, {3e-5, 3.5e-5}),
+  });
+  std::optional<BestConfig> q = best.query(task.workload, task.target);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->tpl->name(), "dense.packed");
+  EXPECT_EQ(q->config, task.space().at(2));
+  EXPECT_DOUBLE_EQ(q->record.result.mean_cost(), 3e-5);
+  EXPECT_EQ(best.size(), 1u);
+
+  Dispatch d = best.dispatch(task.workload, task.target);
+  EXPECT_FALSE(d.untuned);
+  EXPECT_EQ(d.tpl->name(), "dense.packed");
+  EXPECT_EQ(d.config, task.space().at(2));
+  ASSERT_TRUE(d.record);
+}
+
+TEST(HistoryBest, OnlyErrorsMeansUntuned) {
+  DenseTask task;
+  HistoryBest best({task.record(3, {1e-6}, MeasureErrorKind::WrongResult),
+                    task.record(4, {}, MeasureErrorKind::RunTimeout)});
+  EXPECT_FALSE(best.query(task.workload, task.target));
+  EXPECT_TRUE(best.dispatch(task.workload, task.target).untuned);
+}
+
+TEST(HistoryBest, ChoosesAcrossTemplatesOfTheWorkload) {
+  // A 1x1 convolution has two templates: the general blocked one and the 1x1 one.
+  Target target = target_from_name("x86-avx2");
+  schedules::Workload w{"conv2d",
+                        {{"N", 1}, {"C", 16}, {"H", 8}, {"W", 8}, {"O", 16}, {"KH", 1}, {"KW", 1}},
+                        ir::DataType::f32(),
+                        {}};
+  std::vector<const schedules::OpTemplate*> tpls = schedules::templates_for(w, target);
+  ASSERT_GE(tpls.size(), 2u);
+  std::vector<TuningRecord> records;
+  double cost = 5e-5;
+  for (const schedules::OpTemplate* tpl : tpls) {
+    TuningRecord r;
+    r.target = target;
+    r.template_name = tpl->name();
+    r.workload = w;
+    r.config = tpl->fallback(w, target);
+    r.result.costs = {cost};
+    r.flops = 1e6;
+    records.push_back(r);
+    cost /= 2;  // the last template is the fastest
+  }
+  HistoryBest best(records);
+  std::optional<BestConfig> q = best.query(w, target);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->tpl, tpls.back());
+  EXPECT_EQ(q->config, tpls.back()->fallback(w, target));
+  // Other targets and other workloads have nothing tuned.
+  EXPECT_FALSE(best.query(w, target_from_name("arm-neon")));
+  schedules::Workload bigger = w;
+  bigger.params["O"] = 32;
+  EXPECT_FALSE(best.query(bigger, target));
+}
+
+TEST(HistoryBest, UntunedFallsBackToTheDefaultTemplatesFallback) {
+  DenseTask task;
+  HistoryBest best({task.record(1, {1e-5})});
+  Target neon = target_from_name("arm-neon");
+  Dispatch d = best.dispatch(task.workload, neon);
+  EXPECT_TRUE(d.untuned);
+  EXPECT_FALSE(d.record);
+  const schedules::OpTemplate* default_tpl = schedules::templates_for(task.workload, neon).front();
+  EXPECT_EQ(d.tpl, default_tpl);
+  EXPECT_EQ(d.config, default_tpl->fallback(task.workload, neon));
+
+  schedules::Workload nothing{"frobnicate", {}, ir::DataType::f32(), {}};
+  EXPECT_THROW(best.dispatch(nothing, neon), UserError);
+}
+
+TEST(HistoryBest, FromLogsSkipsBadLinesAndReportsThem) {
+  TempDir dir;
+  DenseTask task;
+  RecordWriter(dir.file("a.jsonl")).append({task.record(1, {4e-5})});
+  RecordWriter(dir.file("b.jsonl")).append({task.record(2, {2e-5})});
+  testing::write_text(dir.file("b.jsonl"), "not json\n", std::ios::app);
+  std::vector<RecordProblem> problems;
+  HistoryBest best = HistoryBest::from_logs({dir.file("a.jsonl"), dir.file("b.jsonl")}, &problems);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].line, 2u);
+  ASSERT_TRUE(best.query(task.workload, task.target));
+  EXPECT_EQ(best.query(task.workload, task.target)->config, task.space().at(2));
+}
+
+TEST(HistoryBest, BestPerTaskKeepsOneRecordPerTask) {
+  DenseTask task;
+  DenseTask other;
+  other.workload.params["M"] = 128;
+  std::vector<TuningRecord> best = best_per_task({
+      task.record(1, {4e-5}),
+      other.record(1, {9e-5}),
+      task.record(2, {2e-5}),
+      other.record(3, {}, MeasureErrorKind::CompileError),
+      task.record(3, {3e-5}),
+  });
+  ASSERT_EQ(best.size(), 2u);
+  EXPECT_EQ(best[0].config, task.space().at(2));
+  EXPECT_EQ(best[1].workload.param("M"), 128);
+  EXPECT_EQ(best[1].config, other.space().at(1));
+}
+
+}  // namespace
+}  // namespace kiln::tuner

@@ -1,0 +1,200 @@
+// `kiln records` run as a user runs it: the built binary as a child process, its output and
+// exit status checked. The plot is rendered with rsvg-convert and its pixels inspected.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "png_reader.h"
+#include "records_test_util.h"
+
+namespace kiln::tuner {
+namespace {
+
+using testing::DenseTask;
+using testing::lines_of;
+using testing::read_text;
+using testing::TempDir;
+
+struct Ran {
+  int status = -1;
+  std::string out, err;
+};
+
+Ran run_kiln(const TempDir& dir, const std::string& args) {
+  std::string cmd = std::string(KILN_BIN) + " " + args + " >" + dir.file("stdout.txt") + " 2>" +
+                    dir.file("stderr.txt");
+  int rc = std::system(cmd.c_str());
+  Ran r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = read_text(dir.file("stdout.txt"));
+  r.err = read_text(dir.file("stderr.txt"));
+  return r;
+}
+
+// A log of `trials` measurements of `task` that improves as a tuner would, with a compile
+// error every 7th trial and a wrong result every 11th.
+std::vector<TuningRecord> tuning_run(const DenseTask& task, size_t trials, double speedup) {
+  std::vector<TuningRecord> records;
+  uint64_t space = task.space().size();
+  for (size_t i = 0; i < trials; ++i) {
+    double cost = 1e-4 / (1 + speedup * static_cast<double>(i % 13 + i / 3) / trials);
+    MeasureErrorKind e = i % 7 == 6     ? MeasureErrorKind::CompileError
+                         : i % 11 == 10 ? MeasureErrorKind::WrongResult
+                                        : MeasureErrorKind::Ok;
+    records.push_back(task.record(i % space,
+                                  e == MeasureErrorKind::CompileError
+                                      ? std::vector<double>{}
+                                      : std::vector<double>{cost, cost * 1.01},
+                                  e));
+  }
+  return records;
+}
+
+TEST(RecordsCli, SummaryListsTasksErrorsAndBestGflops) {
+  TempDir dir;
+  DenseTask task;
+  RecordWriter(dir.file("log.jsonl"))
+      .append({task.record(1, {1e-4}), task.record(2, {}, MeasureErrorKind::CompileError),
+               task.record(3, {2e-6}, MeasureErrorKind::WrongResult), task.record(4, {5.24288e-5}),
+               task.record(5, {}, MeasureErrorKind::CompileError)});
+  testing::write_text(dir.file("log.jsonl"), "{oops\n", std::ios::app);
+  Ran r = run_kiln(dir, "records summary " + dir.file("log.jsonl"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> out = lines_of(r.out);
+  ASSERT_EQ(out.size(), 3u) << r.out;
+  EXPECT_NE(out[0].find("template"), std::string::npos);
+  EXPECT_NE(out[0].find("best GFLOPS"), std::string::npos);
+  // 524288 flops in 5.24288e-5 s: 10 GFLOPS; the wrong result's 2 us does not count.
+  EXPECT_NE(out[1].find("dense.packed"), std::string::npos) << out[1];
+  EXPECT_NE(out[1].find("dense K=64 M=64 N=64 f32"), std::string::npos) << out[1];
+  EXPECT_NE(out[1].find("x86-avx2"), std::string::npos) << out[1];
+  EXPECT_NE(out[1].find("compile 2, wrong_result 1"), std::string::npos) << out[1];
+  EXPECT_NE(out[1].find("10.00"), std::string::npos) << out[1];
+  EXPECT_EQ(out[2], "1 tasks, 5 records");
+  EXPECT_NE(r.err.find("log.jsonl:6: malformed JSON"), std::string::npos) << r.err;
+}
+
+TEST(RecordsCli, MissingFileAndBadFlagExitWithStatus2AndOneLine) {
+  TempDir dir;
+  Ran missing = run_kiln(dir, "records summary " + dir.file("nope.jsonl"));
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_EQ(lines_of(missing.err).size(), 1u) << missing.err;
+  EXPECT_NE(missing.err.find("cannot open records file '" + dir.file("nope.jsonl")),
+            std::string::npos)
+      << missing.err;
+
+  DenseTask task;
+  RecordWriter(dir.file("log.jsonl")).append({task.record(1, {1e-4})});
+  Ran flag = run_kiln(dir, "records summary --bogus " + dir.file("log.jsonl"));
+  EXPECT_EQ(flag.status, 2);
+  EXPECT_EQ(lines_of(flag.err).size(), 1u) << flag.err;
+  EXPECT_NE(flag.err.find("--bogus"), std::string::npos) << flag.err;
+
+  Ran no_out = run_kiln(dir, "records merge " + dir.file("log.jsonl"));
+  EXPECT_EQ(no_out.status, 2);
+  EXPECT_NE(no_out.err.find("--out"), std::string::npos) << no_out.err;
+}
+
+TEST(RecordsCli, BestWritesTheBestRecordOfEachTask) {
+  TempDir dir;
+  DenseTask task, other;
+  other.workload.params["N"] = 128;
+  RecordWriter(dir.file("log.jsonl"))
+      .append({task.record(1, {3e-5}), other.record(1, {8e-5}), task.record(2, {1e-5}),
+               task.record(3, {1e-6}, MeasureErrorKind::WrongResult), other.record(2, {9e-5})});
+  Ran r = run_kiln(dir, "records best " + dir.file("log.jsonl") + " -o " + dir.file("best.jsonl"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  LoadedRecords best = load_records({dir.file("best.jsonl")});
+  EXPECT_TRUE(best.problems.empty());
+  ASSERT_EQ(best.records.size(), 2u);
+  EXPECT_EQ(best.records[0].config, task.space().at(2));
+  EXPECT_EQ(best.records[1].config, other.space().at(1));
+  // Without -o the lines go to stdout.
+  Ran to_stdout = run_kiln(dir, "records best " + dir.file("log.jsonl"));
+  EXPECT_EQ(to_stdout.out, read_text(dir.file("best.jsonl")));
+}
+
+TEST(RecordsCli, MergeDropsDuplicatesAndBadLines) {
+  TempDir dir;
+  DenseTask task;
+  std::vector<TuningRecord> a = {task.record(1, {3e-5}), task.record(2, {2e-5})};
+  std::vector<TuningRecord> b = {task.record(2, {2e-5}), task.record(3, {1e-5})};  // 2 again
+  RecordWriter(dir.file("a.jsonl")).append(a);
+  RecordWriter(dir.file("b.jsonl")).append(b);
+  testing::write_text(dir.file("b.jsonl"), "{\"v\":7}\n", std::ios::app);
+  std::string logs = dir.file("a.jsonl") + " " + dir.file("b.jsonl");
+  Ran r = run_kiln(dir, "records merge " + logs + " -o " + dir.file("merged.jsonl"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("merged 3 records"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 duplicates dropped"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("b.jsonl:3: unknown format version 7"), std::string::npos) << r.err;
+  LoadedRecords merged = load_records({dir.file("merged.jsonl")});
+  EXPECT_TRUE(merged.problems.empty());
+  ASSERT_EQ(merged.records.size(), 3u);
+  EXPECT_EQ(merged.records[2].config, task.space().at(3));
+  // Merging into one of its own inputs works (temporary file, then rename) and leaves no
+  // temporary file behind.
+  Ran again = run_kiln(dir, "records merge " + logs + " " + dir.file("merged.jsonl") + " -o " +
+                                dir.file("merged.jsonl"));
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(load_records({dir.file("merged.jsonl")}).records.size(), 3u);
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    (void)e;
+    ++files;
+  }
+  EXPECT_EQ(files, 5u);  // a, b, merged, stdout.txt, stderr.txt
+}
+
+TEST(RecordsCli, PlotRendersACurvePerLog) {
+  TempDir dir;
+  DenseTask task;
+  RecordWriter(dir.file("random.jsonl")).append(tuning_run(task, 120, 1.0));
+  RecordWriter(dir.file("xgb.jsonl")).append(tuning_run(task, 200, 3.0));
+  Ran r = run_kiln(dir, "records plot " + dir.file("random.jsonl") + " " + dir.file("xgb.jsonl") +
+                            " -o " + dir.file("curve.svg") + " --title 'dense 64x64x64'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string svg = read_text(dir.file("curve.svg"));
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+  for (const char* text : {">random.jsonl (best ", ">xgb.jsonl (best ", ">dense 64x64x64<",
+                           ">trial<", ">best GFLOPS so far<", "<polyline"})
+    EXPECT_NE(svg.find(text), std::string::npos) << text;
+
+  if (std::system("command -v rsvg-convert >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "rsvg-convert (librsvg2-bin) is not installed: the SVG was not rendered";
+  std::string png = dir.file("curve.png");
+  ASSERT_EQ(std::system(("rsvg-convert -f png -o " + png + " " + dir.file("curve.svg")).c_str()),
+            0);
+  std::string error;
+  kiln::testing::Image img = kiln::testing::read_png(png, &error);
+  ASSERT_GT(img.width, 0u) << error;
+  EXPECT_EQ(img.width, 800u);
+  // Not blank: each curve's colour is drawn (the first two of the palette), on white.
+  auto count = [&](int r, int g, int b) {
+    size_t n = 0;
+    for (uint32_t y = 0; y < img.height; ++y)
+      for (uint32_t x = 0; x < img.width; ++x) {
+        const uint8_t* p = img.pixel(x, y);
+        n += std::abs(p[0] - r) < 12 && std::abs(p[1] - g) < 12 && std::abs(p[2] - b) < 12;
+      }
+    return n;
+  };
+  EXPECT_GT(count(255, 255, 255), img.width * img.height / 2);  // a white background
+  EXPECT_GT(count(0x1f, 0x77, 0xb4), 200u);                     // first curve, blue
+  EXPECT_GT(count(0xd6, 0x27, 0x28), 200u);                     // second curve, red
+  EXPECT_GT(count(0x33, 0x33, 0x33), 500u);                     // frame, ticks and text
+}
+
+TEST(RecordsCli, PlotOfLogsWithoutRecordsIsAnError) {
+  TempDir dir;
+  testing::write_text(dir.file("empty.jsonl"), "");
+  Ran r = run_kiln(dir, "records plot " + dir.file("empty.jsonl") + " -o " + dir.file("c.svg"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("nothing to plot"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("c.svg")));
+}
+
+}  // namespace
+}  // namespace kiln::tuner

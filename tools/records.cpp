@@ -1,0 +1,229 @@
+// kiln records: look at and combine tuning logs (JSON lines, tuner/records.h).
+//   summary LOG...            per task: template, workload, target, records, errors by kind,
+//                             best GFLOPS
+//   best LOG... [-o OUT]      the best record of each task, as a log (stdout by default)
+//   merge LOG... -o OUT       every valid record once, in the order read
+//   plot LOG... -o OUT.svg    best GFLOPS so far against trial number, one line per log
+// Bad lines in a log are warnings on stderr, never fatal; a missing log is an error (exit 2).
+#include "tuner/records.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "ir/error.h"
+#include "records_plot.h"
+#include "subcommands.h"
+#include "tuner/history_best.h"
+
+namespace kiln::tools {
+namespace {
+
+struct RecordsOptions {
+  std::vector<std::string> logs;
+  std::string out;
+  std::string title = "Tuning progress";
+};
+
+// Loads the logs and warns about their bad lines (the first few, then a count).
+std::vector<tuner::TuningRecord> load_logs(const std::vector<std::string>& logs) {
+  tuner::LoadedRecords loaded = tuner::load_records(logs);
+  constexpr size_t kShown = 20;
+  for (size_t i = 0; i < loaded.problems.size() && i < kShown; ++i)
+    std::fprintf(stderr, "kiln: warning: %s (line skipped)\n", loaded.problems[i].str().c_str());
+  if (loaded.problems.size() > kShown)
+    std::fprintf(stderr, "kiln: warning: ... and %zu more bad lines skipped\n",
+                 loaded.problems.size() - kShown);
+  return loaded.records;
+}
+
+// Writes through a temporary file in the same folder and a rename, so OUT is either the old
+// file or the complete new one, never half of it (even when OUT is one of the inputs).
+void write_file_atomically(const std::string& path, const std::string& text) {
+  std::filesystem::path target(path);
+  std::string temp =
+      (target.parent_path() / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  int fd = mkstemp(temp.data());
+  user_check(fd >= 0) << "cannot create a temporary file beside '" << path
+                      << "': " << std::strerror(errno);
+  const char* p = text.data();
+  size_t left = text.size();
+  bool ok = fchmod(fd, 0644) == 0;
+  while (ok && left > 0) {
+    ssize_t n = write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) p += n, left -= static_cast<size_t>(n);
+  }
+  ok = ok && fsync(fd) == 0;
+  int saved = errno;
+  ok = close(fd) == 0 && ok;
+  ok = ok && rename(temp.c_str(), path.c_str()) == 0;
+  if (!ok) {
+    saved = saved ? saved : errno;
+    unlink(temp.c_str());
+    user_error() << "cannot write '" << path << "': " << std::strerror(saved);
+  }
+}
+
+std::string records_text(const std::vector<tuner::TuningRecord>& records) {
+  std::string text;
+  for (const tuner::TuningRecord& r : records) text += tuner::record_to_json(r) + "\n";
+  return text;
+}
+
+struct TaskSummary {
+  std::string template_name, workload, target;
+  size_t count = 0;
+  std::map<tuner::MeasureErrorKind, size_t> errors;
+  double best_gflops = 0;
+};
+
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) {
+      width.resize(std::max(width.size(), row.size()));
+      width[c] = std::max(width[c], row[c].size());
+    }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      std::string cell = row[c];
+      if (c + 1 < row.size()) cell.resize(width[c] + 2, ' ');
+      line += cell;
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+int run_summary(const RecordsOptions& o) {
+  std::vector<tuner::TuningRecord> records = load_logs(o.logs);
+  std::vector<TaskSummary> tasks;
+  std::map<std::string, size_t> index;
+  for (const tuner::TuningRecord& r : records) {
+    auto [it, inserted] = index.try_emplace(tuner::task_key(r), tasks.size());
+    if (inserted) {
+      tasks.emplace_back();
+      tasks.back().template_name = r.template_name;
+      tasks.back().workload = r.workload.str();
+      tasks.back().target = r.target.name;
+    }
+    TaskSummary& t = tasks[it->second];
+    ++t.count;
+    if (r.result.error != tuner::MeasureErrorKind::Ok) ++t.errors[r.result.error];
+    t.best_gflops = std::max(t.best_gflops, r.gflops());
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"template", "workload", "target", "records", "errors", "best GFLOPS"}};
+  for (const TaskSummary& t : tasks) {
+    std::string errors;
+    for (const auto& [kind, n] : t.errors)
+      errors += (errors.empty() ? "" : ", ") + std::string(tuner::measure_error_name(kind)) + " " +
+                std::to_string(n);
+    char best[32] = "-";
+    if (t.best_gflops > 0) std::snprintf(best, sizeof best, "%.2f", t.best_gflops);
+    rows.push_back({t.template_name, t.workload, t.target, std::to_string(t.count),
+                    errors.empty() ? "-" : errors, best});
+  }
+  print_table(rows);
+  std::printf("%zu tasks, %zu records\n", tasks.size(), records.size());
+  return 0;
+}
+
+int run_best(const RecordsOptions& o) {
+  std::string text = records_text(tuner::best_per_task(load_logs(o.logs)));
+  if (o.out.empty())
+    std::fputs(text.c_str(), stdout);
+  else
+    write_file_atomically(o.out, text);
+  return 0;
+}
+
+int run_merge(const RecordsOptions& o) {
+  std::vector<tuner::TuningRecord> records = load_logs(o.logs);
+  // The same measurement read twice (a log merged with a copy of itself, or merged again)
+  // has the same canonical line; a re-measurement of a config differs in time and costs.
+  std::set<std::string> seen;
+  std::string text;
+  size_t kept = 0;
+  for (const tuner::TuningRecord& r : records) {
+    std::string line = tuner::record_to_json(r);
+    if (!seen.insert(line).second) continue;
+    text += line + "\n";
+    ++kept;
+  }
+  write_file_atomically(o.out, text);
+  std::fprintf(stderr, "kiln: merged %zu records into %s (%zu duplicates dropped)\n", kept,
+               o.out.c_str(), records.size() - kept);
+  return 0;
+}
+
+int run_plot(const RecordsOptions& o) {
+  std::vector<TuningCurve> curves;
+  for (const std::string& log : o.logs) {
+    std::vector<tuner::TuningRecord> records = load_logs({log});
+    // One curve per task: mixing tasks would make "best so far" meaningless.
+    std::vector<std::string> order;
+    std::map<std::string, TuningCurve> by_task;
+    for (const tuner::TuningRecord& r : records) {
+      std::string key = tuner::task_key(r);
+      auto [it, inserted] = by_task.try_emplace(key);
+      if (inserted) {
+        order.push_back(key);
+        it->second.label = r.template_name + " " + r.workload.str() + " " + r.target.name;
+      }
+      std::vector<double>& b = it->second.best_so_far;
+      b.push_back(std::max(b.empty() ? 0.0 : b.back(), r.gflops()));
+    }
+    std::string name = std::filesystem::path(log).filename().string();
+    for (const std::string& key : order) {
+      TuningCurve c = std::move(by_task[key]);
+      c.label = order.size() == 1 ? name : name + ": " + c.label;
+      curves.push_back(std::move(c));
+    }
+  }
+  user_check(!curves.empty()) << "nothing to plot: no valid records in the given logs";
+  write_file_atomically(o.out, tuning_curves_svg(curves, o.title));
+  return 0;
+}
+
+}  // namespace
+
+Run add_records(CLI::App& app) {
+  auto o = std::make_shared<RecordsOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("records", "Summarise, pick the best of, merge or plot tuning logs");
+  cmd->require_subcommand(1);
+  auto add = [&](const char* name, const char* help) {
+    CLI::App* sub = cmd->add_subcommand(name, help);
+    sub->add_option("logs", o->logs, "Tuning logs (JSON lines)")->required();
+    return sub;
+  };
+  CLI::App* summary =
+      add("summary", "Per task: template, workload, records, errors by kind, best GFLOPS");
+  CLI::App* best = add("best", "The best record of each task, as a log apply-history-best reads");
+  best->add_option("-o,--out", o->out, "Write to this file instead of stdout");
+  CLI::App* merge = add("merge", "Every valid record of the logs once, into one log");
+  merge->add_option("-o,--out", o->out, "The merged log")->required();
+  CLI::App* plot = add("plot", "Best GFLOPS so far against trial number, as an SVG");
+  plot->add_option("-o,--out", o->out, "The SVG file")->required();
+  plot->add_option("--title", o->title, "The plot's title");
+  return [=]() {
+    if (summary->parsed()) return run_summary(*o);
+    if (best->parsed()) return run_best(*o);
+    if (merge->parsed()) return run_merge(*o);
+    return run_plot(*o);
+  };
+}
+
+}  // namespace kiln::tools

@@ -1,0 +1,19 @@
+// Tuning curves as a self-contained SVG (no library, no external fonts or scripts): best
+// GFLOPS found so far against trial number, one line per curve, with axes, ticks, grid,
+// axis labels, a title and a legend below the plot. `kiln records plot` draws one curve
+// per log (per task within a log that holds several).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kiln::tools {
+
+struct TuningCurve {
+  std::string label;                // the legend entry, e.g. the log's file name
+  std::vector<double> best_so_far;  // [i]: best GFLOPS after trial i + 1 (0 before any success)
+};
+
+std::string tuning_curves_svg(const std::vector<TuningCurve>& curves, const std::string& title);
+
+}  // namespace kiln::tools

@@ -1,0 +1,63 @@
+#include "tuner/history_best.h"
+
+#include "schedules/registry.h"
+
+namespace kiln::tuner {
+namespace {
+
+std::string workload_target_key(const schedules::Workload& w, const Target& t) {
+  return w.str() + " | " + target_key(t);
+}
+
+bool better(const TuningRecord& candidate, const TuningRecord& incumbent) {
+  return candidate.result.mean_cost() < incumbent.result.mean_cost();
+}
+
+}  // namespace
+
+HistoryBest::HistoryBest(const std::vector<TuningRecord>& records) {
+  for (const TuningRecord& r : records) add(r);
+}
+
+HistoryBest HistoryBest::from_logs(const std::vector<std::string>& paths,
+                                   std::vector<RecordProblem>* problems) {
+  LoadedRecords loaded = load_records(paths);
+  if (problems) problems->insert(problems->end(), loaded.problems.begin(), loaded.problems.end());
+  return HistoryBest(loaded.records);
+}
+
+void HistoryBest::add(const TuningRecord& r) {
+  if (!r.result.ok()) return;
+  auto [it, inserted] = best_.try_emplace(workload_target_key(r.workload, r.target), r);
+  if (!inserted && better(r, it->second)) it->second = r;
+}
+
+std::optional<BestConfig> HistoryBest::query(const schedules::Workload& w, const Target& t) const {
+  auto it = best_.find(workload_target_key(w, t));
+  if (it == best_.end()) return std::nullopt;
+  const TuningRecord& r = it->second;
+  return BestConfig{&schedules::template_named(r.template_name), r.config, r};
+}
+
+Dispatch HistoryBest::dispatch(const schedules::Workload& w, const Target& t) const {
+  if (std::optional<BestConfig> best = query(w, t))
+    return Dispatch{best->tpl, best->config, false, best->record};
+  const schedules::OpTemplate* tpl = schedules::templates_for(w, t).front();
+  return Dispatch{tpl, tpl->fallback(w, t), true, std::nullopt};
+}
+
+std::vector<TuningRecord> best_per_task(const std::vector<TuningRecord>& records) {
+  std::vector<TuningRecord> best;
+  std::map<std::string, size_t> index;  // task -> position in `best`
+  for (const TuningRecord& r : records) {
+    if (!r.result.ok()) continue;
+    auto [it, inserted] = index.try_emplace(task_key(r), best.size());
+    if (inserted)
+      best.push_back(r);
+    else if (better(r, best[it->second]))
+      best[it->second] = r;
+  }
+  return best;
+}
+
+}  // namespace kiln::tuner

@@ -1,0 +1,59 @@
+// Apply-history-best (AutoTVM's ApplyHistoryBest): from tuning logs, the best config found
+// for each (workload, target), across every template of that workload, and the dispatch
+// that compilation uses: the tuned template and config when there is one, otherwise the
+// operator library's default template with its fallback config, flagged as untuned so the
+// caller can warn about what was not tuned.
+//
+// "Best" is the one comparison rule of measure_result.h: the lowest mean cost among
+// records whose error kind is ok. Errors, wrong results and timeouts never win; among
+// equal costs the record read first stays.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/records.h"
+
+namespace kiln::tuner {
+
+struct BestConfig {
+  const schedules::OpTemplate* tpl = nullptr;  // the template the record names
+  schedules::Config config;
+  TuningRecord record;
+};
+
+struct Dispatch {
+  const schedules::OpTemplate* tpl = nullptr;
+  schedules::Config config;
+  bool untuned = true;  // no record: the default template's fallback config
+  std::optional<TuningRecord> record;
+};
+
+class HistoryBest {
+ public:
+  HistoryBest() = default;
+  // Records as load_records returns them (checked against the operator library).
+  explicit HistoryBest(const std::vector<TuningRecord>& records);
+  // Loads the logs; their bad lines go to `problems` when given (never fatal).
+  static HistoryBest from_logs(const std::vector<std::string>& paths,
+                               std::vector<RecordProblem>* problems = nullptr);
+
+  void add(const TuningRecord& r);
+  std::optional<BestConfig> query(const schedules::Workload& w, const Target& t) const;
+  // The template and config to compile `w` for `t` with (see the file comment). UserError
+  // when no template of the library implements `w` for `t`.
+  Dispatch dispatch(const schedules::Workload& w, const Target& t) const;
+  // Number of (workload, target) pairs with a best record.
+  size_t size() const { return best_.size(); }
+
+ private:
+  std::map<std::string, TuningRecord> best_;  // by workload and target
+};
+
+// The best ok record of each task (template, workload, target), in the order the tasks
+// first appear: a log that apply-history-best reads to the same answer as the full one.
+std::vector<TuningRecord> best_per_task(const std::vector<TuningRecord>& records);
+
+}  // namespace kiln::tuner

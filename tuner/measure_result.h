@@ -1,0 +1,57 @@
+// The outcome of measuring one candidate (a template config on a device), as AutoTVM's
+// MeasureResult: the time of each repeat, an error kind, what it cost to find out, when and
+// where. Every runner (local, farm) produces this one type and every consumer (records,
+// apply-history-best, search) compares results through mean_cost(), the one comparison rule.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::tuner {
+
+// Why a measurement has no usable time (AutoTVM's MeasureErrorNo). Each kind has a short
+// name for records and messages (measure_error_name).
+enum class MeasureErrorKind : uint8_t {
+  Ok,                  // "ok": costs hold the time per call
+  InstantiationError,  // "instantiation": the config is invalid for the template
+  CompileError,        // "compile": lowering or code generation failed
+  CompileTimeout,      // "compile_timeout": building ran past its time limit
+  RuntimeError,        // "runtime": the .so did not load, the kernel crashed or returned non-zero
+  RunTimeout,          // "run_timeout": running ran past its time limit
+  WrongResult,         // "wrong_result": the output differs from the reference
+  WorkerLost,          // "worker_lost": the device that took the job disappeared
+  Cancelled,           // "cancelled": the tuner gave up on the job before it ran
+  InvalidJob,          // "invalid_job": the device could not make sense of the job
+};
+
+// Every kind, in declaration order (for summaries that list counts by kind).
+const std::vector<MeasureErrorKind>& all_measure_error_kinds();
+const char* measure_error_name(MeasureErrorKind kind);
+// The kind named `name` (as measure_error_name writes it), or nothing.
+std::optional<MeasureErrorKind> measure_error_from_name(std::string_view name);
+
+struct MeasureResult {
+  std::vector<double> costs;  // seconds per kernel call, one per repeat
+  MeasureErrorKind error = MeasureErrorKind::Ok;
+  std::string message;     // why it failed (compiler or runner output); empty when ok
+  double all_cost = 0;     // wall seconds spent on this candidate: build, queue and run
+  double timestamp = 0;    // unix seconds when the measurement finished
+  std::string device_key;  // the farm's device key, or "local"
+
+  // Usable for comparison: no error and at least one time.
+  bool ok() const { return error == MeasureErrorKind::Ok && !costs.empty(); }
+  // The comparison rule: lower is better. Infinity when the result is not ok, so a failed
+  // candidate never beats a working one.
+  double mean_cost() const;
+  double median_cost() const;  // infinity when there are no costs
+  // How much the repeats disagree: (max - min) / median of the costs. 0.05 means the
+  // repeats spanned 5% of the typical time. The range over the median rather than the
+  // coefficient of variation because one slow outlier (an interrupt, a page fault) is what
+  // a user wants to see, and a median is not moved by it. 0 with fewer than two costs.
+  double spread() const;
+};
+
+}  // namespace kiln::tuner

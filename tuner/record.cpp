@@ -1,0 +1,245 @@
+#include "tuner/record.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "ir/error.h"
+
+namespace kiln::tuner {
+namespace {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
+
+// Thrown inside parse_record only, to stop at the first thing wrong with a line.
+struct BadRecord {
+  std::string reason;
+};
+
+[[noreturn]] void bad(std::string reason) {
+  throw BadRecord{std::move(reason)};
+}
+
+// The JSON type names a user knows, for "must be a string, got a number".
+const char* type_word(const Json& j) {
+  if (j.is_null()) return "null";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number()) return "a number";
+  if (j.is_string()) return "a string";
+  if (j.is_array()) return "an array";
+  return "an object";
+}
+
+// Looks up `key` in object `obj` whose dotted path is `path` ("" for the top level), naming
+// the full path of whatever is missing or mistyped.
+class Fields {
+ public:
+  Fields(const Json& obj, std::string path) : obj_(obj), path_(std::move(path)) {}
+
+  const Json* find(const char* key) const {
+    auto it = obj_.find(key);
+    return it == obj_.end() ? nullptr : &*it;
+  }
+  const Json& get(const char* key) const {
+    const Json* j = find(key);
+    if (!j) bad("missing field '" + name(key) + "'");
+    return *j;
+  }
+  Fields object(const char* key) const {
+    const Json& j = get(key);
+    if (!j.is_object()) mistyped(key, j, "an object");
+    return Fields(j, name(key));
+  }
+  std::string string(const char* key) const {
+    const Json& j = get(key);
+    if (!j.is_string()) mistyped(key, j, "a string");
+    return j.get<std::string>();
+  }
+  std::string string_or(const char* key, std::string fallback) const {
+    return find(key) ? string(key) : fallback;
+  }
+  // A finite number that is not negative (times, counts, flops).
+  double amount(const char* key) const { return amount_of(get(key), name(key)); }
+  double amount_or(const char* key, double fallback) const {
+    return find(key) ? amount(key) : fallback;
+  }
+  int64_t integer(const char* key) const {
+    const Json& j = get(key);
+    if (!j.is_number_integer() || (j.is_number_unsigned() && j.get<uint64_t>() > INT64_MAX))
+      mistyped(key, j, "an integer");
+    return j.get<int64_t>();
+  }
+  const Json& array(const char* key) const {
+    const Json& j = get(key);
+    if (!j.is_array()) mistyped(key, j, "an array");
+    return j;
+  }
+  std::vector<std::string> strings(const char* key) const {
+    std::vector<std::string> out;
+    for (const Json& e : array(key)) {
+      if (!e.is_string()) bad("field '" + name(key) + "' must hold strings, got " + type_word(e));
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
+  std::string name(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  const Json& json() const { return obj_; }
+
+  static double amount_of(const Json& j, const std::string& what) {
+    if (!j.is_number()) bad("field '" + what + "' must be a number, got " + type_word(j));
+    double v = j.get<double>();
+    if (!std::isfinite(v) || v < 0)
+      bad("field '" + what + "' must be a finite number >= 0, got " + j.dump());
+    return v;
+  }
+
+ private:
+  [[noreturn]] void mistyped(const char* key, const Json& j, const char* want) const {
+    bad("field '" + name(key) + "' must be " + want + ", got " + type_word(j));
+  }
+
+  const Json& obj_;
+  std::string path_;
+};
+
+Target read_target(const Fields& f) {
+  Target t;
+  t.name = f.string("name");
+  t.triple = f.string("triple");
+  t.cpu = f.string("cpu");
+  t.features = f.strings("features");
+  int64_t bits = f.integer("vector_bits");
+  if (bits <= 0 || bits > 4096)
+    bad("field '" + f.name("vector_bits") + "' must be between 1 and 4096, got " +
+        std::to_string(bits));
+  t.vector_bits = static_cast<int>(bits);
+  return t;
+}
+
+schedules::Workload read_workload(const Fields& f) {
+  schedules::Workload w;
+  w.op = f.string("op");
+  Fields params = f.object("params");
+  for (auto it = params.json().begin(); it != params.json().end(); ++it)
+    w.params[it.key()] = params.integer(it.key().c_str());
+  std::string dtype = f.string("dtype");
+  try {
+    w.dtype = ir::parse_data_type(dtype);
+  } catch (const UserError& e) {
+    bad("field '" + f.name("dtype") + "': " + e.what());
+  }
+  w.epilogue = f.strings("epilogue");
+  return w;
+}
+
+MeasureResult read_result(const Fields& f) {
+  MeasureResult r;
+  for (const Json& c : f.array("costs")) r.costs.push_back(Fields::amount_of(c, f.name("costs")));
+  std::string error = f.string("error");
+  std::optional<MeasureErrorKind> kind = measure_error_from_name(error);
+  if (!kind) {
+    std::string valid;
+    for (MeasureErrorKind k : all_measure_error_kinds())
+      valid += (valid.empty() ? "" : ", ") + std::string(measure_error_name(k));
+    bad("field '" + f.name("error") + "' = '" + error + "' is not an error kind (valid: " + valid +
+        ")");
+  }
+  r.error = *kind;
+  if (r.error == MeasureErrorKind::Ok && r.costs.empty())
+    bad("field '" + f.name("error") + "' is ok but '" + f.name("costs") + "' is empty");
+  r.message = f.string_or("message", "");
+  r.all_cost = f.amount_or("all_cost", 0);
+  r.timestamp = f.amount_or("timestamp", 0);
+  r.device_key = f.string_or("device", "");
+  return r;
+}
+
+TuningRecord read_record(const Json& j) {
+  if (!j.is_object()) bad(std::string("not a JSON object but ") + type_word(j));
+  Fields top(j, "");
+  const Json& v = top.get("v");
+  if (!v.is_number_integer() || v.get<int64_t>() != kRecordFormatVersion)
+    bad("unknown format version " + v.dump() + " (this kiln reads version " +
+        std::to_string(kRecordFormatVersion) + ")");
+  TuningRecord r;
+  r.target = read_target(top.object("target"));
+  Fields task = top.object("task");
+  r.template_name = task.string("template");
+  r.workload = read_workload(task.object("workload"));
+  const Json& config = top.get("config");
+  if (!config.is_object())
+    bad(std::string("field 'config' must be an object, got ") + type_word(config));
+  try {
+    r.config = schedules::Config::from_json(config.dump());
+  } catch (const UserError& e) {
+    bad(std::string("field 'config': ") + e.what());
+  }
+  r.result = read_result(top.object("result"));
+  r.flops = top.amount("flops");
+  return r;
+}
+
+// nlohmann's messages start with "[json.exception.parse_error.101] ": keep what follows.
+std::string without_exception_id(const std::string& what) {
+  size_t close = what.find("] ");
+  return what.rfind("[json.exception.", 0) == 0 && close != std::string::npos
+             ? what.substr(close + 2)
+             : what;
+}
+
+}  // namespace
+
+double TuningRecord::gflops() const {
+  return result.ok() ? flops / result.mean_cost() / 1e9 : 0;
+}
+
+std::string record_to_json(const TuningRecord& r) {
+  OrderedJson target = {{"name", r.target.name},
+                        {"triple", r.target.triple},
+                        {"cpu", r.target.cpu},
+                        {"features", r.target.features},
+                        {"vector_bits", r.target.vector_bits}};
+  OrderedJson workload = {{"op", r.workload.op},
+                          {"params", r.workload.params},
+                          {"dtype", r.workload.dtype.str()},
+                          {"epilogue", r.workload.epilogue}};
+  OrderedJson result = {
+      {"costs", r.result.costs},         {"error", measure_error_name(r.result.error)},
+      {"message", r.result.message},     {"all_cost", r.result.all_cost},
+      {"timestamp", r.result.timestamp}, {"device", r.result.device_key}};
+  OrderedJson j = {{"v", kRecordFormatVersion},
+                   {"target", std::move(target)},
+                   {"task", {{"template", r.template_name}, {"workload", std::move(workload)}}},
+                   {"config", r.config.values()},
+                   {"result", std::move(result)},
+                   {"flops", r.flops}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+ParsedRecord parse_record(std::string_view line) {
+  ParsedRecord out;
+  try {
+    out.record = read_record(Json::parse(line));
+  } catch (const BadRecord& e) {
+    out.error = e.reason;
+  } catch (const Json::parse_error& e) {
+    out.error = "malformed JSON: " + without_exception_id(e.what());
+  } catch (const Json::exception& e) {
+    // A case the checks above missed; still a bad line, never a crash of the reader.
+    out.error = "unexpected JSON content: " + without_exception_id(e.what());
+  }
+  return out;
+}
+
+std::string target_key(const Target& t) {
+  std::vector<std::string> features = t.features;
+  std::sort(features.begin(), features.end());
+  features.erase(std::unique(features.begin(), features.end()), features.end());
+  std::string key =
+      t.name + " " + t.triple + " cpu=" + t.cpu + " bits=" + std::to_string(t.vector_bits) + " ";
+  for (size_t i = 0; i < features.size(); ++i) key += (i ? "," : "") + features[i];
+  return key;
+}
+
+}  // namespace kiln::tuner
