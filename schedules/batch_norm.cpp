@@ -113,7 +113,7 @@ class BatchNorm : public OpTemplate {
     }
 
     return logical_kernel(std::move(sch), {x, gamma, beta, mean, var, y}, inputs(w), output(w),
-                        2.0 * double(s[0] * c * hw));
+                          2.0 * double(s[0] * c * hw));
   }
 };
 

@@ -211,10 +211,10 @@ class Conv2dTemplate : public OpTemplate {
                                  const EpilogueTensors& ep, const te::Tensor& out, int64_t icb,
                                  int64_t ocb, std::function<Values(const Values&)> pack_w,
                                  int64_t weight_elements) const {
-    return {std::move(sch), with_epilogue_args({data, weight}, ep, out),
-            blocked_conv_args(inputs(w), output(w), p, icb, ocb, std::move(pack_w),
-                              weight_elements),
-            p.flops()};
+    return {
+        std::move(sch), with_epilogue_args({data, weight}, ep, out),
+        blocked_conv_args(inputs(w), output(w), p, icb, ocb, std::move(pack_w), weight_elements),
+        p.flops()};
   }
 };
 

@@ -107,13 +107,13 @@ class LowpConv2d : public OpTemplate {
   // (blocked_conv_args).
   ScheduledKernel finish(const Workload& w, const Conv2dParams& p, te::Schedule sch,
                          const te::Tensor& data, const te::Tensor& weight,
-                         const EpilogueTensors& ep, const te::Tensor& out, int64_t icb,
-                         int64_t ocb, std::function<Values(const Values&)> pack_w,
+                         const EpilogueTensors& ep, const te::Tensor& out, int64_t icb, int64_t ocb,
+                         std::function<Values(const Values&)> pack_w,
                          int64_t weight_elements) const {
-    return {std::move(sch), with_epilogue_args({data, weight}, ep, out),
-            blocked_conv_args(inputs(w), output(w), p, icb, ocb, std::move(pack_w),
-                              weight_elements),
-            p.flops()};
+    return {
+        std::move(sch), with_epilogue_args({data, weight}, ep, out),
+        blocked_conv_args(inputs(w), output(w), p, icb, ocb, std::move(pack_w), weight_elements),
+        p.flops()};
   }
 };
 
@@ -188,8 +188,8 @@ class Conv2dBf16Pair : public LowpConv2d {
     te::Schedule sch({out});
     if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
     schedule_tile(sch, out, acc, cfg, lanes(), {rco, ry, rx, rp, rk}, rx);
-    sch[acc].tensorize(rp, pair_dot_tile(p, reg_n, ocb / lanes(), lanes(), pairs,
-                                         cfg["k_unroll"], ow));
+    sch[acc].tensorize(rp,
+                       pair_dot_tile(p, reg_n, ocb / lanes(), lanes(), pairs, cfg["k_unroll"], ow));
 
     return finish(
         w, p, std::move(sch), data, weight, ep, out, icb, ocb,

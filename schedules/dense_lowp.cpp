@@ -122,7 +122,8 @@ class LowpDense : public OpTemplate {
       ops.out = r.output;
       // Two adjacent bf16 of A as one i32 (element k in the low half, as VNNI wants).
       ops.a_pair = [a, row](const Expr& k2, int64_t i) {
-        return reinterpret(DataType::i32(), ir::make_load(a, {row(i), ir::make_ramp(k2 * 2, 1, 2)}));
+        return reinterpret(DataType::i32(),
+                           ir::make_load(a, {row(i), ir::make_ramp(k2 * 2, 1, 2)}));
       };
       ops.a_last = [a, row, s](int64_t i) {
         Expr last = reinterpret(DataType::u16(), ir::make_load(a, {row(i), Expr(s.k - 1)}));
@@ -229,7 +230,8 @@ class DenseBf16Arm final : public LowpDense {
   ScheduledKernel schedule(const Workload& w, const codegen::Target&,
                            const Config& cfg) const override {
     // 4 f32 lanes: BFDOT.
-    if (cfg["bfdot"]) return schedule_pair_dot(w, cfg, {2 * cfg["mr2"], cfg["nr2"], 4, cfg["k_unroll"]});
+    if (cfg["bfdot"])
+      return schedule_pair_dot(w, cfg, {2 * cfg["mr2"], cfg["nr2"], 4, cfg["k_unroll"]});
     const DenseShape s = dense_shape(w);
     const int64_t mr2 = cfg["mr2"], nr2 = cfg["nr2"], mr = 2 * mr2, nr = 2 * nr2;
     const int64_t ku = cfg["k_unroll"];

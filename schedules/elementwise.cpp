@@ -392,7 +392,7 @@ class ElementwiseFlat : public OpTemplate {
     for (size_t o = 0; o < f.operands.size(); ++o)
       specs.push_back({operand_name(o), f.operands[o]});
     return logical_kernel(std::move(sch), args, specs, {"out", f.out},
-                        static_cast<double>(elements) * static_cast<double>(f.steps.size()));
+                          static_cast<double>(elements) * static_cast<double>(f.steps.size()));
   }
 
  private:

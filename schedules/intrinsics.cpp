@@ -62,8 +62,8 @@ Expr mmla_bf16(Expr acc, Expr a, Expr b) {
                        ir::CallKind::TensorIntrinsic);
 }
 
-te::TensorIntrin pair_dot_bf16_tile(const PairDotTile& tile,
-                                    std::function<PairDotOperands(const te::TensorizeRegion&)> bind) {
+te::TensorIntrin pair_dot_bf16_tile(
+    const PairDotTile& tile, std::function<PairDotOperands(const te::TensorizeRegion&)> bind) {
   internal_check(tile.unroll > 0 && tile.pairs >= (tile.odd_tail ? 1 : 0))
       << "pair_dot_bf16_tile: bad tile";
   te::TensorIntrin in;

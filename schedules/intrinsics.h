@@ -72,8 +72,8 @@ struct PairDotOperands {
 // The whole pair loop of one tile: per pair, `vecs` B vectors, one broadcast A pair per
 // row, rows x vecs pair_dot_bf16 into the accumulators. It replaces the loops
 // {pairs, 2, rows, vecs, lanes} of the accumulator stage (pairs, K in a pair, the tile).
-te::TensorIntrin pair_dot_bf16_tile(const PairDotTile& tile,
-                                    std::function<PairDotOperands(const te::TensorizeRegion&)> bind);
+te::TensorIntrin pair_dot_bf16_tile(
+    const PairDotTile& tile, std::function<PairDotOperands(const te::TensorizeRegion&)> bind);
 
 // ---- mmla_bf16 tile ----------------------------------------------------------------------
 

@@ -68,8 +68,8 @@ ScheduledKernel OpTemplate::instantiate(const Workload& w, const codegen::Target
       << ")";
   const std::vector<std::string> steps = epilogues();
   for (const std::string& e : w.epilogue)
-    user_check(contains(steps, e)) << w.op << ": unknown epilogue '" << e << "' (valid: "
-                                   << joined(steps) << ")";
+    user_check(contains(steps, e))
+        << w.op << ": unknown epilogue '" << e << "' (valid: " << joined(steps) << ")";
   const std::vector<std::string> signed_ok = value_params();
   for (const auto& [k, v] : w.params)
     user_check(v >= 0 || contains(signed_ok, k))

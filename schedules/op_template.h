@@ -81,8 +81,7 @@ class OpTemplate {
   // workload is this template's op with one of its dtypes() and epilogues() and no negative
   // parameter but value_params(), that check() accepts it for `t`, and that `cfg` is a
   // config of space(w, t).
-  ScheduledKernel instantiate(const Workload& w, const codegen::Target& t,
-                              const Config& cfg) const;
+  ScheduledKernel instantiate(const Workload& w, const codegen::Target& t, const Config& cfg) const;
 
   // Logical inputs (in call order) and the logical output.
   virtual std::vector<TensorSpec> inputs(const Workload& w) const = 0;

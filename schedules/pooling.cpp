@@ -210,7 +210,7 @@ class Pool2d : public OpTemplate {
     }
 
     return logical_kernel(std::move(sch), {x, y}, inputs(w), output(w),
-                        double(s.n * s.c * oh * ow) * double(s.kh * s.kw));
+                          double(s.n * s.c * oh * ow) * double(s.kh * s.kw));
   }
 
  private:

@@ -289,7 +289,7 @@ class LayerNorm : public RowTemplate {
     te::Stage out = schedule_rows_out(sch, y, t, parallel);
     schedule_row_pair(sch, mean, mean_out, var, r, out, fused, parallel);
     return logical_kernel(std::move(sch), {x, gamma, beta, y}, inputs(w), output(w),
-                        8.0 * double(s.m * s.n));
+                          8.0 * double(s.m * s.n));
   }
 };
 

@@ -43,8 +43,8 @@ std::string ArchHooks::llvm_intrinsic_for(const ir::CallNode& call) const {
   }
   user_check(!forms.empty()) << "tensor intrinsic '" << call.name << "' has no instruction on "
                              << target_.name << " (" << target_.triple << ")";
-  user_error() << "tensor intrinsic '" << call.name << "' on " << target_.name << " takes "
-               << forms << ", not " << given;
+  user_error() << "tensor intrinsic '" << call.name << "' on " << target_.name << " takes " << forms
+               << ", not " << given;
   return "";
 }
 

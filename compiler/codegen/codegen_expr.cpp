@@ -320,9 +320,8 @@ llvm::Value* CodeGenLLVM::emit_call(const ir::CallNode* op) {
   }
   // A tensor intrinsic is a kiln name for what the architecture's table says; from there on
   // it is the LLVM intrinsic (feature check included).
-  const std::string name = op->call_kind == ir::CallKind::TensorIntrinsic
-                               ? hooks_.llvm_intrinsic_for(*op)
-                               : op->name;
+  const std::string name =
+      op->call_kind == ir::CallKind::TensorIntrinsic ? hooks_.llvm_intrinsic_for(*op) : op->name;
   hooks_.check_intrinsic(name);
   user_check(llvm::Function::lookupIntrinsicID(name) != llvm::Intrinsic::not_intrinsic)
       << "unknown LLVM intrinsic " << name;

@@ -53,7 +53,8 @@ std::string check(const OpTemplate& tpl, const Workload& w, const std::string& t
   double tol = cfg.has("f16_acc") && cfg["f16_acc"] ? 3e-2 : tolerance(w.dtype);
   if (out_t == DataType::f32() && w.dtype == DataType::bf16()) tol = 1e-2;
   SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target + " config " + cfg.to_json());
-  tuner::BuiltKernel k = tuner::lower_template(tpl, w, codegen::target_from_name(target), cfg, "kernel");
+  tuner::BuiltKernel k =
+      tuner::lower_template(tpl, w, codegen::target_from_name(target), cfg, "kernel");
   std::vector<schedules::Values> logical;
   std::vector<Bytes> args;
   uint32_t seed = 5;
@@ -254,7 +255,8 @@ std::string assembly(const OpTemplate& tpl, const Workload& w, const std::string
   for (const auto& [k, v] : knobs) cfg.set(k, v);
   codegen::CodegenOptions o;
   o.emit_assembly = true;
-  return codegen::compile_module({tuner::lower_template(tpl, w, t, cfg, "kernel").func}, t, o).assembly;
+  return codegen::compile_module({tuner::lower_template(tpl, w, t, cfg, "kernel").func}, t, o)
+      .assembly;
 }
 
 int count(const std::string& s, const std::string& mnemonic, const std::string& operand) {

@@ -136,12 +136,12 @@ TEST(Conv2dTemplateErrors, BadShapes) {
   Workload good = conv({1, 8, 8, 8, 8, 3, 3, 1, 1});
   schedules::Config cfg = t.fallback(good, x86);
   auto instantiate = [&](const Workload& w) { return t.instantiate(w, x86, cfg); };
-  EXPECT_THROW(instantiate(conv({1, 0, 8, 8, 8, 3, 3, 1, 1})), UserError);   // zero channels
-  EXPECT_THROW(instantiate(conv({1, 8, 8, 8, 0, 3, 3, 1, 1})), UserError);   // zero outputs
-  EXPECT_THROW(instantiate(conv({-1, 8, 8, 8, 8, 3, 3, 1, 1})), UserError);  // negative batch
-  EXPECT_THROW(instantiate(conv({1, 8, 8, -8, 8, 3, 3, 1, 1})), UserError);  // negative width
-  EXPECT_THROW(instantiate(conv({1, 8, 8, 8, 8, 3, 3, 0, 1})), UserError);   // zero stride
-  EXPECT_THROW(instantiate(conv({1, 8, 8, 8, 8, 3, 3, 1, -1})), UserError);  // negative pad
+  EXPECT_THROW(instantiate(conv({1, 0, 8, 8, 8, 3, 3, 1, 1})), UserError);     // zero channels
+  EXPECT_THROW(instantiate(conv({1, 8, 8, 8, 0, 3, 3, 1, 1})), UserError);     // zero outputs
+  EXPECT_THROW(instantiate(conv({-1, 8, 8, 8, 8, 3, 3, 1, 1})), UserError);    // negative batch
+  EXPECT_THROW(instantiate(conv({1, 8, 8, -8, 8, 3, 3, 1, 1})), UserError);    // negative width
+  EXPECT_THROW(instantiate(conv({1, 8, 8, 8, 8, 3, 3, 0, 1})), UserError);     // zero stride
+  EXPECT_THROW(instantiate(conv({1, 8, 8, 8, 8, 3, 3, 1, -1})), UserError);    // negative pad
   EXPECT_THROW(instantiate(conv({1, 8, 8, 8, 8, 3, 3, 1, 1, 0})), UserError);  // zero dilation
   // Kernel larger than the padded input (also through dilation).
   EXPECT_THROW(instantiate(conv({1, 8, 4, 4, 8, 7, 7, 1, 1})), UserError);

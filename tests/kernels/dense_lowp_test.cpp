@@ -158,7 +158,8 @@ TEST(DenseLowpErrors, BadShapesConfigsAndEpilogues) {
   const OpTemplate& t = schedules::dense_bf16_arm_template();
   codegen::Target arm = codegen::target_from_name("arm-bf16");
   Workload ok = dense(8, 8, 8, DataType::bf16());
-  EXPECT_THROW(t.instantiate(dense(0, 8, 8, DataType::bf16()), arm, t.fallback(ok, arm)), UserError);
+  EXPECT_THROW(t.instantiate(dense(0, 8, 8, DataType::bf16()), arm, t.fallback(ok, arm)),
+               UserError);
   EXPECT_THROW(t.instantiate(dense(8, -1, 8, DataType::bf16()), arm, t.fallback(ok, arm)),
                UserError);
   Workload bad_epi = dense(8, 8, 8, DataType::bf16(), {"softplus"});

@@ -227,7 +227,8 @@ TEST(ElementwiseTemplate, BadWorkloads) {
   Workload missing{"add", {{"rank", 1}, {"a0", 4}}, DataType::f32(), {}};
   EXPECT_THROW(instantiate(missing), UserError);  // no b0
   EXPECT_THROW(instantiate(ew("elementwise_chain", {{4}}, DataType::f32(), {})), UserError);
-  EXPECT_THROW(instantiate(ew("elementwise_chain", {{4}}, DataType::f32(), {"softplus"})), UserError);
+  EXPECT_THROW(instantiate(ew("elementwise_chain", {{4}}, DataType::f32(), {"softplus"})),
+               UserError);
   EXPECT_THROW(instantiate(ew("add", {{4}, {4}}, DataType::f32(), {"softplus"})), UserError);
   Workload rank0{"relu", {{"rank", 0}}, DataType::f32(), {}};
   EXPECT_THROW(instantiate(rank0), UserError);

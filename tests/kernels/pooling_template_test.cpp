@@ -70,7 +70,7 @@ TEST(PoolingTemplateErrors, BadShapesAndDtypes) {
   EXPECT_THROW(mp.instantiate(pool("max_pool2d", 1, 1, 8, 8, 3, 2, 2), x86, cfg), UserError);
   EXPECT_THROW(mp.instantiate(pool("max_pool2d", 1, 1, 2, 2, 5, 1, 1), x86, cfg), UserError);
   EXPECT_THROW(mp.instantiate(pool("max_pool2d", 1, 1, 8, 8, 3, 2, 1, false, false, DataType::i8()),
-                        x86, cfg),
+                              x86, cfg),
                UserError);
   const OpTemplate& gp = schedules::global_avg_pool2d_template();
   EXPECT_THROW(gp.inputs(global(1, -2, 7, 7)), UserError);

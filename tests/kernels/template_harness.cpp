@@ -5,9 +5,8 @@
 #include <fstream>
 #include <functional>
 
-#include "ir/printer.h"
-
 #include "codegen/target.h"
+#include "ir/printer.h"
 #include "kernel_harness.h"
 #include "schedules/registry.h"
 #include "tuner/builder.h"
