@@ -12,11 +12,11 @@
 #include <filesystem>
 #include <random>
 
-#include "codegen/build.h"
 #include "codegen/target.h"
 #include "kiln/runtime.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "schedules/dense.h"
+#include "tuner/builder.h"
 
 namespace {
 
@@ -47,10 +47,9 @@ void BM_kiln_dense(benchmark::State& state) {
   cfg.set("nr_vecs", state.range(1));
   cfg.set("k_unroll", state.range(2));
   cfg.set("parallel", 0);
-  schedules::BuiltKernel k = tpl.build(w, target, cfg, "dense");
   std::string so = (std::filesystem::temp_directory_path() /
                     ("kiln-dense-bench-" + std::to_string(getpid()) + ".so")).string();
-  codegen::build_shared_object({k.func}, target, so);
+  tuner::BuiltKernel k = tuner::build_template(tpl, w, target, cfg, "dense", so);
   ThreadPool pool(1);
   KernelModule module(so, pool);
   std::filesystem::remove(so);

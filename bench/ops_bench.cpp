@@ -17,6 +17,7 @@
 #include "codegen/target.h"
 #include "peers.h"
 #include "schedules/registry.h"
+#include "tuner/builder.h"
 #include "tuner/local_runner.h"
 
 namespace {
@@ -77,7 +78,7 @@ Timing time_config(const OpTemplate& tpl, const Workload& w, const kiln::codegen
                    const Config& cfg, int threads, bool check) {
   Timing out;
   try {
-    auto k = tpl.build(w, t, cfg, "bench");
+    auto k = kiln::tuner::lower_template(tpl, w, t, cfg, "bench");
     kiln::tuner::RunOptions o;
     o.threads = threads;
     o.warmup = 1;
@@ -157,7 +158,7 @@ double peer_ms(const Workload& w, int repeat) {
 }
 
 double flops_of(const OpTemplate& tpl, const Workload& w, const kiln::codegen::Target& t) {
-  return tpl.build(w, t, tpl.fallback(w, t), "flops").flops;
+  return tpl.instantiate(w, t, tpl.fallback(w, t)).flops;
 }
 
 }  // namespace

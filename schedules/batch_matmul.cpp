@@ -95,11 +95,10 @@ class BatchMatmul : public OpTemplate {
     return c;
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_workload(w, {DataType::f32(), DataType::f16(), DataType::bf16()}, {});
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     BmmShape s = bmm_shape(w);
-    space(w, t).validate(cfg);
     const DataType f32 = DataType::f32();
     const int64_t lanes = t.lanes(f32), mr = cfg["mr"], nr = cfg["nr_vecs"] * lanes;
     const int64_t panels = (s.n + nr - 1) / nr;
@@ -164,7 +163,7 @@ class BatchMatmul : public OpTemplate {
       if (!s.tb) p.vectorize(p.axis(3));
     }
 
-    return lower_kernel(sch, {a, bt, c}, kernel_name, in, output(w), s.flops());
+    return logical_kernel(std::move(sch), {a, bt, c}, in, output(w), s.flops());
   }
 };
 

@@ -71,11 +71,10 @@ class BatchNorm : public OpTemplate {
     return y;
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_workload(w, {DataType::f32(), DataType::f16(), DataType::bf16()}, {});
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     auto s = shape(w);
-    space(w, t).validate(cfg);
     const DataType f32 = DataType::f32();
     const int64_t hw = s[2] * s[3], c = s[1];
     auto f = [&](Expr e) { return ir::make_cast(f32, e); };
@@ -113,8 +112,8 @@ class BatchNorm : public OpTemplate {
       out.vectorize(il);
     }
 
-    return lower_kernel(sch, {x, gamma, beta, mean, var, y}, kernel_name, inputs(w), output(w),
-                        2.0 * double(s[0] * c * hw));
+    return logical_kernel(std::move(sch), {x, gamma, beta, mean, var, y}, inputs(w), output(w),
+                          2.0 * double(s[0] * c * hw));
   }
 };
 

@@ -4,7 +4,6 @@
 #include <numeric>
 
 #include "ir/error.h"
-#include "lower/lower.h"
 #include "schedules/conv2d_blocked.h"
 #include "schedules/epilogue.h"
 #include "schedules/layout.h"
@@ -202,49 +201,20 @@ class Conv2dTemplate : public OpTemplate {
     return out;
   }
 
- protected:
-  static void check_dtype(const Workload& w) {
-    check_workload(w, {DataType::f32(), DataType::f16(), DataType::bf16()}, epilogue_names());
-  }
+  std::vector<std::string> epilogues() const override { return epilogue_names(); }
 
-  // Lowers a blocked template's kernel (data, weight, the epilogue's tensors, out) with its
-  // arguments logical on the outside: data packed to NCHW[icb]c, weights by `pack_w`, bias
-  // padded to whole output blocks, residual and output in NCHW[ocb]c.
-  BuiltKernel finish_blocked(const Workload& w, const Conv2dParams& p, const te::Schedule& sch,
-                             const te::Tensor& data, const te::Tensor& weight,
-                             const EpilogueTensors& ep, const te::Tensor& out,
-                             const std::string& kernel_name, int64_t icb, int64_t ocb,
-                             std::function<Values(const Values&)> pack_w,
-                             int64_t weight_elements) const {
-    BuiltKernel k;
-    k.func = lower::lower(sch, with_epilogue_args({data, weight}, ep, out), kernel_name);
-    k.flops = p.flops();
-    const int64_t oh = p.out_h(), ow = p.out_w(), ob = ceil_div(p.o, ocb);
-    const int64_t out_elements = p.n * ob * oh * ow * ocb;
-    for (const TensorSpec& s : inputs(w)) {
-      KernelArg a{s, false, nullptr, nullptr, s.elements()};
-      if (s.name == "data") {
-        a.pack = [p, icb](const Values& v) { return pack_nchwc(v, p.n, p.c, p.h, p.w, icb); };
-        a.kernel_elements = p.n * ceil_div(p.c, icb) * p.h * p.w * icb;
-      } else if (s.name == "weight") {
-        a.pack = std::move(pack_w);
-        a.kernel_elements = weight_elements;
-      } else if (s.name == "bias") {
-        a.pack = [to = ob * ocb](const Values& v) { return pad_channels(v, to); };
-        a.kernel_elements = ob * ocb;
-      } else if (s.name == "residual") {
-        a.pack = [p, ocb, oh, ow](const Values& v) { return pack_nchwc(v, p.n, p.o, oh, ow, ocb); };
-        a.kernel_elements = out_elements;
-      }
-      k.args.push_back(a);
-    }
-    TensorSpec o = output(w);
-    KernelArg o_arg{o, true, nullptr, nullptr, out_elements};
-    o_arg.unpack = [p, ocb, oh, ow](const Values& v) {
-      return unpack_nchwc(v, p.n, p.o, oh, ow, ocb);
-    };
-    k.args.push_back(o_arg);
-    return k;
+ protected:
+  // The kernel (data, weight, the epilogue's tensors, out) of a blocked template, its
+  // arguments logical outside (blocked_conv_args).
+  ScheduledKernel finish_blocked(const Workload& w, const Conv2dParams& p, te::Schedule sch,
+                                 const te::Tensor& data, const te::Tensor& weight,
+                                 const EpilogueTensors& ep, const te::Tensor& out, int64_t icb,
+                                 int64_t ocb, std::function<Values(const Values&)> pack_w,
+                                 int64_t weight_elements) const {
+    return {
+        std::move(sch), with_epilogue_args({data, weight}, ep, out),
+        blocked_conv_args(inputs(w), output(w), p, icb, ocb, std::move(pack_w), weight_elements),
+        p.flops()};
   }
 };
 
@@ -350,11 +320,10 @@ class Conv2dNchwc : public Conv2dTemplate {
                    {"parallel", p.flops() > 2e6 ? 1 : 0}});
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_dtype(w);
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     Conv2dParams p = conv2d_params(w);
-    space(w, t).validate(cfg);
     const DataType f32 = DataType::f32();
     const int64_t lanes = t.lanes(f32), icb = cfg["ic_bn"], ocb = cfg["oc_bn"];
     const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
@@ -384,7 +353,7 @@ class Conv2dNchwc : public Conv2dTemplate {
     schedule_register_tile(sch, out, acc, k, {rco, ry, rx, rci}, rx);
 
     return finish_blocked(
-        w, p, sch, data, weight, ep, out, kernel_name, icb, ocb,
+        w, p, std::move(sch), data, weight, ep, out, icb, ocb,
         [p, icb, ocb](const Values& v) { return pack_conv_weight(v, p, icb, ocb); },
         ob * cb * p.kh * p.kw * icb * ocb);
   }
@@ -438,11 +407,10 @@ class Conv2d1x1 : public Conv2dTemplate {
                    {"parallel", p.flops() > 2e6 ? 1 : 0}});
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_dtype(w);
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     Conv2dParams p = params(w);
-    space(w, t).validate(cfg);
     const DataType f32 = DataType::f32();
     const int64_t lanes = t.lanes(f32), icb = cfg["ic_bn"], ocb = cfg["oc_bn"];
     const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
@@ -482,7 +450,7 @@ class Conv2d1x1 : public Conv2dTemplate {
     schedule_register_tile(sch, out, acc, k, {rco, rci}, nullptr);
 
     return finish_blocked(
-        w, p, sch, data, weight, ep, out, kernel_name, icb, ocb,
+        w, p, std::move(sch), data, weight, ep, out, icb, ocb,
         [p, icb, ocb](const Values& v) { return pack_conv_weight(v, p, icb, ocb); },
         ob * cb * icb * ocb);
   }
@@ -531,11 +499,10 @@ class Conv2dDepthwise : public Conv2dTemplate {
                    {"parallel", double(p.n * p.c * p.out_h() * p.out_w()) > 2e4 ? 1 : 0}});
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_dtype(w);
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     Conv2dParams p = params(w);
-    space(w, t).validate(cfg);
     const DataType f32 = DataType::f32();
     const int64_t lanes = t.lanes(f32), bn = cfg["c_bn"], cb = ceil_div(p.c, bn);
     const int64_t oh = p.out_h(), ow = p.out_w();
@@ -561,7 +528,7 @@ class Conv2dDepthwise : public Conv2dTemplate {
     schedule_register_tile(sch, out, acc, k, {ry, rx}, rx);
 
     return finish_blocked(
-        w, p, sch, data, weight, ep, out, kernel_name, bn, bn,
+        w, p, std::move(sch), data, weight, ep, out, bn, bn,
         [p, bn](const Values& v) { return pack_depthwise_weight(v, p, bn); },
         cb * p.kh * p.kw * bn);
   }

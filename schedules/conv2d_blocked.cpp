@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/op.h"
+#include "schedules/layout.h"
 
 namespace kiln::schedules {
 
@@ -75,6 +76,37 @@ void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel) 
   if (t.ndim() == 5) outer = st.fuse(outer, st.axis(2));
   st.vectorize(st.axis(t.ndim() - 1));  // left serial by the vectorizer if not a power of 2
   if (parallel) st.parallel(outer);
+}
+
+std::vector<KernelArg> blocked_conv_args(const std::vector<TensorSpec>& inputs,
+                                         const TensorSpec& output, const Conv2dParams& p,
+                                         int64_t icb, int64_t ocb,
+                                         std::function<Values(const Values&)> pack_weight,
+                                         int64_t weight_elements) {
+  const int64_t oh = p.out_h(), ow = p.out_w(), ob = ceil_div(p.o, ocb);
+  const int64_t out_elements = p.n * ob * oh * ow * ocb;
+  std::vector<KernelArg> args;
+  for (const TensorSpec& s : inputs) {
+    KernelArg a{s, false, nullptr, nullptr, s.elements()};
+    if (s.name == "data") {
+      a.pack = [p, icb](const Values& v) { return pack_nchwc(v, p.n, p.c, p.h, p.w, icb); };
+      a.kernel_elements = p.n * ceil_div(p.c, icb) * p.h * p.w * icb;
+    } else if (s.name == "weight") {
+      a.pack = pack_weight;
+      a.kernel_elements = weight_elements;
+    } else if (s.name == "bias") {
+      a.pack = [to = ob * ocb](const Values& v) { return pad_channels(v, to); };
+      a.kernel_elements = ob * ocb;
+    } else if (s.name == "residual") {
+      a.pack = [p, ocb, oh, ow](const Values& v) { return pack_nchwc(v, p.n, p.o, oh, ow, ocb); };
+      a.kernel_elements = out_elements;
+    }
+    args.push_back(a);
+  }
+  KernelArg out{output, true, nullptr, nullptr, out_elements};
+  out.unpack = [p, ocb, oh, ow](const Values& v) { return unpack_nchwc(v, p.n, p.o, oh, ow, ocb); };
+  args.push_back(out);
+  return args;
 }
 
 }  // namespace kiln::schedules

@@ -1,10 +1,11 @@
 // Pieces shared by the conv2d templates that work on the blocked NCHW[x]c layout
 // (conv2d.nchwc, conv2d.1x1, conv2d.depthwise and the bf16/f16 ones): the knob choices and
-// fallback picks for register tiles and channel blocks, the zero-padded input copy, and
-// the schedule of such copy stages.
+// fallback picks for register tiles and channel blocks, the zero-padded input copy, the
+// schedule of such copy stages, and the description of their blocked kernel arguments.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "schedules/conv2d.h"
@@ -36,5 +37,15 @@ te::Tensor pad_blocked(const te::Tensor& data, const Conv2dParams& p, ir::DataTy
 // A root stage that copies data (pad, subsample): parallel over its outer axes, vectorized
 // along its channel block.
 void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel);
+
+// The arguments of a blocked conv2d kernel (data, weight, the epilogue's inputs, out) with
+// their logical specs `inputs` and `output` outside: data packed to NCHW[icb]c, weights by
+// `pack_weight` into `weight_elements`, bias padded to whole output blocks, residual and
+// output in NCHW[ocb]c.
+std::vector<KernelArg> blocked_conv_args(const std::vector<TensorSpec>& inputs,
+                                         const TensorSpec& output, const Conv2dParams& p,
+                                         int64_t icb, int64_t ocb,
+                                         std::function<Values(const Values&)> pack_weight,
+                                         int64_t weight_elements);
 
 }  // namespace kiln::schedules

@@ -3,27 +3,21 @@
 #include <algorithm>
 
 #include "ir/error.h"
-#include "lower/lower.h"
 #include "schedules/conv2d_blocked.h"
 #include "schedules/epilogue.h"
-#include "schedules/layout.h"
+#include "schedules/intrinsics.h"
 
 namespace kiln::schedules {
 
 using ir::DataType;
 using ir::Expr;
 using ir::IterVar;
-using ir::Stmt;
 using ir::Var;
 
 namespace {
 
 // Widest register tile (output pixels) the low-precision spaces offer.
 constexpr int64_t kWidestTile = 14;
-
-Expr reinterpret(DataType t, Expr v) {
-  return ir::make_call(t, "reinterpret", {std::move(v)}, ir::CallKind::Reinterpret);
-}
 
 // Base of the two templates: the logical interface and reference of conv2d.nchwc, the
 // output type, and the lowering with packed arguments.
@@ -40,6 +34,7 @@ class LowpConv2d : public OpTemplate {
   bool applies(const Workload& w, const codegen::Target& t) const override {
     return w.op == "conv2d" && supports(w, t) && conv2d_params(w).groups == 1;
   }
+  std::vector<std::string> epilogues() const override { return epilogue_names(); }
 
  protected:
   virtual bool supports(const Workload& w, const codegen::Target& t) const = 0;
@@ -50,17 +45,14 @@ class LowpConv2d : public OpTemplate {
     return w.param_or("out_f32", 0) != 0 ? DataType::f32() : w.dtype;
   }
 
-  // Validates before any codegen: selecting these intrinsics without the feature is an LLVM
-  // abort, not an error.
-  Conv2dParams check_build(const Workload& w, const codegen::Target& t, const Config& cfg) const {
-    check_workload(w, {w.dtype}, epilogue_names());
+  // Rejects a target without the instructions before any codegen: selecting them anyway is
+  // an LLVM abort, not an error.
+  void check(const Workload& w, const codegen::Target& t) const override {
     Conv2dParams p = conv2d_params(w);
     user_check(supports(w, t)) << name() << ": " << w.str() << " on target " << t.name
                                << " is not supported (needs " << needs() << ")";
     user_check(p.groups == 1) << name() << ": groups must be 1, got " << p.groups
                               << " (use conv2d.nchwc or conv2d.depthwise)";
-    space(w, t).validate(cfg);
-    return p;
   }
 
   // out[n, b, y, x, c] = out_type(epilogue(acc)) over the blocked output.
@@ -111,46 +103,24 @@ class LowpConv2d : public OpTemplate {
     as.vectorize(all);
   }
 
-  // Lowers with logical arguments outside: data packed to NCHW[icb]c, weights by `pack_w`,
-  // bias padded to whole blocks, residual and output NCHW[ocb]c.
-  BuiltKernel finish(const Workload& w, const Conv2dParams& p, const te::Schedule& sch,
-                     const te::Tensor& data, const te::Tensor& weight, const EpilogueTensors& ep,
-                     const te::Tensor& out, const std::string& kernel_name, int64_t icb,
-                     int64_t ocb, std::function<Values(const Values&)> pack_w,
-                     int64_t weight_elements) const {
-    BuiltKernel k;
-    k.func = lower::lower(sch, with_epilogue_args({data, weight}, ep, out), kernel_name);
-    k.flops = p.flops();
-    const int64_t oh = p.out_h(), ow = p.out_w(), ob = ceil_div(p.o, ocb);
-    const int64_t out_elements = p.n * ob * oh * ow * ocb;
-    for (const TensorSpec& s : inputs(w)) {
-      KernelArg a{s, false, nullptr, nullptr, s.elements()};
-      if (s.name == "data") {
-        a.pack = [p, icb](const Values& v) { return pack_nchwc(v, p.n, p.c, p.h, p.w, icb); };
-        a.kernel_elements = p.n * ceil_div(p.c, icb) * p.h * p.w * icb;
-      } else if (s.name == "weight") {
-        a.pack = pack_w;
-        a.kernel_elements = weight_elements;
-      } else if (s.name == "bias") {
-        a.pack = [to = ob * ocb](const Values& v) { return pad_channels(v, to); };
-        a.kernel_elements = ob * ocb;
-      } else if (s.name == "residual") {
-        a.pack = [p, ocb, oh, ow](const Values& v) { return pack_nchwc(v, p.n, p.o, oh, ow, ocb); };
-        a.kernel_elements = out_elements;
-      }
-      k.args.push_back(a);
-    }
-    KernelArg o{output(w), true, nullptr, nullptr, out_elements};
-    o.unpack = [p, ocb, oh, ow](const Values& v) { return unpack_nchwc(v, p.n, p.o, oh, ow, ocb); };
-    k.args.push_back(o);
-    return k;
+  // The kernel (data, weight, the epilogue's tensors, out), its arguments logical outside
+  // (blocked_conv_args).
+  ScheduledKernel finish(const Workload& w, const Conv2dParams& p, te::Schedule sch,
+                         const te::Tensor& data, const te::Tensor& weight,
+                         const EpilogueTensors& ep, const te::Tensor& out, int64_t icb, int64_t ocb,
+                         std::function<Values(const Values&)> pack_w,
+                         int64_t weight_elements) const {
+    return {
+        std::move(sch), with_epilogue_args({data, weight}, ep, out),
+        blocked_conv_args(inputs(w), output(w), p, icb, ocb, std::move(pack_w), weight_elements),
+        p.flops()};
   }
 };
 
 // ---------------------------------------------------------------------------------------
 // bf16 through a pairwise dot instruction (vdpbf16ps, BFDOT): each f32 lane of the
 // accumulator adds a[2l]*b[2l] + a[2l+1]*b[2l+1]. conv2d.bf16.x86 and conv2d.bf16.arm differ
-// only in the vector width, the intrinsic, the target check and the fallback.
+// only in the vector width (which picks the instruction), the target check and the fallback.
 
 class Conv2dBf16Pair : public LowpConv2d {
  public:
@@ -184,9 +154,12 @@ class Conv2dBf16Pair : public LowpConv2d {
                    {"parallel", p.flops() > 2e6 ? 1 : 0}});
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    const Conv2dParams p = check_build(w, t, cfg);
+  std::vector<DataType> dtypes() const override { return {DataType::bf16()}; }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target&,
+                           const Config& cfg) const override {
+    const Conv2dParams p = conv2d_params(w);
     const DataType f32 = DataType::f32(), bf16 = DataType::bf16();
     const int64_t icb = cfg["ic_bn"], ocb = cfg["oc_bn"], reg_n = cfg["reg_n"];
     const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb), pairs = icb / 2;
@@ -215,81 +188,55 @@ class Conv2dBf16Pair : public LowpConv2d {
     te::Schedule sch({out});
     if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
     schedule_tile(sch, out, acc, cfg, lanes(), {rco, ry, rx, rp, rk}, rx);
-    sch[acc].tensorize(rp, pair_dot_intrin(p, reg_n, ocb / lanes(), lanes(), intrinsic(), pairs,
-                                           cfg["k_unroll"], ow));
+    sch[acc].tensorize(rp,
+                       pair_dot_tile(p, reg_n, ocb / lanes(), lanes(), pairs, cfg["k_unroll"], ow));
 
     return finish(
-        w, p, sch, data, weight, ep, out, kernel_name, icb, ocb,
+        w, p, std::move(sch), data, weight, ep, out, icb, ocb,
         [p, icb, ocb](const Values& v) { return pack_conv_weight_vnni(v, p, icb, ocb); },
         ob * cb * p.kh * p.kw * pairs * ocb * 2);
   }
 
- protected:
-  virtual int64_t lanes() const = 0;            // f32 lanes per accumulator vector
-  virtual const char* intrinsic() const = 0;  // <L x float>(<L x float>, <2L x bf16>, <2L x bf16>)
+  // f32 lanes per accumulator vector; pair_dot_bf16 picks the instruction by it.
+  virtual int64_t lanes() const = 0;
 
  private:
-  // All channel pairs of one (channel block, tap) for a reg_n x (nv*lanes) tile: per pair, nv
-  // VNNI weight vectors, one broadcast 32-bit channel pair per pixel, reg_n*nv pair dots.
-  static te::TensorIntrin pair_dot_intrin(const Conv2dParams& p, int64_t reg_n, int64_t nv,
-                                          int64_t lanes, const char* intrinsic, int64_t pairs,
-                                          int64_t ku, int64_t ow) {
-    te::TensorIntrin in;
-    in.name = "conv_pair_dot_tile";
-    in.extents = {pairs, 2, reg_n, nv, lanes};
-    in.emit = [p, reg_n, nv, lanes, intrinsic, pairs, ku,
-               ow](const te::TensorizeRegion& r) -> Stmt {
+  // All channel pairs of one (channel block, tap) for a reg_n x (nv*lanes) tile
+  // (schedules/intrinsics.h): per pair, nv VNNI weight vectors, one broadcast 32-bit
+  // channel pair per pixel; pixels past OW read pixel OW-1.
+  static te::TensorIntrin pair_dot_tile(const Conv2dParams& p, int64_t reg_n, int64_t nv,
+                                        int64_t lanes, int64_t pairs, int64_t ku, int64_t ow) {
+    PairDotTile tile{reg_n, nv, lanes, pairs, ku, false, "rp", RemainderKind::Unrolled};
+    return pair_dot_bf16_tile(tile, [p, ow, lanes](const te::TensorizeRegion& r) {
       internal_check(r.inputs.size() == 2 && r.output_base.size() == 5)
           << "conv_pair_dot_tile: unexpected region";
       const bool w_first = r.inputs[0].first->name == "weight.vnni";
       const auto& din = r.inputs[w_first ? 1 : 0];
       const auto& win = r.inputs[w_first ? 0 : 1];
       internal_check(win.first->name == "weight.vnni") << "conv_pair_dot_tile: no weights";
-      const ir::Buffer& out = r.output;
-      const ir::Buffer& d = din.first;
-      const ir::Buffer& wb = win.first;
+      const ir::Buffer d = din.first, wb = win.first;
       // Weight base [b, rco, ry, rx, 0, 0] names the outer reduction loops' values.
       const Expr n = r.output_base[0], b = r.output_base[1], y = r.output_base[2];
       const Expr x0 = r.output_base[3];
       const Expr rco = win.second[1], ry = win.second[2], rx = win.second[3];
       const Expr row = y * p.sh + ry * p.dh;
       const int L = static_cast<int>(lanes);
-      const DataType bf16v = DataType::bf16(2 * L), f32v = DataType::f32(L);
-
-      auto step = [&](Expr rp) {
-        std::vector<Expr> wv;
-        for (int64_t v = 0; v < nv; ++v)
-          wv.push_back(
-              ir::make_load(wb, {b, rco, ry, rx, rp, ir::make_ramp(Expr(v * 2 * L), 1, 2 * L)}));
-        std::vector<Stmt> body;
-        for (int64_t i = 0; i < reg_n; ++i) {
-          Expr col = ir::min(x0 + Expr(i), Expr(ow - 1)) * p.sw + rx * p.dw;
-          // The channel pair of one pixel as one i32 (channel 2rp in the low half).
-          Expr pair = reinterpret(
-              DataType::i32(), ir::make_load(d, {n, rco, row, col, ir::make_ramp(rp * 2, 1, 2)}));
-          Expr bc = reinterpret(bf16v, ir::make_broadcast(pair, L));
-          for (int64_t v = 0; v < nv; ++v) {
-            std::vector<Expr> idx = {n, b, y, x0 + Expr(i), ir::make_ramp(Expr(v * L), 1, L)};
-            Expr dp = ir::make_call(f32v, intrinsic, {ir::make_load(out, idx), bc, wv[v]},
-                                    ir::CallKind::LLVMIntrinsic);
-            body.push_back(ir::make_store(out, dp, idx));
-          }
-        }
-        return ir::make_seq(body);
+      PairDotOperands ops;
+      ops.out = r.output;
+      // The channel pair of one pixel as one i32 (channel 2rp in the low half).
+      ops.a_pair = [=](const Expr& rp, int64_t i) {
+        Expr col = ir::min(x0 + Expr(i), Expr(ow - 1)) * p.sw + rx * p.dw;
+        return reinterpret(DataType::i32(),
+                           ir::make_load(d, {n, rco, row, col, ir::make_ramp(rp * 2, 1, 2)}));
       };
-
-      const int64_t blocks = pairs / ku, rest = pairs % ku;
-      std::vector<Stmt> seq;
-      if (blocks > 0) {
-        Var ko("rp.outer");
-        std::vector<Stmt> unrolled;
-        for (int64_t u = 0; u < ku; ++u) unrolled.push_back(step(ko * ku + Expr(u)));
-        seq.push_back(ir::make_for(ko, 0, blocks, ir::ForKind::Serial, ir::make_seq(unrolled)));
-      }
-      for (int64_t u = 0; u < rest; ++u) seq.push_back(step(Expr(blocks * ku + u)));
-      return ir::make_seq(seq);
-    };
-    return in;
+      ops.b_vector = [=](const Expr& rp, int64_t v) {
+        return ir::make_load(wb, {b, rco, ry, rx, rp, ir::make_ramp(Expr(v * 2 * L), 1, 2 * L)});
+      };
+      ops.out_index = [=](int64_t i, int64_t v) {
+        return std::vector<Expr>{n, b, y, x0 + Expr(i), ir::make_ramp(Expr(v * L), 1, L)};
+      };
+      return ops;
+    });
   }
 };
 
@@ -312,8 +259,7 @@ class Conv2dBf16X86 final : public Conv2dBf16Pair {
     return w.dtype == DataType::bf16() && t.is_x86() && t.has("avx512bf16") && t.has("avx512f");
   }
   const char* needs() const override { return "dtype bf16 and an x86 target with avx512bf16"; }
-  int64_t lanes() const override { return 16; }
-  const char* intrinsic() const override { return "llvm.x86.avx512bf16.dpbf16ps.512"; }
+  int64_t lanes() const override { return 16; }  // vdpbf16ps zmm
 };
 
 // ---------------------------------------------------------------------------------------
@@ -334,8 +280,7 @@ class Conv2dBf16Arm final : public Conv2dBf16Pair {
     return w.dtype == DataType::bf16() && t.is_aarch64() && t.has("bf16");
   }
   const char* needs() const override { return "dtype bf16 and an AArch64 target with +bf16"; }
-  int64_t lanes() const override { return 4; }
-  const char* intrinsic() const override { return "llvm.aarch64.neon.bfdot.v4f32.v8bf16"; }
+  int64_t lanes() const override { return 4; }  // BFDOT
 };
 
 // ---------------------------------------------------------------------------------------
@@ -373,9 +318,12 @@ class Conv2dF16Arm final : public LowpConv2d {
                    {"parallel", p.flops() > 2e6 ? 1 : 0}});
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    const Conv2dParams p = check_build(w, t, cfg);
+  std::vector<DataType> dtypes() const override { return {DataType::f16()}; }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target&,
+                           const Config& cfg) const override {
+    const Conv2dParams p = conv2d_params(w);
     const DataType f16 = DataType::f16();
     const DataType acc_t = cfg["f16_acc"] ? f16 : DataType::f32();
     const int64_t icb = cfg["ic_bn"], ocb = cfg["oc_bn"];
@@ -413,7 +361,7 @@ class Conv2dF16Arm final : public LowpConv2d {
     schedule_tile(sch, out, acc, cfg, 8, {rco, ry, rx, rci}, rx);
 
     return finish(
-        w, p, sch, data, weight, ep, out, kernel_name, icb, ocb,
+        w, p, std::move(sch), data, weight, ep, out, icb, ocb,
         [p, icb, ocb](const Values& v) { return pack_blocked_weight(v, p, icb, ocb); },
         ob * cb * p.kh * p.kw * icb * ocb);
   }

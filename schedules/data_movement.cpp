@@ -53,11 +53,10 @@ Shape strides(const Shape& s) {
   return st;
 }
 
-// lower_kernel with one element moved per output element: "flops" counts elements.
-BuiltKernel finish(const te::Schedule& sch, const std::vector<te::Tensor>& args,
-                   const std::string& kernel_name, const std::vector<TensorSpec>& in,
-                   const TensorSpec& out, double elements) {
-  return lower_kernel(sch, args, kernel_name, in, out, elements);
+// logical_kernel with one element moved per output element: "flops" counts elements.
+ScheduledKernel finish(te::Schedule sch, std::vector<te::Tensor> args,
+                       const std::vector<TensorSpec>& in, const TensorSpec& out, double elements) {
+  return logical_kernel(std::move(sch), std::move(args), in, out, elements);
 }
 
 // The copy-out schedule the data movement kernels share: the innermost axis split into
@@ -153,11 +152,12 @@ class Concat : public OpTemplate {
     return y;
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_workload(w, move_dtypes(), {});
+  std::vector<DataType> dtypes() const override { return move_dtypes(); }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     ConcatShape s = concat_shape(w);
-    space(w, t).validate(cfg);
     std::vector<te::Tensor> xs;
     for (size_t k = 0; k < s.extents.size(); ++k)
       xs.push_back(te::placeholder(exprs(s.input(k)), w.dtype, input_name(k)));
@@ -186,7 +186,7 @@ class Concat : public OpTemplate {
     schedule_copy(out, t, w.dtype, cfg["vecs"], cfg["parallel"] != 0, out.axis(s.out.size() - 1));
     std::vector<te::Tensor> args = xs;
     args.push_back(y);
-    return finish(sch, args, kernel_name, inputs(w), output(w), double(product(s.out)));
+    return finish(std::move(sch), args, inputs(w), output(w), double(product(s.out)));
   }
 };
 
@@ -246,11 +246,12 @@ class Transpose : public OpTemplate {
     return y;
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_workload(w, move_dtypes(), {});
+  std::vector<DataType> dtypes() const override { return move_dtypes(); }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     TransposeShape s = transpose_shape(w);
-    space(w, t).validate(cfg);
     const size_t n = s.in.size();
     te::Tensor x = te::placeholder(exprs(s.in), w.dtype, "X");
     te::Tensor y = te::compute(
@@ -279,7 +280,7 @@ class Transpose : public OpTemplate {
       inner = ji;
     }
     schedule_copy(out, t, w.dtype, cfg["vecs"], cfg["parallel"] != 0, inner);
-    return finish(sch, {x, y}, kernel_name, inputs(w), output(w), double(product(s.out)));
+    return finish(std::move(sch), {x, y}, inputs(w), output(w), double(product(s.out)));
   }
 };
 
@@ -332,13 +333,14 @@ class Pad : public OpTemplate {
     return y;
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    Workload checked = w;  // the pad value may be negative; every other parameter may not
-    checked.params.erase("value_e3");
-    check_workload(checked, move_dtypes(), {});
+  std::vector<DataType> dtypes() const override { return move_dtypes(); }
+  // The pad value may be negative; every other parameter may not.
+  std::vector<std::string> value_params() const override { return {"value_e3"}; }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     PadShape s = pad_shape(w);
-    space(w, t).validate(cfg);
     te::Tensor x = te::placeholder(exprs(s.in), w.dtype, "X");
     te::Tensor y = te::compute(
         exprs(s.out),
@@ -358,7 +360,7 @@ class Pad : public OpTemplate {
     te::Schedule sch({y});
     te::Stage out = sch[y];
     schedule_copy(out, t, w.dtype, cfg["vecs"], cfg["parallel"] != 0, out.axis(s.out.size() - 1));
-    return finish(sch, {x, y}, kernel_name, inputs(w), output(w), double(product(s.out)));
+    return finish(std::move(sch), {x, y}, inputs(w), output(w), double(product(s.out)));
   }
 };
 
@@ -388,11 +390,12 @@ class Reshape : public OpTemplate {
   TensorSpec output(const Workload& w) const override { return {"Y", shapes(w).second}; }
   Values reference(const Workload&, const std::vector<Values>& in) const override { return in[0]; }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_workload(w, move_dtypes(), {});
+  std::vector<DataType> dtypes() const override { return move_dtypes(); }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     int64_t n = product(shapes(w).first);
-    space(w, t).validate(cfg);
     // Both sides flat: row-major memory is the same for every shape of the same elements.
     te::Tensor x = te::placeholder({n}, w.dtype, "X");
     te::Tensor y = te::compute({n}, [&](Var i) { return x(i); }, "Y");
@@ -413,7 +416,7 @@ class Reshape : public OpTemplate {
       out.unroll(v);
       out.vectorize(l);
     }
-    return finish(sch, {x, y}, kernel_name, inputs(w), output(w), double(n));
+    return finish(std::move(sch), {x, y}, inputs(w), output(w), double(n));
   }
 };
 

@@ -106,10 +106,11 @@ class DensePacked : public OpTemplate {
     return c;
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_workload(w, {DataType::f32(), DataType::f16(), DataType::bf16()}, epilogue_names());
-    space(w, t).validate(cfg);
+  std::vector<std::string> epilogues() const override { return epilogue_names(); }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     DenseShape s = dense_shape(w);
     const int64_t lanes = t.lanes(DataType::f32());
     const int64_t nr = cfg["nr_vecs"] * lanes, mr = cfg["mr"];
@@ -137,7 +138,7 @@ class DensePacked : public OpTemplate {
     ir::IterVar at = schedule_dense_output(sch, c, mr, nr, lanes, cfg, false);
     schedule_dense_tile(sch, acc, c, at, lanes, {sch[acc].reduce_axis(0)}, cfg["k_unroll"]);
     auto pack = [s, nr](const Values& v) { return pack_dense_b(s, nr, v.data()); };
-    return finish_dense(*this, w, sch, a, b, ep, c, kernel_name, pack, panels * s.k * nr);
+    return finish_dense(*this, w, std::move(sch), a, b, ep, c, pack, panels * s.k * nr);
   }
 };
 
@@ -219,12 +220,12 @@ void schedule_dense_tile(te::Schedule& sch, const te::Tensor& acc, const te::Ten
   tile.vectorize(tl);
 }
 
-BuiltKernel finish_dense(const OpTemplate& tpl, const Workload& w, const te::Schedule& sch,
-                         const te::Tensor& a, const te::Tensor& b, const EpilogueTensors& ep,
-                         const te::Tensor& c, const std::string& kernel_name,
-                         std::function<Values(const Values&)> pack_b, int64_t packed_b_elements) {
-  BuiltKernel k = lower_kernel(sch, with_epilogue_args({a, b}, ep, c), kernel_name, tpl.inputs(w),
-                               tpl.output(w), dense_shape(w).flops());
+ScheduledKernel finish_dense(const OpTemplate& tpl, const Workload& w, te::Schedule sch,
+                             const te::Tensor& a, const te::Tensor& b, const EpilogueTensors& ep,
+                             const te::Tensor& c, std::function<Values(const Values&)> pack_b,
+                             int64_t packed_b_elements) {
+  ScheduledKernel k = logical_kernel(std::move(sch), with_epilogue_args({a, b}, ep, c),
+                                     tpl.inputs(w), tpl.output(w), dense_shape(w).flops());
   k.args[1].pack = std::move(pack_b);
   k.args[1].kernel_elements = packed_b_elements;
   return k;

@@ -61,11 +61,11 @@ void schedule_dense_tile(te::Schedule& sch, const te::Tensor& acc, const te::Ten
                          const ir::IterVar& at, int64_t lanes,
                          const std::vector<ir::IterVar>& reduce, int64_t k_unroll);
 
-// The BuiltKernel of a dense template: A, B, the epilogue's tensors, C; logical arguments
-// but for B, which `pack_b` packs into `packed_b_elements`.
-BuiltKernel finish_dense(const OpTemplate& tpl, const Workload& w, const te::Schedule& sch,
-                         const te::Tensor& a, const te::Tensor& b, const EpilogueTensors& ep,
-                         const te::Tensor& c, const std::string& kernel_name,
-                         std::function<Values(const Values&)> pack_b, int64_t packed_b_elements);
+// The ScheduledKernel of a dense template: A, B, the epilogue's tensors, C; logical
+// arguments but for B, which `pack_b` packs into `packed_b_elements`.
+ScheduledKernel finish_dense(const OpTemplate& tpl, const Workload& w, te::Schedule sch,
+                             const te::Tensor& a, const te::Tensor& b, const EpilogueTensors& ep,
+                             const te::Tensor& c, std::function<Values(const Values&)> pack_b,
+                             int64_t packed_b_elements);
 
 }  // namespace kiln::schedules

@@ -4,25 +4,22 @@
 
 #include "ir/error.h"
 #include "schedules/epilogue.h"
+#include "schedules/intrinsics.h"
 
 namespace kiln::schedules {
 
 using ir::DataType;
 using ir::Expr;
-using ir::Stmt;
 using ir::Var;
 
 namespace {
-
-Expr reinterpret(DataType t, Expr v) {
-  return ir::make_call(t, "reinterpret", {std::move(v)}, ir::CallKind::Reinterpret);
-}
 
 // What the three templates share: the dense workload (logical A[M,K], B[K,N], epilogue
 // inputs; the reference of dense.packed), the output type and the C stage.
 class LowpDense : public OpTemplate {
  public:
   std::string op() const override { return "dense"; }
+  std::vector<std::string> epilogues() const override { return epilogue_names(); }
 
   // f32 output when asked (param out_f32=1): the accumulator is f32 anyway, and the next
   // layer may want it unrounded.
@@ -39,7 +36,7 @@ class LowpDense : public OpTemplate {
   }
 
  protected:
-  // Whether dtype and target fit; build() turns a "no" into a UserError before any codegen
+  // Whether dtype and target fit; check() turns a "no" into a UserError before any codegen
   // (selecting these intrinsics without the feature is an LLVM abort, not an error).
   virtual bool supports(const Workload& w, const codegen::Target& t) const = 0;
   virtual const char* needs() const = 0;  // for the error message
@@ -48,12 +45,10 @@ class LowpDense : public OpTemplate {
     return w.op == "dense" && supports(w, t);
   }
 
-  void check_build(const Workload& w, const codegen::Target& t, const Config& cfg) const {
-    check_workload(w, {w.dtype}, epilogue_names());
+  void check(const Workload& w, const codegen::Target& t) const override {
     dense_shape(w);
     user_check(supports(w, t)) << name() << ": " << w.str() << " on target " << t.name
                                << " is not supported (needs " << needs() << ")";
-    space(w, t).validate(cfg);
   }
 
   // C = out_type(epilogue(acc)) over the logical [M, N].
@@ -68,15 +63,13 @@ class LowpDense : public OpTemplate {
         "C");
   }
 
-  // A pairwise dot instruction (vdpbf16ps, BFDOT): each f32 lane of the accumulator adds
+  // Through pair_dot_bf16 (vdpbf16ps, BFDOT): each f32 lane of the accumulator adds
   // a[2l]*b[2l] + a[2l+1]*b[2l+1]. B is packed in the VNNI layout, A broadcasts one pair.
   struct PairDot {
     int64_t mr, nv, lanes, ku;  // tile rows, vectors per row, f32 lanes per vector, K unroll
-    const char* intrinsic;      // <L x float>(<L x float>, <2L x bfloat>, <2L x bfloat>)
   };
 
-  BuiltKernel build_pair_dot(const Workload& w, const Config& cfg, const std::string& kernel_name,
-                             const PairDot& p) const {
+  ScheduledKernel schedule_pair_dot(const Workload& w, const Config& cfg, const PairDot& p) const {
     const DenseShape s = dense_shape(w);
     const int64_t mr = p.mr, nr = p.nv * p.lanes;
     const int64_t pairs = ceil_div(s.k, 2), panels = ceil_div(s.n, nr);
@@ -105,80 +98,45 @@ class LowpDense : public OpTemplate {
     ir::IterVar at = schedule_dense_output(sch, c, mr, nr, p.lanes, cfg, true);
     // The lanes vectorize the zero-initialisation of the tile, one vector store each.
     schedule_dense_tile(sch, acc, c, at, p.lanes, {k2, kk}, 1);
-    sch[acc].tensorize(k2, pair_dot_intrin(s, p, pairs));
+    sch[acc].tensorize(k2, pair_dot_tile(s, p, pairs));
 
     auto pack = [s, nr](const Values& v) { return pack_dense_b_vnni(s, nr, v.data()); };
-    return finish_dense(*this, w, sch, a, b, ep, c, kernel_name, pack, panels * pairs * nr * 2);
+    return finish_dense(*this, w, std::move(sch), a, b, ep, c, pack, panels * pairs * nr * 2);
   }
 
-  // The whole K loop of an mr x (nv*lanes) tile: per pair of K, nv VNNI vectors of B, one
-  // broadcast pair of A per row, mr*nv pair-dot instructions into the f32 tile.
-  static te::TensorIntrin pair_dot_intrin(const DenseShape& s, const PairDot& p, int64_t pairs) {
-    te::TensorIntrin in;
-    in.name = "pair_dot_tile";
-    in.extents = {pairs, 2, p.mr, p.nv, p.lanes};
-    in.emit = [s, p](const te::TensorizeRegion& r) -> Stmt {
-      const int64_t mr = p.mr, nv = p.nv, ku = p.ku, lanes = p.lanes;
+  // The whole K loop of an mr x (nv*lanes) tile (schedules/intrinsics.h): A's rows past M
+  // read row M-1; an odd K ends with A's last value and a zero partner.
+  static te::TensorIntrin pair_dot_tile(const DenseShape& s, const PairDot& p, int64_t pairs) {
+    PairDotTile tile{p.mr, p.nv, p.lanes, pairs, p.ku, s.k % 2 != 0, "k2", RemainderKind::Loop};
+    return pair_dot_bf16_tile(tile, [s, p](const te::TensorizeRegion& r) {
       internal_check(r.inputs.size() == 2 && r.output_base.size() == 2)
           << "pair_dot_tile: unexpected region";
       internal_check(r.inputs[0].first->name == "A" && r.inputs[1].first->name == "B.vnni")
           << "pair_dot_tile: expects A then B.vnni";
-      const ir::Buffer& out = r.output;
-      const ir::Buffer& a = r.inputs[0].first;
-      const ir::Buffer& b = r.inputs[1].first;
+      const ir::Buffer a = r.inputs[0].first, b = r.inputs[1].first;
       const Expr row0 = r.output_base[0], col0 = r.output_base[1];
-      const Expr panel = col0 / (nv * lanes);
-      const DataType bf16v = DataType::bf16(2 * static_cast<int>(lanes));
-      const DataType f32v = DataType::f32(static_cast<int>(lanes));
-
-      // One K pair (or, for odd K, the last single value with a zero partner).
-      auto step = [&](Expr k2, bool last_single) {
-        std::vector<Expr> bvec;
-        for (int64_t v = 0; v < nv; ++v)
-          bvec.push_back(ir::make_load(
-              b, {panel, k2, ir::make_ramp(Expr(v * 2 * lanes), 1, 2 * static_cast<int>(lanes))}));
-        std::vector<Stmt> body;
-        for (int64_t i = 0; i < mr; ++i) {
-          Expr row = ir::min(row0 + Expr(i), Expr(s.m - 1));
-          Expr pair;
-          if (!last_single) {
-            // Two adjacent bf16 of A as one i32 (element k in the low half, as VNNI wants).
-            pair =
-                reinterpret(DataType::i32(), ir::make_load(a, {row, ir::make_ramp(k2 * 2, 1, 2)}));
-          } else {
-            Expr last = reinterpret(DataType::u16(), ir::make_load(a, {row, Expr(s.k - 1)}));
-            pair = ir::make_cast(DataType::i32(), last);  // zero-extended: partner is +0.0
-          }
-          Expr abc = reinterpret(bf16v, ir::make_broadcast(pair, static_cast<int>(lanes)));
-          for (int64_t v = 0; v < nv; ++v) {
-            std::vector<Expr> idx = {
-                row0 + Expr(i), ir::make_ramp(col0 + Expr(v * lanes), 1, static_cast<int>(lanes))};
-            Expr acc = ir::make_load(out, idx);
-            Expr dp =
-                ir::make_call(f32v, p.intrinsic, {acc, abc, bvec[v]}, ir::CallKind::LLVMIntrinsic);
-            body.push_back(ir::make_store(out, dp, idx));
-          }
-        }
-        return ir::make_seq(body);
+      const Expr panel = col0 / (p.nv * p.lanes);
+      const int lanes = static_cast<int>(p.lanes);
+      auto row = [row0, s](int64_t i) { return ir::min(row0 + Expr(i), Expr(s.m - 1)); };
+      PairDotOperands ops;
+      ops.out = r.output;
+      // Two adjacent bf16 of A as one i32 (element k in the low half, as VNNI wants).
+      ops.a_pair = [a, row](const Expr& k2, int64_t i) {
+        return reinterpret(DataType::i32(),
+                           ir::make_load(a, {row(i), ir::make_ramp(k2 * 2, 1, 2)}));
       };
-
-      const int64_t full = s.k / 2, blocks = full / ku, rest = full % ku;
-      std::vector<Stmt> seq;
-      if (blocks > 0) {
-        Var ko("k2.outer");
-        std::vector<Stmt> unrolled;
-        for (int64_t u = 0; u < ku; ++u) unrolled.push_back(step(ko * ku + Expr(u), false));
-        seq.push_back(ir::make_for(ko, 0, blocks, ir::ForKind::Serial, ir::make_seq(unrolled)));
-      }
-      if (rest > 0) {
-        Var kr("k2.rest");
-        seq.push_back(
-            ir::make_for(kr, 0, rest, ir::ForKind::Serial, step(Expr(blocks * ku) + kr, false)));
-      }
-      if (s.k % 2) seq.push_back(step(Expr(full), true));
-      return ir::make_seq(seq);
-    };
-    return in;
+      ops.a_last = [a, row, s](int64_t i) {
+        Expr last = reinterpret(DataType::u16(), ir::make_load(a, {row(i), Expr(s.k - 1)}));
+        return ir::make_cast(DataType::i32(), last);  // zero-extended: partner is +0.0
+      };
+      ops.b_vector = [b, panel, lanes](const Expr& k2, int64_t v) {
+        return ir::make_load(b, {panel, k2, ir::make_ramp(Expr(v * 2 * lanes), 1, 2 * lanes)});
+      };
+      ops.out_index = [row0, col0, lanes](int64_t i, int64_t v) {
+        return std::vector<Expr>{row0 + Expr(i), ir::make_ramp(col0 + Expr(v * lanes), 1, lanes)};
+      };
+      return ops;
+    });
   }
 };
 
@@ -213,15 +171,15 @@ class DenseBf16X86 final : public LowpDense {
                    {"parallel", parallel ? 1 : 0}});
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_build(w, t, cfg);
-    return build_pair_dot(
-        w, cfg, kernel_name,
-        {cfg["mr"], cfg["nr_vecs"], 16, cfg["k_unroll"], "llvm.x86.avx512bf16.dpbf16ps.512"});
-  }
+  std::vector<DataType> dtypes() const override { return {DataType::bf16()}; }
 
  protected:
+  // 16 f32 lanes: vdpbf16ps zmm.
+  ScheduledKernel schedule(const Workload& w, const codegen::Target&,
+                           const Config& cfg) const override {
+    return schedule_pair_dot(w, cfg, {cfg["mr"], cfg["nr_vecs"], 16, cfg["k_unroll"]});
+  }
+
   bool supports(const Workload& w, const codegen::Target& t) const override {
     return w.dtype == DataType::bf16() && t.is_x86() && t.has("avx512bf16") && t.has("avx512f");
   }
@@ -266,13 +224,14 @@ class DenseBf16Arm final : public LowpDense {
                    {"bfdot", 0}});
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_build(w, t, cfg);
+  std::vector<DataType> dtypes() const override { return {DataType::bf16()}; }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target&,
+                           const Config& cfg) const override {
+    // 4 f32 lanes: BFDOT.
     if (cfg["bfdot"])
-      return build_pair_dot(
-          w, cfg, kernel_name,
-          {2 * cfg["mr2"], cfg["nr2"], 4, cfg["k_unroll"], "llvm.aarch64.neon.bfdot.v4f32.v8bf16"});
+      return schedule_pair_dot(w, cfg, {2 * cfg["mr2"], cfg["nr2"], 4, cfg["k_unroll"]});
     const DenseShape s = dense_shape(w);
     const int64_t mr2 = cfg["mr2"], nr2 = cfg["nr2"], mr = 2 * mr2, nr = 2 * nr2;
     const int64_t ku = cfg["k_unroll"];
@@ -310,84 +269,43 @@ class DenseBf16Arm final : public LowpDense {
     pack.vectorize(pack.axis(2));
     ir::IterVar at = schedule_dense_output(sch, c, mr, nr, 2, cfg, true);
     schedule_dense_tile(sch, acc, c, at, 2, {kq, kc}, 1);
-    sch[acc].tensorize(kq, bfmmla_intrin(mr2, nr2, ku, quads));
+    sch[acc].tensorize(kq, bfmmla_tile(mr2, nr2, ku, quads));
 
     auto pack_b = [s, nr](const Values& v) { return pack_dense_b_bfmmla(s, nr, v.data()); };
-    return finish_dense(*this, w, sch, a, b, ep, c, kernel_name, pack_b, panels * quads * nr2 * 8);
+    return finish_dense(*this, w, std::move(sch), a, b, ep, c, pack_b, panels * quads * nr2 * 8);
   }
 
- protected:
   bool supports(const Workload& w, const codegen::Target& t) const override {
     return w.dtype == DataType::bf16() && t.is_aarch64() && t.has("bf16");
   }
   const char* needs() const override { return "dtype bf16 and an AArch64 target with +bf16"; }
 
  private:
-  // The whole K loop of a (2*mr2) x (2*nr2) tile: per K block of 4, mr2 A blocks and nr2 B
-  // blocks, mr2*nr2 BFMMLA into 2x2 tiles kept in a register-sized buffer; at the end each
-  // 2x2 tile is added into the row-major accumulator, two columns per row.
-  static te::TensorIntrin bfmmla_intrin(int64_t mr2, int64_t nr2, int64_t ku, int64_t quads) {
-    te::TensorIntrin in;
-    in.name = "bfmmla_tile";
-    in.extents = {quads, 4, 2 * mr2, nr2, 2};
-    in.emit = [mr2, nr2, ku, quads](const te::TensorizeRegion& r) -> Stmt {
+  // The whole K loop of a (2*mr2) x (2*nr2) tile (schedules/intrinsics.h): per K block of
+  // 4, mr2 A blocks (2-row interleaved) and nr2 B blocks (2-column interleaved) into 2x2
+  // tiles, added into the row-major accumulator at the end.
+  static te::TensorIntrin bfmmla_tile(int64_t mr2, int64_t nr2, int64_t ku, int64_t quads) {
+    return mmla_bf16_tile({mr2, nr2, quads, ku, "kq"}, [nr2](const te::TensorizeRegion& r) {
       internal_check(r.inputs.size() == 2 && r.output_base.size() == 2)
           << "bfmmla_tile: unexpected region";
       internal_check(r.inputs[0].first->name == "A.bfmmla" && r.inputs[1].first->name == "B.bfmmla")
           << "bfmmla_tile: expects A.bfmmla then B.bfmmla";
-      const ir::Buffer& out = r.output;
-      const ir::Buffer& a = r.inputs[0].first;
-      const ir::Buffer& b = r.inputs[1].first;
+      const ir::Buffer a = r.inputs[0].first, b = r.inputs[1].first;
       const Expr row0 = r.output_base[0], col0 = r.output_base[1];
       const Expr pair0 = row0 / 2, panel = col0 / (2 * nr2);
-      const DataType f32x4 = DataType::f32(4);
-      ir::Buffer t =
-          ir::make_buffer("bfmmla.tile", DataType::f32(), {mr2 * nr2 * 4}, ir::MemScope::Local);
-      auto tile_at = [&](int64_t p, int64_t q) {
-        return ir::make_ramp(Expr((p * nr2 + q) * 4), 1, 4);
+      MmlaOperands ops;
+      ops.out = r.output;
+      ops.a_block = [a, pair0](const Expr& kq, int64_t p) {
+        return ir::make_load(a, {pair0 + Expr(p), kq, ir::make_ramp(Expr(0), 1, 8)});
       };
-
-      auto step = [&](Expr kq) {
-        std::vector<Expr> av, bv;
-        for (int64_t p = 0; p < mr2; ++p)
-          av.push_back(ir::make_load(a, {pair0 + Expr(p), kq, ir::make_ramp(Expr(0), 1, 8)}));
-        for (int64_t q = 0; q < nr2; ++q)
-          bv.push_back(ir::make_load(b, {panel, kq, ir::make_ramp(Expr(q * 8), 1, 8)}));
-        std::vector<Stmt> body;
-        for (int64_t p = 0; p < mr2; ++p)
-          for (int64_t q = 0; q < nr2; ++q) {
-            Expr mm = ir::make_call(f32x4, "llvm.aarch64.neon.bfmmla",
-                                    {ir::make_load(t, {tile_at(p, q)}), av[p], bv[q]},
-                                    ir::CallKind::LLVMIntrinsic);
-            body.push_back(ir::make_store(t, mm, {tile_at(p, q)}));
-          }
-        return ir::make_seq(body);
+      ops.b_block = [b, panel](const Expr& kq, int64_t q) {
+        return ir::make_load(b, {panel, kq, ir::make_ramp(Expr(q * 8), 1, 8)});
       };
-
-      std::vector<Stmt> seq;
-      for (int64_t p = 0; p < mr2; ++p)
-        for (int64_t q = 0; q < nr2; ++q)
-          seq.push_back(ir::make_store(t, ir::make_zero(f32x4), {tile_at(p, q)}));
-      const int64_t blocks = quads / ku, rest = quads % ku;
-      if (blocks > 0) {
-        Var ko("kq.outer");
-        std::vector<Stmt> unrolled;
-        for (int64_t u = 0; u < ku; ++u) unrolled.push_back(step(ko * ku + Expr(u)));
-        seq.push_back(ir::make_for(ko, 0, blocks, ir::ForKind::Serial, ir::make_seq(unrolled)));
-      }
-      if (rest > 0) seq.push_back(step(Expr(blocks * ku)));
-      // A 2x2 tile is [r0c0 r0c1 r1c0 r1c1]: each half is two adjacent columns of one row.
-      for (int64_t p = 0; p < mr2; ++p)
-        for (int64_t q = 0; q < nr2; ++q)
-          for (int64_t h = 0; h < 2; ++h) {
-            std::vector<Expr> idx = {row0 + Expr(2 * p + h),
-                                     ir::make_ramp(col0 + Expr(2 * q), 1, 2)};
-            Expr part = ir::make_load(t, {ir::make_ramp(Expr((p * nr2 + q) * 4 + 2 * h), 1, 2)});
-            seq.push_back(ir::make_store(out, ir::make_load(out, idx) + part, idx));
-          }
-      return ir::make_allocate(t, ir::make_seq(seq));
-    };
-    return in;
+      ops.out_index = [row0, col0](int64_t row, int64_t q) {
+        return std::vector<Expr>{row0 + Expr(row), ir::make_ramp(col0 + Expr(2 * q), 1, 2)};
+      };
+      return ops;
+    });
   }
 };
 
@@ -425,9 +343,11 @@ class DenseF16Arm final : public LowpDense {
                    {"parallel", parallel ? 1 : 0}});
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_build(w, t, cfg);
+  std::vector<DataType> dtypes() const override { return {DataType::f16()}; }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target&,
+                           const Config& cfg) const override {
     const DenseShape s = dense_shape(w);
     const int64_t lanes = 8, nr = cfg["nr_vecs"] * lanes, mr = cfg["mr"];
     const int64_t panels = ceil_div(s.n, nr);
@@ -460,10 +380,9 @@ class DenseF16Arm final : public LowpDense {
     schedule_dense_tile(sch, acc, c, at, lanes, {sch[acc].reduce_axis(0)}, cfg["k_unroll"]);
 
     auto pack = [s, nr](const Values& v) { return pack_dense_b(s, nr, v.data()); };
-    return finish_dense(*this, w, sch, a, b, ep, c, kernel_name, pack, panels * s.k * nr);
+    return finish_dense(*this, w, std::move(sch), a, b, ep, c, pack, panels * s.k * nr);
   }
 
- protected:
   bool supports(const Workload& w, const codegen::Target& t) const override {
     return w.dtype == DataType::f16() && t.is_aarch64() && t.has("fullfp16");
   }

@@ -317,13 +317,19 @@ class ElementwiseFlat : public OpTemplate {
     return out;
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    user_check(w.op == op_) << name() << " implements '" << op_ << "', not '" << w.op << "'";
-    user_check(applies(w, t)) << w.op << ": dtype " << w.dtype.str()
-                              << " is not supported (valid: f32, f16, bf16)";
+  // The epilogue lists further steps of the chain: any unary or binary op.
+  std::vector<std::string> epilogues() const override {
+    std::vector<std::string> steps = elementwise_unary_ops();
+    for (const std::string& b : elementwise_binary_ops()) steps.push_back(b);
+    return steps;
+  }
+  // clip's bounds (in thousandths) may be negative.
+  std::vector<std::string> value_params() const override { return {"lo_milli", "hi_milli"}; }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     ElementwiseForm f = form_of(w);
-    space(w, t).validate(cfg);
     LoopPlan plan = plan_loops(f);
     const DataType f32 = DataType::f32();
     const size_t rank = plan.dims.size();
@@ -385,8 +391,8 @@ class ElementwiseFlat : public OpTemplate {
     std::vector<TensorSpec> specs;
     for (size_t o = 0; o < f.operands.size(); ++o)
       specs.push_back({operand_name(o), f.operands[o]});
-    return lower_kernel(sch, args, kernel_name, specs, {"out", f.out},
-                        static_cast<double>(elements) * static_cast<double>(f.steps.size()));
+    return logical_kernel(std::move(sch), args, specs, {"out", f.out},
+                          static_cast<double>(elements) * static_cast<double>(f.steps.size()));
   }
 
  private:

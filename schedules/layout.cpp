@@ -104,11 +104,10 @@ class LayoutTemplate : public OpTemplate {
     return Config({{"inner", pow2 ? 0 : 1}, {"parallel", big ? 1 : 0}});
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_workload(w, {DataType::f32(), DataType::f16(), DataType::bf16()}, {});
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     LayoutShape s = shape(w);
-    space(w, t).validate(cfg);
     const int64_t lanes = t.lanes(w.dtype), bn = s.block, c = s.c;
     te::Tensor in, out;
     if (dir_ == 0) {
@@ -150,7 +149,7 @@ class LayoutTemplate : public OpTemplate {
     }
     if (cfg["parallel"]) st.parallel(outer);
 
-    return lower_kernel(sch, {in, out}, kernel_name, inputs(w), output(w), 0);
+    return logical_kernel(std::move(sch), {in, out}, inputs(w), output(w), 0);
   }
 
  private:

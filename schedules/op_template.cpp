@@ -4,7 +4,6 @@
 #include <sstream>
 
 #include "ir/error.h"
-#include "lower/lower.h"
 
 namespace kiln::schedules {
 
@@ -38,32 +37,55 @@ int64_t TensorSpec::elements() const {
   return n;
 }
 
-void check_workload(const Workload& w, const std::vector<ir::DataType>& dtypes,
-                    const std::vector<std::string>& epilogues) {
-  bool dtype_ok = std::find(dtypes.begin(), dtypes.end(), w.dtype) != dtypes.end();
-  std::string valid;
-  for (ir::DataType t : dtypes) valid += (valid.empty() ? "" : ", ") + t.str();
-  user_check(dtype_ok) << w.op << ": dtype " << w.dtype.str() << " is not supported (valid: "
-                       << valid << ")";
-  for (const std::string& e : w.epilogue) {
-    bool ok = std::find(epilogues.begin(), epilogues.end(), e) != epilogues.end();
-    std::string names;
-    for (const std::string& n : epilogues) names += (names.empty() ? "" : ", ") + n;
-    user_check(ok) << w.op << ": unknown epilogue '" << e << "' (valid: " << names << ")";
-  }
-  for (const auto& [k, v] : w.params)
-    user_check(v >= 0) << w.op << ": shape parameter " << k << " = " << v << " is negative";
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
 }
 
-BuiltKernel lower_kernel(const te::Schedule& sch, const std::vector<te::Tensor>& args,
-                         const std::string& kernel_name, const std::vector<TensorSpec>& inputs,
-                         const TensorSpec& output, double flops) {
-  BuiltKernel k;
-  k.func = lower::lower(sch, args, kernel_name);
-  k.flops = flops;
-  for (const TensorSpec& s : inputs) k.args.push_back({s, false, nullptr, nullptr, s.elements()});
-  k.args.push_back({output, true, nullptr, nullptr, output.elements()});
-  return k;
+bool contains(const std::vector<std::string>& names, const std::string& n) {
+  return std::find(names.begin(), names.end(), n) != names.end();
+}
+
+}  // namespace
+
+std::vector<ir::DataType> OpTemplate::dtypes() const {
+  return {ir::DataType::f32(), ir::DataType::f16(), ir::DataType::bf16()};
+}
+
+void OpTemplate::check(const Workload&, const codegen::Target&) const {}
+
+ScheduledKernel OpTemplate::instantiate(const Workload& w, const codegen::Target& t,
+                                        const Config& cfg) const {
+  user_check(w.op == op()) << name() << " implements '" << op() << "', not '" << w.op << "'";
+  const std::vector<ir::DataType> types = dtypes();
+  std::vector<std::string> type_names;
+  for (ir::DataType d : types) type_names.push_back(d.str());
+  user_check(std::find(types.begin(), types.end(), w.dtype) != types.end())
+      << w.op << ": dtype " << w.dtype.str() << " is not supported (valid: " << joined(type_names)
+      << ")";
+  const std::vector<std::string> steps = epilogues();
+  for (const std::string& e : w.epilogue)
+    user_check(contains(steps, e))
+        << w.op << ": unknown epilogue '" << e << "' (valid: " << joined(steps) << ")";
+  const std::vector<std::string> signed_ok = value_params();
+  for (const auto& [k, v] : w.params)
+    user_check(v >= 0 || contains(signed_ok, k))
+        << w.op << ": shape parameter " << k << " = " << v << " is negative";
+  check(w, t);
+  space(w, t).validate(cfg);
+  return schedule(w, t, cfg);
+}
+
+ScheduledKernel logical_kernel(te::Schedule schedule, std::vector<te::Tensor> tensors,
+                               const std::vector<TensorSpec>& inputs, const TensorSpec& output,
+                               double flops) {
+  std::vector<KernelArg> args;
+  for (const TensorSpec& s : inputs) args.push_back({s, false, nullptr, nullptr, s.elements()});
+  args.push_back({output, true, nullptr, nullptr, output.elements()});
+  return {std::move(schedule), std::move(tensors), std::move(args), flops};
 }
 
 }  // namespace kiln::schedules

@@ -1,10 +1,12 @@
 // Operator templates: the unit of the operator library, as AutoTVM's templates are.
 //
 // A Workload names one operator instance (op, shape parameters, dtype, fused epilogue).
-// An OpTemplate builds, for a workload and a target, a config space of schedule choices,
+// An OpTemplate describes, for a workload and a target, a config space of schedule choices,
 // a fallback config (a register-blocked, vectorized, parallel heuristic for users who do
-// not tune), and the kernel for any config of the space. It also gives the reference the
-// kernel is checked against, on "logical" tensors (e.g. B as [K, N]); the kernel's own
+// not tune), and for any config of the space the kernel's schedule with the description of
+// its arguments (instantiate). Templates describe; they do not lower or compile: one
+// builder does that for all of them (tuner/builder.h). A template also gives the reference
+// the kernel is checked against, on "logical" tensors (e.g. B as [K, N]); the kernel's own
 // argument layout (e.g. B packed in panels) is reached through each argument's `pack`.
 #pragma once
 
@@ -15,7 +17,6 @@
 #include <vector>
 
 #include "codegen/target.h"
-#include "ir/lowered_func.h"
 #include "schedules/config.h"
 #include "te/schedule.h"
 
@@ -52,11 +53,19 @@ struct KernelArg {
   int64_t kernel_elements = 0;                  // elements in the kernel's layout
 };
 
-struct BuiltKernel {
-  ir::LoweredFunc func;
-  std::vector<KernelArg> args;  // in call order; outputs last
+// A template's kernel for one workload, target and config, ready to lower.
+struct ScheduledKernel {
+  te::Schedule schedule;
+  std::vector<te::Tensor> tensors;  // the kernel's arguments in call order; outputs last
+  std::vector<KernelArg> args;      // the same arguments as callers see them
   double flops = 0;
 };
+
+// The ScheduledKernel whose arguments are `inputs` then `output`, all in their logical layout
+// (no pack or unpack). Templates with packed arguments adjust the result.
+ScheduledKernel logical_kernel(te::Schedule schedule, std::vector<te::Tensor> tensors,
+                               const std::vector<TensorSpec>& inputs, const TensorSpec& output,
+                               double flops);
 
 class OpTemplate {
  public:
@@ -67,28 +76,37 @@ class OpTemplate {
   virtual bool applies(const Workload& w, const codegen::Target& t) const = 0;
   virtual ConfigSpace space(const Workload& w, const codegen::Target& t) const = 0;
   virtual Config fallback(const Workload& w, const codegen::Target& t) const = 0;
-  virtual BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& c,
-                            const std::string& kernel_name) const = 0;
+
+  // The kernel for `cfg`, after checking, with a UserError naming what is wrong, that the
+  // workload is this template's op with one of its dtypes() and epilogues() and no negative
+  // parameter but value_params(), that check() accepts it for `t`, and that `cfg` is a
+  // config of space(w, t).
+  ScheduledKernel instantiate(const Workload& w, const codegen::Target& t, const Config& cfg) const;
+
   // Logical inputs (in call order) and the logical output.
   virtual std::vector<TensorSpec> inputs(const Workload& w) const = 0;
   virtual TensorSpec output(const Workload& w) const = 0;
   // The reference: logical inputs -> logical output, computed in double.
   virtual Values reference(const Workload& w, const std::vector<Values>& inputs) const = 0;
-};
 
-// Validates the workload's dtype and epilogue names against what the template supports.
-void check_workload(const Workload& w, const std::vector<ir::DataType>& dtypes,
-                    const std::vector<std::string>& epilogues);
+  // What the template accepts: input dtypes (default f32, f16, bf16), names of fused
+  // epilogue steps (default none), and parameters that are values rather than sizes, so
+  // may be negative (default none).
+  virtual std::vector<ir::DataType> dtypes() const;
+  virtual std::vector<std::string> epilogues() const { return {}; }
+  virtual std::vector<std::string> value_params() const { return {}; }
+
+ protected:
+  // What else the workload must be for `t` (target features, a shape form): UserError
+  // otherwise. Runs after the checks of the descriptors above, before the config's.
+  virtual void check(const Workload& w, const codegen::Target& t) const;
+  // The kernel of a workload and config that instantiate() checked.
+  virtual ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                                   const Config& cfg) const = 0;
+};
 
 inline int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
-
-// The end of most build()s: lowers the schedule with `args` (the kernel's tensors in call
-// order, output last) and describes them as `inputs` then `output`, all in their logical
-// layout (no pack or unpack). Templates with packed arguments adjust the result.
-BuiltKernel lower_kernel(const te::Schedule& sch, const std::vector<te::Tensor>& args,
-                         const std::string& kernel_name, const std::vector<TensorSpec>& inputs,
-                         const TensorSpec& output, double flops);
 
 }  // namespace kiln::schedules

@@ -125,11 +125,12 @@ class Pool2d : public OpTemplate {
     return out;
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_workload(w, pool_dtypes(), {});
+  std::vector<DataType> dtypes() const override { return pool_dtypes(); }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     PoolShape s = pool_shape(w);
-    space(w, t).validate(cfg);
     const DataType f32 = DataType::f32();
     const int64_t oh = s.out_h(), ow = s.out_w();
     // The padded input the windows read: rows and columns up to the last window's end.
@@ -208,8 +209,8 @@ class Pool2d : public OpTemplate {
       p.compute_inline();
     }
 
-    return lower_kernel(sch, {x, y}, kernel_name, inputs(w), output(w),
-                        double(s.n * s.c * oh * ow) * double(s.kh * s.kw));
+    return logical_kernel(std::move(sch), {x, y}, inputs(w), output(w),
+                          double(s.n * s.c * oh * ow) * double(s.kh * s.kw));
   }
 
  private:
@@ -268,11 +269,12 @@ class GlobalAvgPool2d : public OpTemplate {
     return out;
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_workload(w, pool_dtypes(), {});
+  std::vector<DataType> dtypes() const override { return pool_dtypes(); }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target&,
+                           const Config& cfg) const override {
     auto s = shape(w);
-    space(w, t).validate(cfg);
     const DataType f32 = DataType::f32();
     const int64_t hw = s[2] * s[3], r = cfg["partials"];
     const int64_t chunks = (hw + r - 1) / r;
@@ -312,7 +314,7 @@ class GlobalAvgPool2d : public OpTemplate {
       p.vectorize(p.axis(2));
     }
 
-    return lower_kernel(sch, {x, y}, kernel_name, inputs(w), output(w), double(s[0] * s[1] * hw));
+    return logical_kernel(std::move(sch), {x, y}, inputs(w), output(w), double(s[0] * s[1] * hw));
   }
 };
 

@@ -3,28 +3,71 @@
 #include <map>
 
 #include "ir/error.h"
+#include "schedules/batch_matmul.h"
+#include "schedules/batch_norm.h"
 #include "schedules/conv2d.h"
 #include "schedules/conv2d_lowp.h"
+#include "schedules/data_movement.h"
 #include "schedules/dense.h"
+#include "schedules/dense_lowp.h"
 #include "schedules/elementwise.h"
 #include "schedules/layout.h"
-#include "schedules/dense_lowp.h"
 #include "schedules/pooling.h"
 #include "schedules/softmax.h"
-#include "schedules/batch_norm.h"
-#include "schedules/data_movement.h"
-#include "schedules/batch_matmul.h"
 
 namespace kiln::schedules {
 
 const std::vector<const OpTemplate*>& all_templates() {
+  // Where several templates apply to a workload, the first listed is its default.
   static const std::vector<const OpTemplate*> k = {
-      &dense_bf16_x86_template(), &dense_bf16_arm_template(), &dense_f16_arm_template(),
+      // dense
+      &dense_bf16_x86_template(),
+      &dense_bf16_arm_template(),
+      &dense_f16_arm_template(),
       &dense_packed_template(),
-      &elementwise_flat_template("relu"), &elementwise_flat_template("clip"), &elementwise_flat_template("sigmoid"), &elementwise_flat_template("tanh"), &elementwise_flat_template("gelu"), &elementwise_flat_template("exp"), &elementwise_flat_template("log"), &elementwise_flat_template("sqrt"), &elementwise_flat_template("neg"), &elementwise_flat_template("abs"), &elementwise_flat_template("reciprocal"), &elementwise_flat_template("add"), &elementwise_flat_template("sub"), &elementwise_flat_template("mul"), &elementwise_flat_template("div"), &elementwise_flat_template("min"), &elementwise_flat_template("max"), &elementwise_flat_template("pow"), &elementwise_flat_template("elementwise_chain"),
-      &conv2d_bf16_x86_template(), &conv2d_bf16_arm_template(), &conv2d_f16_arm_template(),
-      &conv2d_nchwc_template(), &conv2d_1x1_template(), &conv2d_depthwise_template(), &layout_nchw_to_nchwc_template(), &layout_nchwc_to_nchw_template(),
-      &max_pool2d_template(), &avg_pool2d_template(), &global_avg_pool2d_template(), &softmax_template(), &layer_norm_template(), &batch_norm_template(), &concat_template(), &transpose_template(), &pad_template(), &reshape_template(), &batch_matmul_template(),
+      // elementwise: one template per op
+      &elementwise_flat_template("relu"),
+      &elementwise_flat_template("clip"),
+      &elementwise_flat_template("sigmoid"),
+      &elementwise_flat_template("tanh"),
+      &elementwise_flat_template("gelu"),
+      &elementwise_flat_template("exp"),
+      &elementwise_flat_template("log"),
+      &elementwise_flat_template("sqrt"),
+      &elementwise_flat_template("neg"),
+      &elementwise_flat_template("abs"),
+      &elementwise_flat_template("reciprocal"),
+      &elementwise_flat_template("add"),
+      &elementwise_flat_template("sub"),
+      &elementwise_flat_template("mul"),
+      &elementwise_flat_template("div"),
+      &elementwise_flat_template("min"),
+      &elementwise_flat_template("max"),
+      &elementwise_flat_template("pow"),
+      &elementwise_flat_template("elementwise_chain"),
+      // conv2d
+      &conv2d_bf16_x86_template(),
+      &conv2d_bf16_arm_template(),
+      &conv2d_f16_arm_template(),
+      &conv2d_nchwc_template(),
+      &conv2d_1x1_template(),
+      &conv2d_depthwise_template(),
+      // layout transforms
+      &layout_nchw_to_nchwc_template(),
+      &layout_nchwc_to_nchw_template(),
+      // pooling, normalisation
+      &max_pool2d_template(),
+      &avg_pool2d_template(),
+      &global_avg_pool2d_template(),
+      &softmax_template(),
+      &layer_norm_template(),
+      &batch_norm_template(),
+      // data movement, batched matmul
+      &concat_template(),
+      &transpose_template(),
+      &pad_template(),
+      &reshape_template(),
+      &batch_matmul_template(),
   };
   return k;
 }

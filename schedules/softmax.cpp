@@ -171,11 +171,12 @@ class Softmax : public RowTemplate {
     return y;
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_workload(w, row_dtypes(), {});
+  std::vector<DataType> dtypes() const override { return row_dtypes(); }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     RowShape s = row_shape(w);
-    space(w, t).validate(cfg);
     const DataType f32 = DataType::f32();
     const int64_t r = cfg["partials"];
     const bool fused = cfg["row_fused"] != 0, parallel = cfg["parallel"] != 0;
@@ -212,7 +213,7 @@ class Softmax : public RowTemplate {
       es.vectorize(jl);
       if (parallel) es.parallel(es.axis(0));
     }
-    return lower_kernel(sch, {x, y}, kernel_name, inputs(w), output(w), 6.0 * double(s.m * s.n));
+    return logical_kernel(std::move(sch), {x, y}, inputs(w), output(w), 6.0 * double(s.m * s.n));
   }
 };
 
@@ -249,11 +250,12 @@ class LayerNorm : public RowTemplate {
     return y;
   }
 
-  BuiltKernel build(const Workload& w, const codegen::Target& t, const Config& cfg,
-                    const std::string& kernel_name) const override {
-    check_workload(w, row_dtypes(), {});
+  std::vector<DataType> dtypes() const override { return row_dtypes(); }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+                           const Config& cfg) const override {
     RowShape s = row_shape(w);
-    space(w, t).validate(cfg);
     const DataType f32 = DataType::f32();
     const int64_t r = cfg["partials"];
     const bool fused = cfg["row_fused"] != 0, parallel = cfg["parallel"] != 0;
@@ -286,8 +288,8 @@ class LayerNorm : public RowTemplate {
     te::Schedule sch({y});
     te::Stage out = schedule_rows_out(sch, y, t, parallel);
     schedule_row_pair(sch, mean, mean_out, var, r, out, fused, parallel);
-    return lower_kernel(sch, {x, gamma, beta, y}, kernel_name, inputs(w), output(w),
-                        8.0 * double(s.m * s.n));
+    return logical_kernel(std::move(sch), {x, gamma, beta, y}, inputs(w), output(w),
+                          8.0 * double(s.m * s.n));
   }
 };
 

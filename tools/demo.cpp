@@ -10,6 +10,7 @@
 #include "rpc/kernel_exec.h"
 #include "schedules/registry.h"
 #include "subcommands.h"
+#include "tuner/builder.h"
 #include "tuner/local_runner.h"
 
 namespace kiln::tools {
@@ -54,8 +55,8 @@ int run_demo(const std::vector<std::string>& targets, std::string runner, int th
     options.aarch64_runner = runner;
     for (const DemoKernel& d : demo_kernels()) {
       const schedules::OpTemplate& tpl = *schedules::templates_for(d.workload, target).front();
-      schedules::BuiltKernel k =
-          tpl.build(d.workload, target, tpl.fallback(d.workload, target), d.name);
+      tuner::BuiltKernel k =
+          tuner::lower_template(tpl, d.workload, target, tpl.fallback(d.workload, target), d.name);
       tuner::CheckResult r = tuner::check_built_kernel(tpl, d.workload, target, k, options);
       if (!r.skip_reason.empty()) {
         std::printf("%-11s skipped: %s\n", name.c_str(), r.skip_reason.c_str());

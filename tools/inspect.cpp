@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "codegen/build.h"
 #include "codegen/codegen.h"
 #include "codegen/target.h"
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "schedules/registry.h"
 #include "subcommands.h"
+#include "tuner/builder.h"
 #include "tuner/local_runner.h"
 
 namespace kiln::tools {
@@ -90,12 +90,10 @@ int run_inspect(const InspectArgs& a) {
     schedules::Config given = schedules::Config::from_json(a.config);
     for (const auto& [knob, value] : given.values()) cfg.set(knob, value);
   }
-  schedules::BuiltKernel k = tpl.build(w, target, cfg, a.op);
-
   if (!a.so.empty()) {
     // The kernel alone, as a shared object a board program loads with the runtime; its
     // arguments in call order, in the kernel's own layout.
-    codegen::build_shared_object({k.func}, target, a.so);
+    tuner::BuiltKernel k = tuner::build_template(tpl, w, target, cfg, a.op, a.so);
     std::printf("wrote %s: kernel '%s' for %s (%s, config %s)\n", a.so.c_str(), k.func.name.c_str(),
                 target.name.c_str(), tpl.name().c_str(), cfg.to_json().c_str());
     for (size_t i = 0; i < k.args.size(); ++i)
@@ -107,6 +105,7 @@ int run_inspect(const InspectArgs& a) {
     return 0;
   }
 
+  tuner::BuiltKernel k = tuner::lower_template(tpl, w, target, cfg, a.op);
   if (!a.run) {
     if (a.emit == "tir") {
       std::printf("// %s with %s, config %s, target %s\n%s", w.str().c_str(), tpl.name().c_str(),

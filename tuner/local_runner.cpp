@@ -7,7 +7,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include "codegen/build.h"
 #include "kiln/runtime.h"
 #include "rpc/kernel_exec.h"
 #include "rpc/temp_dir.h"
@@ -65,7 +64,7 @@ KernelRunResult run_lowered(const ir::LoweredFunc& f, const codegen::Target& tar
   }
   TempDir dir("kiln-kernel");
   std::string so = dir.file(f.name + ".so");
-  codegen::build_shared_object({f}, target, so);
+  compile_kernel(f, target, so);
   if (native) return run_native(so, f.name, args, outs, o);
   KernelRun run = run_kernel_out_of_process(o.aarch64_runner, true, so, f.name, args, outs,
                                             std::max(1, o.repeat), o.threads, o.timeout_s);
@@ -75,7 +74,7 @@ KernelRunResult run_lowered(const ir::LoweredFunc& f, const codegen::Target& tar
 }
 
 CheckResult check_built_kernel(const schedules::OpTemplate& tpl, const schedules::Workload& w,
-                               const codegen::Target& target, const schedules::BuiltKernel& k,
+                               const codegen::Target& target, const BuiltKernel& k,
                                const RunOptions& o) {
   // Each argument travels in its buffer's own element type (an f32 output of a bf16
   // kernel, say), which the lowered function knows.

@@ -14,6 +14,7 @@
 #include "codegen/target.h"
 #include "ir/lowered_func.h"
 #include "schedules/op_template.h"
+#include "tuner/builder.h"
 #include "tuner/host_values.h"
 
 namespace kiln::tuner {
@@ -45,7 +46,7 @@ struct CheckResult {
 };
 
 CheckResult check_built_kernel(const schedules::OpTemplate& tpl, const schedules::Workload& w,
-                               const codegen::Target& target, const schedules::BuiltKernel& k,
+                               const codegen::Target& target, const BuiltKernel& k,
                                const RunOptions& options);
 
 }  // namespace kiln::tuner

@@ -26,6 +26,28 @@ void ArchHooks::check_intrinsic_table(const std::string& name, const char* own_p
   }
 }
 
+std::string ArchHooks::llvm_intrinsic_for(const ir::CallNode& call) const {
+  auto signature = [](ir::DataType acc, ir::DataType a, ir::DataType b) {
+    return "(" + acc.str() + ", " + a.str() + ", " + b.str() + ")";
+  };
+  std::string given = "(";
+  for (const ir::Expr& e : call.args) given += (given.size() > 1 ? ", " : "") + e.type().str();
+  given += ")";
+  std::string forms;
+  for (const TensorIntrinsicForm& f : tensor_intrinsics()) {
+    if (call.name != f.kiln_name) continue;
+    if (call.args.size() == 3 && call.type == f.acc && call.args[0].type() == f.acc &&
+        call.args[1].type() == f.a && call.args[2].type() == f.b)
+      return f.llvm_name;
+    forms += (forms.empty() ? "" : ", ") + signature(f.acc, f.a, f.b);
+  }
+  user_check(!forms.empty()) << "tensor intrinsic '" << call.name << "' has no instruction on "
+                             << target_.name << " (" << target_.triple << ")";
+  user_error() << "tensor intrinsic '" << call.name << "' on " << target_.name << " takes " << forms
+               << ", not " << given;
+  return "";
+}
+
 std::unique_ptr<ArchHooks> make_arch_hooks(const Target& t) {
   if (t.is_x86()) return make_x86_hooks(t);
   if (t.is_aarch64()) return make_aarch64_hooks(t);

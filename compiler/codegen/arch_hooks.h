@@ -1,13 +1,16 @@
 // Private to compiler/codegen. ArchHooks: the few answers that differ between target
 // families (which half-precision operations are native, which intrinsics need which
-// feature, extra function attributes). The shared LLVM code asks these; codegen_x86.cpp and
-// codegen_aarch64.cpp answer them, each with its class private to its file.
+// feature, which LLVM intrinsic implements each kiln tensor intrinsic, extra function
+// attributes). The shared LLVM code asks these; codegen_x86.cpp and codegen_aarch64.cpp
+// answer them, each with its class private to its file.
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 
 #include "codegen/target.h"
+#include "ir/expr.h"
 
 namespace llvm {
 class Function;
@@ -32,8 +35,22 @@ class ArchHooks {
   // Throws UserError when the LLVM intrinsic `name` needs something the target lacks:
   // selecting it anyway is an LLVM fatal error that would end the whole process.
   virtual void check_intrinsic(const std::string& name) const = 0;
+  // The LLVM intrinsic that implements the kiln tensor intrinsic `call`
+  // (ir::CallKind::TensorIntrinsic): the row of tensor_intrinsics() with its name and
+  // types. UserError when this architecture has none.
+  std::string llvm_intrinsic_for(const ir::CallNode& call) const;
 
  protected:
+  // One row of an architecture's table of tensor intrinsics: kiln's name for a target
+  // instruction (schedules/intrinsics.h) at one set of types, and the LLVM intrinsic that
+  // is that instruction. Every kiln tensor intrinsic accumulates: acc' = name(acc, a, b).
+  struct TensorIntrinsicForm {
+    const char* kiln_name;
+    ir::DataType acc, a, b;
+    const char* llvm_name;
+  };
+  virtual std::span<const TensorIntrinsicForm> tensor_intrinsics() const = 0;
+
   // A required feature per substring of intrinsic names.
   struct IntrinsicFeature {
     const char* name_part;

@@ -1,5 +1,6 @@
 // AArch64 answers to ArchHooks: half arithmetic is native with +fullfp16 (armv8.2-a), half
-// conversions always are, bf16 conversions and BFMMLA/BFDOT need +bf16 (armv8.6-a).
+// conversions always are, bf16 conversions and BFMMLA/BFDOT (kiln's mmla_bf16 and
+// pair_dot_bf16) need +bf16 (armv8.6-a).
 #include "codegen/arch_hooks.h"
 
 namespace kiln::codegen {
@@ -20,6 +21,19 @@ class AArch64Hooks final : public ArchHooks {
         {"sdot", "dotprod"}, {"udot", "dotprod"}, {"fp16", "fullfp16"}, {"sve", "sve"},
     };
     check_intrinsic_table(name, "llvm.aarch64.", kTable, std::size(kTable));
+  }
+
+  std::span<const TensorIntrinsicForm> tensor_intrinsics() const override {
+    using ir::DataType;
+    static constexpr TensorIntrinsicForm kForms[] = {
+        // bfdot v.4s, v.8h, v.8h
+        {"pair_dot_bf16", DataType::f32(4), DataType::bf16(8), DataType::bf16(8),
+         "llvm.aarch64.neon.bfdot.v4f32.v8bf16"},
+        // bfmmla v.4s, v.8h, v.8h: a 2x2 f32 tile += (2x4) x (2x4)^T
+        {"mmla_bf16", DataType::f32(4), DataType::bf16(8), DataType::bf16(8),
+         "llvm.aarch64.neon.bfmmla"},
+    };
+    return kForms;
   }
 };
 

@@ -315,11 +315,16 @@ llvm::Value* CodeGenLLVM::emit_call(const ir::CallNode* op) {
       return b_.CreateBitCast(v, ty);
     }
     case ir::CallKind::LLVMIntrinsic:
+    case ir::CallKind::TensorIntrinsic:
       break;
   }
-  hooks_.check_intrinsic(op->name);
-  user_check(llvm::Function::lookupIntrinsicID(op->name) != llvm::Intrinsic::not_intrinsic)
-      << "unknown LLVM intrinsic " << op->name;
+  // A tensor intrinsic is a kiln name for what the architecture's table says; from there on
+  // it is the LLVM intrinsic (feature check included).
+  const std::string name =
+      op->call_kind == ir::CallKind::TensorIntrinsic ? hooks_.llvm_intrinsic_for(*op) : op->name;
+  hooks_.check_intrinsic(name);
+  user_check(llvm::Function::lookupIntrinsicID(name) != llvm::Intrinsic::not_intrinsic)
+      << "unknown LLVM intrinsic " << name;
   std::vector<llvm::Value*> args;
   std::vector<llvm::Type*> types;
   for (const ir::Expr& a : op->args) {
@@ -327,9 +332,9 @@ llvm::Value* CodeGenLLVM::emit_call(const ir::CallNode* op) {
     types.push_back(args.back()->getType());
   }
   auto* fty = llvm::FunctionType::get(llvm_type(op->type), types, false);
-  llvm::FunctionCallee callee = module_.getOrInsertFunction(op->name, fty);
+  llvm::FunctionCallee callee = module_.getOrInsertFunction(name, fty);
   internal_check(callee.getFunctionType() == fty)
-      << "intrinsic " << op->name << " used with two different signatures";
+      << "intrinsic " << name << " used with two different signatures";
   return b_.CreateCall(callee, args);
 }
 

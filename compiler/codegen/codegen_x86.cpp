@@ -1,5 +1,6 @@
-// x86-64 answers to ArchHooks: F16C converts halves, AVX512-BF16 (+VL) rounds to bf16, and
-// 512-bit vectors need "prefer-vector-width" or LLVM splits them on skylake-class CPUs.
+// x86-64 answers to ArchHooks: F16C converts halves, AVX512-BF16 (+VL) rounds to bf16 and
+// is the bf16 pair dot (vdpbf16ps), and 512-bit vectors need "prefer-vector-width" or LLVM
+// splits them on skylake-class CPUs.
 #include <llvm/IR/Function.h>
 
 #include "codegen/arch_hooks.h"
@@ -41,6 +42,16 @@ class X86Hooks final : public ArchHooks {
         {"amx", "amx-tile"},
     };
     check_intrinsic_table(name, "llvm.x86.", kTable, std::size(kTable));
+  }
+
+  std::span<const TensorIntrinsicForm> tensor_intrinsics() const override {
+    using ir::DataType;
+    static constexpr TensorIntrinsicForm kForms[] = {
+        // vdpbf16ps zmm: per f32 lane, the odd element's product is added first.
+        {"pair_dot_bf16", DataType::f32(16), DataType::bf16(32), DataType::bf16(32),
+         "llvm.x86.avx512bf16.dpbf16ps.512"},
+    };
+    return kForms;
   }
 };
 

@@ -147,10 +147,12 @@ struct BroadcastNode : ExprNodeOf<ExprKind::Broadcast> {
 };
 
 // Pure: a math function kiln defines (e.g. "fma"), lowered by codegen.
-// LLVMIntrinsic: an LLVM intrinsic by name ("llvm.x86.avx512bf16.dpbf16ps.512"); only
-// tensorize templates emit these, after checking the target has the feature.
+// LLVMIntrinsic: an LLVM intrinsic by name ("llvm.x86.avx512bf16.dpbf16ps.512").
 // Reinterpret: bit-cast of args[0] to the node's type (same total bits).
-enum class CallKind : uint8_t { Pure, LLVMIntrinsic, Reinterpret };
+// TensorIntrinsic: a target instruction by kiln name ("pair_dot_bf16"), which tensorized
+// tiles call (schedules/intrinsics.h); each codegen architecture maps the name and the
+// argument types to its LLVM intrinsic, or rejects a target without the instruction.
+enum class CallKind : uint8_t { Pure, LLVMIntrinsic, Reinterpret, TensorIntrinsic };
 struct CallNode : ExprNodeOf<ExprKind::Call> {
   std::string name;
   std::vector<Expr> args;

@@ -16,17 +16,18 @@
 #include "cost_model/rank_correlation.h"
 #include "measured_data.h"
 #include "schedules/registry.h"
+#include "tuner/builder.h"
 
 namespace kiln::cost_model {
 namespace {
 
 using testing::MeasuredConfig;
 
-// The one place that turns a measured config into loop IR (today the template lowers it
-// itself; this is where a tuner builder would take over).
+// The one place that turns a measured config into loop IR: the tuner's builder.
 ir::LoweredFunc lower_config(const MeasuredConfig& m) {
   const schedules::OpTemplate& tpl = schedules::template_named(m.template_name);
-  return tpl.build(m.workload, codegen::target_from_name(m.target), m.config, "cost_model_kernel")
+  return tuner::lower_template(tpl, m.workload, codegen::target_from_name(m.target), m.config,
+                               "cost_model_kernel")
       .func;
 }
 

@@ -10,6 +10,7 @@
 #include "ir/error.h"
 #include "ir/op.h"
 #include "schedules/registry.h"
+#include "tuner/builder.h"
 
 namespace kiln::cost_model {
 namespace {
@@ -310,7 +311,7 @@ TEST(IrFeatures, FixedLengthAcrossRealKernels) {
   int kernels = 0;
   for (const auto& w : workloads) {
     for (const schedules::OpTemplate* tpl : schedules::templates_for(w, target)) {
-      ir::LoweredFunc f = tpl->build(w, target, tpl->fallback(w, target), "k").func;
+      ir::LoweredFunc f = tuner::lower_template(*tpl, w, target, tpl->fallback(w, target), "k").func;
       std::vector<float> v = ir_features(f);
       ASSERT_EQ(v.size(), ir_feature_count()) << tpl->name();
       for (size_t i = 0; i < v.size(); ++i)

@@ -18,6 +18,7 @@
 #include "ir/error.h"
 #include "measured_data.h"
 #include "schedules/registry.h"
+#include "tuner/builder.h"
 #include "tuner/local_runner.h"
 
 using namespace kiln;
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
       std::shuffle(order.begin(), order.end(), rng);
       for (size_t done = 0; done < order.size(); ++done) {
         size_t i = order[done];
-        schedules::BuiltKernel kernel = tpl.build(w, target, configs[i], "dense_cfg");
+        tuner::BuiltKernel kernel = tuner::lower_template(tpl, w, target, configs[i], "dense_cfg");
         tuner::CheckResult r = tuner::check_built_kernel(tpl, w, target, kernel, options);
         user_check(r.skip_reason.empty()) << "cannot measure here: " << r.skip_reason;
         user_check(r.correct()) << configs[i].to_json() << " is wrong: " << r.comparison.message();

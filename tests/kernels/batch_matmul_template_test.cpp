@@ -45,14 +45,14 @@ TEST(BatchMatmulTemplateErrors, BadShapesAndDtypes) {
   const auto& t = schedules::batch_matmul_template();
   codegen::Target x86 = codegen::target_from_name("x86-avx512");
   schedules::Config cfg = t.fallback(bmm(1, 4, 4, 4), x86);
-  EXPECT_THROW(t.build(bmm(0, 4, 4, 4), x86, cfg, "k"), UserError);
-  EXPECT_THROW(t.build(bmm(1, 4, -4, 4), x86, cfg, "k"), UserError);
-  EXPECT_THROW(t.build(bmm(1, 4, 4, 4, false, false, DataType::i8()), x86, cfg, "k"), UserError);
+  EXPECT_THROW(t.instantiate(bmm(0, 4, 4, 4), x86, cfg), UserError);
+  EXPECT_THROW(t.instantiate(bmm(1, 4, -4, 4), x86, cfg), UserError);
+  EXPECT_THROW(t.instantiate(bmm(1, 4, 4, 4, false, false, DataType::i8()), x86, cfg), UserError);
   Workload two = bmm(1, 4, 4, 4);
   two.params["transpose_b"] = 2;
   EXPECT_THROW(t.inputs(two), UserError);
   cfg.set("mr", 5);
-  EXPECT_THROW(t.build(bmm(1, 8, 8, 8), x86, cfg, "k"), UserError);
+  EXPECT_THROW(t.instantiate(bmm(1, 8, 8, 8), x86, cfg), UserError);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "kiln/runtime.h"
 #include "schedules/registry.h"
 #include "template_harness.h"
+#include "tuner/builder.h"
 
 namespace kiln::testing {
 namespace {
@@ -52,7 +53,8 @@ std::string check(const OpTemplate& tpl, const Workload& w, const std::string& t
   double tol = cfg.has("f16_acc") && cfg["f16_acc"] ? 3e-2 : tolerance(w.dtype);
   if (out_t == DataType::f32() && w.dtype == DataType::bf16()) tol = 1e-2;
   SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target + " config " + cfg.to_json());
-  schedules::BuiltKernel k = tpl.build(w, codegen::target_from_name(target), cfg, "kernel");
+  tuner::BuiltKernel k =
+      tuner::lower_template(tpl, w, codegen::target_from_name(target), cfg, "kernel");
   std::vector<schedules::Values> logical;
   std::vector<Bytes> args;
   uint32_t seed = 5;
@@ -198,7 +200,7 @@ TEST(Conv2dLowpErrors, TargetsWithoutTheInstructionsAndGroupsAreRefused) {
     SCOPED_TRACE(n.tpl->name() + " " + n.w.str() + " on " + n.target);
     codegen::Target t = codegen::target_from_name(n.target);
     EXPECT_FALSE(n.tpl->applies(n.w, t));
-    EXPECT_THROW(n.tpl->build(n.w, t, n.tpl->fallback(n.w, t), "k"), UserError);
+    EXPECT_THROW(n.tpl->instantiate(n.w, t, n.tpl->fallback(n.w, t)), UserError);
   }
 }
 
@@ -208,16 +210,16 @@ TEST(Conv2dLowpErrors, BadConfigsAndEpilogues) {
   Workload ok = conv(1, 8, 6, 6, 16, 3, DataType::f16());
   Config cfg = t.fallback(ok, arm);
   cfg.set("oc_bn", 12);
-  EXPECT_THROW(t.build(ok, arm, cfg, "k"), UserError);
+  EXPECT_THROW(t.instantiate(ok, arm, cfg), UserError);
   Workload bad = conv(1, 8, 6, 6, 16, 3, DataType::f16(), {}, {"softplus"});
-  EXPECT_THROW(t.build(bad, arm, t.fallback(ok, arm), "k"), UserError);
+  EXPECT_THROW(t.instantiate(bad, arm, t.fallback(ok, arm)), UserError);
   const OpTemplate& x = schedules::conv2d_bf16_x86_template();
   codegen::Target x86 = codegen::target_from_name("x86-avx512");
   if (!x86.has("avx512bf16")) x86.features.push_back("+avx512bf16");
   Workload okb = conv(1, 8, 6, 6, 16, 3, DataType::bf16());
   Config odd = x.fallback(okb, x86);
   odd.set("ic_bn", 3);  // not a pair block: outside the space
-  EXPECT_THROW(x.build(okb, x86, odd, "k"), UserError);
+  EXPECT_THROW(x.instantiate(okb, x86, odd), UserError);
 }
 
 TEST(Conv2dLowpRegistry, PreferredWhereTheyApply) {
@@ -253,7 +255,8 @@ std::string assembly(const OpTemplate& tpl, const Workload& w, const std::string
   for (const auto& [k, v] : knobs) cfg.set(k, v);
   codegen::CodegenOptions o;
   o.emit_assembly = true;
-  return codegen::compile_module({tpl.build(w, t, cfg, "kernel").func}, t, o).assembly;
+  return codegen::compile_module({tuner::lower_template(tpl, w, t, cfg, "kernel").func}, t, o)
+      .assembly;
 }
 
 int count(const std::string& s, const std::string& mnemonic, const std::string& operand) {
@@ -307,7 +310,7 @@ double gflops(const OpTemplate& tpl, const Workload& w, const codegen::Target& t
               Config cfg = {}) {
   if (cfg.values().empty()) cfg = tpl.fallback(w, t);
   cfg.set("parallel", threads > 1 ? 1 : 0);
-  schedules::BuiltKernel k = tpl.build(w, t, cfg, "kernel");
+  tuner::BuiltKernel k = tuner::lower_template(tpl, w, t, cfg, "kernel");
   auto dir = std::filesystem::temp_directory_path() / ("kiln-cvlp-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::string so = (dir / "k.so").string();

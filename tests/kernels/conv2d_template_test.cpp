@@ -13,6 +13,7 @@
 #include "schedules/conv2d.h"
 #include "schedules/registry.h"
 #include "template_harness.h"
+#include "tuner/builder.h"
 #include "tuner/local_runner.h"
 
 namespace kiln::testing {
@@ -134,21 +135,21 @@ TEST(Conv2dTemplateErrors, BadShapes) {
   codegen::Target x86 = codegen::target_from_name("x86-avx512");
   Workload good = conv({1, 8, 8, 8, 8, 3, 3, 1, 1});
   schedules::Config cfg = t.fallback(good, x86);
-  auto build = [&](const Workload& w) { return t.build(w, x86, cfg, "k"); };
-  EXPECT_THROW(build(conv({1, 0, 8, 8, 8, 3, 3, 1, 1})), UserError);   // zero channels
-  EXPECT_THROW(build(conv({1, 8, 8, 8, 0, 3, 3, 1, 1})), UserError);   // zero outputs
-  EXPECT_THROW(build(conv({-1, 8, 8, 8, 8, 3, 3, 1, 1})), UserError);  // negative batch
-  EXPECT_THROW(build(conv({1, 8, 8, -8, 8, 3, 3, 1, 1})), UserError);  // negative width
-  EXPECT_THROW(build(conv({1, 8, 8, 8, 8, 3, 3, 0, 1})), UserError);   // zero stride
-  EXPECT_THROW(build(conv({1, 8, 8, 8, 8, 3, 3, 1, -1})), UserError);  // negative pad
-  EXPECT_THROW(build(conv({1, 8, 8, 8, 8, 3, 3, 1, 1, 0})), UserError);  // zero dilation
+  auto instantiate = [&](const Workload& w) { return t.instantiate(w, x86, cfg); };
+  EXPECT_THROW(instantiate(conv({1, 0, 8, 8, 8, 3, 3, 1, 1})), UserError);     // zero channels
+  EXPECT_THROW(instantiate(conv({1, 8, 8, 8, 0, 3, 3, 1, 1})), UserError);     // zero outputs
+  EXPECT_THROW(instantiate(conv({-1, 8, 8, 8, 8, 3, 3, 1, 1})), UserError);    // negative batch
+  EXPECT_THROW(instantiate(conv({1, 8, 8, -8, 8, 3, 3, 1, 1})), UserError);    // negative width
+  EXPECT_THROW(instantiate(conv({1, 8, 8, 8, 8, 3, 3, 0, 1})), UserError);     // zero stride
+  EXPECT_THROW(instantiate(conv({1, 8, 8, 8, 8, 3, 3, 1, -1})), UserError);    // negative pad
+  EXPECT_THROW(instantiate(conv({1, 8, 8, 8, 8, 3, 3, 1, 1, 0})), UserError);  // zero dilation
   // Kernel larger than the padded input (also through dilation).
-  EXPECT_THROW(build(conv({1, 8, 4, 4, 8, 7, 7, 1, 1})), UserError);
-  EXPECT_THROW(build(conv({1, 8, 5, 5, 8, 3, 3, 1, 0, 3})), UserError);
+  EXPECT_THROW(instantiate(conv({1, 8, 4, 4, 8, 7, 7, 1, 1})), UserError);
+  EXPECT_THROW(instantiate(conv({1, 8, 5, 5, 8, 3, 3, 1, 0, 3})), UserError);
   // Channels not divisible by groups; zero groups.
-  EXPECT_THROW(build(conv({1, 6, 8, 8, 8, 3, 3, 1, 1, 1, 4})), UserError);
-  EXPECT_THROW(build(conv({1, 8, 8, 8, 6, 3, 3, 1, 1, 1, 4})), UserError);
-  EXPECT_THROW(build(conv({1, 8, 8, 8, 8, 3, 3, 1, 1, 1, 0})), UserError);
+  EXPECT_THROW(instantiate(conv({1, 6, 8, 8, 8, 3, 3, 1, 1, 1, 4})), UserError);
+  EXPECT_THROW(instantiate(conv({1, 8, 8, 8, 6, 3, 3, 1, 1, 1, 4})), UserError);
+  EXPECT_THROW(instantiate(conv({1, 8, 8, 8, 8, 3, 3, 1, 1, 1, 0})), UserError);
   // Missing parameter.
   Workload missing{"conv2d", {{"N", 1}, {"C", 8}, {"H", 8}, {"W", 8}, {"O", 8}}, DataType::f32(), {}};
   EXPECT_THROW(t.inputs(missing), UserError);
@@ -160,10 +161,10 @@ TEST(Conv2dTemplateErrors, UnsupportedDtypesAndForms) {
   const auto& one = schedules::conv2d_1x1_template();
   const auto& dw = schedules::conv2d_depthwise_template();
   Workload i8 = conv({1, 8, 8, 8, 8, 3, 3, 1, 1}, DataType::i8());
-  EXPECT_THROW(nchwc.build(i8, x86, nchwc.fallback(i8, x86), "k"), UserError);
+  EXPECT_THROW(nchwc.instantiate(i8, x86, nchwc.fallback(i8, x86)), UserError);
   Workload bad_epi = conv({1, 8, 8, 8, 8, 3, 3, 1, 1}, DataType::f32(), {"softplus"});
-  EXPECT_THROW(nchwc.build(bad_epi, x86, nchwc.fallback(bad_epi, x86), "k"), UserError);
-  // Templates refuse the forms they do not implement, in applies() and in build().
+  EXPECT_THROW(nchwc.instantiate(bad_epi, x86, nchwc.fallback(bad_epi, x86)), UserError);
+  // Templates refuse the forms they do not implement, in applies() and in instantiate().
   Workload k3 = conv({1, 8, 8, 8, 8, 3, 3, 1, 1});
   EXPECT_FALSE(one.applies(k3, x86));
   EXPECT_FALSE(dw.applies(k3, x86));
@@ -177,7 +178,7 @@ TEST(Conv2dTemplateErrors, UnsupportedDtypesAndForms) {
   // A knob value outside the space.
   schedules::Config cfg = nchwc.fallback(k3, x86);
   cfg.set("reg_n", 9);
-  EXPECT_THROW(nchwc.build(k3, x86, cfg, "k"), UserError);
+  EXPECT_THROW(nchwc.instantiate(k3, x86, cfg), UserError);
   // The registry offers every template that applies.
   Workload d = conv({1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 16});
   EXPECT_EQ(schedules::templates_for(d, x86).size(), 2u);  // nchwc and depthwise
@@ -209,7 +210,7 @@ TEST(Conv2dTemplateBench, DISABLED_FallbackGflops) {
       tuner::RunOptions o;
       o.threads = threads, o.warmup = 3, o.repeat = 15;
       schedules::Config cfg = tpl->fallback(w, t);
-      schedules::BuiltKernel k = tpl->build(w, t, cfg, "kernel");
+      tuner::BuiltKernel k = tuner::lower_template(*tpl, w, t, cfg, "kernel");
       tuner::CheckResult r = tuner::check_built_kernel(*tpl, w, t, k, o);
       EXPECT_TRUE(r.skip_reason.empty()) << r.skip_reason;
       // (512->512 drifts just past 1e-4 from f32 accumulation; see the cases above.)

@@ -98,19 +98,19 @@ INSTANTIATE_TEST_SUITE_P(DataMovement, DataMovementTemplateTest, ::testing::Valu
 
 TEST(DataMovementTemplateErrors, BadShapesAndDtypes) {
   codegen::Target x86 = codegen::target_from_name("x86-avx512");
-  auto build = [&](const Workload& w) {
+  auto instantiate = [&](const Workload& w) {
     const OpTemplate& t = template_for(w);
-    return t.build(w, x86, t.fallback(w, x86), "k");
+    return t.instantiate(w, x86, t.fallback(w, x86));
   };
-  EXPECT_THROW(build(concat({2, 0, 5}, 3, {1, 2})), UserError);       // axis out of range
-  EXPECT_THROW(build(concat({2, 0, 5}, 1, {1})), UserError);          // one input
-  EXPECT_THROW(build(concat({2, 0, 5}, 1, {1, 0})), UserError);       // empty input
-  EXPECT_THROW(build(concat({2, -1, 5}, 0, {1, 1})), UserError);      // negative dim
-  EXPECT_THROW(build(transpose({2, 3}, {0, 0})), UserError);          // not a permutation
-  EXPECT_THROW(build(transpose({2, 3, 4, 5, 6}, {0, 1, 2, 3, 4})), UserError);  // rank 5
-  EXPECT_THROW(build(pad({2, 3}, {0, -1}, {0, 0})), UserError);       // negative pad
-  EXPECT_THROW(build(reshape({2, 3}, {7})), UserError);               // element count
-  EXPECT_THROW(build(transpose({2, 3}, {1, 0}, DataType::i8())), UserError);
+  EXPECT_THROW(instantiate(concat({2, 0, 5}, 3, {1, 2})), UserError);   // axis out of range
+  EXPECT_THROW(instantiate(concat({2, 0, 5}, 1, {1})), UserError);      // one input
+  EXPECT_THROW(instantiate(concat({2, 0, 5}, 1, {1, 0})), UserError);   // empty input
+  EXPECT_THROW(instantiate(concat({2, -1, 5}, 0, {1, 1})), UserError);  // negative dim
+  EXPECT_THROW(instantiate(transpose({2, 3}, {0, 0})), UserError);      // not a permutation
+  EXPECT_THROW(instantiate(transpose({2, 3, 4, 5, 6}, {0, 1, 2, 3, 4})), UserError);  // rank 5
+  EXPECT_THROW(instantiate(pad({2, 3}, {0, -1}, {0, 0})), UserError);  // negative pad
+  EXPECT_THROW(instantiate(reshape({2, 3}, {7})), UserError);          // element count
+  EXPECT_THROW(instantiate(transpose({2, 3}, {1, 0}, DataType::i8())), UserError);
   Workload missing{"pad", {{"ndim", 2}, {"D0", 2}}, DataType::f32(), {}};
   EXPECT_THROW(schedules::pad_template().inputs(missing), UserError);
 }

@@ -20,6 +20,7 @@
 #include "kiln/runtime.h"
 #include "schedules/registry.h"
 #include "template_harness.h"
+#include "tuner/builder.h"
 
 namespace kiln::testing {
 namespace {
@@ -149,7 +150,7 @@ TEST(DenseLowpErrors, TargetsWithoutTheInstructionsAreRefused) {
     codegen::Target t = codegen::target_from_name(n.target);
     Workload w = dense(8, 32, 16, n.dtype);
     EXPECT_FALSE(n.tpl->applies(w, t));
-    EXPECT_THROW(n.tpl->build(w, t, n.tpl->fallback(w, t), "k"), UserError);
+    EXPECT_THROW(n.tpl->instantiate(w, t, n.tpl->fallback(w, t)), UserError);
   }
 }
 
@@ -157,14 +158,15 @@ TEST(DenseLowpErrors, BadShapesConfigsAndEpilogues) {
   const OpTemplate& t = schedules::dense_bf16_arm_template();
   codegen::Target arm = codegen::target_from_name("arm-bf16");
   Workload ok = dense(8, 8, 8, DataType::bf16());
-  EXPECT_THROW(t.build(dense(0, 8, 8, DataType::bf16()), arm, t.fallback(ok, arm), "k"), UserError);
-  EXPECT_THROW(t.build(dense(8, -1, 8, DataType::bf16()), arm, t.fallback(ok, arm), "k"),
+  EXPECT_THROW(t.instantiate(dense(0, 8, 8, DataType::bf16()), arm, t.fallback(ok, arm)),
+               UserError);
+  EXPECT_THROW(t.instantiate(dense(8, -1, 8, DataType::bf16()), arm, t.fallback(ok, arm)),
                UserError);
   Workload bad_epi = dense(8, 8, 8, DataType::bf16(), {"softplus"});
-  EXPECT_THROW(t.build(bad_epi, arm, t.fallback(ok, arm), "k"), UserError);
+  EXPECT_THROW(t.instantiate(bad_epi, arm, t.fallback(ok, arm)), UserError);
   Config cfg = t.fallback(ok, arm);
   cfg.set("nr2", 7);
-  EXPECT_THROW(t.build(ok, arm, cfg, "k"), UserError);
+  EXPECT_THROW(t.instantiate(ok, arm, cfg), UserError);
 }
 
 TEST(DenseLowpRegistry, PreferredWhereTheyApply) {
@@ -193,7 +195,7 @@ TEST(DenseLowpPacking, VnniAndBfmmlaLayouts) {
 double gflops(const OpTemplate& tpl, const Workload& w, const codegen::Target& t, int threads,
               Config cfg = {}) {
   if (cfg.values().empty()) cfg = tpl.fallback(w, t);
-  schedules::BuiltKernel k = tpl.build(w, t, cfg, "kernel");
+  tuner::BuiltKernel k = tuner::lower_template(tpl, w, t, cfg, "kernel");
   auto dir = std::filesystem::temp_directory_path() / ("kiln-lowp-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::string so = (dir / "k.so").string();

@@ -51,15 +51,15 @@ INSTANTIATE_TEST_SUITE_P(Dense, DenseTemplateTest, ::testing::ValuesIn(cases()),
 TEST(DenseTemplateErrors, BadShapesAndDtypes) {
   const auto& t = schedules::dense_packed_template();
   codegen::Target x86 = codegen::target_from_name("x86-avx512");
-  EXPECT_THROW(t.build(dense(0, 4, 4), x86, t.fallback(dense(1, 4, 4), x86), "k"), UserError);
-  EXPECT_THROW(t.build(dense(-3, 4, 4), x86, t.fallback(dense(1, 4, 4), x86), "k"), UserError);
+  EXPECT_THROW(t.instantiate(dense(0, 4, 4), x86, t.fallback(dense(1, 4, 4), x86)), UserError);
+  EXPECT_THROW(t.instantiate(dense(-3, 4, 4), x86, t.fallback(dense(1, 4, 4), x86)), UserError);
   Workload i8 = dense(4, 4, 4, DataType::i8());
-  EXPECT_THROW(t.build(i8, x86, t.fallback(i8, x86), "k"), UserError);
+  EXPECT_THROW(t.instantiate(i8, x86, t.fallback(i8, x86)), UserError);
   Workload bad_epi = dense(4, 4, 4, DataType::f32(), {"softplus"});
-  EXPECT_THROW(t.build(bad_epi, x86, t.fallback(bad_epi, x86), "k"), UserError);
+  EXPECT_THROW(t.instantiate(bad_epi, x86, t.fallback(bad_epi, x86)), UserError);
   schedules::Config cfg = t.fallback(dense(8, 8, 8), x86);
   cfg.set("mr", 5);  // not one of the knob's choices
-  EXPECT_THROW(t.build(dense(8, 8, 8), x86, cfg, "k"), UserError);
+  EXPECT_THROW(t.instantiate(dense(8, 8, 8), x86, cfg), UserError);
   Workload missing{"dense", {{"M", 4}, {"N", 4}}, DataType::f32(), {}};
   EXPECT_THROW(t.inputs(missing), UserError);
 }

@@ -18,6 +18,7 @@
 #include "schedules/elementwise.h"
 #include "schedules/registry.h"
 #include "template_harness.h"
+#include "tuner/builder.h"
 
 namespace kiln::testing {
 namespace {
@@ -201,7 +202,7 @@ TEST(ElementwiseTemplate, FastPathsHaveNoIndexDivision) {
   for (const Workload& w : {ew("add", {{64, 128}, {64, 128}}), ew("add", {{64, 128}, {1, 128}}),
                             ew("mul", {{64, 128}, {1, 1}}), ew("add", {{4, 1, 3}, {1, 5, 1}})}) {
     const auto& tpl = schedules::elementwise_flat_template(w.op);
-    auto k = tpl.build(w, x86, tpl.fallback(w, x86), "k");
+    auto k = tuner::lower_template(tpl, w, x86, tpl.fallback(w, x86), "k");
     std::ostringstream os;
     os << k.func.body;
     EXPECT_EQ(os.str().find(" / "), std::string::npos) << w.str() << "\n" << os.str();
@@ -216,29 +217,30 @@ TEST(ElementwiseTemplate, BadWorkloads) {
   codegen::Target x86 = codegen::target_from_name("x86-avx512");
   const auto& add = schedules::elementwise_flat_template("add");
   schedules::Config cfg = add.fallback(ew("add", {{4}, {4}}), x86);
-  auto build = [&](const Workload& w) {
-    return schedules::elementwise_flat_template(w.op).build(w, x86, cfg, "k");
+  auto instantiate = [&](const Workload& w) {
+    return schedules::elementwise_flat_template(w.op).instantiate(w, x86, cfg);
   };
-  EXPECT_THROW(build(ew("add", {{4, 3}, {4, 2}})), UserError);  // not broadcastable
-  EXPECT_THROW(build(ew("add", {{4, 0}, {4, 1}})), UserError);  // zero dim
-  EXPECT_THROW(build(ew("add", {{-4}, {1}})), UserError);       // negative
-  EXPECT_THROW(build(ew("relu", {{4}}, DataType::i8())), UserError);
+  EXPECT_THROW(instantiate(ew("add", {{4, 3}, {4, 2}})), UserError);  // not broadcastable
+  EXPECT_THROW(instantiate(ew("add", {{4, 0}, {4, 1}})), UserError);  // zero dim
+  EXPECT_THROW(instantiate(ew("add", {{-4}, {1}})), UserError);       // negative
+  EXPECT_THROW(instantiate(ew("relu", {{4}}, DataType::i8())), UserError);
   Workload missing{"add", {{"rank", 1}, {"a0", 4}}, DataType::f32(), {}};
-  EXPECT_THROW(build(missing), UserError);  // no b0
-  EXPECT_THROW(build(ew("elementwise_chain", {{4}}, DataType::f32(), {})), UserError);
-  EXPECT_THROW(build(ew("elementwise_chain", {{4}}, DataType::f32(), {"softplus"})), UserError);
-  EXPECT_THROW(build(ew("add", {{4}, {4}}, DataType::f32(), {"softplus"})), UserError);
+  EXPECT_THROW(instantiate(missing), UserError);  // no b0
+  EXPECT_THROW(instantiate(ew("elementwise_chain", {{4}}, DataType::f32(), {})), UserError);
+  EXPECT_THROW(instantiate(ew("elementwise_chain", {{4}}, DataType::f32(), {"softplus"})),
+               UserError);
+  EXPECT_THROW(instantiate(ew("add", {{4}, {4}}, DataType::f32(), {"softplus"})), UserError);
   Workload rank0{"relu", {{"rank", 0}}, DataType::f32(), {}};
-  EXPECT_THROW(build(rank0), UserError);
+  EXPECT_THROW(instantiate(rank0), UserError);
   Workload clip = ew("clip", {{4}});
   clip.params["lo_milli"] = 5, clip.params["hi_milli"] = 1;
-  EXPECT_THROW(build(clip), UserError);
+  EXPECT_THROW(instantiate(clip), UserError);
   EXPECT_THROW(schedules::elementwise_flat_template("softplus"), UserError);
   schedules::Config bad = cfg;
   bad.set("vec_unroll", 3);
-  EXPECT_THROW(add.build(ew("add", {{4}, {4}}), x86, bad, "k"), UserError);
+  EXPECT_THROW(add.instantiate(ew("add", {{4}, {4}}), x86, bad), UserError);
   // A workload for another op is refused by name.
-  EXPECT_THROW(add.build(ew("mul", {{4}, {4}}), x86, cfg, "k"), UserError);
+  EXPECT_THROW(add.instantiate(ew("mul", {{4}, {4}}), x86, cfg), UserError);
 }
 
 }  // namespace

@@ -54,11 +54,11 @@ TEST(LayoutTemplateErrors, BadShapes) {
   const auto& t = schedules::layout_nchw_to_nchwc_template();
   codegen::Target x86 = codegen::target_from_name("x86-avx512");
   schedules::Config cfg = t.fallback(layout(1, 8, 4, 4, 4, 0), x86);
-  EXPECT_THROW(t.build(layout(1, 0, 4, 4, 4, 0), x86, cfg, "k"), UserError);
-  EXPECT_THROW(t.build(layout(1, 8, -4, 4, 4, 0), x86, cfg, "k"), UserError);
-  EXPECT_THROW(t.build(layout(1, 8, 4, 4, 0, 0), x86, cfg, "k"), UserError);
-  EXPECT_THROW(t.build(layout(1, 8, 4, 4, 4, 2), x86, cfg, "k"), UserError);
-  EXPECT_THROW(t.build(layout(1, 8, 4, 4, 4, 0, DataType::i8()), x86, cfg, "k"), UserError);
+  EXPECT_THROW(t.instantiate(layout(1, 0, 4, 4, 4, 0), x86, cfg), UserError);
+  EXPECT_THROW(t.instantiate(layout(1, 8, -4, 4, 4, 0), x86, cfg), UserError);
+  EXPECT_THROW(t.instantiate(layout(1, 8, 4, 4, 0, 0), x86, cfg), UserError);
+  EXPECT_THROW(t.instantiate(layout(1, 8, 4, 4, 4, 2), x86, cfg), UserError);
+  EXPECT_THROW(t.instantiate(layout(1, 8, 4, 4, 4, 0, DataType::i8()), x86, cfg), UserError);
   EXPECT_FALSE(t.applies(layout(1, 8, 4, 4, 4, 1), x86));
   EXPECT_TRUE(schedules::layout_nchwc_to_nchw_template().applies(layout(1, 8, 4, 4, 4, 1), x86));
 }

@@ -8,6 +8,7 @@
 
 #include "codegen/codegen.h"
 #include "schedules/dense_lowp.h"
+#include "tuner/builder.h"
 
 namespace kiln::testing {
 namespace {
@@ -25,7 +26,8 @@ std::string assembly(const schedules::OpTemplate& tpl, const Workload& w, const 
   for (const auto& [k, v] : knobs) cfg.set(k, v);
   codegen::CodegenOptions o;
   o.emit_assembly = true;
-  return codegen::compile_module({tpl.build(w, t, cfg, "kernel").func}, t, o).assembly;
+  return codegen::compile_module({tuner::lower_template(tpl, w, t, cfg, "kernel").func}, t, o)
+      .assembly;
 }
 
 // Instruction lines whose mnemonic starts with `mnemonic` and that mention `operand`.

@@ -65,12 +65,12 @@ TEST(PoolingTemplateErrors, BadShapesAndDtypes) {
   codegen::Target x86 = codegen::target_from_name("x86-avx512");
   const OpTemplate& mp = schedules::max_pool2d_template();
   schedules::Config cfg = mp.fallback(pool("max_pool2d", 1, 1, 8, 8, 3, 2, 1), x86);
-  EXPECT_THROW(mp.build(pool("max_pool2d", 0, 1, 8, 8, 3, 2, 1), x86, cfg, "k"), UserError);
-  EXPECT_THROW(mp.build(pool("max_pool2d", 1, 1, 8, 8, 3, 0, 1), x86, cfg, "k"), UserError);
-  EXPECT_THROW(mp.build(pool("max_pool2d", 1, 1, 8, 8, 3, 2, 2), x86, cfg, "k"), UserError);
-  EXPECT_THROW(mp.build(pool("max_pool2d", 1, 1, 2, 2, 5, 1, 1), x86, cfg, "k"), UserError);
-  EXPECT_THROW(mp.build(pool("max_pool2d", 1, 1, 8, 8, 3, 2, 1, false, false, DataType::i8()),
-                        x86, cfg, "k"),
+  EXPECT_THROW(mp.instantiate(pool("max_pool2d", 0, 1, 8, 8, 3, 2, 1), x86, cfg), UserError);
+  EXPECT_THROW(mp.instantiate(pool("max_pool2d", 1, 1, 8, 8, 3, 0, 1), x86, cfg), UserError);
+  EXPECT_THROW(mp.instantiate(pool("max_pool2d", 1, 1, 8, 8, 3, 2, 2), x86, cfg), UserError);
+  EXPECT_THROW(mp.instantiate(pool("max_pool2d", 1, 1, 2, 2, 5, 1, 1), x86, cfg), UserError);
+  EXPECT_THROW(mp.instantiate(pool("max_pool2d", 1, 1, 8, 8, 3, 2, 1, false, false, DataType::i8()),
+                              x86, cfg),
                UserError);
   const OpTemplate& gp = schedules::global_avg_pool2d_template();
   EXPECT_THROW(gp.inputs(global(1, -2, 7, 7)), UserError);

@@ -73,9 +73,9 @@ TEST(NormTemplateErrors, BadShapesAndDtypes) {
   codegen::Target x86 = codegen::target_from_name("x86-avx512");
   for (const OpTemplate* t : {&schedules::softmax_template(), &schedules::layer_norm_template()}) {
     schedules::Config cfg = t->fallback(rows(t->op(), 2, 8), x86);
-    EXPECT_THROW(t->build(rows(t->op(), 0, 8), x86, cfg, "k"), UserError);
-    EXPECT_THROW(t->build(rows(t->op(), 2, -8), x86, cfg, "k"), UserError);
-    EXPECT_THROW(t->build(rows(t->op(), 2, 8, DataType::i32()), x86, cfg, "k"), UserError);
+    EXPECT_THROW(t->instantiate(rows(t->op(), 0, 8), x86, cfg), UserError);
+    EXPECT_THROW(t->instantiate(rows(t->op(), 2, -8), x86, cfg), UserError);
+    EXPECT_THROW(t->instantiate(rows(t->op(), 2, 8, DataType::i32()), x86, cfg), UserError);
     Workload missing{t->op(), {{"M", 2}}, DataType::f32(), {}};
     EXPECT_THROW(t->inputs(missing), UserError);
   }
@@ -84,8 +84,8 @@ TEST(NormTemplateErrors, BadShapesAndDtypes) {
   EXPECT_THROW(schedules::layer_norm_template().reference(bad_eps, {{}, {}, {}}), UserError);
   const OpTemplate& b = schedules::batch_norm_template();
   schedules::Config cfg = b.fallback(bn(1, 2, 3, 3), x86);
-  EXPECT_THROW(b.build(bn(1, 0, 3, 3), x86, cfg, "k"), UserError);
-  EXPECT_THROW(b.build(bn(1, 2, 3, 3, DataType::i8()), x86, cfg, "k"), UserError);
+  EXPECT_THROW(b.instantiate(bn(1, 0, 3, 3), x86, cfg), UserError);
+  EXPECT_THROW(b.instantiate(bn(1, 2, 3, 3, DataType::i8()), x86, cfg), UserError);
 }
 
 }  // namespace

@@ -5,11 +5,11 @@
 #include <fstream>
 #include <functional>
 
-#include "ir/printer.h"
-
 #include "codegen/target.h"
+#include "ir/printer.h"
 #include "kernel_harness.h"
 #include "schedules/registry.h"
+#include "tuner/builder.h"
 
 namespace kiln::testing {
 
@@ -42,7 +42,7 @@ std::string check_template(const schedules::OpTemplate& tpl, const schedules::Wo
   codegen::Target target = codegen::target_from_name(target_name);
   schedules::Config cfg = template_config(tpl, w, target, config_seed);
   SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target_name + " config " + cfg.to_json());
-  schedules::BuiltKernel k = tpl.build(w, target, cfg, "kernel");
+  tuner::BuiltKernel k = tuner::lower_template(tpl, w, target, cfg, "kernel");
   if (sweep_ir(tpl.name() + " " + w.str() + " " + target_name + " " + cfg.to_json(), k.func))
     return "IR sweep";
   tuner::CheckResult r = tuner::check_built_kernel(tpl, w, target, k, test_run_options());
@@ -56,7 +56,7 @@ std::string check_template_inputs(const schedules::OpTemplate& tpl, const schedu
                                   const InputCheck& check) {
   codegen::Target target = codegen::target_from_name(target_name);
   SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target_name + " config " + cfg.to_json());
-  schedules::BuiltKernel k = tpl.build(w, target, cfg, "kernel");
+  tuner::BuiltKernel k = tuner::lower_template(tpl, w, target, cfg, "kernel");
   if (sweep_ir(tpl.name() + " " + w.str() + " " + target_name + " " + cfg.to_json(), k.func))
     return "IR sweep";
   std::vector<schedules::Values> logical;

@@ -17,13 +17,13 @@ farm::pb::DType wire_dtype(ir::DataType t) {
   throw std::runtime_error("no wire format for element type " + t.str());
 }
 
-ir::DataType arg_dtype(const schedules::BuiltKernel& k, size_t i) {
+ir::DataType arg_dtype(const BuiltKernel& k, size_t i) {
   return k.func.args.at(i)->dtype;
 }
 
 }  // namespace
 
-const TaskData::Set& TaskData::for_kernel(const schedules::BuiltKernel& k) {
+const TaskData::Set& TaskData::for_kernel(const BuiltKernel& k) {
   std::vector<std::string> key;
   for (size_t i = 0; i < k.args.size(); ++i) key.push_back(arg_dtype(k, i).str());
   auto it = sets_.find(key);
@@ -40,7 +40,7 @@ const TaskData::Set& TaskData::for_kernel(const schedules::BuiltKernel& k) {
   return sets_.emplace(key, std::move(set)).first->second;
 }
 
-farm::pb::Job make_job(const schedules::BuiltKernel& k, const std::vector<uint8_t>& so,
+farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so,
                        TaskData& data, const MeasureOptions& o) {
   if (k.func.args.size() != k.args.size())
     throw std::runtime_error("kernel " + k.func.name + " has " + std::to_string(k.func.args.size()) +
@@ -78,7 +78,7 @@ farm::pb::Job make_job(const schedules::BuiltKernel& k, const std::vector<uint8_
   return job;
 }
 
-Judgement judge(const farm::pb::Result& r, const schedules::BuiltKernel& k, TaskData& data,
+Judgement judge(const farm::pb::Result& r, const BuiltKernel& k, TaskData& data,
                 double rtol) {
   Judgement j;
   j.error = r.error();

@@ -14,6 +14,7 @@
 
 #include "rpc/farm/farm.pb.h"
 #include "schedules/op_template.h"
+#include "tuner/builder.h"
 #include "tuner/host_values.h"
 
 namespace kiln::tuner {
@@ -38,7 +39,7 @@ class TaskData {
     std::vector<Values> inputs;
     Values reference;
   };
-  const Set& for_kernel(const schedules::BuiltKernel& k);
+  const Set& for_kernel(const BuiltKernel& k);
 
  private:
   const schedules::OpTemplate* tpl_;
@@ -48,7 +49,7 @@ class TaskData {
 };
 
 // The job that runs `k` (compiled into `so`) on the task's inputs and returns its output.
-farm::pb::Job make_job(const schedules::BuiltKernel& k, const std::vector<uint8_t>& so,
+farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so,
                        TaskData& data, const MeasureOptions& options);
 
 // A farm result judged: when the job ran, its output unpacked and compared with the
@@ -59,7 +60,7 @@ struct Judgement {
   std::string message;
   std::vector<double> costs;  // seconds per call
 };
-Judgement judge(const farm::pb::Result& result, const schedules::BuiltKernel& k, TaskData& data,
+Judgement judge(const farm::pb::Result& result, const BuiltKernel& k, TaskData& data,
                 double rtol);
 
 }  // namespace kiln::tuner

@@ -1,0 +1,103 @@
+// The tensor intrinsics of the operator library, in one place: the target instructions that
+// make low precision pay, as kiln-named calls (ir::CallKind::TensorIntrinsic), and the
+// TE-level tile bodies (te::TensorIntrin) that tensorized schedules splice in, parameterised
+// by tile shape. Templates say *what* instruction a tile uses; codegen owns *how*: each
+// architecture's table maps a kiln name and its types to an LLVM intrinsic
+// (compiler/codegen/codegen_x86.cpp, codegen_aarch64.cpp), and rejects a target without it.
+//
+//   pair_dot_bf16  f32 x L += pairwise bf16 dots: L = 16 is x86 `vdpbf16ps zmm`
+//                  (avx512bf16), L = 4 AArch64 `bfdot v.4s` (+bf16).
+//   mmla_bf16      a 2x2 f32 tile += (2x4 bf16) x (2x4 bf16)^T: AArch64 `bfmmla` (+bf16).
+//
+// `fmla .8h` (f16 accumulation on AArch64) needs no intrinsic: LLVM selects it for kiln's
+// vectorised f16 multiply-add on targets with +fullfp16, so those templates stay plain TE.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/expr.h"
+#include "ir/stmt.h"
+#include "te/schedule.h"
+
+namespace kiln::schedules {
+
+// The kiln names codegen's tables know.
+inline constexpr char kPairDotBf16[] = "pair_dot_bf16";
+inline constexpr char kMmlaBf16[] = "mmla_bf16";
+
+// acc (f32 x L) + per lane l: a[2l]*b[2l] + a[2l+1]*b[2l+1], with a and b bf16 x 2L.
+ir::Expr pair_dot_bf16(ir::Expr acc, ir::Expr a, ir::Expr b);
+// acc (f32 x 4, a row-major 2x2 tile) + r[i][j] = Σk a[i*4+k]*b[j*4+k], a and b bf16 x 8
+// (each two rows of four K values, row-major).
+ir::Expr mmla_bf16(ir::Expr acc, ir::Expr a, ir::Expr b);
+
+// `v` bit-cast to `t` (same total bits), e.g. two adjacent bf16 read as one i32.
+ir::Expr reinterpret(ir::DataType t, ir::Expr v);
+
+// How a tile's reduction loop treats the steps left after whole unrolled blocks.
+enum class RemainderKind {
+  Loop,      // one loop over them (dense)
+  Unrolled,  // each step written out (conv2d)
+};
+
+// ---- pair_dot_bf16 tile ------------------------------------------------------------------
+
+// A register tile of `rows` rows (matrix rows, output pixels) x `vecs` vectors of `lanes`
+// f32 accumulators, reduced over `pairs` pairs of bf16 values (the last holding a single
+// value when `odd_tail`), `unroll` pairs per iteration of the loop `loop`.outer.
+struct PairDotTile {
+  int64_t rows, vecs, lanes;
+  int64_t pairs, unroll;
+  bool odd_tail = false;
+  std::string loop;  // the pair loop's name stem: "<loop>.outer", "<loop>.rest"
+  RemainderKind remainder = RemainderKind::Unrolled;
+};
+
+// Where one tensorized region's operands are; the operator binds them from the region.
+struct PairDotOperands {
+  ir::Buffer out;  // the f32 accumulators
+  // The two bf16 of tile row `row` at pair `k2` as one i32 (the lower K in the low half).
+  std::function<ir::Expr(const ir::Expr& k2, int64_t row)> a_pair;
+  // Row `row`'s last single value with a zero partner, as an i32 (odd_tail only).
+  std::function<ir::Expr(int64_t row)> a_last;
+  // Vector `vec` of B at pair `k2`: 2*lanes bf16, each column's pair adjacent (VNNI).
+  std::function<ir::Expr(const ir::Expr& k2, int64_t vec)> b_vector;
+  // The index in `out` of row `row`, vector `vec` (a ramp of `lanes`).
+  std::function<std::vector<ir::Expr>(int64_t row, int64_t vec)> out_index;
+};
+
+// The whole pair loop of one tile: per pair, `vecs` B vectors, one broadcast A pair per
+// row, rows x vecs pair_dot_bf16 into the accumulators. It replaces the loops
+// {pairs, 2, rows, vecs, lanes} of the accumulator stage (pairs, K in a pair, the tile).
+te::TensorIntrin pair_dot_bf16_tile(
+    const PairDotTile& tile, std::function<PairDotOperands(const te::TensorizeRegion&)> bind);
+
+// ---- mmla_bf16 tile ----------------------------------------------------------------------
+
+// A register tile of row_pairs x col_pairs 2x2 BFMMLA tiles, reduced over `blocks` blocks of
+// four K values, `unroll` blocks per iteration of the loop `loop`.outer. The 2x2 tiles live
+// in a register-sized buffer "bfmmla.tile" and are added into the accumulators at the end.
+struct MmlaTile {
+  int64_t row_pairs, col_pairs;
+  int64_t blocks, unroll;
+  std::string loop;
+};
+
+struct MmlaOperands {
+  ir::Buffer out;  // the f32 accumulators
+  // Rows 2p and 2p+1 of A at block `kq`: bf16 x 8, four K values per row.
+  std::function<ir::Expr(const ir::Expr& kq, int64_t p)> a_block;
+  // Columns 2q and 2q+1 of B at block `kq`: bf16 x 8, four K values per column.
+  std::function<ir::Expr(const ir::Expr& kq, int64_t q)> b_block;
+  // The index in `out` of tile row `row`, columns 2q and 2q+1 (a ramp of 2).
+  std::function<std::vector<ir::Expr>(int64_t row, int64_t q)> out_index;
+};
+
+// Replaces the loops {blocks, 4, 2*row_pairs, col_pairs, 2} of the accumulator stage.
+te::TensorIntrin mmla_bf16_tile(const MmlaTile& tile,
+                                std::function<MmlaOperands(const te::TensorizeRegion&)> bind);
+
+}  // namespace kiln::schedules

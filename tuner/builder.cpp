@@ -1,0 +1,36 @@
+#include "tuner/builder.h"
+
+#include "codegen/build.h"
+#include "ir/error.h"
+#include "lower/lower.h"
+
+namespace kiln::tuner {
+
+BuiltKernel lower_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                           const codegen::Target& t, const schedules::Config& cfg,
+                           const std::string& kernel_name) {
+  schedules::ScheduledKernel s = tpl.instantiate(w, t, cfg);
+  internal_check(s.tensors.size() == s.args.size())
+      << tpl.name() << ": " << s.tensors.size() << " kernel tensors but " << s.args.size()
+      << " argument descriptions";
+  BuiltKernel k;
+  k.func = lower::lower(s.schedule, s.tensors, kernel_name);
+  k.args = std::move(s.args);
+  k.flops = s.flops;
+  return k;
+}
+
+void compile_kernel(const ir::LoweredFunc& func, const codegen::Target& t,
+                    const std::string& so_path) {
+  codegen::build_shared_object({func}, t, so_path);
+}
+
+BuiltKernel build_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                           const codegen::Target& t, const schedules::Config& cfg,
+                           const std::string& kernel_name, const std::string& so_path) {
+  BuiltKernel k = lower_template(tpl, w, t, cfg, kernel_name);
+  compile_kernel(k.func, t, so_path);
+  return k;
+}
+
+}  // namespace kiln::tuner

@@ -1,0 +1,40 @@
+// The builder: the one place where an operator template's schedule becomes a kernel.
+// Templates describe (OpTemplate::instantiate gives a schedule and its argument specs);
+// this lowers the schedule to loop IR and, when asked, compiles and links it into a shared
+// object. Tests, `kiln inspect` and `kiln demo`, the benchmarks and the tuner's local
+// measurement all build through here, so they build the same kernel for the same config.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/target.h"
+#include "ir/lowered_func.h"
+#include "schedules/op_template.h"
+
+namespace kiln::tuner {
+
+// A lowered kernel with the description of its arguments.
+struct BuiltKernel {
+  ir::LoweredFunc func;
+  std::vector<schedules::KernelArg> args;  // in call order; outputs last
+  double flops = 0;
+};
+
+// Instantiates `tpl` for the workload, target and config (UserError when any is invalid)
+// and lowers its schedule into the function `kernel_name`.
+BuiltKernel lower_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                           const codegen::Target& t, const schedules::Config& cfg,
+                           const std::string& kernel_name);
+
+// Compiles a lowered kernel alone for `t` and links it into the shared object `so_path`
+// (LLVM codegen, then the in-process link: no toolchain needed, AArch64 included).
+void compile_kernel(const ir::LoweredFunc& func, const codegen::Target& t,
+                    const std::string& so_path);
+
+// lower_template, then compile_kernel into `so_path`.
+BuiltKernel build_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                           const codegen::Target& t, const schedules::Config& cfg,
+                           const std::string& kernel_name, const std::string& so_path);
+
+}  // namespace kiln::tuner
