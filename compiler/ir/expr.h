@@ -5,10 +5,11 @@
 // ir/op.h, which check their operands, so every Expr in the program is well typed.
 // Variables compare by identity: two Vars named "i" are different variables.
 //
-// Each node declares its fields once, in `fields()`: a std::tie of its members in the order
-// its make_* function takes them. The visitor's default walk, the mutator's rebuild,
-// structural equality and hashing are all derived from that list (ir/fields.h says how each
-// kind of field is treated), so a new field is a member plus its name in fields().
+// Each node declares its fields once, in `fields()`: a std::tie of its members, for nodes
+// with children in the order their make_* function takes them (the mutator rebuilds through
+// it). The visitor's default walk, the mutator's rebuild, structural equality and hashing
+// are all derived from that list (ir/fields.h says how each kind of field is treated), so a
+// new field is a member plus its name in fields().
 #pragma once
 
 #include <cstdint>

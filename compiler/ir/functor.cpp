@@ -52,17 +52,17 @@ bool same_fields(const Before& before, const After& after, std::index_sequence<I
   return (same_field(std::get<I>(before), std::get<I>(after)) && ...);
 }
 
-// A loop whose body a mutator removed goes with it.
-Stmt make_for_if_body(Var var, Expr min, Expr extent, ForKind kind, Stmt body,
-                      Annotations annotations) {
+// make_for, except that a loop whose body a mutator removed goes with it.
+Stmt rebuild_for(Var var, Expr min, Expr extent, ForKind kind, Stmt body,
+                 Annotations annotations) {
   if (!body.defined()) return Stmt();
   return make_for(std::move(var), std::move(min), std::move(extent), kind, std::move(body),
                   std::move(annotations));
 }
 
-// A conditional whose branches a mutator removed goes with them; an empty then-branch
-// flips the condition so the else-branch takes its place.
-Stmt make_if_if_branches(Expr condition, Stmt then_case, Stmt else_case) {
+// make_if, except that a conditional whose branches a mutator removed goes with them, and
+// an empty then-branch flips the condition so the else-branch takes its place.
+Stmt rebuild_if(Expr condition, Stmt then_case, Stmt else_case) {
   if (!then_case.defined() && !else_case.defined()) return Stmt();
   if (!then_case.defined()) return make_if(make_not(std::move(condition)), std::move(else_case));
   return make_if(std::move(condition), std::move(then_case), std::move(else_case));
@@ -84,10 +84,10 @@ template <> constexpr auto kRebuild<LetNode> = &make_let;
 template <> constexpr auto kRebuild<ReduceNode> = &make_reduce;
 template <> constexpr auto kRebuild<LetStmtNode> = &make_let_stmt;
 template <> constexpr auto kRebuild<StoreNode> = &make_store;
-template <> constexpr auto kRebuild<ForNode> = &make_for_if_body;
+template <> constexpr auto kRebuild<ForNode> = &rebuild_for;
 template <> constexpr auto kRebuild<AllocateNode> = &make_allocate;
 template <> constexpr auto kRebuild<SeqNode> = &make_seq;
-template <> constexpr auto kRebuild<IfThenElseNode> = &make_if_if_branches;
+template <> constexpr auto kRebuild<IfThenElseNode> = &rebuild_if;
 template <> constexpr auto kRebuild<EvaluateNode> = &make_evaluate;
 
 // Mutates the children of `op` in field order; returns `self` when none changed, else the
