@@ -1,3 +1,5 @@
+// The lowering pipeline: one table of passes in order, which lower() walks, showing and
+// (when asked) verifying the IR after each.
 #include "lower/lower.h"
 
 #include <cstdlib>
@@ -26,6 +28,7 @@ struct PassInput {
   ir::LoweredFunc& func;  // flatten_storage also rewrites its argument buffers
 };
 
+// One step of lowering: its name (for dumps, after_pass and errors) and what it runs.
 struct Pass {
   const char* name;
   ir::Stmt (*run)(PassInput& in);

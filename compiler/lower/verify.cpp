@@ -69,7 +69,8 @@ class Verifier : public ScopedWalk {
                      << "': " << what;
   }
   void use(const ir::VarNode* v, bool bound) override {
-    if (!bound && !free_vars_.count(v)) fail("variable '" + v->name + "' is used outside its scope");
+    if (!bound && !free_vars_.count(v))
+      fail("variable '" + v->name + "' is used outside its scope");
   }
   void check_access(const ir::Buffer& b, const std::vector<ir::Expr>& idx) {
     if (!buffers_.count(b.get())) fail("buffer '" + b->name + "' is used but not defined");
