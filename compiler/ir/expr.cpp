@@ -81,8 +81,7 @@ Stmt make_store(Buffer buffer, Expr value, std::vector<Expr> indices, Expr predi
   return wrap(std::move(n));
 }
 
-Stmt make_for(Var var, Expr min, Expr extent, ForKind kind, Stmt body,
-              std::map<std::string, Expr> annotations) {
+Stmt make_for(Var var, Expr min, Expr extent, ForKind kind, Stmt body, Annotations annotations) {
   ForNode n;
   n.var = std::move(var), n.min = std::move(min), n.extent = std::move(extent);
   n.for_kind = kind, n.body = std::move(body), n.annotations = std::move(annotations);

@@ -4,12 +4,19 @@
 // node or nullptr. Nodes are built only through the `make_*` functions and operators in
 // ir/op.h, which check their operands, so every Expr in the program is well typed.
 // Variables compare by identity: two Vars named "i" are different variables.
+//
+// Each node declares its fields once, in `fields()`: a std::tie of its members, for nodes
+// with children in the order their make_* function takes them (the mutator rebuilds through
+// it). The visitor's default walk, the mutator's rebuild, structural equality and hashing
+// are all derived from that list (ir/fields.h says how each kind of field is treated), so a
+// new field is a member plus its name in fields().
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ir/type.h"
@@ -65,16 +72,20 @@ struct ExprNodeOf : ExprNode {
 
 struct IntImmNode : ExprNodeOf<ExprKind::IntImm> {
   int64_t value;
+  auto fields() const { return std::tie(value); }
   IntImmNode(DataType t, int64_t v) : ExprNodeOf(t), value(v) {}
 };
 struct FloatImmNode : ExprNodeOf<ExprKind::FloatImm> {
   double value;
+  auto fields() const { return std::tie(value); }
   FloatImmNode(DataType t, double v) : ExprNodeOf(t), value(v) {}
 };
 struct StringImmNode : ExprNodeOf<ExprKind::StringImm> {
   std::string value;
+  auto fields() const { return std::tie(value); }
   explicit StringImmNode(std::string v) : ExprNodeOf(DataType::handle()), value(std::move(v)) {}
 };
+// No fields(): a variable is compared and hashed by identity; its name is for printing.
 struct VarNode : ExprNodeOf<ExprKind::Var> {
   std::string name;
   VarNode(DataType t, std::string n) : ExprNodeOf(t), name(std::move(n)) {}
@@ -94,21 +105,25 @@ class Var : public Expr {
 struct BinaryNode : ExprNode {
   static bool is(ExprKind k) { return k >= ExprKind::Add && k <= ExprKind::Or; }
   Expr a, b;
+  auto fields() const { return std::tie(kind, a, b); }
   BinaryNode(ExprKind k, DataType t, Expr a_, Expr b_)
       : ExprNode(k, t), a(std::move(a_)), b(std::move(b_)) {}
 };
 struct NotNode : ExprNodeOf<ExprKind::Not> {
   Expr a;
+  auto fields() const { return std::tie(a); }
   explicit NotNode(Expr a_) : ExprNodeOf(a_.type()), a(std::move(a_)) {}
 };
 struct SelectNode : ExprNodeOf<ExprKind::Select> {
   Expr condition, true_value, false_value;
+  auto fields() const { return std::tie(condition, true_value, false_value); }
   SelectNode(Expr c, Expr t, Expr f)
       : ExprNodeOf(t.type()), condition(std::move(c)), true_value(std::move(t)),
         false_value(std::move(f)) {}
 };
 struct CastNode : ExprNodeOf<ExprKind::Cast> {
   Expr value;
+  auto fields() const { return std::tie(type, value); }
   CastNode(DataType t, Expr v) : ExprNodeOf(t), value(std::move(v)) {}
 };
 
@@ -131,18 +146,21 @@ struct LoadNode : ExprNodeOf<ExprKind::Load> {
   Buffer buffer;
   std::vector<Expr> indices;
   Expr predicate;  // optional vector of bool: lanes that are read (others are undefined)
+  auto fields() const { return std::tie(buffer, indices, predicate); }
   LoadNode(DataType t, Buffer b, std::vector<Expr> i, Expr p)
       : ExprNodeOf(t), buffer(std::move(b)), indices(std::move(i)), predicate(std::move(p)) {}
 };
 struct RampNode : ExprNodeOf<ExprKind::Ramp> {  // base, base+stride, ... (lanes values)
   Expr base, stride;
   int lanes;
+  auto fields() const { return std::tie(base, stride, lanes); }
   RampNode(Expr b, Expr s, int l)
       : ExprNodeOf(b.type().with_lanes(l)), base(std::move(b)), stride(std::move(s)), lanes(l) {}
 };
 struct BroadcastNode : ExprNodeOf<ExprKind::Broadcast> {
   Expr value;
   int lanes;
+  auto fields() const { return std::tie(value, lanes); }
   BroadcastNode(Expr v, int l) : ExprNodeOf(v.type().with_lanes(l)), value(std::move(v)), lanes(l) {}
 };
 
@@ -157,12 +175,14 @@ struct CallNode : ExprNodeOf<ExprKind::Call> {
   std::string name;
   std::vector<Expr> args;
   CallKind call_kind;
+  auto fields() const { return std::tie(type, name, args, call_kind); }
   CallNode(DataType t, std::string n, std::vector<Expr> a, CallKind k)
       : ExprNodeOf(t), name(std::move(n)), args(std::move(a)), call_kind(k) {}
 };
 struct LetNode : ExprNodeOf<ExprKind::Let> {
   Var var;
   Expr value, body;
+  auto fields() const { return std::tie(var, value, body); }
   LetNode(Var v, Expr val, Expr b)
       : ExprNodeOf(b.type()), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
 };
@@ -185,6 +205,7 @@ struct ReduceNode : ExprNodeOf<ExprKind::Reduce> {
   ReduceOp op;
   Expr source;
   std::vector<IterVar> axes;
+  auto fields() const { return std::tie(op, source, axes); }
   ReduceNode(ReduceOp o, Expr s, std::vector<IterVar> a)
       : ExprNodeOf(s.type()), op(o), source(std::move(s)), axes(std::move(a)) {}
 };

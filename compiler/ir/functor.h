@@ -4,6 +4,7 @@
 // about and call the base to keep walking into children.
 // IRMutator rebuilds the tree bottom-up; an override returns a new node, and the base
 // returns the *same* node when no child changed, so unchanged subtrees stay shared.
+// Both defaults follow each node's fields() (ir/fields.h), in declaration order.
 #pragma once
 
 #include <functional>

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <sstream>
+#include <tuple>
+#include <type_traits>
 
 #include "ir/functor.h"
 
@@ -61,6 +63,24 @@ class Printer : public IRVisitor {
     }
   }
 
+  // A node printed like a call of its fields: `ramp(base, stride, lanes)`.
+  template <typename Node>
+  void print_as_call(const char* name, const Node* op) {
+    os_ << name << '(';
+    const char* separator = "";
+    auto print_field = [&](const auto& field) {
+      os_ << separator;
+      separator = ", ";
+      if constexpr (std::is_same_v<std::decay_t<decltype(field)>, Expr>) {
+        visit(field);
+      } else {
+        os_ << field;
+      }
+    };
+    std::apply([&](const auto&... field) { (print_field(field), ...); }, op->fields());
+    os_ << ')';
+  }
+
  protected:
   void visit(const IntImmNode* op) override {
     if (op->type.is_bool()) {
@@ -96,15 +116,7 @@ class Printer : public IRVisitor {
     os_ << '!';
     visit(op->a);
   }
-  void visit(const SelectNode* op) override {
-    os_ << "select(";
-    visit(op->condition);
-    os_ << ", ";
-    visit(op->true_value);
-    os_ << ", ";
-    visit(op->false_value);
-    os_ << ')';
-  }
+  void visit(const SelectNode* op) override { print_as_call("select", op); }
   void visit(const CastNode* op) override {
     os_ << op->type.str() << '(';
     visit(op->value);
@@ -119,13 +131,7 @@ class Printer : public IRVisitor {
       visit(op->predicate);
     }
   }
-  void visit(const RampNode* op) override {
-    os_ << "ramp(";
-    visit(op->base);
-    os_ << ", ";
-    visit(op->stride);
-    os_ << ", " << op->lanes << ')';
-  }
+  void visit(const RampNode* op) override { print_as_call("ramp", op); }
   void visit(const BroadcastNode* op) override {
     os_ << 'x' << op->lanes << '(';
     visit(op->value);

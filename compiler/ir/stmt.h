@@ -1,9 +1,11 @@
-// Statements of kiln's IR: loops, stores, allocations, conditionals. Immutable like Expr.
+// Statements of kiln's IR: loops, stores, allocations, conditionals. Immutable like Expr,
+// and like Expr nodes each lists its fields once in `fields()` (see ir/expr.h).
 #pragma once
 
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ir/expr.h"
@@ -46,45 +48,54 @@ struct LetStmtNode : StmtNodeOf<StmtKind::LetStmt> {
   Var var;
   Expr value;
   Stmt body;
+  auto fields() const { return std::tie(var, value, body); }
 };
 struct StoreNode : StmtNodeOf<StmtKind::Store> {
   Buffer buffer;
   Expr value;
   std::vector<Expr> indices;
   Expr predicate;  // optional: lanes that are written
+  auto fields() const { return std::tie(buffer, value, indices, predicate); }
 };
 
 // Serial: a plain loop. Parallel: iterations spread over the runtime's thread pool.
 // Vectorized: becomes vector instructions (needs a constant extent). Unrolled: copied out.
 enum class ForKind : uint8_t { Serial, Parallel, Vectorized, Unrolled };
 const char* for_kind_name(ForKind k);
+// A loop's pragmas by name. They hold constants: compared structurally, but not walked.
+using Annotations = std::map<std::string, Expr>;
 
 struct ForNode : StmtNodeOf<StmtKind::For> {
   Var var;
   Expr min, extent;
   ForKind for_kind;
   Stmt body;
-  std::map<std::string, Expr> annotations;  // pragmas (e.g. "unroll_explicit")
+  Annotations annotations;  // pragmas (e.g. "unroll_explicit")
+  auto fields() const { return std::tie(var, min, extent, for_kind, body, annotations); }
 };
 struct AllocateNode : StmtNodeOf<StmtKind::Allocate> {
   Buffer buffer;  // scope Local: on the stack of the kernel (or of a parallel task)
   Stmt body;
+  auto fields() const { return std::tie(buffer, body); }
 };
 struct SeqNode : StmtNodeOf<StmtKind::Seq> {
   std::vector<Stmt> stmts;
+  auto fields() const { return std::tie(stmts); }
 };
 struct IfThenElseNode : StmtNodeOf<StmtKind::IfThenElse> {
   Expr condition;
   Stmt then_case, else_case;  // else_case may be undefined
+  auto fields() const { return std::tie(condition, then_case, else_case); }
 };
 struct EvaluateNode : StmtNodeOf<StmtKind::Evaluate> {
   Expr value;
+  auto fields() const { return std::tie(value); }
 };
 
 Stmt make_let_stmt(Var var, Expr value, Stmt body);
 Stmt make_store(Buffer buffer, Expr value, std::vector<Expr> indices, Expr predicate = Expr());
 Stmt make_for(Var var, Expr min, Expr extent, ForKind kind, Stmt body,
-              std::map<std::string, Expr> annotations = {});
+              Annotations annotations = {});
 Stmt make_allocate(Buffer buffer, Stmt body);
 // Flattens nested sequences and drops undefined statements; one statement stays itself.
 Stmt make_seq(std::vector<Stmt> stmts);

@@ -1,5 +1,6 @@
 // Structural equality and hashing: two trees are equal when they have the same shape, the
-// same constants and refer to the same variables and buffers (by identity).
+// same constants and refer to the same variables and buffers (by identity). Structurally
+// equal trees hash alike.
 // Used by the simplifier to combine like terms and by tests to compare rewritten IR.
 #pragma once
 
@@ -12,6 +13,7 @@ namespace kiln::ir {
 bool structural_equal(const Expr& a, const Expr& b);
 bool structural_equal(const Stmt& a, const Stmt& b);
 size_t structural_hash(const Expr& e);
+size_t structural_hash(const Stmt& s);
 
 struct ExprHash {
   size_t operator()(const Expr& e) const { return structural_hash(e); }

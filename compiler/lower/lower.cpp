@@ -1,11 +1,12 @@
+// The lowering pipeline: one table of passes in order, which lower() walks, showing and
+// (when asked) verifying the IR after each.
 #include "lower/lower.h"
 
 #include <cstdlib>
 #include <iostream>
-#include <unordered_set>
+#include <string_view>
 
 #include "ir/error.h"
-#include "ir/functor.h"
 #include "ir/printer.h"
 #include "ir/simplify.h"
 #include "lower/loop_partition.h"
@@ -19,48 +20,61 @@ namespace kiln::lower {
 
 namespace {
 
-// The first variable that no loop or let around it binds. Kernels take only buffers, so
-// such a variable (a shape or split factor given as a Var) has no value at run time.
-class UnboundVar : public ir::IRVisitor {
- public:
-  const ir::VarNode* first = nullptr;
-  using ir::IRVisitor::visit;
-
- protected:
-  void visit(const ir::VarNode* op) override {
-    if (!first && !bound_.count(op)) first = op;
-  }
-  void visit(const ir::ForNode* op) override {
-    visit(op->min);
-    visit(op->extent);
-    in_scope(op->var, [&] { visit(op->body); });
-  }
-  void visit(const ir::LetStmtNode* op) override {
-    visit(op->value);
-    in_scope(op->var, [&] { visit(op->body); });
-  }
-  void visit(const ir::LetNode* op) override {
-    visit(op->value);
-    in_scope(op->var, [&] { visit(op->body); });
-  }
-
- private:
-  template <typename F>
-  void in_scope(const ir::Var& v, F body) {
-    bool added = bound_.insert(v.node()).second;
-    body();
-    if (added) bound_.erase(v.node());
-  }
-  std::unordered_set<const ir::VarNode*> bound_;
+// What a pass works on: the schedule and its tensors (the first pass reads them), and the
+// kernel so far, whose body is the IR the previous pass produced.
+struct PassInput {
+  const te::Schedule& schedule;
+  const std::vector<te::Tensor>& tensors;
+  ir::LoweredFunc& func;  // flatten_storage also rewrites its argument buffers
 };
+
+// One step of lowering: its name (for dumps, after_pass and errors) and what it runs.
+struct Pass {
+  const char* name;
+  ir::Stmt (*run)(PassInput& in);
+  // The verifier check that holds from this pass on, if the pass establishes one.
+  bool Invariants::*establishes = nullptr;
+};
+
+// The pass order, top to bottom, each with why it sits where it does.
+const std::vector<Pass>& passes() {
+  static const std::vector<Pass> kPasses = {
+      // Loop nests from the schedule: splits, reorders, attachments, reductions, guards.
+      {"schedule_ops", [](PassInput& in) { return schedule_ops(in.schedule, in.tensors); }},
+      // Resolve guards and index arithmetic that loop bounds already decide.
+      {"simplify", [](PassInput& in) { return ir::simplify(in.func.body); }},
+      // Peel the iterations of partial tiles so main loop bodies have no guard: needs the
+      // multi-dimensional guards still readable, so it runs before flattening.
+      {"partition_loops", [](PassInput& in) { return partition_loops(in.func.body); }},
+      // One flat index per access, as the machine sees memory.
+      {"flatten_storage",
+       [](PassInput& in) { return flatten_storage(in.func.body, in.func.args); },
+       &Invariants::flat_accesses},
+      // Vector loops to ramps and broadcasts; flat indices make contiguous accesses visible
+      // as ramp(base, 1, lanes).
+      {"vectorize", [](PassInput& in) { return vectorize_loops(in.func.body); },
+       &Invariants::no_vector_loops},
+      // Unroll last so each copy inherits vectorized bodies and constant indices.
+      {"unroll", [](PassInput& in) { return unroll_loops(in.func.body); }},
+      // Fold what unrolling made constant: each copy's indices and guards.
+      {"final_simplify", [](PassInput& in) { return ir::simplify(in.func.body); }},
+  };
+  return kPasses;
+}
+
+bool env_switch(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string_view(v) != "0";
+}
 
 }  // namespace
 
 const std::vector<std::string>& pass_names() {
-  static const std::vector<std::string> kNames = {
-      "schedule_ops", "simplify", "partition_loops", "flatten_storage",
-      "vectorize",    "unroll",   "final_simplify",
-  };
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const Pass& p : passes()) names.emplace_back(p.name);
+    return names;
+  }();
   return kNames;
 }
 
@@ -68,40 +82,33 @@ ir::LoweredFunc lower(const te::Schedule& s, const std::vector<te::Tensor>& args
                       const std::string& name, const LowerOptions& options) {
   user_check(!name.empty()) << "a kernel needs a name";
   const bool dump = std::getenv("KILN_DUMP_IR") != nullptr;
+  const bool verify = options.verify_each_pass || env_switch("KILN_VERIFY_IR");
   ir::LoweredFunc f;
   f.name = name;
   for (const te::Tensor& t : args) f.args.push_back(t.buffer());
 
-  auto step = [&](const char* pass, ir::Stmt body) {
-    f.body = std::move(body);
-    if (dump) std::cerr << "// after " << pass << " (" << name << ")\n" << f.body << '\n';
-    if (options.after_pass) options.after_pass(pass, f.body);
-  };
-
-  // Loop nests from the schedule: splits, reorders, attachments, reductions, guards.
-  step("schedule_ops", schedule_ops(s, args));
-  // Resolve guards and index arithmetic that loop bounds already decide.
-  step("simplify", ir::simplify(f.body));
-  // Peel the iterations of partial tiles so main loop bodies have no guard: needs the
-  // multi-dimensional guards still readable, so it runs before flattening.
-  step("partition_loops", partition_loops(f.body));
-  // One flat index per access, as the machine sees memory.
-  step("flatten_storage", flatten_storage(f.body, f.args));
-  // Vector loops to ramps and broadcasts; flat indices make contiguous accesses visible
-  // as ramp(base, 1, lanes).
-  step("vectorize", vectorize_loops(f.body));
-  // Unroll last so each copy inherits vectorized bodies and constant indices.
-  step("unroll", unroll_loops(f.body));
-  step("final_simplify", ir::simplify(f.body));
-  // A free variable is the user's (a symbolic shape), not a kiln bug: say so before the
-  // verifier would.
-  UnboundVar unbound;
-  unbound.visit(f.body);
-  if (unbound.first)
-    user_error() << "kernel '" << name << "' uses '" << unbound.first->name
-                 << "', which nothing binds: kernels take only buffers, so shapes and split "
-                    "factors must be constants";
-  verify_lowered(f, "final_simplify");
+  PassInput in{s, args, f};
+  Invariants established;
+  // The variables the first pass leaves free are the user's (symbolic shapes, split
+  // factors given as Vars): a UserError below, so the checks between passes let them be.
+  // A variable that a later pass leaves free is a kiln bug, which the verifier reports.
+  VarSet user_vars;
+  for (const Pass& pass : passes()) {
+    f.body = pass.run(in);
+    if (options.replace_after_pass) f.body = options.replace_after_pass(pass.name, f.body);
+    if (pass.establishes) established.*pass.establishes = true;
+    if (dump) std::cerr << "// after " << pass.name << " (" << name << ")\n" << f.body << '\n';
+    if (options.after_pass) options.after_pass(pass.name, f.body);
+    if (&pass == &passes().front())
+      for (const ir::VarNode* v : free_variables(f.body)) user_vars.insert(v);
+    if (verify) verify_ir(f, pass.name, established, user_vars);
+  }
+  for (const ir::VarNode* v : free_variables(f.body))
+    user_check(!user_vars.count(v))
+        << "kernel '" << name << "' uses '" << v->name
+        << "', which nothing binds: kernels take only buffers, so shapes and split factors "
+           "must be constants";
+  verify_lowered(f, passes().back().name);
   return f;
 }
 

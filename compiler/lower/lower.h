@@ -1,6 +1,7 @@
 // Lowering: schedule -> loop IR ready for codegen. lower.cpp lists every pass in order,
 // with the reason it sits where it does; `after_pass` (or KILN_DUMP_IR=1 in the
-// environment) shows the IR after each named pass.
+// environment) shows the IR after each named pass, and `verify_each_pass` (or
+// KILN_VERIFY_IR=1) checks it after each, so a pass that breaks the IR is named.
 #pragma once
 
 #include <functional>
@@ -15,6 +16,13 @@ namespace kiln::lower {
 struct LowerOptions {
   // Called with each pass name and the IR after it.
   std::function<void(const std::string& pass, const ir::Stmt& body)> after_pass;
+  // Runs the IR verifier after every pass (with the checks that apply at that stage), not
+  // only on the final IR: an InternalError then names the pass that broke an invariant.
+  // KILN_VERIFY_IR=1 in the environment switches it on too; test harnesses switch it on.
+  bool verify_each_pass = false;
+  // For tests of the checking itself: replaces the IR a pass produced, before it is shown or
+  // verified, as if that pass had produced the replacement (a planted broken pass).
+  std::function<ir::Stmt(const std::string& pass, const ir::Stmt& body)> replace_after_pass;
 };
 
 // `args` are the kernel's buffers in call order: every input it reads and every output.

@@ -1,8 +1,18 @@
 #include "kernel_harness.h"
 
+#include <cstdlib>
+
 #include "codegen/target.h"
 
 namespace kiln::testing {
+
+namespace {
+// Every kernel these tests lower is verified after every lowering pass, so a pass that
+// breaks the IR fails by name even where the kernel would still compute the right answer.
+// Templates lower inside schedules (no LowerOptions reach them), so the switch is the one
+// lower() reads from the environment; set before main, and only if the caller did not.
+[[maybe_unused]] const bool kVerifyEveryPass = setenv("KILN_VERIFY_IR", "1", 0) == 0;
+}  // namespace
 
 tuner::RunOptions test_run_options() {
   tuner::RunOptions o;

@@ -34,7 +34,7 @@ TEST_F(ScheduleErrorTest, VectorizeOfNonConstantExtent) {
   Tensor Y = compute({n}, [&](Var i) { return X(i) + 1; }, "Y");
   Schedule s({Y});
   s[Y].vectorize(s[Y].axis(0));
-  EXPECT_USER_ERROR(lower::lower(s, {X, Y}, "k"),
+  EXPECT_USER_ERROR(lower_verified(s, {X, Y}, "k"),
                     "vectorize of loop 'i' needs a constant extent, but it is n");
 }
 
@@ -44,7 +44,7 @@ TEST_F(ScheduleErrorTest, UnrollOfNonConstantExtent) {
   Tensor Y = compute({n}, [&](Var i) { return X(i) + 1; }, "Y");
   Schedule s({Y});
   s[Y].unroll(s[Y].axis(0));
-  EXPECT_USER_ERROR(lower::lower(s, {X, Y}, "k"),
+  EXPECT_USER_ERROR(lower_verified(s, {X, Y}, "k"),
                     "unroll of loop 'i' needs a constant extent, but it is n");
 }
 
@@ -53,7 +53,7 @@ TEST_F(ScheduleErrorTest, UnrollOfTooManyCopies) {
   Tensor Y = compute({5000}, [&](Var i) { return X(i) + 1; }, "Y");
   Schedule s({Y});
   s[Y].unroll(s[Y].axis(0));
-  EXPECT_USER_ERROR(lower::lower(s, {X, Y}, "k"), "unroll of loop 'i' would make 5000 copies");
+  EXPECT_USER_ERROR(lower_verified(s, {X, Y}, "k"), "unroll of loop 'i' would make 5000 copies");
 }
 
 TEST_F(ScheduleErrorTest, SymbolicShapeIsNotBound) {
@@ -62,7 +62,7 @@ TEST_F(ScheduleErrorTest, SymbolicShapeIsNotBound) {
   Tensor X = placeholder({n}, DataType::f32(), "X");
   Tensor Y = compute({n}, [&](Var i) { return X(i) + 1; }, "Y");
   Schedule s({Y});
-  std::string msg = user_error_of([&] { lower::lower(s, {X, Y}, "k"); });
+  std::string msg = user_error_of([&] { lower_verified(s, {X, Y}, "k"); });
   EXPECT_NE(msg.find("kernel 'k'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("'n'"), std::string::npos) << msg;
 }
@@ -70,7 +70,7 @@ TEST_F(ScheduleErrorTest, SymbolicShapeIsNotBound) {
 TEST_F(ScheduleErrorTest, ComputeAtIntoAStageThatDoesNotReadIt) {
   Schedule s({C, D});
   s[B].compute_at(s[D], s[D].axis(0));
-  EXPECT_USER_ERROR(lower::lower(s, {A, C, D}, "k"),
+  EXPECT_USER_ERROR(lower_verified(s, {A, C, D}, "k"),
                     "compute_at: 'B' is read by 'C', which is not 'D'");
 }
 
@@ -79,7 +79,8 @@ TEST_F(ScheduleErrorTest, ComputeAtIntoAnInlinedStage) {
   Schedule s({E});
   s[B].compute_at(s[C], s[C].axis(0));
   s[C].compute_inline();
-  EXPECT_USER_ERROR(lower::lower(s, {A, E}, "k"), "'B' is attached inside 'C', which is inlined");
+  EXPECT_USER_ERROR(lower_verified(s, {A, E}, "k"),
+                    "'B' is attached inside 'C', which is inlined");
 }
 
 TEST_F(ScheduleErrorTest, ComputeAtOfAnOutputOrAPlaceholder) {
@@ -174,7 +175,7 @@ TEST_F(ScheduleErrorTest, TensorizeWithMismatchedExtents) {
                     "tensorize on stage 'C': intrinsic 'dummy' covers 2 loops but 'j.inner' has 1");
   // ...the wrong extents once lowering knows them.
   s[C].tensorize(ji, dummy_intrin({8}));
-  EXPECT_USER_ERROR(lower::lower(s, {A, C}, "k"),
+  EXPECT_USER_ERROR(lower_verified(s, {A, C}, "k"),
                     "tensorize on 'C': intrinsic 'dummy' needs loop extents that match");
 }
 
@@ -182,25 +183,26 @@ TEST_F(ScheduleErrorTest, TensorizeOfAPartialTile) {
   Schedule s({C});
   auto [jo, ji] = s[C].split(s[C].axis(1), 5);
   s[C].tensorize(ji, dummy_intrin({5}));
-  EXPECT_USER_ERROR(lower::lower(s, {A, C}, "k"), "do not cover whole tiles");
+  EXPECT_USER_ERROR(lower_verified(s, {A, C}, "k"), "do not cover whole tiles");
 }
 
 TEST_F(ScheduleErrorTest, TensorizeOutsideTheReduction) {
   Schedule s({R});
   s[R].tensorize(s[R].axis(0), dummy_intrin({16, 16}));
-  EXPECT_USER_ERROR(lower::lower(s, {A, R}, "k"),
+  EXPECT_USER_ERROR(lower_verified(s, {A, R}, "k"),
                     "tensorize on 'R': loop 'i' is outside the first reduction loop");
 }
 
 TEST_F(ScheduleErrorTest, KernelInputMissingFromTheArguments) {
   Schedule s({C});
-  EXPECT_USER_ERROR(lower::lower(s, {C}, "k"),
+  EXPECT_USER_ERROR(lower_verified(s, {C}, "k"),
                     "input 'A' is read but is not among the kernel arguments");
 }
 
 TEST_F(ScheduleErrorTest, KernelOutputMissingFromTheArguments) {
   Schedule s({C});
-  EXPECT_USER_ERROR(lower::lower(s, {A}, "k"), "output 'C' is not among the kernel arguments");
+  EXPECT_USER_ERROR(lower_verified(s, {A}, "k"),
+                    "output 'C' is not among the kernel arguments");
 }
 
 TEST_F(ScheduleErrorTest, CacheWriteAfterScheduling) {

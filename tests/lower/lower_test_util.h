@@ -1,5 +1,6 @@
-// Shared helpers of the lowering unit tests: lower a schedule and capture the printed IR
-// after one named pass, and write expected IR as raw string literals.
+// Shared helpers of the lowering unit tests: lower a schedule (verified after every pass)
+// and capture the printed IR after one named pass, and write expected IR as raw string
+// literals.
 //
 //   EXPECT_EQ(ir_after(s, {A, B}, "schedule_ops"), ir(R"(
 //   for (i, 0, 64) {
@@ -37,8 +38,17 @@ inline std::string ir(const char* raw) {
   return s;
 }
 
+// Lowers with the verifier run after every pass, as every lowering test does, so a pass
+// that breaks the IR fails the test by name.
+inline ir::LoweredFunc lower_verified(const Schedule& s, const std::vector<Tensor>& args,
+                                      const std::string& name = "kernel",
+                                      lower::LowerOptions o = {}) {
+  o.verify_each_pass = true;
+  return lower::lower(s, args, name, o);
+}
+
 // The printed kernel body right after `pass` (a name from lower::pass_names()); the
-// whole pipeline runs, so the verifier also checks the final IR.
+// whole pipeline runs, verified after every pass.
 inline std::string ir_after(const Schedule& s, const std::vector<Tensor>& args,
                             const std::string& pass) {
   std::string text;
@@ -49,14 +59,14 @@ inline std::string ir_after(const Schedule& s, const std::vector<Tensor>& args,
     text = ir::to_string(body);
     seen = true;
   };
-  lower::lower(s, args, "kernel", o);
+  lower_verified(s, args, "kernel", o);
   EXPECT_TRUE(seen) << "no pass named '" << pass << "'";
   return text;
 }
 
 // The printed body of the fully lowered kernel.
 inline std::string lowered(const Schedule& s, const std::vector<Tensor>& args) {
-  return ir::to_string(lower::lower(s, args, "kernel").body);
+  return ir::to_string(lower_verified(s, args).body);
 }
 
 // The message of the UserError that `f` throws, or "" (and a test failure) if it throws

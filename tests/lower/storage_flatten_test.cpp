@@ -77,7 +77,7 @@ for (i, 0, 2) {
   }
 }
 )"));
-  ir::LoweredFunc f = lower::lower(s, {A, B}, "add_one");
+  ir::LoweredFunc f = lower_verified(s, {A, B}, "add_one");
   ASSERT_EQ(f.args.size(), 2u);
   EXPECT_EQ(f.args[1]->shape.size(), 1u);
 }

@@ -1,5 +1,5 @@
-// verify_lowered: IR that codegen could not take is a kiln bug, reported as an
-// InternalError that names the pass before the check.
+// verify_lowered and verify_ir: IR that codegen could not take, or that no pass should
+// leave, is a kiln bug, reported as an InternalError that names the pass before the check.
 #include "lower/verify.h"
 
 #include "lower_test_util.h"
@@ -70,6 +70,34 @@ TEST_F(VerifyTest, RejectsIllFormedIR) {
     EXPECT_NE(msg.find(why), std::string::npos) << "expected '" << why << "', got '" << msg
                                                 << "' for\n" << body;
   }
+}
+
+TEST_F(VerifyTest, StageChecksApplyOnlyOnceEstablished) {
+  ir::Buffer M = ir::make_buffer("M", DataType::f32(), {4, 4});
+  Stmt two_d_store = make_store(M, make_load(A, {i}), {0, i});
+  ir::LoweredFunc f{"k", {A, M}, loop(two_d_store, ForKind::Vectorized)};
+  EXPECT_NO_THROW(lower::verify_ir(f, "early_pass", lower::Invariants{}));
+  lower::Invariants flat;
+  flat.flat_accesses = true;
+  EXPECT_THROW(lower::verify_ir(f, "flattening", flat), InternalError);
+  lower::Invariants scalar;
+  scalar.no_vector_loops = true;
+  EXPECT_THROW(lower::verify_ir(f, "vectorizing", scalar), InternalError);
+  // Scope, buffers and reductions are checked at every stage.
+  f.body = make_store(B, make_load(A, {i}), {0});
+  EXPECT_THROW(lower::verify_ir(f, "early_pass", lower::Invariants{}), InternalError);
+}
+
+TEST_F(VerifyTest, FreeVariablesAreTheUsersUntilTheEnd) {
+  Var n("n"), t("t");
+  Stmt body = ir::make_seq({loop(make_store(B, make_load(A, {i + n}), {i})),
+                            ir::make_let_stmt(t, n, make_store(B, make_load(A, {t}), {0}))});
+  std::vector<const ir::VarNode*> free = lower::free_variables(body);
+  ASSERT_EQ(free.size(), 1u);
+  EXPECT_EQ(free[0], n.node());
+  ir::LoweredFunc f{"k", {A, B}, body};
+  EXPECT_NO_THROW(lower::verify_ir(f, "p", lower::Invariants::all(), {n.node()}));
+  EXPECT_NE(verify(body).find("variable 'n' is used outside its scope"), std::string::npos);
 }
 
 }  // namespace
