@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <random>
 
-#include "codegen/target.h"
+#include "compiler/target/target.h"
 #include "kiln/runtime.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "schedules/dense.h"
@@ -40,7 +40,7 @@ void report(benchmark::State& state) {
 void BM_kiln_dense(benchmark::State& state) {
   using namespace kiln;
   schedules::Workload w{"dense", {{"M", kSize}, {"N", kSize}, {"K", kSize}}, ir::DataType::f32(), {}};
-  codegen::Target target = codegen::target_from_name("x86-avx512");
+  Target target = target_from_name("x86-avx512");
   const schedules::OpTemplate& tpl = schedules::dense_packed_template();
   schedules::Config cfg = tpl.fallback(w, target);
   cfg.set("mr", state.range(0));

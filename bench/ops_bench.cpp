@@ -14,8 +14,8 @@
 #include <set>
 #include <string>
 
-#include "codegen/target.h"
-#include "peers.h"
+#include "compiler/target/target.h"
+#include "bench/peers.h"
 #include "schedules/registry.h"
 #include "tuner/builder.h"
 #include "tuner/local_runner.h"
@@ -74,7 +74,7 @@ struct Timing {
 };
 
 // Builds one config and times it (median, enough repeats for ~30 ms of work).
-Timing time_config(const OpTemplate& tpl, const Workload& w, const kiln::codegen::Target& t,
+Timing time_config(const OpTemplate& tpl, const Workload& w, const kiln::Target& t,
                    const Config& cfg, int threads, bool check) {
   Timing out;
   try {
@@ -111,7 +111,7 @@ Timing time_config(const OpTemplate& tpl, const Workload& w, const kiln::codegen
 // improvement, stop when none improves or the budget is spent; random restarts use what
 // is left.
 std::pair<Config, double> local_search(const OpTemplate& tpl, const Workload& w,
-                                       const kiln::codegen::Target& t, const Config& start,
+                                       const kiln::Target& t, const Config& start,
                                        double start_ms, int threads, int budget) {
   auto space = tpl.space(w, t);
   std::set<std::string> seen = {start.to_json()};
@@ -157,7 +157,7 @@ double peer_ms(const Workload& w, int repeat) {
                                      w.param("pad"), w.param_or("groups", 1), repeat);
 }
 
-double flops_of(const OpTemplate& tpl, const Workload& w, const kiln::codegen::Target& t) {
+double flops_of(const OpTemplate& tpl, const Workload& w, const kiln::Target& t) {
   return tpl.instantiate(w, t, tpl.fallback(w, t)).flops;
 }
 
@@ -187,8 +187,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  kiln::codegen::Target target = kiln::codegen::target_from_name("x86-avx512");
-  if (!kiln::codegen::host_can_run(target)) {
+  kiln::Target target = kiln::target_from_name("x86-avx512");
+  if (!kiln::host_can_run(target)) {
     std::fprintf(stderr, "this benchmark needs an AVX-512 CPU\n");
     return 1;
   }

@@ -1,7 +1,7 @@
 #include "cost_model/affine.h"
 
-#include "ir/op.h"
-#include "ir/substitute.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/substitute.h"
 
 namespace kiln::cost_model {
 

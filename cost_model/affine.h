@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "ir/expr.h"
+#include "compiler/ir/expr.h"
 
 namespace kiln::cost_model {
 

@@ -11,7 +11,7 @@
 #include <numeric>
 
 #include "cost_model/xgboost_handles.h"
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 namespace kiln::cost_model {
 

@@ -5,9 +5,9 @@
 #include <limits>
 
 #include "cost_model/affine.h"
-#include "ir/bounds.h"
-#include "ir/op.h"
-#include "ir/substitute.h"
+#include "compiler/ir/bounds.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/substitute.h"
 
 namespace kiln::cost_model {
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "ir/bounds.h"
-#include "ir/error.h"
-#include "ir/functor.h"
-#include "ir/op.h"
-#include "ir/substitute.h"
+#include "compiler/ir/bounds.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/functor.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/substitute.h"
 
 namespace kiln::cost_model {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/lowered_func.h"
+#include "compiler/ir/lowered_func.h"
 
 namespace kiln::cost_model {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 namespace kiln::cost_model {
 

@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 namespace kiln::cost_model::xgb {
 

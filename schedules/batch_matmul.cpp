@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "ir/error.h"
-#include "te/schedule.h"
+#include "compiler/base/error.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::schedules {
 
@@ -35,9 +35,9 @@ class BatchMatmul : public OpTemplate {
  public:
   std::string name() const override { return "batch_matmul.tiled"; }
   std::string op() const override { return "batch_matmul"; }
-  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
+  bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
 
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  ConfigSpace space(const Workload& w, const Target&) const override {
     BmmShape s = bmm_shape(w);
     ConfigSpace cs;
     std::vector<int64_t> mr;
@@ -51,7 +51,7 @@ class BatchMatmul : public OpTemplate {
     return cs;
   }
 
-  Config fallback(const Workload& w, const codegen::Target& t) const override {
+  Config fallback(const Workload& w, const Target& t) const override {
     BmmShape s = bmm_shape(w);
     const int64_t lanes = t.lanes(DataType::f32());
     // As dense.packed: accumulators fill most vector registers (24 of 32 zmm, 12 of 16
@@ -96,7 +96,7 @@ class BatchMatmul : public OpTemplate {
   }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     BmmShape s = bmm_shape(w);
     const DataType f32 = DataType::f32();

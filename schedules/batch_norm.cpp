@@ -3,8 +3,8 @@
 #include <array>
 #include <cmath>
 
-#include "ir/error.h"
-#include "te/schedule.h"
+#include "compiler/base/error.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::schedules {
 
@@ -18,7 +18,7 @@ class BatchNorm : public OpTemplate {
  public:
   std::string name() const override { return "batch_norm.nchw"; }
   std::string op() const override { return "batch_norm"; }
-  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
+  bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
 
   static std::array<int64_t, 4> shape(const Workload& w) {
     std::array<int64_t, 4> s = {w.param("N"), w.param("C"), w.param("H"), w.param("W")};
@@ -32,14 +32,14 @@ class BatchNorm : public OpTemplate {
     return double(e) * 1e-9;
   }
 
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  ConfigSpace space(const Workload& w, const Target&) const override {
     shape(w);
     ConfigSpace cs;
     cs.define_knob("vec_unroll", {0, 1, 2, 4});  // vectors per step along H*W; 0: scalar
     cs.define_knob("parallel", {0, 1});
     return cs;
   }
-  Config fallback(const Workload& w, const codegen::Target& t) const override {
+  Config fallback(const Workload& w, const Target& t) const override {
     auto s = shape(w);
     int64_t hw = s[2] * s[3];
     return Config({{"vec_unroll", hw >= 2 * t.lanes(DataType::f32()) ? 2 : 1},
@@ -72,7 +72,7 @@ class BatchNorm : public OpTemplate {
   }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     auto s = shape(w);
     const DataType f32 = DataType::f32();

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 namespace kiln::schedules {
 

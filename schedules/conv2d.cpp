@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/conv2d_blocked.h"
 #include "schedules/epilogue.h"
 #include "schedules/layout.h"
@@ -134,7 +134,7 @@ Values conv2d_reference(const Conv2dParams& p, const Values& data, const Values&
 namespace {
 
 // Vector registers of the target: AVX2 has 16 ymm, AVX-512 32 zmm, AArch64 32 v.
-int64_t vector_registers(const codegen::Target& t) {
+int64_t vector_registers(const Target& t) {
   return t.is_x86() && t.vector_bits < 512 ? 16 : 32;
 }
 
@@ -286,11 +286,11 @@ void schedule_register_tile(te::Schedule& sch, const te::Tensor& out, const te::
 class Conv2dNchwc : public Conv2dTemplate {
  public:
   std::string name() const override { return "conv2d.nchwc"; }
-  bool applies(const Workload& w, const codegen::Target&) const override {
+  bool applies(const Workload& w, const Target&) const override {
     return w.op == "conv2d";
   }
 
-  ConfigSpace space(const Workload& w, const codegen::Target& t) const override {
+  ConfigSpace space(const Workload& w, const Target& t) const override {
     Conv2dParams p = conv2d_params(w);
     const int64_t lanes = t.lanes(DataType::f32());
     ConfigSpace cs;
@@ -303,7 +303,7 @@ class Conv2dNchwc : public Conv2dTemplate {
     return cs;
   }
 
-  Config fallback(const Workload& w, const codegen::Target& t) const override {
+  Config fallback(const Workload& w, const Target& t) const override {
     Conv2dParams p = conv2d_params(w);
     const int64_t lanes = t.lanes(DataType::f32());
     // Accumulators take 3/4 of the vector registers: 24 of 32 zmm / v, 12 of 16 ymm;
@@ -321,7 +321,7 @@ class Conv2dNchwc : public Conv2dTemplate {
   }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     Conv2dParams p = conv2d_params(w);
     const DataType f32 = DataType::f32();
@@ -368,7 +368,7 @@ class Conv2d1x1 : public Conv2dTemplate {
   static bool is_1x1(const Conv2dParams& p) {
     return p.kh == 1 && p.kw == 1 && p.ph == 0 && p.pw == 0 && p.groups == 1;
   }
-  bool applies(const Workload& w, const codegen::Target&) const override {
+  bool applies(const Workload& w, const Target&) const override {
     return w.op == "conv2d" && is_1x1(conv2d_params(w));
   }
   static Conv2dParams params(const Workload& w) {
@@ -378,7 +378,7 @@ class Conv2d1x1 : public Conv2dTemplate {
     return p;
   }
 
-  ConfigSpace space(const Workload& w, const codegen::Target& t) const override {
+  ConfigSpace space(const Workload& w, const Target& t) const override {
     Conv2dParams p = params(w);
     const int64_t lanes = t.lanes(DataType::f32());
     ConfigSpace cs;
@@ -391,7 +391,7 @@ class Conv2d1x1 : public Conv2dTemplate {
     return cs;
   }
 
-  Config fallback(const Workload& w, const codegen::Target& t) const override {
+  Config fallback(const Workload& w, const Target& t) const override {
     Conv2dParams p = params(w);
     const int64_t lanes = t.lanes(DataType::f32());
     const int64_t budget = vector_registers(t) * 3 / 4;
@@ -408,7 +408,7 @@ class Conv2d1x1 : public Conv2dTemplate {
   }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     Conv2dParams p = params(w);
     const DataType f32 = DataType::f32();
@@ -465,7 +465,7 @@ class Conv2dDepthwise : public Conv2dTemplate {
   static bool is_depthwise(const Conv2dParams& p) {
     return p.groups == p.c && p.o == p.c;
   }
-  bool applies(const Workload& w, const codegen::Target&) const override {
+  bool applies(const Workload& w, const Target&) const override {
     return w.op == "conv2d" && is_depthwise(conv2d_params(w));
   }
   static Conv2dParams params(const Workload& w) {
@@ -475,7 +475,7 @@ class Conv2dDepthwise : public Conv2dTemplate {
     return p;
   }
 
-  ConfigSpace space(const Workload& w, const codegen::Target& t) const override {
+  ConfigSpace space(const Workload& w, const Target& t) const override {
     Conv2dParams p = params(w);
     const int64_t lanes = t.lanes(DataType::f32());
     ConfigSpace cs;
@@ -486,7 +486,7 @@ class Conv2dDepthwise : public Conv2dTemplate {
     return cs;
   }
 
-  Config fallback(const Workload& w, const codegen::Target& t) const override {
+  Config fallback(const Workload& w, const Target& t) const override {
     Conv2dParams p = params(w);
     const int64_t lanes = t.lanes(DataType::f32());
     // Memory-bound: one or two vectors of channels, a W tile long enough that each input
@@ -500,7 +500,7 @@ class Conv2dDepthwise : public Conv2dTemplate {
   }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     Conv2dParams p = params(w);
     const DataType f32 = DataType::f32();

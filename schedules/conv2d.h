@@ -25,7 +25,7 @@
 #include <cstdint>
 
 #include "schedules/op_template.h"
-#include "te/tensor.h"
+#include "compiler/te/tensor.h"
 
 namespace kiln::schedules {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ir/op.h"
+#include "compiler/ir/op.h"
 #include "schedules/layout.h"
 
 namespace kiln::schedules {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "schedules/conv2d.h"
-#include "te/schedule.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::schedules {
 

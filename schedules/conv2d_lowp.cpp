@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/conv2d_blocked.h"
 #include "schedules/epilogue.h"
 #include "schedules/intrinsics.h"
@@ -31,13 +31,13 @@ class LowpConv2d : public OpTemplate {
   Values reference(const Workload& w, const std::vector<Values>& in) const override {
     return conv2d_nchwc_template().reference(w, in);
   }
-  bool applies(const Workload& w, const codegen::Target& t) const override {
+  bool applies(const Workload& w, const Target& t) const override {
     return w.op == "conv2d" && supports(w, t) && conv2d_params(w).groups == 1;
   }
   std::vector<std::string> epilogues() const override { return epilogue_names(); }
 
  protected:
-  virtual bool supports(const Workload& w, const codegen::Target& t) const = 0;
+  virtual bool supports(const Workload& w, const Target& t) const = 0;
   virtual const char* needs() const = 0;
 
   // f32 output when asked (param out_f32=1): the accumulator is f32 anyway.
@@ -47,7 +47,7 @@ class LowpConv2d : public OpTemplate {
 
   // Rejects a target without the instructions before any codegen: selecting them anyway is
   // an LLVM abort, not an error.
-  void check(const Workload& w, const codegen::Target& t) const override {
+  void check(const Workload& w, const Target& t) const override {
     Conv2dParams p = conv2d_params(w);
     user_check(supports(w, t)) << name() << ": " << w.str() << " on target " << t.name
                                << " is not supported (needs " << needs() << ")";
@@ -124,7 +124,7 @@ class LowpConv2d : public OpTemplate {
 
 class Conv2dBf16Pair : public LowpConv2d {
  public:
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  ConfigSpace space(const Workload& w, const Target&) const override {
     Conv2dParams p = conv2d_params(w);
     ConfigSpace cs;
     cs.define_knob("ic_bn", ic_bn_choices(p.c, true));
@@ -157,7 +157,7 @@ class Conv2dBf16Pair : public LowpConv2d {
   std::vector<DataType> dtypes() const override { return {DataType::bf16()}; }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target&,
+  ScheduledKernel schedule(const Workload& w, const Target&,
                            const Config& cfg) const override {
     const Conv2dParams p = conv2d_params(w);
     const DataType f32 = DataType::f32(), bf16 = DataType::bf16();
@@ -247,7 +247,7 @@ class Conv2dBf16X86 final : public Conv2dBf16Pair {
  public:
   std::string name() const override { return "conv2d.bf16.x86"; }
 
-  Config fallback(const Workload& w, const codegen::Target&) const override {
+  Config fallback(const Workload& w, const Target&) const override {
     // 2 zmm of output channels x up to 12 pixels: 24 accumulators + 2 weight vectors + the
     // broadcast pair, of 32 registers.
     int64_t vecs = std::min<int64_t>(2, ceil_div(conv2d_params(w).o, 16));
@@ -255,7 +255,7 @@ class Conv2dBf16X86 final : public Conv2dBf16Pair {
   }
 
  protected:
-  bool supports(const Workload& w, const codegen::Target& t) const override {
+  bool supports(const Workload& w, const Target& t) const override {
     return w.dtype == DataType::bf16() && t.is_x86() && t.has("avx512bf16") && t.has("avx512f");
   }
   const char* needs() const override { return "dtype bf16 and an x86 target with avx512bf16"; }
@@ -269,14 +269,14 @@ class Conv2dBf16Arm final : public Conv2dBf16Pair {
  public:
   std::string name() const override { return "conv2d.bf16.arm"; }
 
-  Config fallback(const Workload& w, const codegen::Target&) const override {
+  Config fallback(const Workload& w, const Target&) const override {
     // 4 q registers of output channels (16) x up to 6 pixels: 24 accumulators + 4 weight
     // vectors + the broadcast pair, of 32 v registers.
     return pair_fallback(w, 4, 16);
   }
 
  protected:
-  bool supports(const Workload& w, const codegen::Target& t) const override {
+  bool supports(const Workload& w, const Target& t) const override {
     return w.dtype == DataType::bf16() && t.is_aarch64() && t.has("bf16");
   }
   const char* needs() const override { return "dtype bf16 and an AArch64 target with +bf16"; }
@@ -290,7 +290,7 @@ class Conv2dF16Arm final : public LowpConv2d {
  public:
   std::string name() const override { return "conv2d.f16.arm"; }
 
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  ConfigSpace space(const Workload& w, const Target&) const override {
     Conv2dParams p = conv2d_params(w);
     ConfigSpace cs;
     cs.define_knob("ic_bn", ic_bn_choices(p.c, false));
@@ -303,7 +303,7 @@ class Conv2dF16Arm final : public LowpConv2d {
     return cs;
   }
 
-  Config fallback(const Workload& w, const codegen::Target&) const override {
+  Config fallback(const Workload& w, const Target&) const override {
     Conv2dParams p = conv2d_params(w);
     // f32 accumulation: 8 halves widen to two .4s registers; 2 vectors of 8 channels x 6
     // pixels use 24 of the 32 v registers.
@@ -321,7 +321,7 @@ class Conv2dF16Arm final : public LowpConv2d {
   std::vector<DataType> dtypes() const override { return {DataType::f16()}; }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target&,
+  ScheduledKernel schedule(const Workload& w, const Target&,
                            const Config& cfg) const override {
     const Conv2dParams p = conv2d_params(w);
     const DataType f16 = DataType::f16();
@@ -367,7 +367,7 @@ class Conv2dF16Arm final : public LowpConv2d {
   }
 
  protected:
-  bool supports(const Workload& w, const codegen::Target& t) const override {
+  bool supports(const Workload& w, const Target& t) const override {
     return w.dtype == DataType::f16() && t.is_aarch64() && t.has("fullfp16");
   }
   const char* needs() const override { return "dtype f16 and an AArch64 target with +fullfp16"; }

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "ir/error.h"
-#include "te/schedule.h"
+#include "compiler/base/error.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::schedules {
 
@@ -61,7 +61,7 @@ ScheduledKernel finish(te::Schedule sch, std::vector<te::Tensor> args,
 
 // The copy-out schedule the data movement kernels share: the innermost axis split into
 // `vecs` vectors of the dtype's full width (0: scalar), the outermost loop parallel.
-void schedule_copy(te::Stage out, const codegen::Target& t, DataType dtype, int64_t vecs,
+void schedule_copy(te::Stage out, const Target& t, DataType dtype, int64_t vecs,
                    bool parallel, const ir::IterVar& inner) {
   if (parallel && out.leaf_axes().size() > 1) out.parallel(out.leaf_axes().front());
   if (vecs <= 0) return;
@@ -119,12 +119,12 @@ class Concat : public OpTemplate {
  public:
   std::string name() const override { return "concat.copy"; }
   std::string op() const override { return "concat"; }
-  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
+  ConfigSpace space(const Workload& w, const Target&) const override {
     concat_shape(w);
     return copy_space();
   }
-  Config fallback(const Workload& w, const codegen::Target&) const override {
+  Config fallback(const Workload& w, const Target&) const override {
     ConcatShape s = concat_shape(w);
     return Config({{"vecs", s.out.back() >= 8 ? 2 : 0},
                    {"parallel", worth_threads(product(s.out), w.dtype) ? 1 : 0}});
@@ -155,7 +155,7 @@ class Concat : public OpTemplate {
   std::vector<DataType> dtypes() const override { return move_dtypes(); }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     ConcatShape s = concat_shape(w);
     std::vector<te::Tensor> xs;
@@ -214,14 +214,14 @@ class Transpose : public OpTemplate {
  public:
   std::string name() const override { return "transpose.tiled"; }
   std::string op() const override { return "transpose"; }
-  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
+  ConfigSpace space(const Workload& w, const Target&) const override {
     transpose_shape(w);
     ConfigSpace cs = copy_space();
     cs.define_knob("tile", {0, 8, 16, 32});  // square tile of the two innermost-moving loops
     return cs;
   }
-  Config fallback(const Workload& w, const codegen::Target& t) const override {
+  Config fallback(const Workload& w, const Target& t) const override {
     TransposeShape s = transpose_shape(w);
     int64_t lanes = t.lanes(w.dtype);
     bool moves_inner = s.perm.back() != int64_t(s.perm.size()) - 1;
@@ -249,7 +249,7 @@ class Transpose : public OpTemplate {
   std::vector<DataType> dtypes() const override { return move_dtypes(); }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     TransposeShape s = transpose_shape(w);
     const size_t n = s.in.size();
@@ -303,12 +303,12 @@ class Pad : public OpTemplate {
  public:
   std::string name() const override { return "pad.constant"; }
   std::string op() const override { return "pad"; }
-  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
+  ConfigSpace space(const Workload& w, const Target&) const override {
     pad_shape(w);
     return copy_space();
   }
-  Config fallback(const Workload& w, const codegen::Target& t) const override {
+  Config fallback(const Workload& w, const Target& t) const override {
     PadShape s = pad_shape(w);
     return Config({{"vecs", s.out.back() >= t.lanes(w.dtype) ? 1 : 0},
                    {"parallel", worth_threads(product(s.out), w.dtype) ? 1 : 0}});
@@ -338,7 +338,7 @@ class Pad : public OpTemplate {
   std::vector<std::string> value_params() const override { return {"value_e3"}; }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     PadShape s = pad_shape(w);
     te::Tensor x = te::placeholder(exprs(s.in), w.dtype, "X");
@@ -370,7 +370,7 @@ class Reshape : public OpTemplate {
  public:
   std::string name() const override { return "reshape.copy"; }
   std::string op() const override { return "reshape"; }
-  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
+  bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
   static std::pair<Shape, Shape> shapes(const Workload& w) {
     Shape in = dims(w, "D", rank_of(w)), out = dims(w, "O", rank_of(w, "ondim"));
     user_check(product(in) == product(out))
@@ -378,11 +378,11 @@ class Reshape : public OpTemplate {
         << product(out) << " in " << w.str();
     return {in, out};
   }
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  ConfigSpace space(const Workload& w, const Target&) const override {
     shapes(w);
     return copy_space();
   }
-  Config fallback(const Workload& w, const codegen::Target&) const override {
+  Config fallback(const Workload& w, const Target&) const override {
     int64_t n = product(shapes(w).first);
     return Config({{"vecs", n >= 64 ? 4 : 0}, {"parallel", worth_threads(n, w.dtype) ? 1 : 0}});
   }
@@ -393,7 +393,7 @@ class Reshape : public OpTemplate {
   std::vector<DataType> dtypes() const override { return move_dtypes(); }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     int64_t n = product(shapes(w).first);
     // Both sides flat: row-major memory is the same for every shape of the same elements.

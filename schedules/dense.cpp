@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/epilogue.h"
 
 namespace kiln::schedules {
@@ -51,11 +51,11 @@ class DensePacked : public OpTemplate {
   std::string name() const override { return "dense.packed"; }
   std::string op() const override { return "dense"; }
 
-  bool applies(const Workload& w, const codegen::Target&) const override {
+  bool applies(const Workload& w, const Target&) const override {
     return w.op == "dense";
   }
 
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  ConfigSpace space(const Workload& w, const Target&) const override {
     DenseShape s = dense_shape(w);
     ConfigSpace cs;
     cs.define_knob("mr", row_tile_choices(s.m, {1, 2, 4, 6, 8, 12}));
@@ -66,7 +66,7 @@ class DensePacked : public OpTemplate {
     return cs;
   }
 
-  Config fallback(const Workload& w, const codegen::Target& t) const override {
+  Config fallback(const Workload& w, const Target& t) const override {
     DenseShape s = dense_shape(w);
     int lanes = t.lanes(ir::DataType::f32());
     // Accumulators fill most of the vector registers: 24 of 32 zmm / v, 12 of 16 ymm.
@@ -109,7 +109,7 @@ class DensePacked : public OpTemplate {
   std::vector<std::string> epilogues() const override { return epilogue_names(); }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     DenseShape s = dense_shape(w);
     const int64_t lanes = t.lanes(DataType::f32());

@@ -10,7 +10,7 @@
 
 #include "schedules/epilogue.h"
 #include "schedules/op_template.h"
-#include "te/schedule.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::schedules {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/epilogue.h"
 #include "schedules/intrinsics.h"
 
@@ -38,14 +38,14 @@ class LowpDense : public OpTemplate {
  protected:
   // Whether dtype and target fit; check() turns a "no" into a UserError before any codegen
   // (selecting these intrinsics without the feature is an LLVM abort, not an error).
-  virtual bool supports(const Workload& w, const codegen::Target& t) const = 0;
+  virtual bool supports(const Workload& w, const Target& t) const = 0;
   virtual const char* needs() const = 0;  // for the error message
 
-  bool applies(const Workload& w, const codegen::Target& t) const override {
+  bool applies(const Workload& w, const Target& t) const override {
     return w.op == "dense" && supports(w, t);
   }
 
-  void check(const Workload& w, const codegen::Target& t) const override {
+  void check(const Workload& w, const Target& t) const override {
     dense_shape(w);
     user_check(supports(w, t)) << name() << ": " << w.str() << " on target " << t.name
                                << " is not supported (needs " << needs() << ")";
@@ -147,7 +147,7 @@ class DenseBf16X86 final : public LowpDense {
  public:
   std::string name() const override { return "dense.bf16.x86"; }
 
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  ConfigSpace space(const Workload& w, const Target&) const override {
     DenseShape s = dense_shape(w);
     ConfigSpace cs;
     cs.define_knob("mr", row_tile_choices(s.m, {1, 2, 4, 6, 8}));
@@ -158,7 +158,7 @@ class DenseBf16X86 final : public LowpDense {
     return cs;
   }
 
-  Config fallback(const Workload& w, const codegen::Target&) const override {
+  Config fallback(const Workload& w, const Target&) const override {
     DenseShape s = dense_shape(w);
     // 6 x 4 zmm = 24 accumulators + 4 B vectors + a broadcast: 29 of 32 registers.
     int64_t mr = fit_rows(6, s.m, {8, 6, 4, 2, 1}), vecs = 4;
@@ -175,12 +175,12 @@ class DenseBf16X86 final : public LowpDense {
 
  protected:
   // 16 f32 lanes: vdpbf16ps zmm.
-  ScheduledKernel schedule(const Workload& w, const codegen::Target&,
+  ScheduledKernel schedule(const Workload& w, const Target&,
                            const Config& cfg) const override {
     return schedule_pair_dot(w, cfg, {cfg["mr"], cfg["nr_vecs"], 16, cfg["k_unroll"]});
   }
 
-  bool supports(const Workload& w, const codegen::Target& t) const override {
+  bool supports(const Workload& w, const Target& t) const override {
     return w.dtype == DataType::bf16() && t.is_x86() && t.has("avx512bf16") && t.has("avx512f");
   }
   const char* needs() const override { return "dtype bf16 and an x86 target with avx512bf16"; }
@@ -193,7 +193,7 @@ class DenseBf16Arm final : public LowpDense {
  public:
   std::string name() const override { return "dense.bf16.arm"; }
 
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  ConfigSpace space(const Workload& w, const Target&) const override {
     DenseShape s = dense_shape(w);
     ConfigSpace cs;
     std::vector<int64_t> mr2;
@@ -210,7 +210,7 @@ class DenseBf16Arm final : public LowpDense {
     return cs;
   }
 
-  Config fallback(const Workload& w, const codegen::Target&) const override {
+  Config fallback(const Workload& w, const Target&) const override {
     DenseShape s = dense_shape(w);
     // 4 x 4 tiles of 2x2: 16 accumulators + 4 A + 4 B blocks, 24 of the 32 v registers.
     int64_t mr2 = s.m == 1 ? 1 : fit_rows(4, ceil_div(s.m, 2), {4, 3, 2, 1});
@@ -227,7 +227,7 @@ class DenseBf16Arm final : public LowpDense {
   std::vector<DataType> dtypes() const override { return {DataType::bf16()}; }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target&,
+  ScheduledKernel schedule(const Workload& w, const Target&,
                            const Config& cfg) const override {
     // 4 f32 lanes: BFDOT.
     if (cfg["bfdot"])
@@ -275,7 +275,7 @@ class DenseBf16Arm final : public LowpDense {
     return finish_dense(*this, w, std::move(sch), a, b, ep, c, pack_b, panels * quads * nr2 * 8);
   }
 
-  bool supports(const Workload& w, const codegen::Target& t) const override {
+  bool supports(const Workload& w, const Target& t) const override {
     return w.dtype == DataType::bf16() && t.is_aarch64() && t.has("bf16");
   }
   const char* needs() const override { return "dtype bf16 and an AArch64 target with +bf16"; }
@@ -316,7 +316,7 @@ class DenseF16Arm final : public LowpDense {
  public:
   std::string name() const override { return "dense.f16.arm"; }
 
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  ConfigSpace space(const Workload& w, const Target&) const override {
     DenseShape s = dense_shape(w);
     ConfigSpace cs;
     cs.define_knob("mr", row_tile_choices(s.m, {1, 2, 4, 6, 8}));
@@ -328,7 +328,7 @@ class DenseF16Arm final : public LowpDense {
     return cs;
   }
 
-  Config fallback(const Workload& w, const codegen::Target&) const override {
+  Config fallback(const Workload& w, const Target&) const override {
     DenseShape s = dense_shape(w);
     // f32 accumulation: 8 halves widen to two .4s registers, so 6 rows x 2 vectors use
     // 24 accumulators of the 32 v registers.
@@ -346,7 +346,7 @@ class DenseF16Arm final : public LowpDense {
   std::vector<DataType> dtypes() const override { return {DataType::f16()}; }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target&,
+  ScheduledKernel schedule(const Workload& w, const Target&,
                            const Config& cfg) const override {
     const DenseShape s = dense_shape(w);
     const int64_t lanes = 8, nr = cfg["nr_vecs"] * lanes, mr = cfg["mr"];
@@ -383,7 +383,7 @@ class DenseF16Arm final : public LowpDense {
     return finish_dense(*this, w, std::move(sch), a, b, ep, c, pack, panels * s.k * nr);
   }
 
-  bool supports(const Workload& w, const codegen::Target& t) const override {
+  bool supports(const Workload& w, const Target& t) const override {
     return w.dtype == DataType::f16() && t.is_aarch64() && t.has("fullfp16");
   }
   const char* needs() const override { return "dtype f16 and an AArch64 target with +fullfp16"; }

@@ -5,9 +5,9 @@
 #include <map>
 #include <memory>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/math.h"
-#include "te/schedule.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::schedules {
 
@@ -259,12 +259,12 @@ class ElementwiseFlat : public OpTemplate {
   std::string name() const override { return "elementwise.flat." + op_; }
   std::string op() const override { return op_; }
 
-  bool applies(const Workload& w, const codegen::Target&) const override {
+  bool applies(const Workload& w, const Target&) const override {
     return w.op == op_ && (w.dtype == DataType::f32() || w.dtype == DataType::f16() ||
                            w.dtype == DataType::bf16());
   }
 
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  ConfigSpace space(const Workload& w, const Target&) const override {
     form_of(w);
     ConfigSpace cs;
     // Vectors per inner iteration: more independent work for the out-of-order core.
@@ -275,7 +275,7 @@ class ElementwiseFlat : public OpTemplate {
     return cs;
   }
 
-  Config fallback(const Workload& w, const codegen::Target& t) const override {
+  Config fallback(const Workload& w, const Target& t) const override {
     form_of(w);
     int lanes = t.lanes(DataType::f32());
     // Two zmm per iteration with AVX-512, four ymm / q registers elsewhere: enough
@@ -327,7 +327,7 @@ class ElementwiseFlat : public OpTemplate {
   std::vector<std::string> value_params() const override { return {"lo_milli", "hi_milli"}; }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     ElementwiseForm f = form_of(w);
     LoopPlan plan = plan_loops(f);

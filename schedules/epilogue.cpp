@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ir/error.h"
-#include "ir/op.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/op.h"
 #include "schedules/math.h"
 
 namespace kiln::schedules {

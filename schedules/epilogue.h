@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "schedules/op_template.h"
-#include "te/tensor.h"
+#include "compiler/te/tensor.h"
 
 namespace kiln::schedules {
 

@@ -1,7 +1,7 @@
 #include "schedules/intrinsics.h"
 
-#include "ir/error.h"
-#include "ir/op.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/op.h"
 
 namespace kiln::schedules {
 

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "ir/expr.h"
-#include "ir/stmt.h"
-#include "te/schedule.h"
+#include "compiler/ir/expr.h"
+#include "compiler/ir/stmt.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::schedules {
 

@@ -1,6 +1,6 @@
 #include "schedules/layout.h"
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 namespace kiln::schedules {
 
@@ -50,7 +50,7 @@ class LayoutTemplate : public OpTemplate {
     return dir_ == 0 ? "layout.nchw_to_nchwc" : "layout.nchwc_to_nchw";
   }
   std::string op() const override { return "layout_transform"; }
-  bool applies(const Workload& w, const codegen::Target&) const override {
+  bool applies(const Workload& w, const Target&) const override {
     return w.op == "layout_transform" && w.param_or("direction", 0) == dir_;
   }
 
@@ -88,14 +88,14 @@ class LayoutTemplate : public OpTemplate {
   // inner: which axis is innermost and vectorized. Either side of the copy is strided, so
   // both are worth measuring: 0 = the channel lanes (contiguous blocked side), 1 = W
   // (contiguous NCHW side).
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  ConfigSpace space(const Workload& w, const Target&) const override {
     shape(w);
     ConfigSpace cs;
     cs.define_knob("inner", {0, 1});
     cs.define_knob("parallel", {0, 1});
     return cs;
   }
-  Config fallback(const Workload& w, const codegen::Target&) const override {
+  Config fallback(const Workload& w, const Target&) const override {
     LayoutShape s = shape(w);
     // Power-of-two blocks vectorize on the blocked side; otherwise run along W.
     bool pow2 = (s.block & (s.block - 1)) == 0 && s.block >= 4;
@@ -105,7 +105,7 @@ class LayoutTemplate : public OpTemplate {
   }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     LayoutShape s = shape(w);
     const int64_t lanes = t.lanes(w.dtype), bn = s.block, c = s.c;

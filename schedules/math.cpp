@@ -5,8 +5,8 @@
 #include <initializer_list>
 #include <limits>
 
-#include "ir/error.h"
-#include "ir/op.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/op.h"
 
 namespace kiln::schedules::math {
 

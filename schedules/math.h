@@ -21,7 +21,7 @@
 //            an absolute bound because 1 + erf cancels for very negative x
 #pragma once
 
-#include "ir/expr.h"
+#include "compiler/ir/expr.h"
 
 namespace kiln::schedules::math {
 

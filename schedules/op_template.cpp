@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 namespace kiln::schedules {
 
@@ -55,9 +55,9 @@ std::vector<ir::DataType> OpTemplate::dtypes() const {
   return {ir::DataType::f32(), ir::DataType::f16(), ir::DataType::bf16()};
 }
 
-void OpTemplate::check(const Workload&, const codegen::Target&) const {}
+void OpTemplate::check(const Workload&, const Target&) const {}
 
-ScheduledKernel OpTemplate::instantiate(const Workload& w, const codegen::Target& t,
+ScheduledKernel OpTemplate::instantiate(const Workload& w, const Target& t,
                                         const Config& cfg) const {
   user_check(w.op == op()) << name() << " implements '" << op() << "', not '" << w.op << "'";
   const std::vector<ir::DataType> types = dtypes();

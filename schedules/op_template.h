@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "codegen/target.h"
+#include "compiler/target/target.h"
 #include "schedules/config.h"
-#include "te/schedule.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::schedules {
 
@@ -73,15 +73,15 @@ class OpTemplate {
   virtual std::string name() const = 0;  // unique: "dense.packed", "conv2d.nchwc", ...
   virtual std::string op() const = 0;    // the workload op it implements
   // Whether it can build this workload for this target (dtype, features, shape form).
-  virtual bool applies(const Workload& w, const codegen::Target& t) const = 0;
-  virtual ConfigSpace space(const Workload& w, const codegen::Target& t) const = 0;
-  virtual Config fallback(const Workload& w, const codegen::Target& t) const = 0;
+  virtual bool applies(const Workload& w, const Target& t) const = 0;
+  virtual ConfigSpace space(const Workload& w, const Target& t) const = 0;
+  virtual Config fallback(const Workload& w, const Target& t) const = 0;
 
   // The kernel for `cfg`, after checking, with a UserError naming what is wrong, that the
   // workload is this template's op with one of its dtypes() and epilogues() and no negative
   // parameter but value_params(), that check() accepts it for `t`, and that `cfg` is a
   // config of space(w, t).
-  ScheduledKernel instantiate(const Workload& w, const codegen::Target& t, const Config& cfg) const;
+  ScheduledKernel instantiate(const Workload& w, const Target& t, const Config& cfg) const;
 
   // Logical inputs (in call order) and the logical output.
   virtual std::vector<TensorSpec> inputs(const Workload& w) const = 0;
@@ -99,9 +99,9 @@ class OpTemplate {
  protected:
   // What else the workload must be for `t` (target features, a shape form): UserError
   // otherwise. Runs after the checks of the descriptors above, before the config's.
-  virtual void check(const Workload& w, const codegen::Target& t) const;
+  virtual void check(const Workload& w, const Target& t) const;
   // The kernel of a workload and config that instantiate() checked.
-  virtual ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  virtual ScheduledKernel schedule(const Workload& w, const Target& t,
                                    const Config& cfg) const = 0;
 };
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "ir/error.h"
-#include "te/schedule.h"
+#include "compiler/base/error.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::schedules {
 
@@ -66,9 +66,9 @@ class Pool2d : public OpTemplate {
     return kind_ == PoolKind::Max ? "max_pool2d.nchw" : "avg_pool2d.nchw";
   }
   std::string op() const override { return kind_ == PoolKind::Max ? "max_pool2d" : "avg_pool2d"; }
-  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
+  bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
 
-  ConfigSpace space(const Workload& w, const codegen::Target&) const override {
+  ConfigSpace space(const Workload& w, const Target&) const override {
     PoolShape s = pool_shape(w);
     ConfigSpace cs;
     // Output pixels per register accumulator, in vectors of the f32 width; 0: scalar.
@@ -80,7 +80,7 @@ class Pool2d : public OpTemplate {
     return cs;
   }
 
-  Config fallback(const Workload& w, const codegen::Target&) const override {
+  Config fallback(const Workload& w, const Target&) const override {
     PoolShape s = pool_shape(w);
     bool padded = s.ph > 0 || s.pw > 0 || s.ceil_mode;
     double work = double(s.n * s.c) * double(s.out_h() * s.out_w()) * double(s.kh * s.kw);
@@ -128,7 +128,7 @@ class Pool2d : public OpTemplate {
   std::vector<DataType> dtypes() const override { return pool_dtypes(); }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     PoolShape s = pool_shape(w);
     const DataType f32 = DataType::f32();
@@ -221,7 +221,7 @@ class GlobalAvgPool2d : public OpTemplate {
  public:
   std::string name() const override { return "global_avg_pool2d.nchw"; }
   std::string op() const override { return "global_avg_pool2d"; }
-  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
+  bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
 
   static std::array<int64_t, 4> shape(const Workload& w) {
     std::array<int64_t, 4> s = {w.param("N"), w.param("C"), w.param("H"), w.param("W")};
@@ -230,7 +230,7 @@ class GlobalAvgPool2d : public OpTemplate {
     return s;
   }
 
-  ConfigSpace space(const Workload& w, const codegen::Target& t) const override {
+  ConfigSpace space(const Workload& w, const Target& t) const override {
     shape(w);
     int64_t lanes = t.lanes(DataType::f32());
     ConfigSpace cs;
@@ -240,7 +240,7 @@ class GlobalAvgPool2d : public OpTemplate {
     return cs;
   }
 
-  Config fallback(const Workload& w, const codegen::Target& t) const override {
+  Config fallback(const Workload& w, const Target& t) const override {
     auto s = shape(w);
     int64_t lanes = t.lanes(DataType::f32());
     int64_t hw = s[2] * s[3];
@@ -272,7 +272,7 @@ class GlobalAvgPool2d : public OpTemplate {
   std::vector<DataType> dtypes() const override { return pool_dtypes(); }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target&,
+  ScheduledKernel schedule(const Workload& w, const Target&,
                            const Config& cfg) const override {
     auto s = shape(w);
     const DataType f32 = DataType::f32();

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/batch_matmul.h"
 #include "schedules/batch_norm.h"
 #include "schedules/conv2d.h"
@@ -72,7 +72,7 @@ const std::vector<const OpTemplate*>& all_templates() {
   return k;
 }
 
-std::vector<const OpTemplate*> templates_for(const Workload& w, const codegen::Target& t) {
+std::vector<const OpTemplate*> templates_for(const Workload& w, const Target& t) {
   std::vector<const OpTemplate*> out;
   for (const OpTemplate* tpl : all_templates())
     if (tpl->op() == w.op && tpl->applies(w, t)) out.push_back(tpl);

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <functional>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/math.h"
-#include "te/schedule.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::schedules {
 
@@ -87,7 +87,7 @@ RowShape row_shape(const Workload& w) {
 }
 
 // The knobs both row templates share.
-ConfigSpace row_space(const codegen::Target& t) {
+ConfigSpace row_space(const Target& t) {
   const int64_t lanes = t.lanes(DataType::f32());
   ConfigSpace cs;
   cs.define_knob("partials", {1, lanes, 2 * lanes});
@@ -96,7 +96,7 @@ ConfigSpace row_space(const codegen::Target& t) {
   return cs;
 }
 
-Config row_fallback(const RowShape& s, const codegen::Target& t) {
+Config row_fallback(const RowShape& s, const Target& t) {
   const int64_t lanes = t.lanes(DataType::f32());
   return Config({{"partials", s.n >= 2 * lanes * 4 ? 2 * lanes : (s.n >= lanes ? lanes : 1)},
                  {"row_fused", 1},
@@ -125,12 +125,12 @@ void schedule_row_pair(te::Schedule& sch, const RowReduce& first, const RowReduc
 // What both row templates share: the M x N workload, its space and fallback, the output.
 class RowTemplate : public OpTemplate {
  public:
-  bool applies(const Workload& w, const codegen::Target&) const override { return w.op == op(); }
-  ConfigSpace space(const Workload& w, const codegen::Target& t) const override {
+  bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
+  ConfigSpace space(const Workload& w, const Target& t) const override {
     row_shape(w);
     return row_space(t);
   }
-  Config fallback(const Workload& w, const codegen::Target& t) const override {
+  Config fallback(const Workload& w, const Target& t) const override {
     return row_fallback(row_shape(w), t);
   }
   TensorSpec output(const Workload& w) const override {
@@ -140,7 +140,7 @@ class RowTemplate : public OpTemplate {
 };
 
 // The output: one vectorized pass per row, rows parallel when asked.
-te::Stage schedule_rows_out(te::Schedule& sch, const te::Tensor& y, const codegen::Target& t,
+te::Stage schedule_rows_out(te::Schedule& sch, const te::Tensor& y, const Target& t,
                             bool parallel) {
   te::Stage out = sch[y];
   auto [jo, jl] = out.split(out.axis(1), t.lanes(DataType::f32()));
@@ -174,7 +174,7 @@ class Softmax : public RowTemplate {
   std::vector<DataType> dtypes() const override { return row_dtypes(); }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     RowShape s = row_shape(w);
     const DataType f32 = DataType::f32();
@@ -253,7 +253,7 @@ class LayerNorm : public RowTemplate {
   std::vector<DataType> dtypes() const override { return row_dtypes(); }
 
  protected:
-  ScheduledKernel schedule(const Workload& w, const codegen::Target& t,
+  ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     RowShape s = row_shape(w);
     const DataType f32 = DataType::f32();

@@ -6,10 +6,10 @@
 // Times under qemu measure the emulator, not ARM hardware: they show the kernels run.
 #include <cstdio>
 
-#include "codegen/target.h"
+#include "compiler/target/target.h"
 #include "rpc/kernel_exec.h"
 #include "schedules/registry.h"
-#include "subcommands.h"
+#include "tools/subcommands.h"
 #include "tuner/builder.h"
 #include "tuner/local_runner.h"
 
@@ -47,7 +47,7 @@ int run_demo(const std::vector<std::string>& targets, std::string runner, int th
               "template", "time (ms)", "GFLOPS", "max error", "check");
   int failures = 0;
   for (const std::string& name : targets) {
-    codegen::Target target = codegen::target_from_name(name);
+    Target target = target_from_name(name);
     tuner::RunOptions options;
     options.threads = threads;
     options.repeat = repeat;

@@ -3,7 +3,7 @@
 
 #include "rpc/farm/client.h"
 #include "rpc/farm/transport.h"
-#include "subcommands.h"
+#include "tools/subcommands.h"
 
 namespace kiln::tools {
 

@@ -1,7 +1,7 @@
 // `kiln tracker`: runs the device farm's tracker (rpc/farm/tracker.h) until SIGINT/SIGTERM.
 #include "rpc/farm/tracker.h"
 #include "rpc/farm/transport.h"
-#include "subcommands.h"
+#include "tools/subcommands.h"
 
 namespace kiln::tools {
 

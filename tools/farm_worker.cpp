@@ -1,6 +1,6 @@
 // `kiln worker`: the farm worker (the same as the lean kiln-worker binary) on a host.
 #include "rpc/farm/worker_cli.h"
-#include "subcommands.h"
+#include "tools/subcommands.h"
 
 #ifndef KILN_FARM_SANDBOX_PATH
 #define KILN_FARM_SANDBOX_PATH ""

@@ -8,12 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "codegen/codegen.h"
-#include "codegen/target.h"
-#include "ir/error.h"
-#include "ir/printer.h"
+#include "compiler/codegen/codegen.h"
+#include "compiler/target/target.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/printer.h"
 #include "schedules/registry.h"
-#include "subcommands.h"
+#include "tools/subcommands.h"
 #include "tuner/builder.h"
 #include "tuner/local_runner.h"
 
@@ -79,7 +79,7 @@ schedules::Workload make_workload(const InspectArgs& a) {
 
 int run_inspect(const InspectArgs& a) {
   schedules::Workload w = make_workload(a);
-  codegen::Target target = codegen::target_from_name(a.target);
+  Target target = target_from_name(a.target);
   const schedules::OpTemplate& tpl =
       a.tmpl.empty() ? *schedules::templates_for(w, target).front() : schedules::template_named(a.tmpl);
   user_check(tpl.op() == w.op) << "template '" << tpl.name() << "' implements " << tpl.op()

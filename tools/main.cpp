@@ -2,8 +2,8 @@
 // internal errors (kiln bugs) say so and exit 3.
 #include <cstdio>
 
-#include "ir/error.h"
-#include "subcommands.h"
+#include "compiler/base/error.h"
+#include "tools/subcommands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"kiln: an ahead-of-time tensor kernel compiler and autotuner"};

@@ -20,9 +20,9 @@
 #include <memory>
 #include <set>
 
-#include "ir/error.h"
-#include "records_plot.h"
-#include "subcommands.h"
+#include "compiler/base/error.h"
+#include "tools/records_plot.h"
+#include "tools/subcommands.h"
 #include "tuner/history_best.h"
 
 namespace kiln::tools {

@@ -1,4 +1,4 @@
-#include "records_plot.h"
+#include "tools/records_plot.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,13 +1,13 @@
 #include "tuner/builder.h"
 
-#include "codegen/build.h"
-#include "ir/error.h"
-#include "lower/lower.h"
+#include "compiler/codegen/build.h"
+#include "compiler/base/error.h"
+#include "compiler/lower/lower.h"
 
 namespace kiln::tuner {
 
 BuiltKernel lower_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
-                           const codegen::Target& t, const schedules::Config& cfg,
+                           const Target& t, const schedules::Config& cfg,
                            const std::string& kernel_name) {
   schedules::ScheduledKernel s = tpl.instantiate(w, t, cfg);
   internal_check(s.tensors.size() == s.args.size())
@@ -20,13 +20,13 @@ BuiltKernel lower_template(const schedules::OpTemplate& tpl, const schedules::Wo
   return k;
 }
 
-void compile_kernel(const ir::LoweredFunc& func, const codegen::Target& t,
+void compile_kernel(const ir::LoweredFunc& func, const Target& t,
                     const std::string& so_path) {
   codegen::build_shared_object({func}, t, so_path);
 }
 
 BuiltKernel build_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
-                           const codegen::Target& t, const schedules::Config& cfg,
+                           const Target& t, const schedules::Config& cfg,
                            const std::string& kernel_name, const std::string& so_path) {
   BuiltKernel k = lower_template(tpl, w, t, cfg, kernel_name);
   compile_kernel(k.func, t, so_path);

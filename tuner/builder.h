@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "codegen/target.h"
-#include "ir/lowered_func.h"
+#include "compiler/target/target.h"
+#include "compiler/ir/lowered_func.h"
 #include "schedules/op_template.h"
 
 namespace kiln::tuner {
@@ -24,17 +24,17 @@ struct BuiltKernel {
 // Instantiates `tpl` for the workload, target and config (UserError when any is invalid)
 // and lowers its schedule into the function `kernel_name`.
 BuiltKernel lower_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
-                           const codegen::Target& t, const schedules::Config& cfg,
+                           const Target& t, const schedules::Config& cfg,
                            const std::string& kernel_name);
 
 // Compiles a lowered kernel alone for `t` and links it into the shared object `so_path`
 // (LLVM codegen, then the in-process link: no toolchain needed, AArch64 included).
-void compile_kernel(const ir::LoweredFunc& func, const codegen::Target& t,
+void compile_kernel(const ir::LoweredFunc& func, const Target& t,
                     const std::string& so_path);
 
 // lower_template, then compile_kernel into `so_path`.
 BuiltKernel build_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
-                           const codegen::Target& t, const schedules::Config& cfg,
+                           const Target& t, const schedules::Config& cfg,
                            const std::string& kernel_name, const std::string& so_path);
 
 }  // namespace kiln::tuner

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/type.h"
+#include "compiler/ir/type.h"
 
 namespace kiln::tuner {
 

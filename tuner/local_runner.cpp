@@ -49,11 +49,11 @@ KernelRunResult run_native(const std::string& so, const std::string& fn,
 
 }  // namespace
 
-KernelRunResult run_lowered(const ir::LoweredFunc& f, const codegen::Target& target,
+KernelRunResult run_lowered(const ir::LoweredFunc& f, const Target& target,
                             const std::vector<Bytes>& args, const std::vector<int>& outs,
                             const RunOptions& o) {
   KernelRunResult r;
-  bool native = codegen::host_can_run(target);
+  bool native = host_can_run(target);
   if (!native && !target.is_aarch64()) {
     r.skip_reason = target.name + " needs CPU features this machine lacks";
     return r;
@@ -74,7 +74,7 @@ KernelRunResult run_lowered(const ir::LoweredFunc& f, const codegen::Target& tar
 }
 
 CheckResult check_built_kernel(const schedules::OpTemplate& tpl, const schedules::Workload& w,
-                               const codegen::Target& target, const BuiltKernel& k,
+                               const Target& target, const BuiltKernel& k,
                                const RunOptions& o) {
   // Each argument travels in its buffer's own element type (an f32 output of a bf16
   // kernel, say), which the lowered function knows.

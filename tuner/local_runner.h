@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "codegen/target.h"
-#include "ir/lowered_func.h"
+#include "compiler/target/target.h"
+#include "compiler/ir/lowered_func.h"
 #include "schedules/op_template.h"
 #include "tuner/builder.h"
 #include "tuner/host_values.h"
@@ -33,7 +33,7 @@ struct KernelRunResult {
   double median_ms = 0;
 };
 
-KernelRunResult run_lowered(const ir::LoweredFunc& f, const codegen::Target& target,
+KernelRunResult run_lowered(const ir::LoweredFunc& f, const Target& target,
                             const std::vector<Bytes>& args, const std::vector<int>& output_indices,
                             const RunOptions& options);
 
@@ -46,7 +46,7 @@ struct CheckResult {
 };
 
 CheckResult check_built_kernel(const schedules::OpTemplate& tpl, const schedules::Workload& w,
-                               const codegen::Target& target, const BuiltKernel& k,
+                               const Target& target, const BuiltKernel& k,
                                const RunOptions& options);
 
 }  // namespace kiln::tuner

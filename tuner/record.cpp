@@ -4,7 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 namespace kiln::tuner {
 namespace {

@@ -28,7 +28,7 @@
 
 #include "schedules/config.h"
 #include "schedules/op_template.h"
-#include "target/target.h"
+#include "compiler/target/target.h"
 #include "tuner/measure_result.h"
 
 namespace kiln::tuner {

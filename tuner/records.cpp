@@ -11,7 +11,7 @@
 #include <map>
 #include <memory>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/registry.h"
 
 namespace kiln::tuner {

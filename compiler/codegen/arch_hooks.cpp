@@ -1,8 +1,8 @@
-#include "codegen/arch_hooks.h"
+#include "compiler/codegen/arch_hooks.h"
 
 #include <llvm/IR/Function.h>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 namespace kiln::codegen {
 

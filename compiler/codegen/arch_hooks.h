@@ -9,8 +9,8 @@
 #include <span>
 #include <string>
 
-#include "codegen/target.h"
-#include "ir/expr.h"
+#include "compiler/target/target.h"
+#include "compiler/ir/expr.h"
 
 namespace llvm {
 class Function;

@@ -1,6 +1,6 @@
-#include "codegen/build.h"
+#include "compiler/codegen/build.h"
 
-#include "codegen/link.h"
+#include "compiler/codegen/link.h"
 
 namespace kiln::codegen {
 

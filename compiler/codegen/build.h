@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/codegen.h"
+#include "compiler/codegen/codegen.h"
 
 namespace kiln::codegen {
 

@@ -1,15 +1,15 @@
 // compile_module: the order of codegen, top to bottom.
-#include "codegen/codegen.h"
+#include "compiler/codegen/codegen.h"
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
-#include "codegen/arch_hooks.h"
-#include "codegen/codegen_llvm.h"
-#include "codegen/llvm_passes.h"
-#include "ir/error.h"
+#include "compiler/codegen/arch_hooks.h"
+#include "compiler/codegen/codegen_llvm.h"
+#include "compiler/codegen/llvm_passes.h"
+#include "compiler/base/error.h"
 
 namespace kiln::codegen {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "codegen/target.h"
-#include "ir/lowered_func.h"
+#include "compiler/target/target.h"
+#include "compiler/ir/lowered_func.h"
 
 namespace kiln::codegen {
 

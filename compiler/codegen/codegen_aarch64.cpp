@@ -1,7 +1,7 @@
 // AArch64 answers to ArchHooks: half arithmetic is native with +fullfp16 (armv8.2-a), half
 // conversions always are, bf16 conversions and BFMMLA/BFDOT (kiln's mmla_bf16 and
 // pair_dot_bf16) need +bf16 (armv8.6-a).
-#include "codegen/arch_hooks.h"
+#include "compiler/codegen/arch_hooks.h"
 
 namespace kiln::codegen {
 namespace {

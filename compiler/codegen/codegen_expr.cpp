@@ -4,10 +4,10 @@
 
 #include <bit>
 
-#include "codegen/codegen_llvm.h"
-#include "ir/error.h"
-#include "ir/op.h"
-#include "ir/printer.h"
+#include "compiler/codegen/codegen_llvm.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/printer.h"
 
 namespace kiln::codegen {
 

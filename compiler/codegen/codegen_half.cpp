@@ -2,8 +2,8 @@
 // a conversion, LLVM's fpext/fptrunc select it; everywhere else LLVM would call a compiler
 // runtime helper (__truncsfbf2, __extendhfsf2...) that a kernel .so cannot link against, so
 // kiln writes the conversion as integer arithmetic that vectorises like any other code.
-#include "codegen/codegen_llvm.h"
-#include "ir/error.h"
+#include "compiler/codegen/codegen_llvm.h"
+#include "compiler/base/error.h"
 
 namespace kiln::codegen {
 

@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "codegen/arch_hooks.h"
-#include "ir/lowered_func.h"
+#include "compiler/codegen/arch_hooks.h"
+#include "compiler/ir/lowered_func.h"
 
 namespace kiln::codegen {
 

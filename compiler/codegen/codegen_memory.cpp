@@ -1,10 +1,10 @@
 // Loads, stores and allocations. A flat index is a scalar (one element), a Ramp of stride
 // 1 (one vector access), a Broadcast (one element, splatted) or any other vector of i64
 // (gather/scatter, which LLVM scalarises where the target has none).
-#include "codegen/codegen_llvm.h"
-#include "ir/error.h"
-#include "ir/op.h"
-#include "ir/printer.h"
+#include "compiler/codegen/codegen_llvm.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/printer.h"
 
 namespace kiln::codegen {
 

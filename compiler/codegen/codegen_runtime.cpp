@@ -3,10 +3,10 @@
 // closures for the runtime's `parallel_for`.
 #include <set>
 
-#include "codegen/codegen_llvm.h"
+#include "compiler/codegen/codegen_llvm.h"
 #include "kiln/kernel_abi.h"
-#include "ir/error.h"
-#include "ir/functor.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/functor.h"
 
 namespace kiln::codegen {
 

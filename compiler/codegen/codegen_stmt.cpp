@@ -1,9 +1,9 @@
 // Statements: sequencing, bindings, conditionals and loops.
 #include <llvm/IR/Metadata.h>
 
-#include "codegen/codegen_llvm.h"
-#include "ir/error.h"
-#include "ir/printer.h"
+#include "compiler/codegen/codegen_llvm.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/printer.h"
 
 namespace kiln::codegen {
 

@@ -3,7 +3,7 @@
 // splits them on skylake-class CPUs.
 #include <llvm/IR/Function.h>
 
-#include "codegen/arch_hooks.h"
+#include "compiler/codegen/arch_hooks.h"
 
 namespace kiln::codegen {
 namespace {

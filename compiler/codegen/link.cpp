@@ -1,4 +1,4 @@
-#include "codegen/link.h"
+#include "compiler/codegen/link.h"
 
 #include <lld/Common/CommonLinkerContext.h>
 #include <lld/Common/Driver.h>
@@ -12,7 +12,7 @@
 #include <fstream>
 #include <mutex>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 LLD_HAS_DRIVER(elf)
 

@@ -1,4 +1,4 @@
-#include "codegen/llvm_passes.h"
+#include "compiler/codegen/llvm_passes.h"
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/IRBuilder.h>
@@ -16,7 +16,7 @@
 
 #include <mutex>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 extern "C" {
 void LLVMInitializeX86TargetInfo();

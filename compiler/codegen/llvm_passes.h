@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/target.h"
+#include "compiler/target/target.h"
 
 namespace kiln::codegen {
 

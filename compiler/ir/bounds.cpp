@@ -1,8 +1,8 @@
-#include "ir/bounds.h"
+#include "compiler/ir/bounds.h"
 
 #include <algorithm>
 
-#include "ir/op.h"
+#include "compiler/ir/op.h"
 
 namespace kiln::ir {
 

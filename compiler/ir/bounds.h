@@ -7,7 +7,7 @@
 #include <limits>
 #include <unordered_map>
 
-#include "ir/expr.h"
+#include "compiler/ir/expr.h"
 
 namespace kiln::ir {
 

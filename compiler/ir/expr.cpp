@@ -1,9 +1,9 @@
 #include <cmath>
 #include <limits>
 
-#include "ir/error.h"
-#include "ir/op.h"
-#include "ir/stmt.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/stmt.h"
 
 namespace kiln::ir {
 

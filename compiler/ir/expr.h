@@ -19,7 +19,7 @@
 #include <tuple>
 #include <vector>
 
-#include "ir/type.h"
+#include "compiler/ir/type.h"
 
 namespace kiln::ir {
 

@@ -19,8 +19,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "ir/error.h"
-#include "ir/stmt.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/stmt.h"
 
 namespace kiln::ir {
 

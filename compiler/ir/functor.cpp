@@ -1,11 +1,11 @@
 // The default walk of IRVisitor and rebuild of IRMutator, both derived from each node's
 // fields() (ir/fields.h), so no node's children are listed here.
-#include "ir/functor.h"
+#include "compiler/ir/functor.h"
 
 #include <utility>
 
-#include "ir/fields.h"
-#include "ir/op.h"
+#include "compiler/ir/fields.h"
+#include "compiler/ir/op.h"
 
 namespace kiln::ir {
 

@@ -9,7 +9,7 @@
 
 #include <functional>
 
-#include "ir/stmt.h"
+#include "compiler/ir/stmt.h"
 
 namespace kiln::ir {
 

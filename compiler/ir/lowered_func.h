@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/stmt.h"
+#include "compiler/ir/stmt.h"
 
 namespace kiln::ir {
 

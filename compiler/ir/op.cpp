@@ -1,8 +1,8 @@
-#include "ir/op.h"
+#include "compiler/ir/op.h"
 
 #include <cmath>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 namespace kiln::ir {
 

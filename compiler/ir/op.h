@@ -9,7 +9,7 @@
 
 #include <optional>
 
-#include "ir/expr.h"
+#include "compiler/ir/expr.h"
 
 namespace kiln::ir {
 

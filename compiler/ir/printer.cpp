@@ -1,11 +1,11 @@
-#include "ir/printer.h"
+#include "compiler/ir/printer.h"
 
 #include <cstdio>
 #include <sstream>
 #include <tuple>
 #include <type_traits>
 
-#include "ir/functor.h"
+#include "compiler/ir/functor.h"
 
 namespace kiln::ir {
 

@@ -5,7 +5,7 @@
 #include <ostream>
 #include <string>
 
-#include "ir/stmt.h"
+#include "compiler/ir/stmt.h"
 
 namespace kiln::ir {
 

@@ -1,12 +1,12 @@
-#include "ir/simplify.h"
+#include "compiler/ir/simplify.h"
 
 #include <cmath>
 #include <unordered_map>
 
-#include "ir/functor.h"
-#include "ir/op.h"
-#include "ir/structural.h"
-#include "ir/substitute.h"
+#include "compiler/ir/functor.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/structural.h"
+#include "compiler/ir/substitute.h"
 
 namespace kiln::ir {
 

@@ -6,8 +6,8 @@
 // their body, and removes conditionals that are always true or always false.
 #pragma once
 
-#include "ir/bounds.h"
-#include "ir/stmt.h"
+#include "compiler/ir/bounds.h"
+#include "compiler/ir/stmt.h"
 
 namespace kiln::ir {
 

@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "ir/expr.h"
+#include "compiler/ir/expr.h"
 
 namespace kiln::ir {
 

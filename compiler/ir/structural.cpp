@@ -1,12 +1,12 @@
 // Structural equality and hashing, derived from each node's fields() (ir/fields.h says how
 // each kind of field compares).
-#include "ir/structural.h"
+#include "compiler/ir/structural.h"
 
 #include <functional>
 #include <type_traits>
 #include <utility>
 
-#include "ir/fields.h"
+#include "compiler/ir/fields.h"
 
 namespace kiln::ir {
 

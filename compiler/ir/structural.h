@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "ir/stmt.h"
+#include "compiler/ir/stmt.h"
 
 namespace kiln::ir {
 

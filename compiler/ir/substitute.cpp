@@ -1,6 +1,6 @@
-#include "ir/substitute.h"
+#include "compiler/ir/substitute.h"
 
-#include "ir/functor.h"
+#include "compiler/ir/functor.h"
 
 namespace kiln::ir {
 

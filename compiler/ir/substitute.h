@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ir/stmt.h"
+#include "compiler/ir/stmt.h"
 
 namespace kiln::ir {
 

@@ -1,6 +1,6 @@
-#include "ir/type.h"
+#include "compiler/ir/type.h"
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 namespace kiln::ir {
 

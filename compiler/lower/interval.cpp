@@ -1,9 +1,9 @@
-#include "lower/interval.h"
+#include "compiler/lower/interval.h"
 
-#include "ir/op.h"
-#include "ir/simplify.h"
-#include "ir/structural.h"
-#include "ir/substitute.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/simplify.h"
+#include "compiler/ir/structural.h"
+#include "compiler/ir/substitute.h"
 
 namespace kiln::lower {
 

@@ -5,7 +5,7 @@
 
 #include <unordered_map>
 
-#include "ir/expr.h"
+#include "compiler/ir/expr.h"
 
 namespace kiln::lower {
 

@@ -1,12 +1,12 @@
-#include "lower/loop_partition.h"
+#include "compiler/lower/loop_partition.h"
 
 #include <optional>
 
-#include "ir/bounds.h"
-#include "ir/functor.h"
-#include "ir/op.h"
-#include "ir/simplify.h"
-#include "ir/substitute.h"
+#include "compiler/ir/bounds.h"
+#include "compiler/ir/functor.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/simplify.h"
+#include "compiler/ir/substitute.h"
 
 namespace kiln::lower {
 

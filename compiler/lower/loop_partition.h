@@ -8,7 +8,7 @@
 // used; anything else stays guarded and correct.
 #pragma once
 
-#include "ir/stmt.h"
+#include "compiler/ir/stmt.h"
 
 namespace kiln::lower {
 

@@ -1,20 +1,20 @@
 // The lowering pipeline: one table of passes in order, which lower() walks, showing and
 // (when asked) verifying the IR after each.
-#include "lower/lower.h"
+#include "compiler/lower/lower.h"
 
 #include <cstdlib>
 #include <iostream>
 #include <string_view>
 
-#include "ir/error.h"
-#include "ir/printer.h"
-#include "ir/simplify.h"
-#include "lower/loop_partition.h"
-#include "lower/schedule_ops.h"
-#include "lower/storage_flatten.h"
-#include "lower/unroll.h"
-#include "lower/vectorize.h"
-#include "lower/verify.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/simplify.h"
+#include "compiler/lower/loop_partition.h"
+#include "compiler/lower/schedule_ops.h"
+#include "compiler/lower/storage_flatten.h"
+#include "compiler/lower/unroll.h"
+#include "compiler/lower/vectorize.h"
+#include "compiler/lower/verify.h"
 
 namespace kiln::lower {
 

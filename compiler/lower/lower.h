@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "ir/lowered_func.h"
-#include "te/schedule.h"
+#include "compiler/ir/lowered_func.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::lower {
 

@@ -1,16 +1,16 @@
-#include "lower/schedule_ops.h"
+#include "compiler/lower/schedule_ops.h"
 
 #include <algorithm>
 #include <functional>
 #include <unordered_set>
 
-#include "ir/error.h"
-#include "ir/functor.h"
-#include "ir/op.h"
-#include "ir/simplify.h"
-#include "ir/substitute.h"
-#include "ir/printer.h"
-#include "lower/interval.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/functor.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/simplify.h"
+#include "compiler/ir/substitute.h"
+#include "compiler/ir/printer.h"
+#include "compiler/lower/interval.h"
 
 namespace kiln::lower {
 

@@ -11,8 +11,8 @@
 
 #include <vector>
 
-#include "ir/stmt.h"
-#include "te/schedule.h"
+#include "compiler/ir/stmt.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::lower {
 

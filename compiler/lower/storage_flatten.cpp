@@ -1,11 +1,11 @@
-#include "lower/storage_flatten.h"
+#include "compiler/lower/storage_flatten.h"
 
 #include <unordered_map>
 
-#include "ir/error.h"
-#include "ir/functor.h"
-#include "ir/op.h"
-#include "ir/simplify.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/functor.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/simplify.h"
 
 namespace kiln::lower {
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "ir/stmt.h"
+#include "compiler/ir/stmt.h"
 
 namespace kiln::lower {
 

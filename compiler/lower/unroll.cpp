@@ -1,10 +1,10 @@
-#include "lower/unroll.h"
+#include "compiler/lower/unroll.h"
 
-#include "ir/error.h"
-#include "ir/functor.h"
-#include "ir/op.h"
-#include "ir/printer.h"
-#include "ir/substitute.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/functor.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/substitute.h"
 
 namespace kiln::lower {
 

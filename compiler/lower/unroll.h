@@ -3,7 +3,7 @@
 // and small local buffers can live in registers).
 #pragma once
 
-#include "ir/stmt.h"
+#include "compiler/ir/stmt.h"
 
 namespace kiln::lower {
 

@@ -1,13 +1,13 @@
-#include "lower/vectorize.h"
+#include "compiler/lower/vectorize.h"
 
 #include <unordered_map>
 
-#include "ir/error.h"
-#include "ir/functor.h"
-#include "ir/op.h"
-#include "ir/printer.h"
-#include "ir/simplify.h"
-#include "ir/substitute.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/functor.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/simplify.h"
+#include "compiler/ir/substitute.h"
 
 namespace kiln::lower {
 

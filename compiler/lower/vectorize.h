@@ -5,7 +5,7 @@
 // does an extent that is not a power of two (the tails left by loop partitioning).
 #pragma once
 
-#include "ir/stmt.h"
+#include "compiler/ir/stmt.h"
 
 namespace kiln::lower {
 

@@ -1,7 +1,7 @@
-#include "lower/verify.h"
+#include "compiler/lower/verify.h"
 
-#include "ir/error.h"
-#include "ir/functor.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/functor.h"
 
 namespace kiln::lower {
 

@@ -9,7 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "ir/lowered_func.h"
+#include "compiler/ir/lowered_func.h"
 
 namespace kiln::lower {
 

@@ -1,9 +1,9 @@
-#include "target/target.h"
+#include "compiler/target/target.h"
 
 #include <algorithm>
 #include <cctype>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "kiln/cpu_features.h"
 
 namespace kiln {

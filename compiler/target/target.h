@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/type.h"
+#include "compiler/ir/type.h"
 
 namespace kiln {
 

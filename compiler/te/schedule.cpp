@@ -1,12 +1,12 @@
-#include "te/schedule.h"
+#include "compiler/te/schedule.h"
 
 #include <algorithm>
 #include <functional>
 #include <unordered_set>
 
-#include "ir/error.h"
-#include "ir/functor.h"
-#include "ir/substitute.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/functor.h"
+#include "compiler/ir/substitute.h"
 
 namespace kiln::te {
 

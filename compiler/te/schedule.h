@@ -21,8 +21,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ir/stmt.h"
-#include "te/tensor.h"
+#include "compiler/ir/stmt.h"
+#include "compiler/te/tensor.h"
 
 namespace kiln::te {
 

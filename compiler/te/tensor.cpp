@@ -1,10 +1,10 @@
-#include "te/tensor.h"
+#include "compiler/te/tensor.h"
 
 #include <mutex>
 #include <unordered_map>
 
-#include "ir/error.h"
-#include "ir/functor.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/functor.h"
 
 namespace kiln::te {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/op.h"
+#include "compiler/ir/op.h"
 
 namespace kiln::te {
 

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "codegen_test_util.h"
-#include "ir/op.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "compiler/ir/op.h"
 #include "rpc/kernel_exec.h"
 
 #ifndef KILN_ARM_RUNNER

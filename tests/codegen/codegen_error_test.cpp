@@ -2,9 +2,9 @@
 // the process inside LLVM.
 #include <gtest/gtest.h>
 
-#include "codegen_test_util.h"
-#include "ir/error.h"
-#include "ir/op.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/op.h"
 
 namespace kiln::codegen::testing {
 namespace {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "codegen_test_util.h"
-#include "ir/op.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "compiler/ir/op.h"
 
 namespace kiln::codegen::testing {
 namespace {

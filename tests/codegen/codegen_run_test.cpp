@@ -6,8 +6,8 @@
 #include <numeric>
 #include <random>
 
-#include "codegen_test_util.h"
-#include "ir/op.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "compiler/ir/op.h"
 
 namespace kiln::codegen::testing {
 namespace {

@@ -1,4 +1,4 @@
-#include "codegen_test_util.h"
+#include "tests/codegen/codegen_test_util.h"
 
 #include <dlfcn.h>
 #include <elf.h>

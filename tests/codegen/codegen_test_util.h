@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/build.h"
+#include "compiler/codegen/build.h"
 #include "kiln/kernel_abi.h"
 
 namespace kiln::codegen::testing {

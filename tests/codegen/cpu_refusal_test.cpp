@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "codegen_test_util.h"
-#include "ir/op.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "compiler/ir/op.h"
 #include "kiln/runtime.h"
 #include "rpc/kernel_exec.h"
 

@@ -1,14 +1,14 @@
 // In-process linking: self-contained output, clean failures, and links from many threads.
-#include "codegen/link.h"
+#include "compiler/codegen/link.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <thread>
 
-#include "codegen_test_util.h"
-#include "ir/error.h"
-#include "ir/op.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/op.h"
 
 namespace kiln::codegen::testing {
 namespace {

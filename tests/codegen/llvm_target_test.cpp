@@ -3,7 +3,7 @@
 // runtime's load-time check thinks are missing (or the other way round).
 #include <gtest/gtest.h>
 
-#include "codegen/codegen.h"
+#include "compiler/codegen/codegen.h"
 #include "kiln/cpu_features.h"
 
 namespace kiln::codegen {

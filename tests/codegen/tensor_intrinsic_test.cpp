@@ -3,9 +3,9 @@
 // names the intrinsic and the target (never an LLVM abort). Codegen only, nothing runs.
 #include <gtest/gtest.h>
 
-#include "codegen_test_util.h"
-#include "ir/error.h"
-#include "ir/op.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/op.h"
 
 namespace kiln::codegen::testing {
 namespace {

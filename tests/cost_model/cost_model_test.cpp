@@ -10,7 +10,7 @@
 #include <random>
 
 #include "cost_model/rank_correlation.h"
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 namespace kiln::cost_model {
 namespace {

@@ -14,7 +14,7 @@
 #include "cost_model/ir_features.h"
 #include "cost_model/knob_features.h"
 #include "cost_model/rank_correlation.h"
-#include "measured_data.h"
+#include "tests/cost_model/measured_data.h"
 #include "schedules/registry.h"
 #include "tuner/builder.h"
 
@@ -26,7 +26,7 @@ using testing::MeasuredConfig;
 // The one place that turns a measured config into loop IR: the tuner's builder.
 ir::LoweredFunc lower_config(const MeasuredConfig& m) {
   const schedules::OpTemplate& tpl = schedules::template_named(m.template_name);
-  return tuner::lower_template(tpl, m.workload, codegen::target_from_name(m.target), m.config,
+  return tuner::lower_template(tpl, m.workload, target_from_name(m.target), m.config,
                                "cost_model_kernel")
       .func;
 }
@@ -102,7 +102,7 @@ TEST(DenseRanking, IrFeaturesRankHeldOutConfigs) {
     ir_rows.push_back(ir_features(lower_config(m)));
     const schedules::OpTemplate& tpl = schedules::template_named(m.template_name);
     knob_rows.push_back(
-        knob_features(tpl.space(m.workload, codegen::target_from_name(m.target)), m.config));
+        knob_features(tpl.space(m.workload, target_from_name(m.target)), m.config));
     groups.push_back(group_ids.emplace(m.workload.str(), group_ids.size()).first->second);
   }
 

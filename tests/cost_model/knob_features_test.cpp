@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 namespace kiln::cost_model {
 namespace {

@@ -7,8 +7,8 @@
 #include "cost_model/affine.h"
 #include "cost_model/ir_features.h"
 #include "cost_model/loop_nest.h"
-#include "ir/error.h"
-#include "ir/op.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/op.h"
 #include "schedules/registry.h"
 #include "tuner/builder.h"
 
@@ -299,7 +299,7 @@ TEST(Affine, Coefficients) {
 // Every template the registry offers for a few real workloads lowers to features of the
 // one fixed length, with finite values.
 TEST(IrFeatures, FixedLengthAcrossRealKernels) {
-  codegen::Target target = codegen::target_from_name("x86-avx512");
+  Target target = target_from_name("x86-avx512");
   std::vector<schedules::Workload> workloads = {
       {"dense", {{"M", 32}, {"N", 64}, {"K", 48}}, DataType::f32(), {"bias", "relu"}},
       {"conv2d",

@@ -15,8 +15,8 @@
 #include <random>
 #include <set>
 
-#include "ir/error.h"
-#include "measured_data.h"
+#include "compiler/base/error.h"
+#include "tests/cost_model/measured_data.h"
 #include "schedules/registry.h"
 #include "tuner/builder.h"
 #include "tuner/local_runner.h"
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     w.op = "dense";
     w.params = {{"M", m}, {"N", n}, {"K", k}};
     const schedules::OpTemplate& tpl = schedules::template_named(template_name);
-    codegen::Target target = codegen::target_from_name(target_name);
+    Target target = target_from_name(target_name);
     std::vector<schedules::Config> configs = pick_configs(tpl.space(w, target), max_configs, seed);
     std::vector<testing::MeasuredConfig> results(configs.size());
     tuner::RunOptions options;

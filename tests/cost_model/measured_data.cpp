@@ -1,9 +1,9 @@
-#include "measured_data.h"
+#include "tests/cost_model/measured_data.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 
 namespace kiln::testing {
 

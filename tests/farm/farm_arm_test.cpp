@@ -12,10 +12,10 @@
 #include <map>
 #include <thread>
 
-#include "codegen/build.h"
-#include "codegen/target.h"
-#include "farm_harness.h"
-#include "lower/lower.h"
+#include "compiler/codegen/build.h"
+#include "compiler/target/target.h"
+#include "tests/farm/farm_harness.h"
+#include "compiler/lower/lower.h"
 #include "rpc/farm/data.h"
 #include "rpc/kernel_exec.h"
 
@@ -34,7 +34,7 @@ std::string describe(const pb::Result& r) {
 std::vector<uint8_t> compile_mul_add(const std::string& target_name, int64_t n,
                                      const std::string& dir) {
   using namespace kiln::te;
-  const codegen::Target target = codegen::target_from_name(target_name);
+  const Target target = target_from_name(target_name);
   Tensor a = placeholder({Expr(n)}, DataType::f32(), "a");
   Tensor b = placeholder({Expr(n)}, DataType::f32(), "b");
   Tensor out = compute(

@@ -1,5 +1,5 @@
 // Spawning and reaping farm processes for the tests; fixture jobs and references.
-#include "farm_harness.h"
+#include "tests/farm/farm_harness.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -16,7 +16,7 @@
 #include <functional>
 #include <vector>
 
-#include "farm_harness.h"
+#include "tests/farm/farm_harness.h"
 #include "kiln/runtime.h"
 #include "rpc/farm/data.h"
 #include "rpc/farm/sandbox.h"

@@ -12,7 +12,7 @@
 #include <set>
 #include <thread>
 
-#include "farm_harness.h"
+#include "tests/farm/farm_harness.h"
 #include "rpc/farm/data.h"
 #include "rpc/farm/transport.h"
 

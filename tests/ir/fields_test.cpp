@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "ir/functor.h"
-#include "ir/op.h"
-#include "ir/printer.h"
-#include "ir/structural.h"
+#include "compiler/ir/functor.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/structural.h"
 
 namespace kiln::ir {
 namespace {

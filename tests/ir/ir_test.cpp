@@ -1,12 +1,12 @@
 // Unit tests of IR construction, printing, structural equality and substitution.
 #include <gtest/gtest.h>
 
-#include "ir/error.h"
-#include "ir/functor.h"
-#include "ir/op.h"
-#include "ir/printer.h"
-#include "ir/structural.h"
-#include "ir/substitute.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/functor.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/structural.h"
+#include "compiler/ir/substitute.h"
 
 namespace kiln::ir {
 namespace {

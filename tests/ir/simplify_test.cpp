@@ -1,9 +1,9 @@
 // The simplifier on printed IR: folding, canonical linear forms, bound-driven rewrites.
 #include <gtest/gtest.h>
 
-#include "ir/op.h"
-#include "ir/printer.h"
-#include "ir/simplify.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/simplify.h"
 
 namespace kiln::ir {
 namespace {

@@ -3,9 +3,9 @@
 // on every target preset, f32 everywhere and f16/bf16 where the target has them.
 #include <gtest/gtest.h>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/batch_matmul.h"
-#include "template_harness.h"
+#include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {
 namespace {
@@ -43,7 +43,7 @@ INSTANTIATE_TEST_SUITE_P(BatchMatmul, BatchMatmulTemplateTest, ::testing::Values
 
 TEST(BatchMatmulTemplateErrors, BadShapesAndDtypes) {
   const auto& t = schedules::batch_matmul_template();
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   schedules::Config cfg = t.fallback(bmm(1, 4, 4, 4), x86);
   EXPECT_THROW(t.instantiate(bmm(0, 4, 4, 4), x86, cfg), UserError);
   EXPECT_THROW(t.instantiate(bmm(1, 4, -4, 4), x86, cfg), UserError);

@@ -17,13 +17,13 @@
 #include <regex>
 #include <sstream>
 
-#include "codegen/build.h"
-#include "codegen/codegen.h"
-#include "ir/error.h"
-#include "kernel_harness.h"
+#include "compiler/codegen/build.h"
+#include "compiler/codegen/codegen.h"
+#include "compiler/base/error.h"
+#include "tests/kernels/kernel_harness.h"
 #include "kiln/runtime.h"
 #include "schedules/registry.h"
-#include "template_harness.h"
+#include "tests/kernels/template_harness.h"
 #include "tuner/builder.h"
 
 namespace kiln::testing {
@@ -54,7 +54,7 @@ std::string check(const OpTemplate& tpl, const Workload& w, const std::string& t
   if (out_t == DataType::f32() && w.dtype == DataType::bf16()) tol = 1e-2;
   SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target + " config " + cfg.to_json());
   tuner::BuiltKernel k =
-      tuner::lower_template(tpl, w, codegen::target_from_name(target), cfg, "kernel");
+      tuner::lower_template(tpl, w, target_from_name(target), cfg, "kernel");
   std::vector<schedules::Values> logical;
   std::vector<Bytes> args;
   uint32_t seed = 5;
@@ -78,7 +78,7 @@ std::string check(const OpTemplate& tpl, const Workload& w, const std::string& t
 }
 
 bool has_bf16_x86() {
-  return codegen::target_from_name("x86-avx512").has("avx512bf16");
+  return target_from_name("x86-avx512").has("avx512bf16");
 }
 
 std::vector<Workload> small_shapes(DataType t) {
@@ -126,7 +126,7 @@ class Conv2dLowpTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Conv2dLowpTest, MatchesReference) {
   const Case& c = GetParam();
-  codegen::Target t = codegen::target_from_name(c.target);
+  Target t = target_from_name(c.target);
   if (t.is_x86() && !t.has("avx512bf16")) GTEST_SKIP() << "no avx512bf16 on this machine";
   ASSERT_TRUE(c.tpl->applies(c.w, t));
   Config cfg = template_config(*c.tpl, c.w, t, c.config);
@@ -149,7 +149,7 @@ INSTANTIATE_TEST_SUITE_P(Conv2dLowp, Conv2dLowpTest, ::testing::ValuesIn(cases()
 // walks every value of every knob).
 TEST(Conv2dLowpSpace, EveryBf16ConfigOnAnOddShape) {
   const OpTemplate& t = schedules::conv2d_bf16_x86_template();
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   Workload w = conv(1, 7, 5, 9, 20, 3, DataType::bf16(), {{"pad", 1}}, {"bias"});
   if (!t.applies(w, x86)) GTEST_SKIP() << "no avx512bf16 here";
   schedules::ConfigSpace cs = t.space(w, x86);
@@ -163,7 +163,7 @@ TEST(Conv2dLowpLayers, ResNet18Conv64x56Fallback) {
   const OpTemplate& t = schedules::conv2d_bf16_x86_template();
   Workload w = conv(1, 64, 56, 56, 64, 3, DataType::bf16(), {{"pad", 1}}, {"bias", "relu"});
   if (!has_bf16_x86()) GTEST_SKIP() << "no avx512bf16 here";
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   std::string skip = check(t, w, "x86-avx512", t.fallback(w, x86));
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
@@ -198,7 +198,7 @@ TEST(Conv2dLowpErrors, TargetsWithoutTheInstructionsAndGroupsAreRefused) {
   if (has_bf16_x86()) refused.push_back({x86, grouped, "x86-avx512"});
   for (const No& n : refused) {
     SCOPED_TRACE(n.tpl->name() + " " + n.w.str() + " on " + n.target);
-    codegen::Target t = codegen::target_from_name(n.target);
+    Target t = target_from_name(n.target);
     EXPECT_FALSE(n.tpl->applies(n.w, t));
     EXPECT_THROW(n.tpl->instantiate(n.w, t, n.tpl->fallback(n.w, t)), UserError);
   }
@@ -206,7 +206,7 @@ TEST(Conv2dLowpErrors, TargetsWithoutTheInstructionsAndGroupsAreRefused) {
 
 TEST(Conv2dLowpErrors, BadConfigsAndEpilogues) {
   const OpTemplate& t = schedules::conv2d_f16_arm_template();
-  codegen::Target arm = codegen::target_from_name("arm-fp16");
+  Target arm = target_from_name("arm-fp16");
   Workload ok = conv(1, 8, 6, 6, 16, 3, DataType::f16());
   Config cfg = t.fallback(ok, arm);
   cfg.set("oc_bn", 12);
@@ -214,7 +214,7 @@ TEST(Conv2dLowpErrors, BadConfigsAndEpilogues) {
   Workload bad = conv(1, 8, 6, 6, 16, 3, DataType::f16(), {}, {"softplus"});
   EXPECT_THROW(t.instantiate(bad, arm, t.fallback(ok, arm)), UserError);
   const OpTemplate& x = schedules::conv2d_bf16_x86_template();
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   if (!x86.has("avx512bf16")) x86.features.push_back("+avx512bf16");
   Workload okb = conv(1, 8, 6, 6, 16, 3, DataType::bf16());
   Config odd = x.fallback(okb, x86);
@@ -224,7 +224,7 @@ TEST(Conv2dLowpErrors, BadConfigsAndEpilogues) {
 
 TEST(Conv2dLowpRegistry, PreferredWhereTheyApply) {
   auto first = [](const Workload& w, const char* target) {
-    return schedules::templates_for(w, codegen::target_from_name(target)).front()->name();
+    return schedules::templates_for(w, target_from_name(target)).front()->name();
   };
   EXPECT_EQ(first(conv(1, 8, 6, 6, 16, 3, DataType::f16()), "arm-fp16"), "conv2d.f16.arm");
   EXPECT_EQ(first(conv(1, 8, 6, 6, 16, 3, DataType::bf16()), "arm-bf16"), "conv2d.bf16.arm");
@@ -249,7 +249,7 @@ TEST(Conv2dLowpPacking, VnniWeights) {
 // Assembly (codegen only, any host).
 std::string assembly(const OpTemplate& tpl, const Workload& w, const std::string& target,
                      const std::map<std::string, int64_t>& knobs = {}) {
-  codegen::Target t = codegen::target_from_name(target);
+  Target t = target_from_name(target);
   if (t.is_x86() && !t.has("avx512bf16")) t.features.push_back("+avx512bf16");
   Config cfg = tpl.fallback(w, t);
   for (const auto& [k, v] : knobs) cfg.set(k, v);
@@ -306,7 +306,7 @@ TEST(Conv2dLowpAsm, ArmBf16UsesBfdot) {
 }
 
 // Measured, not asserted: single thread, median of timed batches.
-double gflops(const OpTemplate& tpl, const Workload& w, const codegen::Target& t, int threads,
+double gflops(const OpTemplate& tpl, const Workload& w, const Target& t, int threads,
               Config cfg = {}) {
   if (cfg.values().empty()) cfg = tpl.fallback(w, t);
   cfg.set("parallel", threads > 1 ? 1 : 0);
@@ -345,7 +345,7 @@ double gflops(const OpTemplate& tpl, const Workload& w, const codegen::Target& t
 }
 
 TEST(Conv2dLowpPerf, DISABLED_Bf16VersusF32ResNet64x56) {
-  codegen::Target t = codegen::target_from_name("x86-avx512");
+  Target t = target_from_name("x86-avx512");
   if (!has_bf16_x86()) GTEST_SKIP() << "no avx512bf16";
   Workload f = conv(1, 64, 56, 56, 64, 3, DataType::f32(), {{"pad", 1}});
   Workload b = conv(1, 64, 56, 56, 64, 3, DataType::bf16(), {{"pad", 1}});
@@ -356,7 +356,7 @@ TEST(Conv2dLowpPerf, DISABLED_Bf16VersusF32ResNet64x56) {
 
 // A bounded local search around the bf16 fallback, same conditions.
 TEST(Conv2dLowpPerf, DISABLED_Bf16LocalSearchResNet64x56) {
-  codegen::Target t = codegen::target_from_name("x86-avx512");
+  Target t = target_from_name("x86-avx512");
   if (!has_bf16_x86()) GTEST_SKIP() << "no avx512bf16";
   Workload b = conv(1, 64, 56, 56, 64, 3, DataType::bf16(), {{"pad", 1}});
   const OpTemplate& tpl = schedules::conv2d_bf16_x86_template();

@@ -9,10 +9,10 @@
 
 #include <cstdio>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/conv2d.h"
 #include "schedules/registry.h"
-#include "template_harness.h"
+#include "tests/kernels/template_harness.h"
 #include "tuner/builder.h"
 #include "tuner/local_runner.h"
 
@@ -132,7 +132,7 @@ INSTANTIATE_TEST_SUITE_P(Conv2d, Conv2dTemplateTest, ::testing::ValuesIn(cases()
 
 TEST(Conv2dTemplateErrors, BadShapes) {
   const auto& t = schedules::conv2d_nchwc_template();
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   Workload good = conv({1, 8, 8, 8, 8, 3, 3, 1, 1});
   schedules::Config cfg = t.fallback(good, x86);
   auto instantiate = [&](const Workload& w) { return t.instantiate(w, x86, cfg); };
@@ -156,7 +156,7 @@ TEST(Conv2dTemplateErrors, BadShapes) {
 }
 
 TEST(Conv2dTemplateErrors, UnsupportedDtypesAndForms) {
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   const auto& nchwc = schedules::conv2d_nchwc_template();
   const auto& one = schedules::conv2d_1x1_template();
   const auto& dw = schedules::conv2d_depthwise_template();
@@ -189,8 +189,8 @@ TEST(Conv2dTemplateErrors, UnsupportedDtypesAndForms) {
 // Not a test: times the fallback of ResNet-18 layers on the host, single thread, for the
 // numbers in the report (run with --gtest_also_run_disabled_tests). Speed is never asserted.
 TEST(Conv2dTemplateBench, DISABLED_FallbackGflops) {
-  codegen::Target t = codegen::target_from_name("x86-avx512");
-  if (!codegen::host_can_run(t)) GTEST_SKIP() << "host cannot run x86-avx512";
+  Target t = target_from_name("x86-avx512");
+  if (!host_can_run(t)) GTEST_SKIP() << "host cannot run x86-avx512";
   const auto& nchwc = schedules::conv2d_nchwc_template();
   const auto& one = schedules::conv2d_1x1_template();
   const auto& dw = schedules::conv2d_depthwise_template();

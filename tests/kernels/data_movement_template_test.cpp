@@ -3,9 +3,9 @@
 // every target preset, f32 everywhere and f16/bf16 where the target has them; bad shapes.
 #include <gtest/gtest.h>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/data_movement.h"
-#include "template_harness.h"
+#include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {
 namespace {
@@ -97,7 +97,7 @@ INSTANTIATE_TEST_SUITE_P(DataMovement, DataMovementTemplateTest, ::testing::Valu
                          template_case_name);
 
 TEST(DataMovementTemplateErrors, BadShapesAndDtypes) {
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   auto instantiate = [&](const Workload& w) {
     const OpTemplate& t = template_for(w);
     return t.instantiate(w, x86, t.fallback(w, x86));

@@ -14,12 +14,12 @@
 #include <cstring>
 #include <filesystem>
 
-#include "codegen/build.h"
-#include "ir/error.h"
-#include "kernel_harness.h"
+#include "compiler/codegen/build.h"
+#include "compiler/base/error.h"
+#include "tests/kernels/kernel_harness.h"
 #include "kiln/runtime.h"
 #include "schedules/registry.h"
-#include "template_harness.h"
+#include "tests/kernels/template_harness.h"
 #include "tuner/builder.h"
 
 namespace kiln::testing {
@@ -96,7 +96,7 @@ class DenseLowpTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(DenseLowpTest, MatchesReference) {
   const Case& c = GetParam();
-  codegen::Target t = codegen::target_from_name(c.target);
+  Target t = target_from_name(c.target);
   // The x86-avx512 preset has avx512bf16 only where this CPU does.
   if (t.is_x86() && !t.has("avx512bf16")) GTEST_SKIP() << "no avx512bf16 on this machine";
   ASSERT_TRUE(c.tpl->applies(c.w, t));
@@ -120,7 +120,7 @@ INSTANTIATE_TEST_SUITE_P(DenseLowp, DenseLowpTest, ::testing::ValuesIn(cases()),
 // Every knob value of the x86 space produces correct code (35 of its 240 configs).
 TEST(DenseLowpSpace, EveryX86ConfigOnAnOddShape) {
   const OpTemplate& t = schedules::dense_bf16_x86_template();
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   Workload w = dense(9, 40, 11, DataType::bf16(), {"bias"});
   if (!t.applies(w, x86)) GTEST_SKIP() << "no avx512bf16 here";
   schedules::ConfigSpace cs = t.space(w, x86);
@@ -147,7 +147,7 @@ TEST(DenseLowpErrors, TargetsWithoutTheInstructionsAreRefused) {
         No{arm, DataType::f16(), "arm-bf16"}, No{f16, DataType::f16(), "arm-neon"},
         No{f16, DataType::f16(), "x86-avx512"}, No{f16, DataType::bf16(), "arm-bf16"}}) {
     SCOPED_TRACE(n.tpl->name() + std::string(" on ") + n.target);
-    codegen::Target t = codegen::target_from_name(n.target);
+    Target t = target_from_name(n.target);
     Workload w = dense(8, 32, 16, n.dtype);
     EXPECT_FALSE(n.tpl->applies(w, t));
     EXPECT_THROW(n.tpl->instantiate(w, t, n.tpl->fallback(w, t)), UserError);
@@ -156,7 +156,7 @@ TEST(DenseLowpErrors, TargetsWithoutTheInstructionsAreRefused) {
 
 TEST(DenseLowpErrors, BadShapesConfigsAndEpilogues) {
   const OpTemplate& t = schedules::dense_bf16_arm_template();
-  codegen::Target arm = codegen::target_from_name("arm-bf16");
+  Target arm = target_from_name("arm-bf16");
   Workload ok = dense(8, 8, 8, DataType::bf16());
   EXPECT_THROW(t.instantiate(dense(0, 8, 8, DataType::bf16()), arm, t.fallback(ok, arm)),
                UserError);
@@ -171,12 +171,12 @@ TEST(DenseLowpErrors, BadShapesConfigsAndEpilogues) {
 
 TEST(DenseLowpRegistry, PreferredWhereTheyApply) {
   auto first = [](const Workload& w, const char* target) {
-    return schedules::templates_for(w, codegen::target_from_name(target)).front()->name();
+    return schedules::templates_for(w, target_from_name(target)).front()->name();
   };
   EXPECT_EQ(first(dense(4, 4, 4, DataType::bf16()), "arm-bf16"), "dense.bf16.arm");
   EXPECT_EQ(first(dense(4, 4, 4, DataType::f16()), "arm-fp16"), "dense.f16.arm");
   EXPECT_EQ(first(dense(4, 4, 4, DataType::bf16()), "x86-avx2"), "dense.packed");
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   if (x86.has("avx512bf16"))
     EXPECT_EQ(first(dense(4, 4, 4, DataType::bf16()), "x86-avx512"), "dense.bf16.x86");
 }
@@ -192,7 +192,7 @@ TEST(DenseLowpPacking, VnniAndBfmmlaLayouts) {
 
 // The goal, measured not asserted: bf16 dense 1024^3 with dense.bf16.x86's fallback
 // against f32 dense.packed's fallback, one thread, median of timed batches.
-double gflops(const OpTemplate& tpl, const Workload& w, const codegen::Target& t, int threads,
+double gflops(const OpTemplate& tpl, const Workload& w, const Target& t, int threads,
               Config cfg = {}) {
   if (cfg.values().empty()) cfg = tpl.fallback(w, t);
   tuner::BuiltKernel k = tuner::lower_template(tpl, w, t, cfg, "kernel");
@@ -230,7 +230,7 @@ double gflops(const OpTemplate& tpl, const Workload& w, const codegen::Target& t
 }
 
 TEST(DenseLowpPerf, DISABLED_Bf16VersusF32At1024) {
-  codegen::Target t = codegen::target_from_name("x86-avx512");
+  Target t = target_from_name("x86-avx512");
   Workload bf = dense(1024, 1024, 1024, DataType::bf16(), {}, true);
   if (!schedules::dense_bf16_x86_template().applies(bf, t)) GTEST_SKIP() << "no avx512bf16";
   double f32 =
@@ -243,7 +243,7 @@ TEST(DenseLowpPerf, DISABLED_Bf16VersusF32At1024) {
 
 // A bounded local search around the fallbacks (the tuner comes later), same conditions.
 TEST(DenseLowpPerf, DISABLED_LocalSearchAt1024) {
-  codegen::Target t = codegen::target_from_name("x86-avx512");
+  Target t = target_from_name("x86-avx512");
   Workload bf = dense(1024, 1024, 1024, DataType::bf16(), {}, true);
   Workload f = dense(1024, 1024, 1024, DataType::f32());
   if (!schedules::dense_bf16_x86_template().applies(bf, t)) GTEST_SKIP() << "no avx512bf16";

@@ -2,9 +2,9 @@
 // layer shapes, GEMV, awkward primes) and epilogues, on every target and dtype it claims.
 #include <gtest/gtest.h>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/dense.h"
-#include "template_harness.h"
+#include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {
 namespace {
@@ -50,7 +50,7 @@ INSTANTIATE_TEST_SUITE_P(Dense, DenseTemplateTest, ::testing::ValuesIn(cases()),
 
 TEST(DenseTemplateErrors, BadShapesAndDtypes) {
   const auto& t = schedules::dense_packed_template();
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   EXPECT_THROW(t.instantiate(dense(0, 4, 4), x86, t.fallback(dense(1, 4, 4), x86)), UserError);
   EXPECT_THROW(t.instantiate(dense(-3, 4, 4), x86, t.fallback(dense(1, 4, 4), x86)), UserError);
   Workload i8 = dense(4, 4, 4, DataType::i8());

@@ -10,14 +10,14 @@
 
 #include <sstream>
 
-#include "codegen/target.h"
-#include "ir/error.h"
-#include "ir/printer.h"
-#include "kernel_harness.h"
+#include "compiler/target/target.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/printer.h"
+#include "tests/kernels/kernel_harness.h"
 #include "schedules/dense.h"
 #include "schedules/elementwise.h"
 #include "schedules/registry.h"
-#include "template_harness.h"
+#include "tests/kernels/template_harness.h"
 #include "tuner/builder.h"
 
 namespace kiln::testing {
@@ -54,7 +54,7 @@ std::string check_in_domain(const Workload& w, const std::string& target, int se
     check.adjust = [&w](const schedules::KernelArg&, schedules::Values& v) {
       for (float& x : v) x = round_to(1.25f + 0.75f * x, w.dtype);
     };
-  schedules::Config cfg = template_config(tpl, w, codegen::target_from_name(target), seed);
+  schedules::Config cfg = template_config(tpl, w, target_from_name(target), seed);
   return check_template_inputs(tpl, w, target, cfg, check);
 }
 
@@ -184,7 +184,7 @@ TEST(ElementwiseTemplate, MathEpiloguesOnDense) {
 }
 
 TEST(ElementwiseTemplate, RegistryFindsEveryOp) {
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   for (const std::string& op : schedules::elementwise_ops()) {
     Workload w = ew(op, {{8}, {8}}, DataType::f32(),
                     op == "elementwise_chain" ? std::vector<std::string>{"add"}
@@ -198,7 +198,7 @@ TEST(ElementwiseTemplate, RegistryFindsEveryOp) {
 
 // Same-shape and trailing broadcasts must not index with div/mod per element.
 TEST(ElementwiseTemplate, FastPathsHaveNoIndexDivision) {
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   for (const Workload& w : {ew("add", {{64, 128}, {64, 128}}), ew("add", {{64, 128}, {1, 128}}),
                             ew("mul", {{64, 128}, {1, 1}}), ew("add", {{4, 1, 3}, {1, 5, 1}})}) {
     const auto& tpl = schedules::elementwise_flat_template(w.op);
@@ -214,7 +214,7 @@ TEST(ElementwiseTemplate, FastPathsHaveNoIndexDivision) {
 }
 
 TEST(ElementwiseTemplate, BadWorkloads) {
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   const auto& add = schedules::elementwise_flat_template("add");
   schedules::Config cfg = add.fallback(ew("add", {{4}, {4}}), x86);
   auto instantiate = [&](const Workload& w) {

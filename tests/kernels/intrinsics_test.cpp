@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "ir/error.h"
-#include "ir/op.h"
-#include "ir/printer.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/printer.h"
 
 namespace kiln::testing {
 namespace {

@@ -1,8 +1,8 @@
-#include "kernel_harness.h"
+#include "tests/kernels/kernel_harness.h"
 
 #include <cstdlib>
 
-#include "codegen/target.h"
+#include "compiler/target/target.h"
 
 namespace kiln::testing {
 
@@ -23,7 +23,7 @@ tuner::RunOptions test_run_options() {
 
 TargetRun run_on_target(const ir::LoweredFunc& f, const std::string& target_name,
                         const std::vector<Bytes>& args, const std::vector<int>& output_indices) {
-  tuner::KernelRunResult r = tuner::run_lowered(f, codegen::target_from_name(target_name), args,
+  tuner::KernelRunResult r = tuner::run_lowered(f, target_from_name(target_name), args,
                                                 output_indices, test_run_options());
   return {r.skip_reason, std::move(r.outputs)};
 }

@@ -4,8 +4,8 @@
 
 #include <functional>
 
-#include "kernel_harness.h"
-#include "lower/lower.h"
+#include "tests/kernels/kernel_harness.h"
+#include "compiler/lower/lower.h"
 #include "schedules/conv2d.h"
 #include "schedules/dense.h"
 #include "schedules/elementwise.h"

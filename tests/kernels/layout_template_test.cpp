@@ -3,9 +3,9 @@
 // the user errors.
 #include <gtest/gtest.h>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/layout.h"
-#include "template_harness.h"
+#include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {
 namespace {
@@ -52,7 +52,7 @@ INSTANTIATE_TEST_SUITE_P(Layout, LayoutTemplateTest, ::testing::ValuesIn(cases()
 
 TEST(LayoutTemplateErrors, BadShapes) {
   const auto& t = schedules::layout_nchw_to_nchwc_template();
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   schedules::Config cfg = t.fallback(layout(1, 8, 4, 4, 4, 0), x86);
   EXPECT_THROW(t.instantiate(layout(1, 0, 4, 4, 4, 0), x86, cfg), UserError);
   EXPECT_THROW(t.instantiate(layout(1, 8, -4, 4, 4, 0), x86, cfg), UserError);

@@ -6,7 +6,7 @@
 
 #include <sstream>
 
-#include "codegen/codegen.h"
+#include "compiler/codegen/codegen.h"
 #include "schedules/dense_lowp.h"
 #include "tuner/builder.h"
 
@@ -18,7 +18,7 @@ using schedules::Workload;
 
 std::string assembly(const schedules::OpTemplate& tpl, const Workload& w, const std::string& target,
                      const std::map<std::string, int64_t>& knobs = {}) {
-  codegen::Target t = codegen::target_from_name(target);
+  Target t = target_from_name(target);
   // The x86-avx512 preset has avx512bf16 only where this CPU does; nothing runs here, so
   // check the code for a CPU that has it.
   if (t.is_x86() && !t.has("avx512bf16")) t.features.push_back("+avx512bf16");

@@ -11,12 +11,12 @@
 #include <functional>
 #include <sstream>
 
-#include "codegen/target.h"
-#include "ir/printer.h"
-#include "kernel_harness.h"
-#include "lower/lower.h"
+#include "compiler/target/target.h"
+#include "compiler/ir/printer.h"
+#include "tests/kernels/kernel_harness.h"
+#include "compiler/lower/lower.h"
 #include "schedules/math.h"
-#include "te/schedule.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::testing {
 namespace {
@@ -30,7 +30,7 @@ using MathFn = std::function<Expr(const Expr&)>;
 // cannot run here.
 std::vector<float> run_math(const MathFn& fn, const std::vector<float>& xs,
                             const std::string& target_name, std::string* skip) {
-  codegen::Target target = codegen::target_from_name(target_name);
+  Target target = target_from_name(target_name);
   int64_t n = static_cast<int64_t>(xs.size());
   te::Tensor x = te::placeholder({n}, DataType::f32(), "x");
   te::Tensor y = te::compute({n}, [&](ir::Var i) { return fn(x(i)); }, "y");
@@ -216,7 +216,7 @@ TEST(MathLibrary, ArmNeonUnderQemu) {
   for (const Case& c : cases) xs.insert(xs.end(), c.xs.begin(), c.xs.end());
   int64_t n = static_cast<int64_t>(cases[0].xs.size());
   for (const Case& c : cases) ASSERT_EQ(static_cast<int64_t>(c.xs.size()), n);
-  codegen::Target target = codegen::target_from_name("arm-neon");
+  Target target = target_from_name("arm-neon");
   te::Tensor x = te::placeholder({int64_t(cases.size()), n}, DataType::f32(), "x");
   te::Tensor y = te::compute(
       {int64_t(cases.size()), n},

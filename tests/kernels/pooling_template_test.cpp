@@ -3,9 +3,9 @@
 // in f32 everywhere and f16/bf16 where the target has them; bad shapes and dtypes.
 #include <gtest/gtest.h>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/pooling.h"
-#include "template_harness.h"
+#include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {
 namespace {
@@ -62,7 +62,7 @@ INSTANTIATE_TEST_SUITE_P(Pooling, PoolingTemplateTest, ::testing::ValuesIn(cases
                          template_case_name);
 
 TEST(PoolingTemplateErrors, BadShapesAndDtypes) {
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   const OpTemplate& mp = schedules::max_pool2d_template();
   schedules::Config cfg = mp.fallback(pool("max_pool2d", 1, 1, 8, 8, 3, 2, 1), x86);
   EXPECT_THROW(mp.instantiate(pool("max_pool2d", 0, 1, 8, 8, 3, 2, 1), x86, cfg), UserError);

@@ -5,11 +5,11 @@
 
 #include <cmath>
 
-#include "ir/error.h"
-#include "kernel_harness.h"
+#include "compiler/base/error.h"
+#include "tests/kernels/kernel_harness.h"
 #include "schedules/batch_norm.h"
 #include "schedules/softmax.h"
-#include "template_harness.h"
+#include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {
 namespace {
@@ -34,7 +34,7 @@ std::string check_bn(const Workload& w, const std::string& target, int config_se
     if (a.logical.name == "var")
       for (float& x : v) x = std::fabs(x);
   };
-  schedules::Config cfg = template_config(tpl, w, codegen::target_from_name(target), config_seed);
+  schedules::Config cfg = template_config(tpl, w, target_from_name(target), config_seed);
   return check_template_inputs(tpl, w, target, cfg, check);
 }
 
@@ -70,7 +70,7 @@ TEST_P(NormTemplateTest, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Norm, NormTemplateTest, ::testing::ValuesIn(cases()), template_case_name);
 
 TEST(NormTemplateErrors, BadShapesAndDtypes) {
-  codegen::Target x86 = codegen::target_from_name("x86-avx512");
+  Target x86 = target_from_name("x86-avx512");
   for (const OpTemplate* t : {&schedules::softmax_template(), &schedules::layer_norm_template()}) {
     schedules::Config cfg = t->fallback(rows(t->op(), 2, 8), x86);
     EXPECT_THROW(t->instantiate(rows(t->op(), 0, 8), x86, cfg), UserError);

@@ -1,13 +1,13 @@
-#include "template_harness.h"
+#include "tests/kernels/template_harness.h"
 
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 
-#include "codegen/target.h"
-#include "ir/printer.h"
-#include "kernel_harness.h"
+#include "compiler/target/target.h"
+#include "compiler/ir/printer.h"
+#include "tests/kernels/kernel_harness.h"
 #include "schedules/registry.h"
 #include "tuner/builder.h"
 
@@ -31,7 +31,7 @@ bool sweep_ir(const std::string& what, const ir::LoweredFunc& f) {
 }  // namespace
 
 schedules::Config template_config(const schedules::OpTemplate& tpl, const schedules::Workload& w,
-                                  const codegen::Target& target, int config_seed) {
+                                  const Target& target, int config_seed) {
   if (config_seed < 0) return tpl.fallback(w, target);
   std::mt19937_64 rng(static_cast<uint64_t>(config_seed) * 7919 + 17);
   return tpl.space(w, target).random(rng);
@@ -39,7 +39,7 @@ schedules::Config template_config(const schedules::OpTemplate& tpl, const schedu
 
 std::string check_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
                            const std::string& target_name, int config_seed) {
-  codegen::Target target = codegen::target_from_name(target_name);
+  Target target = target_from_name(target_name);
   schedules::Config cfg = template_config(tpl, w, target, config_seed);
   SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target_name + " config " + cfg.to_json());
   tuner::BuiltKernel k = tuner::lower_template(tpl, w, target, cfg, "kernel");
@@ -54,7 +54,7 @@ std::string check_template(const schedules::OpTemplate& tpl, const schedules::Wo
 std::string check_template_inputs(const schedules::OpTemplate& tpl, const schedules::Workload& w,
                                   const std::string& target_name, const schedules::Config& cfg,
                                   const InputCheck& check) {
-  codegen::Target target = codegen::target_from_name(target_name);
+  Target target = target_from_name(target_name);
   SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target_name + " config " + cfg.to_json());
   tuner::BuiltKernel k = tuner::lower_template(tpl, w, target, cfg, "kernel");
   if (sweep_ir(tpl.name() + " " + w.str() + " " + target_name + " " + cfg.to_json(), k.func))
@@ -102,13 +102,13 @@ std::string template_case_name(const ::testing::TestParamInfo<TemplateCase>& inf
 
 const schedules::OpTemplate& case_template(const TemplateCase& c) {
   if (c.tpl) return *c.tpl;
-  return *schedules::templates_for(c.w, codegen::target_from_name(c.target)).front();
+  return *schedules::templates_for(c.w, target_from_name(c.target)).front();
 }
 
 void TemplateTest::check() {
   const TemplateCase& c = GetParam();
   const schedules::OpTemplate& tpl = case_template(c);
-  ASSERT_TRUE(tpl.applies(c.w, codegen::target_from_name(c.target)));
+  ASSERT_TRUE(tpl.applies(c.w, target_from_name(c.target)));
   std::string skip = check_template(tpl, c.w, c.target, c.config);
   if (!skip.empty()) GTEST_SKIP() << skip;
 }

@@ -22,7 +22,7 @@ namespace kiln::testing {
 
 // config_seed < 0: the template's fallback config; otherwise a random config of its space.
 schedules::Config template_config(const schedules::OpTemplate& tpl, const schedules::Workload& w,
-                                  const codegen::Target& target, int config_seed);
+                                  const Target& target, int config_seed);
 
 // Returns a skip reason (empty when it ran); failures are gtest failures.
 std::string check_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,

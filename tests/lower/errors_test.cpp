@@ -1,6 +1,6 @@
 // Bad schedules and kernel signatures: each must fail with a UserError whose message
 // names the stage, loop or tensor at fault.
-#include "lower_test_util.h"
+#include "tests/lower/lower_test_util.h"
 
 namespace kiln::lower_test {
 namespace {

@@ -1,8 +1,8 @@
 // partition_loops: peeling the iterations where a guard may fail off the ones where it
 // provably holds, on hand-built loops and on the tiles that schedule_ops guards.
-#include "lower/loop_partition.h"
+#include "compiler/lower/loop_partition.h"
 
-#include "lower_test_util.h"
+#include "tests/lower/lower_test_util.h"
 
 namespace kiln::lower_test {
 namespace {

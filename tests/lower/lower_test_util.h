@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "ir/error.h"
-#include "ir/op.h"
-#include "ir/printer.h"
-#include "lower/lower.h"
-#include "te/schedule.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/printer.h"
+#include "compiler/lower/lower.h"
+#include "compiler/te/schedule.h"
 
 namespace kiln::lower_test {
 

@@ -4,7 +4,7 @@
 #include <functional>
 #include <optional>
 
-#include "lower_test_util.h"
+#include "tests/lower/lower_test_util.h"
 
 namespace kiln::lower_test {
 namespace {

@@ -1,6 +1,6 @@
 // Schedule primitives, checked on the loop nest that schedule_ops builds from them (and,
 // where a later pass is what makes the primitive pay off, on that pass's output).
-#include "lower_test_util.h"
+#include "tests/lower/lower_test_util.h"
 
 namespace kiln::lower_test {
 namespace {

@@ -1,7 +1,7 @@
 // flatten_storage: multi-dimensional accesses become one row-major index.
-#include "lower/storage_flatten.h"
+#include "compiler/lower/storage_flatten.h"
 
-#include "lower_test_util.h"
+#include "tests/lower/lower_test_util.h"
 
 namespace kiln::lower_test {
 namespace {

@@ -1,9 +1,9 @@
 // unroll_loops: an unrolled loop becomes copies of its body with constant indices.
-#include "lower/unroll.h"
+#include "compiler/lower/unroll.h"
 
-#include "ir/simplify.h"
+#include "compiler/ir/simplify.h"
 
-#include "lower_test_util.h"
+#include "tests/lower/lower_test_util.h"
 
 namespace kiln::lower_test {
 namespace {

@@ -1,8 +1,8 @@
 // vectorize_loops: loop variables become ramps, invariants broadcasts; loops it cannot
 // widen (and non-power-of-two extents) stay scalar loops.
-#include "lower/vectorize.h"
+#include "compiler/lower/vectorize.h"
 
-#include "lower_test_util.h"
+#include "tests/lower/lower_test_util.h"
 
 namespace kiln::lower_test {
 namespace {

@@ -1,8 +1,8 @@
 // verify_lowered and verify_ir: IR that codegen could not take, or that no pass should
 // leave, is a kiln bug, reported as an InternalError that names the pass before the check.
-#include "lower/verify.h"
+#include "compiler/lower/verify.h"
 
-#include "lower_test_util.h"
+#include "tests/lower/lower_test_util.h"
 
 namespace kiln::lower_test {
 namespace {

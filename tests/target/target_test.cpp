@@ -1,11 +1,11 @@
 // Targets as data: presets, feature queries, host detection.
-#include "target/target.h"
+#include "compiler/target/target.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "kiln/cpu_features.h"
 
 namespace kiln {

@@ -7,9 +7,9 @@
 
 #include <filesystem>
 
-#include "ir/error.h"
-#include "ir/printer.h"
-#include "lower/lower.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/printer.h"
+#include "compiler/lower/lower.h"
 #include "schedules/data_movement.h"
 #include "schedules/dense.h"
 #include "schedules/dense_lowp.h"
@@ -43,8 +43,8 @@ bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
-const codegen::Target& avx2() {
-  static const codegen::Target t = codegen::target_from_name("x86-avx2");
+const Target& avx2() {
+  static const Target t = target_from_name("x86-avx2");
   return t;
 }
 

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "ir/error.h"
-#include "records_test_util.h"
+#include "compiler/base/error.h"
+#include "tests/tuner/records_test_util.h"
 
 namespace kiln::tuner {
 namespace {

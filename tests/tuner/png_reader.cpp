@@ -1,4 +1,4 @@
-#include "png_reader.h"
+#include "tests/tuner/png_reader.h"
 
 #include <zlib.h>
 

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "png_reader.h"
-#include "records_test_util.h"
+#include "tests/tuner/png_reader.h"
+#include "tests/tuner/records_test_util.h"
 
 namespace kiln::tuner {
 namespace {

@@ -8,8 +8,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "ir/error.h"
-#include "records_test_util.h"
+#include "compiler/base/error.h"
+#include "tests/tuner/records_test_util.h"
 
 namespace kiln::tuner {
 namespace {

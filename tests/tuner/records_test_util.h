@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "schedules/registry.h"
-#include "target/target.h"
+#include "compiler/target/target.h"
 #include "tuner/records.h"
 
 namespace kiln::tuner::testing {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "tuner/search/strategies.h"
 
 namespace kiln::tuner {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "ir/error.h"
+#include "compiler/base/error.h"
 #include "schedules/config.h"
 #include "tuner/record.h"
 
