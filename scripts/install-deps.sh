@@ -15,7 +15,7 @@ PACKAGES=(
 )
 # Debian multiarch: the board-side kiln-worker links these, code generation stays on the host's
 # protoc and grpc_cpp_plugin (see TOOLCHAIN.md). Once libc6:arm64 is in, qemu-aarch64 must be run
-# with `-L /` (aarch64_qemu_prefix() in rpc/kernel_exec.h picks it).
+# with `-L /` (aarch64_qemu_prefix() in runtime/process/kernel_exec.h picks it).
 ARM64_PACKAGES=(libgrpc++-dev:arm64 libprotobuf-dev:arm64)
 
 installed() {

@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "compiler/target/target.h"
-#include "rpc/kernel_exec.h"
+#include "runtime/process/kernel_exec.h"
 #include "schedules/registry.h"
 #include "tools/subcommands.h"
 #include "tuner/builder.h"

@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "kiln/runtime.h"
-#include "rpc/kernel_exec.h"
-#include "rpc/temp_dir.h"
+#include "runtime/process/kernel_exec.h"
+#include "runtime/process/temp_dir.h"
 
 namespace kiln::tuner {
 

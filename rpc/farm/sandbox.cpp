@@ -20,8 +20,8 @@
 #include "rpc/farm/data.h"
 #include "rpc/farm/transport.h"
 #include "rpc/farm/validate.h"
-#include "rpc/spawn.h"
-#include "rpc/temp_dir.h"
+#include "runtime/process/spawn.h"
+#include "runtime/process/temp_dir.h"
 
 
 namespace kiln::farm {

@@ -12,7 +12,7 @@
 
 #include "tests/codegen/codegen_test_util.h"
 #include "compiler/ir/op.h"
-#include "rpc/kernel_exec.h"
+#include "runtime/process/kernel_exec.h"
 
 #ifndef KILN_ARM_RUNNER
 #define KILN_ARM_RUNNER ""
@@ -65,7 +65,7 @@ class ArmRun : public ::testing::Test {
         os.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(bytes));
       }
     }
-    // The one rule for running AArch64 programs here (rpc/kernel_exec.h): with Debian's
+    // The one rule for running AArch64 programs here (runtime/process/kernel_exec.h): with Debian's
     // multiarch arm64 libc installed the cross toolchain's sysroot hangs at start-up under
     // qemu, so the prefix names the multiarch one then (see TOOLCHAIN.md).
     std::string qemu;

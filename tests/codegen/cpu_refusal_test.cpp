@@ -12,7 +12,7 @@
 #include "tests/codegen/codegen_test_util.h"
 #include "compiler/ir/op.h"
 #include "kiln/runtime.h"
-#include "rpc/kernel_exec.h"
+#include "runtime/process/kernel_exec.h"
 
 namespace kiln::codegen::testing {
 namespace {

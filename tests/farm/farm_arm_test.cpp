@@ -17,7 +17,7 @@
 #include "tests/farm/farm_harness.h"
 #include "compiler/lower/lower.h"
 #include "rpc/farm/data.h"
-#include "rpc/kernel_exec.h"
+#include "runtime/process/kernel_exec.h"
 
 namespace kiln::farm {
 namespace {

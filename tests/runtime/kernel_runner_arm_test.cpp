@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "rpc/kernel_exec.h"
+#include "runtime/process/kernel_exec.h"
 
 namespace kiln::testing {
 namespace {

@@ -1,7 +1,7 @@
 // Out-of-process kernel runs: temp files in, kiln-kernel-runner (maybe under qemu), files out.
-#include "rpc/kernel_exec.h"
-#include "rpc/spawn.h"
-#include "rpc/temp_dir.h"
+#include "runtime/process/kernel_exec.h"
+#include "runtime/process/spawn.h"
+#include "runtime/process/temp_dir.h"
 
 #include <fcntl.h>
 #include <signal.h>
