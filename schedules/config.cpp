@@ -67,7 +67,15 @@ Config ConfigSpace::random(std::mt19937_64& rng) const {
 }
 
 void ConfigSpace::validate(const Config& c) const {
+  std::string names;
+  for (const Knob& k : knobs_) names += (names.empty() ? "" : ", ") + k.name;
+  for (const auto& [name, value] : c.values()) {
+    bool known = std::any_of(knobs_.begin(), knobs_.end(), [&](const Knob& k) { return k.name == name; });
+    user_check(known) << "unknown knob '" << name << "' (this space's knobs: " << names << ")";
+  }
   for (const Knob& k : knobs_) {
+    user_check(c.has(k.name)) << "config " << c.to_json() << " has no value for knob '" << k.name
+                              << "' (this space's knobs: " << names << ")";
     int64_t v = c[k.name];
     bool ok = std::find(k.choices.begin(), k.choices.end(), v) != k.choices.end();
     std::string valid;
@@ -75,6 +83,26 @@ void ConfigSpace::validate(const Config& c) const {
     user_check(ok) << "knob '" << k.name << "' = " << v << " is not one of its choices (" << valid
                    << ")";
   }
+}
+
+bool ConfigSpace::contains(const Config& c) const {
+  if (c.values().size() != knobs_.size()) return false;
+  for (const Knob& k : knobs_) {
+    if (!c.has(k.name)) return false;
+    if (std::find(k.choices.begin(), k.choices.end(), c[k.name]) == k.choices.end()) return false;
+  }
+  return true;
+}
+
+uint64_t ConfigSpace::index_of(const Config& c) const {
+  internal_check(contains(c)) << "config " << c.to_json() << " is not a point of this space";
+  uint64_t index = 0;
+  for (size_t i = knobs_.size(); i-- > 0;) {
+    const Knob& k = knobs_[i];
+    const auto pos = std::find(k.choices.begin(), k.choices.end(), c[k.name]) - k.choices.begin();
+    index = index * k.choices.size() + static_cast<uint64_t>(pos);
+  }
+  return index;
 }
 
 }  // namespace kiln::schedules

@@ -46,8 +46,13 @@ class ConfigSpace {
   uint64_t size() const;                         // number of distinct configs
   Config at(uint64_t index) const;               // mixed-radix enumeration
   Config random(std::mt19937_64& rng) const;
-  // Checks that every knob of the space has a valid value in `c` (UserError otherwise).
+  // Checks that every knob of the space has a valid value in `c` and that `c` names no knob
+  // the space lacks (UserError naming the knob and what would be valid).
   void validate(const Config& c) const;
+  // Whether `c` is a point of the space (what validate checks, without throwing).
+  bool contains(const Config& c) const;
+  // The index of a point of the space (at(index_of(c)) == c); InternalError when it is not one.
+  uint64_t index_of(const Config& c) const;
 
  private:
   std::vector<Knob> knobs_;
