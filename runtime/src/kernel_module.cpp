@@ -4,6 +4,8 @@
 // "cannot open shared object file", "invalid ELF header" and "undefined symbol" tell a user
 // more than anything we could paraphrase.
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 
 #include <cstdio>
 #include <cstring>
@@ -34,19 +36,57 @@ void* find_symbol(void* handle, const char* name, std::string* error) {
   return sym;
 }
 
-// The architecture an ELF file was built for ("x86_64", "aarch64", or "" when it is not an
-// ELF file we can read: dlopen then says what is wrong).
-std::string elf_arch(const std::string& path) {
+// What an ELF file says of itself, read before dlopen sees it.
+struct ElfFacts {
+  // "x86_64", "aarch64", "machine N"; "" when it is not a 64-bit little-endian ELF file (dlopen
+  // then says what is wrong).
+  std::string arch;
+  // Non-empty when the program headers or a loadable segment reach past the end of the file:
+  // dlopen maps such a segment anyway and the process dies of SIGSEGV/SIGBUS while relocating,
+  // so a truncated .so must be refused here.
+  std::string truncated;
+};
+
+ElfFacts inspect_elf(const std::string& path) {
+  ElfFacts facts;
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return "";
-  unsigned char header[20] = {};
-  const bool read = std::fread(header, 1, sizeof header, f) == sizeof header;
+  if (!f) return facts;
+  Elf64_Ehdr eh{};
+  long size = -1;
+  if (std::fread(&eh, sizeof eh, 1, f) == 1 && std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+      eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_ident[EI_DATA] == ELFDATA2LSB &&
+      std::fseek(f, 0, SEEK_END) == 0) {
+    size = std::ftell(f);
+    facts.arch = eh.e_machine == EM_X86_64    ? "x86_64"
+                 : eh.e_machine == EM_AARCH64 ? "aarch64"
+                                              : "machine " + std::to_string(eh.e_machine);
+  }
+  const uint64_t file_size = size < 0 ? 0 : static_cast<uint64_t>(size);
+  const uint64_t table_end = eh.e_phoff + uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr);
+  // The section headers come last in the files lld writes: checking them catches a file cut
+  // anywhere, even where what remains would still load.
+  const uint64_t sections_end = eh.e_shoff + uint64_t(eh.e_shnum) * eh.e_shentsize;
+  if (facts.arch.empty()) {
+    // Not ours to judge.
+  } else if (eh.e_phentsize != sizeof(Elf64_Phdr) || table_end > file_size) {
+    facts.truncated = "its program headers end at byte " + std::to_string(table_end) +
+                      ", the file has " + std::to_string(file_size);
+  } else if (sections_end > file_size) {
+    facts.truncated = "its section headers end at byte " + std::to_string(sections_end) +
+                      ", the file has " + std::to_string(file_size);
+  } else if (std::fseek(f, static_cast<long>(eh.e_phoff), SEEK_SET) == 0) {
+    for (unsigned i = 0; i < eh.e_phnum && facts.truncated.empty(); ++i) {
+      Elf64_Phdr ph{};
+      if (std::fread(&ph, sizeof ph, 1, f) != 1) break;
+      if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > file_size) {
+        facts.truncated = "segment " + std::to_string(i) + " ends at byte " +
+                          std::to_string(ph.p_offset + ph.p_filesz) + ", the file has " +
+                          std::to_string(file_size);
+      }
+    }
+  }
   std::fclose(f);
-  if (!read || std::memcmp(header, "\x7f" "ELF", 4) != 0 || header[5] != 1) return "";
-  const unsigned machine = header[18] | (header[19] << 8);  // e_machine, little-endian
-  if (machine == 62) return "x86_64";
-  if (machine == 183) return "aarch64";
-  return "machine " + std::to_string(machine);
+  return facts;
 }
 
 // The value of `key` in the module's "k=v;k=v" target record.
@@ -97,11 +137,21 @@ int32_t Kernel::run(void* const* args) const noexcept {
   return fn_(args);
 }
 
-KernelModule::KernelModule(const std::string& path, ThreadPool& pool) : path_(path), pool_(&pool) {
+KernelModule::KernelModule(const std::string& path, ThreadPool& pool)
+    : KernelModule(path, pool, {}, "a kiln kernel module") {}
+
+KernelModule::KernelModule(const std::string& path, ThreadPool& pool,
+                           std::initializer_list<const char*> required, const char* kind)
+    : path_(path), pool_(&pool) {
   // A module for another architecture: say so plainly rather than dlopen's "wrong ELF class".
-  if (const std::string arch = elf_arch(path); !arch.empty() && arch != cpu_arch()) {
-    throw RuntimeError(ErrorCode::kLoad, "kiln: '" + path + "' is built for " + arch +
+  const ElfFacts elf = inspect_elf(path);
+  if (!elf.arch.empty() && elf.arch != cpu_arch()) {
+    throw RuntimeError(ErrorCode::kLoad, "kiln: '" + path + "' is built for " + elf.arch +
                                              ", this machine is " + std::string(cpu_arch()));
+  }
+  if (!elf.truncated.empty()) {
+    throw RuntimeError(ErrorCode::kLoad,
+                       "kiln: '" + path + "' is truncated or damaged: " + elf.truncated);
   }
   // RTLD_NOW: an unresolved symbol fails here, at load, not mid-kernel. RTLD_LOCAL: kernels of
   // different modules may share names.
@@ -109,6 +159,17 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool) : path_(pa
   if (!handle_) {
     throw RuntimeError(ErrorCode::kLoad,
                        "kiln: cannot load kernel module '" + path + "': " + dl_error_text());
+  }
+  // What makes it the kind of module the caller wants, before anything else is said about it:
+  // a plain library is "not a kiln model", whatever its CPU features.
+  for (const char* name : required) {
+    std::string error;
+    if (!find_symbol(handle_, name, &error)) {
+      dlclose(handle_);
+      handle_ = nullptr;
+      throw RuntimeError(ErrorCode::kLoad, "kiln: '" + path + "' is not " + kind + ": no " + name +
+                                               " (" + error + ")");
+    }
   }
   // Before any of its code runs: an instruction the CPU lacks would be a SIGILL mid-kernel.
   std::string target;
@@ -128,7 +189,7 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool) : path_(pa
   if (!init) {
     dlclose(handle_);
     handle_ = nullptr;
-    throw RuntimeError(ErrorCode::kLoad, "kiln: '" + path + "' is not a kiln kernel module: no " +
+    throw RuntimeError(ErrorCode::kLoad, "kiln: '" + path + "' is not " + kind + ": no " +
                                              KILN_MODULE_INIT_SYMBOL + " (" + error + ")");
   }
   if (const int32_t status = init(ThreadPool::api()); status != 0) {
@@ -180,6 +241,19 @@ Kernel KernelModule::kernel(const std::string& name) const {
 
 void KernelModule::call(const std::string& name, void* const* args) const {
   kernel(name)(args);
+}
+
+void* KernelModule::symbol(const char* name) const {
+  std::string error;
+  return handle_ ? find_symbol(handle_, name, &error) : nullptr;
+}
+
+std::size_t KernelModule::symbol_size(const void* address) {
+  Dl_info info{};
+  void* entry = nullptr;  // dladdr1 stores a const ElfW(Sym)* here
+  if (!dladdr1(address, &info, &entry, RTLD_DL_SYMENT) || !entry) return 0;
+  const auto* sym = static_cast<const ElfW(Sym)*>(entry);
+  return info.dli_saddr == address ? static_cast<std::size_t>(sym->st_size) : 0;
 }
 
 }  // namespace kiln
