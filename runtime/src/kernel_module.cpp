@@ -15,6 +15,7 @@
 
 #include "kiln/cpu_features.h"
 #include "kiln/runtime.h"
+#include "message.h"
 
 namespace kiln {
 namespace {
@@ -32,7 +33,7 @@ void* find_symbol(void* handle, const char* name, std::string* error) {
     *error = e;
     return nullptr;
   }
-  if (!sym) *error = std::string(name) + " resolves to a null address";
+  if (!sym) *error = concat({name, " resolves to a null address"});
   return sym;
 }
 
@@ -59,7 +60,7 @@ ElfFacts inspect_elf(const std::string& path) {
     size = std::ftell(f);
     facts.arch = eh.e_machine == EM_X86_64    ? "x86_64"
                  : eh.e_machine == EM_AARCH64 ? "aarch64"
-                                              : "machine " + std::to_string(eh.e_machine);
+                                              : concat({"machine ", Num(eh.e_machine)});
   }
   const uint64_t file_size = size < 0 ? 0 : static_cast<uint64_t>(size);
   const uint64_t table_end = eh.e_phoff + uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr);
@@ -69,19 +70,18 @@ ElfFacts inspect_elf(const std::string& path) {
   if (facts.arch.empty()) {
     // Not ours to judge.
   } else if (eh.e_phentsize != sizeof(Elf64_Phdr) || table_end > file_size) {
-    facts.truncated = "its program headers end at byte " + std::to_string(table_end) +
-                      ", the file has " + std::to_string(file_size);
+    facts.truncated =
+        concat({"its program headers end at byte ", Num(table_end), ", the file has ", Num(file_size)});
   } else if (sections_end > file_size) {
-    facts.truncated = "its section headers end at byte " + std::to_string(sections_end) +
-                      ", the file has " + std::to_string(file_size);
+    facts.truncated = concat(
+        {"its section headers end at byte ", Num(sections_end), ", the file has ", Num(file_size)});
   } else if (std::fseek(f, static_cast<long>(eh.e_phoff), SEEK_SET) == 0) {
     for (unsigned i = 0; i < eh.e_phnum && facts.truncated.empty(); ++i) {
       Elf64_Phdr ph{};
       if (std::fread(&ph, sizeof ph, 1, f) != 1) break;
       if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > file_size) {
-        facts.truncated = "segment " + std::to_string(i) + " ends at byte " +
-                          std::to_string(ph.p_offset + ph.p_filesz) + ", the file has " +
-                          std::to_string(file_size);
+        facts.truncated = concat({"segment ", Num(i), " ends at byte ", Num(ph.p_offset + ph.p_filesz),
+                                  ", the file has ", Num(file_size)});
       }
     }
   }
@@ -127,8 +127,8 @@ std::vector<std::string> missing_features(void* handle, std::string* target) {
 void Kernel::operator()(void* const* args) const {
   const int32_t status = run(args);
   if (status != 0) {
-    throw RuntimeError(ErrorCode::kKernel, "kiln: kernel '" + name_ + "' of '" + module_path_ +
-                                               "' failed with status " + std::to_string(status));
+    throw_error(ErrorCode::kKernel, {"kiln: kernel '", name_, "' of '", module_path_,
+                                     "' failed with status ", Num(status)});
   }
 }
 
@@ -146,19 +146,17 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool,
   // A module for another architecture: say so plainly rather than dlopen's "wrong ELF class".
   const ElfFacts elf = inspect_elf(path);
   if (!elf.arch.empty() && elf.arch != cpu_arch()) {
-    throw RuntimeError(ErrorCode::kLoad, "kiln: '" + path + "' is built for " + elf.arch +
-                                             ", this machine is " + std::string(cpu_arch()));
+    throw_error(ErrorCode::kLoad,
+                {"kiln: '", path, "' is built for ", elf.arch, ", this machine is ", cpu_arch()});
   }
   if (!elf.truncated.empty()) {
-    throw RuntimeError(ErrorCode::kLoad,
-                       "kiln: '" + path + "' is truncated or damaged: " + elf.truncated);
+    throw_error(ErrorCode::kLoad, {"kiln: '", path, "' is truncated or damaged: ", elf.truncated});
   }
   // RTLD_NOW: an unresolved symbol fails here, at load, not mid-kernel. RTLD_LOCAL: kernels of
   // different modules may share names.
   handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) {
-    throw RuntimeError(ErrorCode::kLoad,
-                       "kiln: cannot load kernel module '" + path + "': " + dl_error_text());
+    throw_error(ErrorCode::kLoad, {"kiln: cannot load kernel module '", path, "': ", dl_error_text()});
   }
   // What makes it the kind of module the caller wants, before anything else is said about it:
   // a plain library is "not a kiln model", whatever its CPU features.
@@ -167,8 +165,7 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool,
     if (!find_symbol(handle_, name, &error)) {
       dlclose(handle_);
       handle_ = nullptr;
-      throw RuntimeError(ErrorCode::kLoad, "kiln: '" + path + "' is not " + kind + ": no " + name +
-                                               " (" + error + ")");
+      throw_error(ErrorCode::kLoad, {"kiln: '", path, "' is not ", kind, ": no ", name, " (", error, ")"});
     }
   }
   // Before any of its code runs: an instruction the CPU lacks would be a SIGILL mid-kernel.
@@ -178,10 +175,12 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool,
     dlclose(handle_);
     handle_ = nullptr;
     std::string list;
-    for (const std::string& f : missing) list += (list.empty() ? "" : ", ") + f;
-    throw RuntimeError(ErrorCode::kLoad, "kiln: '" + path + "' (target " + target + ") needs " +
-                                             list + ", this CPU lacks " +
-                                             (missing.size() == 1 ? "it" : "them"));
+    for (const std::string& f : missing) {
+      if (!list.empty()) list += ", ";
+      list += f;
+    }
+    throw_error(ErrorCode::kLoad, {"kiln: '", path, "' (target ", target, ") needs ", list,
+                                   ", this CPU lacks ", missing.size() == 1 ? "it" : "them"});
   }
   std::string error;
   auto init =
@@ -189,15 +188,14 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool,
   if (!init) {
     dlclose(handle_);
     handle_ = nullptr;
-    throw RuntimeError(ErrorCode::kLoad, "kiln: '" + path + "' is not " + kind + ": no " +
-                                             KILN_MODULE_INIT_SYMBOL + " (" + error + ")");
+    throw_error(ErrorCode::kLoad,
+                {"kiln: '", path, "' is not ", kind, ": no ", KILN_MODULE_INIT_SYMBOL, " (", error, ")"});
   }
   if (const int32_t status = init(ThreadPool::api()); status != 0) {
     dlclose(handle_);
     handle_ = nullptr;
-    throw RuntimeError(ErrorCode::kLoad, "kiln: " + std::string(KILN_MODULE_INIT_SYMBOL) + " of '" +
-                                             path + "' failed with status " +
-                                             std::to_string(status));
+    throw_error(ErrorCode::kLoad, {"kiln: ", KILN_MODULE_INIT_SYMBOL, " of '", path,
+                                   "' failed with status ", Num(status)});
   }
 }
 
@@ -227,14 +225,14 @@ bool KernelModule::has_kernel(const std::string& name) const {
 
 Kernel KernelModule::kernel(const std::string& name) const {
   if (!handle_) {
-    throw RuntimeError(ErrorCode::kInvalidArgument,
-                       "kiln: kernel '" + name + "' looked up in a moved-from KernelModule");
+    throw_error(ErrorCode::kInvalidArgument,
+                {"kiln: kernel '", name, "' looked up in a moved-from KernelModule"});
   }
   std::string error;
   void* sym = find_symbol(handle_, name.c_str(), &error);
   if (!sym) {
-    throw RuntimeError(ErrorCode::kSymbol, "kiln: kernel module '" + path_ + "' has no kernel '" +
-                                               name + "': " + error);
+    throw_error(ErrorCode::kSymbol,
+                {"kiln: kernel module '", path_, "' has no kernel '", name, "': ", error});
   }
   return Kernel(reinterpret_cast<kiln_kernel_fn>(sym), pool_, name, path_);
 }

@@ -3,8 +3,6 @@
 // it, allocates the workspace; run() then only checks pointers and calls kiln_model_run.
 #include "kiln/model.h"
 
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -12,16 +10,11 @@
 #include "kiln/kernel_abi.h"
 #include "kiln/params.h"
 #include "kiln/runtime.h"
+#include "message.h"
 #include "model_info.h"
 
 namespace kiln {
 namespace {
-
-std::string hex64(uint64_t v) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016" PRIx64, v);
-  return text;
-}
 
 // The module's info record as text, bounded by the symbol's recorded size so that a record
 // without its NUL is an error rather than a read past the end.
@@ -30,8 +23,8 @@ std::string_view info_text(const KernelModule& module) {
   const std::size_t size = KernelModule::symbol_size(text);
   const std::size_t length = size ? strnlen(text, size) : std::strlen(text);
   if (size && length == size) {
-    throw RuntimeError(ErrorCode::kLoad, "kiln: '" + module.path() + "' has a malformed " +
-                                             KILN_MODEL_INFO_SYMBOL + ": it is not NUL-terminated");
+    throw_error(ErrorCode::kLoad, {"kiln: '", module.path(), "' has a malformed ",
+                                   KILN_MODEL_INFO_SYMBOL, ": it is not NUL-terminated"});
   }
   return {text, length};
 }
@@ -64,18 +57,17 @@ struct Model::State {
   // before a possibly large allocation.
   std::size_t check_params_and_size_workspace(const std::string& params_path) const {
     if (params.bytes() != info.params_bytes || params.checksum() != info.params_checksum) {
-      throw RuntimeError(
-          ErrorCode::kParams,
-          "kiln: params file '" + params_path + "' does not belong to model '" + so_path +
-              "': it holds " + std::to_string(params.bytes()) + " bytes with checksum " +
-              hex64(params.checksum()) + ", the model was built for " +
-              std::to_string(info.params_bytes) + " bytes with checksum " +
-              hex64(info.params_checksum));
+      throw_error(ErrorCode::kParams,
+                  {"kiln: params file '", params_path, "' does not belong to model '", so_path,
+                   "': it holds ", Num(params.bytes()), " bytes with checksum ",
+                   Num(params.checksum(), true), ", the model was built for ",
+                   Num(info.params_bytes), " bytes with checksum ",
+                   Num(info.params_checksum, true)});
     }
     if (info.workspace_bytes > SIZE_MAX / 2) {
-      throw RuntimeError(ErrorCode::kLoad, "kiln: model '" + so_path + "' asks for a " +
-                                               std::to_string(info.workspace_bytes) +
-                                               "-byte workspace, more than this machine can address");
+      throw_error(ErrorCode::kLoad, {"kiln: model '", so_path, "' asks for a ",
+                                     Num(info.workspace_bytes),
+                                     "-byte workspace, more than this machine can address"});
     }
     return static_cast<std::size_t>(info.workspace_bytes);
   }
@@ -91,28 +83,24 @@ Model Model::load(const std::string& so_path, const std::string& params_path, in
 }
 
 void Model::run(std::span<const void* const> inputs, std::span<void* const> outputs) const {
-  if (!state_) throw RuntimeError(ErrorCode::kInvalidArgument, "kiln: run on a moved-from Model");
+  if (!state_) throw_error(ErrorCode::kInvalidArgument, {"kiln: run on a moved-from Model"});
   State& s = *state_;
   if (inputs.size() != s.info.inputs.size() || outputs.size() != s.info.outputs.size()) {
-    throw RuntimeError(ErrorCode::kInvalidArgument,
-                       "kiln: model '" + s.info.name + "' takes " +
-                           std::to_string(s.info.inputs.size()) + " input(s) and " +
-                           std::to_string(s.info.outputs.size()) + " output(s), got " +
-                           std::to_string(inputs.size()) + " and " +
-                           std::to_string(outputs.size()));
+    throw_error(ErrorCode::kInvalidArgument,
+                {"kiln: model '", s.info.name, "' takes ", Num(s.info.inputs.size()),
+                 " input(s) and ", Num(s.info.outputs.size()), " output(s), got ",
+                 Num(inputs.size()), " and ", Num(outputs.size())});
   }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i]) {
-      throw RuntimeError(ErrorCode::kInvalidArgument, "kiln: model '" + s.info.name + "': input " +
-                                                          std::to_string(i) + " ('" +
-                                                          s.info.inputs[i].name + "') is null");
+      throw_error(ErrorCode::kInvalidArgument, {"kiln: model '", s.info.name, "': input ", Num(i),
+                                                " ('", s.info.inputs[i].name, "') is null"});
     }
   }
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     if (!outputs[i]) {
-      throw RuntimeError(ErrorCode::kInvalidArgument, "kiln: model '" + s.info.name + "': output " +
-                                                          std::to_string(i) + " ('" +
-                                                          s.info.outputs[i].name + "') is null");
+      throw_error(ErrorCode::kInvalidArgument, {"kiln: model '", s.info.name, "': output ", Num(i),
+                                                " ('", s.info.outputs[i].name, "') is null"});
     }
   }
   int32_t status = 0;
@@ -125,9 +113,8 @@ void Model::run(std::span<const void* const> inputs, std::span<void* const> outp
                      s.workspace.data(), s.params.payload());
   }
   if (status != 0) {
-    throw RuntimeError(ErrorCode::kKernel, "kiln: model '" + s.info.name + "' ('" + s.so_path +
-                                               "') failed: a kernel returned status " +
-                                               std::to_string(status));
+    throw_error(ErrorCode::kKernel, {"kiln: model '", s.info.name, "' ('", s.so_path,
+                                     "') failed: a kernel returned status ", Num(status)});
   }
 }
 

@@ -5,6 +5,7 @@
 #include "c_api.h"
 #include "kiln/model.h"
 #include "kiln/runtime_c.h"
+#include "message.h"
 
 struct kiln_model {
   kiln::Model model;
@@ -17,12 +18,14 @@ using kiln::c_api::guarded;
 
 kiln_status describe(const kiln_model* model, int32_t index, kiln_tensor_info* out, bool input) {
   const char* what = input ? "kiln_model_input_info" : "kiln_model_output_info";
-  if (!model || !out) return fail(KILN_ERROR_INVALID_ARGUMENT, (std::string(what) + ": model or out is NULL").c_str());
+  if (!model || !out) {
+    return fail(KILN_ERROR_INVALID_ARGUMENT, kiln::concat({what, ": model or out is NULL"}).c_str());
+  }
   const std::vector<kiln::TensorInfo>& list = input ? model->model.inputs() : model->model.outputs();
   if (index < 0 || static_cast<size_t>(index) >= list.size()) {
     return fail(KILN_ERROR_INVALID_ARGUMENT,
-                (std::string(what) + ": index " + std::to_string(index) + " is out of range [0, " +
-                 std::to_string(list.size()) + ")")
+                kiln::concat({what, ": index ", kiln::Num(index), " is out of range [0, ",
+                              kiln::Num(list.size()), ")"})
                     .c_str());
   }
   const kiln::TensorInfo& t = list[static_cast<size_t>(index)];

@@ -7,6 +7,7 @@
 
 #include "kiln/kernel_abi.h"
 #include "kiln/runtime.h"
+#include "message.h"
 
 namespace kiln {
 namespace {
@@ -24,12 +25,11 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
 
 class Parser {
  public:
-  Parser(const std::string& source) : source_(source) {}
+  explicit Parser(const std::string& source) : source_(source) {}
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw RuntimeError(ErrorCode::kLoad, "kiln: '" + source_ + "' has a malformed " +
-                                             KILN_MODEL_INFO_SYMBOL + ": line " +
-                                             std::to_string(line_) + ": " + what);
+  [[noreturn]] void fail(std::initializer_list<std::string_view> what) const {
+    throw_error(ErrorCode::kLoad, {"kiln: '", source_, "' has a malformed ", KILN_MODEL_INFO_SYMBOL,
+                                   ": line ", Num(line_), ": ", concat(what)});
   }
 
   void at_line(int line) { line_ = line; }
@@ -38,29 +38,28 @@ class Parser {
     uint64_t v = 0;
     const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), v, base);
     if (field.empty() || ec != std::errc() || end != field.data() + field.size())
-      fail(std::string(what) + " '" + std::string(field) + "' is not a number");
+      fail({what, " '", field, "' is not a number"});
     return v;
   }
 
   // "NAME DTYPE RANK D0 D1 ..." (the fields after the keyword).
   TensorInfo tensor(const std::vector<std::string_view>& f) const {
-    if (f.size() < 4) fail("expected '" + std::string(f[0]) + " NAME DTYPE RANK DIMS...'");
+    if (f.size() < 4) fail({"expected '", f[0], " NAME DTYPE RANK DIMS...'"});
     TensorInfo t;
     t.name = std::string(f[1]);
     t.dtype = std::string(f[2]);
-    if (t.name.empty()) fail("empty tensor name");
+    if (t.name.empty()) fail({"empty tensor name"});
     const std::size_t element = dtype_bytes(t.dtype);
-    if (element == 0) fail("unknown dtype '" + t.dtype + "'");
+    if (element == 0) fail({"unknown dtype '", t.dtype, "'"});
     const uint64_t rank = number(f[3], "rank");
     if (rank != f.size() - 4) {
-      fail("rank " + std::to_string(rank) + " but " + std::to_string(f.size() - 4) +
-           " dimensions");
+      fail({"rank ", Num(rank), " but ", Num(f.size() - 4), " dimensions"});
     }
     uint64_t bytes = element;
     for (std::size_t i = 4; i < f.size(); ++i) {
       const uint64_t d = number(f[i], "dimension");
       if (d > static_cast<uint64_t>(INT64_MAX) || (d != 0 && bytes > UINT64_MAX / d))
-        fail("tensor '" + t.name + "' is too large");
+        fail({"tensor '", t.name, "' is too large"});
       bytes *= d;
       t.shape.push_back(static_cast<int64_t>(d));
     }
@@ -97,11 +96,11 @@ ModelInfo parse_model_info(std::string_view text, const std::string& source) {
     const std::vector<std::string_view> f = split(lines[i], ' ');
     const std::string_view key = f[0];
     if (i == 0) {
-      if (key != "kiln-model" || f.size() != 2) parser.fail("expected 'kiln-model VERSION'");
+      if (key != "kiln-model" || f.size() != 2) parser.fail({"expected 'kiln-model VERSION'"});
       const uint64_t version = parser.number(f[1], "version");
       if (version != KILN_MODEL_INFO_VERSION) {
-        parser.fail("format version " + std::to_string(version) + ", this runtime reads " +
-                    std::to_string(KILN_MODEL_INFO_VERSION) + " (rebuild the model, or update the runtime)");
+        parser.fail({"format version ", Num(version), ", this runtime reads ",
+                     Num(KILN_MODEL_INFO_VERSION), " (rebuild the model, or update the runtime)"});
       }
       continue;
     }
@@ -113,7 +112,7 @@ ModelInfo parse_model_info(std::string_view text, const std::string& source) {
       has_workspace = true;
     } else if (key == "params" && f.size() == 3) {
       info.params_bytes = parser.number(f[1], "params bytes");
-      if (f[2].size() != 16) parser.fail("params checksum must be 16 hex digits");
+      if (f[2].size() != 16) parser.fail({"params checksum must be 16 hex digits"});
       info.params_checksum = parser.number(f[2], "params checksum", 16);
       has_params = true;
     } else if (key == "input") {
@@ -121,14 +120,14 @@ ModelInfo parse_model_info(std::string_view text, const std::string& source) {
     } else if (key == "output") {
       info.outputs.push_back(parser.tensor(f));
     } else {
-      parser.fail("unexpected '" + std::string(lines[i].substr(0, 40)) + "'");
+      parser.fail({"unexpected '", lines[i].substr(0, 40), "'"});
     }
   }
   parser.at_line(static_cast<int>(lines.size()));
-  if (lines.empty()) parser.fail("empty record");
+  if (lines.empty()) parser.fail({"empty record"});
   if (!has_name || !has_workspace || !has_params)
-    parser.fail("missing one of the 'name', 'workspace' and 'params' lines");
-  if (info.outputs.empty()) parser.fail("the model has no outputs");
+    parser.fail({"missing one of the 'name', 'workspace' and 'params' lines"});
+  if (info.outputs.empty()) parser.fail({"the model has no outputs"});
   return info;
 }
 

@@ -10,12 +10,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
 #include <utility>
 
 #include "kiln/runtime.h"
+#include "message.h"
 
 namespace kiln {
 namespace {
@@ -39,19 +38,13 @@ void write_u64(uint8_t* p, uint64_t v) {
   for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
-std::string hex64(uint64_t v) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016" PRIx64, v);
-  return text;
-}
-
-[[noreturn]] void params_error(const std::string& name, const std::string& what) {
-  throw RuntimeError(ErrorCode::kParams, "kiln: params file '" + name + "': " + what);
+// "kiln: params file 'NAME': " and then `what`.
+[[noreturn]] void params_error(const std::string& name, std::initializer_list<std::string_view> what) {
+  throw_error(ErrorCode::kParams, {"kiln: params file '", name, "': ", concat(what)});
 }
 
 [[noreturn]] void io_error(const std::string& path, const char* doing) {
-  throw RuntimeError(ErrorCode::kIo,
-                     "kiln: cannot " + std::string(doing) + " '" + path + "': " + std::strerror(errno));
+  throw_error(ErrorCode::kIo, {"kiln: cannot ", doing, " '", path, "': ", std::strerror(errno)});
 }
 
 // Writes all of [data, data + size) to fd, retrying short writes and EINTR.
@@ -82,39 +75,38 @@ ParamsView parse_params(const void* data, std::size_t size, const std::string& n
   const auto* p = static_cast<const uint8_t*>(data);
   // A file that starts like a params file but stops early is truncated; anything else that
   // does not start with the magic is some other file.
-  if (size == 0) params_error(name, "truncated: the file is empty");
+  if (size == 0) params_error(name, {"truncated: the file is empty"});
   const std::size_t magic_seen = size < sizeof kParamsMagic ? size : sizeof kParamsMagic;
   if (std::memcmp(p, kParamsMagic, magic_seen) != 0)
-    params_error(name, "not a kiln params file (no KILNPRM magic)");
+    params_error(name, {"not a kiln params file (no KILNPRM magic)"});
   if (size < kParamsHeaderBytes) {
-    params_error(name, "truncated: " + std::to_string(size) + " bytes, shorter than the " +
-                           std::to_string(kParamsHeaderBytes) + "-byte header");
+    params_error(name, {"truncated: ", Num(size), " bytes, shorter than the ",
+                        Num(kParamsHeaderBytes), "-byte header"});
   }
   const uint32_t version = read_u32(p + kVersionAt);
   if (version != kParamsVersion) {
-    params_error(name, "unknown format version " + std::to_string(version) +
-                           " (this runtime reads version " + std::to_string(kParamsVersion) + ")");
+    params_error(name, {"unknown format version ", Num(version), " (this runtime reads version ",
+                        Num(kParamsVersion), ")"});
   }
   const uint32_t offset = read_u32(p + kOffsetAt);
   if (offset != kParamsHeaderBytes) {
-    params_error(name, "payload offset " + std::to_string(offset) + " is invalid (version 1 has " +
-                           std::to_string(kParamsHeaderBytes) + ")");
+    params_error(name, {"payload offset ", Num(offset), " is invalid (version 1 has ",
+                        Num(kParamsHeaderBytes), ")"});
   }
   for (std::size_t i = kReservedAt; i < kParamsHeaderBytes; ++i) {
-    if (p[i] != 0) params_error(name, "reserved header byte " + std::to_string(i) + " is not zero");
+    if (p[i] != 0) params_error(name, {"reserved header byte ", Num(i), " is not zero"});
   }
   const uint64_t bytes = read_u64(p + kBytesAt);
   const uint64_t have = size - kParamsHeaderBytes;
   if (have != bytes) {
-    params_error(name, (have < bytes ? "truncated: " : "size mismatch: ") + std::to_string(size) +
-                           " bytes, the header says " + std::to_string(kParamsHeaderBytes) + " + " +
-                           std::to_string(bytes));
+    params_error(name, {have < bytes ? "truncated: " : "size mismatch: ", Num(size),
+                        " bytes, the header says ", Num(kParamsHeaderBytes), " + ", Num(bytes)});
   }
   const uint64_t recorded = read_u64(p + kChecksumAt);
   const uint64_t actual = params_checksum(p + kParamsHeaderBytes, bytes);
   if (recorded != actual) {
-    params_error(name, "checksum mismatch: the header says " + hex64(recorded) +
-                           ", the payload hashes to " + hex64(actual) + " (the file is corrupt)");
+    params_error(name, {"checksum mismatch: the header says ", Num(recorded, true),
+                        ", the payload hashes to ", Num(actual, true), " (the file is corrupt)"});
   }
   return {p + kParamsHeaderBytes, bytes, actual};
 }
