@@ -281,6 +281,16 @@ TEST_F(ModelTest, ModelForAnotherArchitecture) {
                ErrorCode::kLoad, {"built for aarch64", "this machine is x86_64"});
 }
 
+TEST_F(ModelTest, InfoRecordOfANewerFormat) {
+  expect_error([&] { Model::load(KILN_FIXTURE_MODEL_V2, params(), 1); }, ErrorCode::kLoad,
+               {KILN_FIXTURE_MODEL_V2, "malformed kiln_model_info", "format version 2, this runtime reads 1"});
+}
+
+TEST_F(ModelTest, InfoRecordWithoutItsTerminator) {
+  expect_error([&] { Model::load(KILN_FIXTURE_MODEL_UNTERMINATED, params(), 1); }, ErrorCode::kLoad,
+               {"malformed kiln_model_info", "not NUL-terminated"});
+}
+
 // ---- A kernel that fails at run time
 
 TEST(ModelFailure, KernelStatusBecomesAnError) {
