@@ -244,6 +244,9 @@ void add_executor(llvm::Module& module, const ExecutorPlan& plan) {
   run->addFnAttr(llvm::Attribute::NoUnwind);
   const char* arg_names[] = {"inputs", "outputs", "workspace", "params"};
   for (unsigned i = 0; i < 4; ++i) run->getArg(i)->setName(arg_names[i]);
+  // The runtime hands both arenas 64-byte aligned (kernel_abi.h): offsets that are multiples of
+  // 64 then give the kernels aligned vectors, and LLVM may use that.
+  for (unsigned i : {2u, 3u}) run->addParamAttr(i, llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
 
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", run);
   llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx, "failed", run);

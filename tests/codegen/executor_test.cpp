@@ -192,11 +192,19 @@ TEST(CompileModel, ExportsTheExecutorAndRunsWithoutARuntime) {
   const std::vector<float> x = kiln::testing::test_input();
   std::vector<float> y(TestModel::kSize), pre(TestModel::kSize), want_y, want_pre;
   kiln::testing::reference_outputs(m, x, &want_y, &want_pre);
-  std::vector<uint8_t> workspace(m.plan.workspace_bytes + 64);
-  void* ws = workspace.data() + (64 - reinterpret_cast<uintptr_t>(workspace.data()) % 64) % 64;
+  // Both arenas 64-byte aligned, as kiln_model_run may assume.
+  auto aligned_copy = [](std::vector<uint8_t>& storage, const std::vector<uint8_t>& bytes, size_t size) {
+    storage.assign(size + 64, 0);
+    uint8_t* p = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+    std::copy(bytes.begin(), bytes.end(), p);
+    return p;
+  };
+  std::vector<uint8_t> workspace, params;
+  void* ws = aligned_copy(workspace, {}, m.plan.workspace_bytes);
+  const void* ps = aligned_copy(params, m.params, m.params.size());
   void* inputs[] = {const_cast<float*>(x.data())};
   void* outputs[] = {y.data(), pre.data()};
-  ASSERT_EQ(built.run()(inputs, outputs, ws, m.params.data()), 0);
+  ASSERT_EQ(built.run()(inputs, outputs, ws, ps), 0);
   EXPECT_EQ(y, want_y);
   EXPECT_EQ(pre, want_pre);
 }

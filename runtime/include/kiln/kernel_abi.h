@@ -48,8 +48,9 @@ typedef int32_t (*kiln_kernel_fn)(void* const* args);
  *
  * `kiln_model_run` calls the model's kernels in order. inputs[i] / outputs[i] point at the
  * caller's buffer of input / output i; `workspace` at the model's scratch arena (its size is in
- * the info record, 64-byte aligned); `params` at the first payload byte of the model's params
- * file (64-byte aligned). Returns 0, or the first non-zero status a kernel returned. */
+ * the info record); `params` at the first payload byte of the model's params file. Both must be
+ * 64-byte aligned: the generated code assumes it. Returns 0, or the first non-zero status a
+ * kernel returned. */
 typedef int32_t (*kiln_model_run_fn)(void* const* inputs, void* const* outputs, void* workspace,
                                      const void* params);
 #define KILN_MODEL_RUN_SYMBOL "kiln_model_run"
