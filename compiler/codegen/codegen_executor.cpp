@@ -1,7 +1,5 @@
 // The model executor (executor.h): plan validation, the kiln_model_info record, and
 // kiln_model_run emitted into the kernels' LLVM module through compile_module_with.
-#include "codegen/executor.h"
-
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
@@ -11,6 +9,7 @@
 #include <set>
 
 #include "codegen/codegen_llvm.h"
+#include "codegen/executor.h"
 #include "codegen/link.h"
 #include "ir/error.h"
 #include "ir/functor.h"
@@ -29,10 +28,14 @@ const std::set<std::string>& info_dtypes() {
 
 const char* base_name(ArgBaseKind base) {
   switch (base) {
-    case ArgBaseKind::Input: return "input";
-    case ArgBaseKind::Output: return "output";
-    case ArgBaseKind::Workspace: return "workspace";
-    case ArgBaseKind::Params: return "params";
+    case ArgBaseKind::Input:
+      return "input";
+    case ArgBaseKind::Output:
+      return "output";
+    case ArgBaseKind::Workspace:
+      return "workspace";
+    case ArgBaseKind::Params:
+      return "params";
   }
   return "?";
 }
@@ -86,8 +89,7 @@ struct Placement {
 
 class PlanChecker {
  public:
-  PlanChecker(const std::vector<ir::LoweredFunc>& kernels, const ExecutorPlan& plan)
-      : plan_(plan) {
+  PlanChecker(const std::vector<ir::LoweredFunc>& kernels, const ExecutorPlan& plan) : plan_(plan) {
     for (const ir::LoweredFunc& k : kernels) kernels_[k.name] = &k;
   }
 
@@ -101,10 +103,12 @@ class PlanChecker {
       for (const TensorSpec& t : *list) {
         check_token(t.name, std::string(kind) + " name");
         user_check(names.insert(t.name).second)
-            << kind << " name '" << t.name << "' is used twice; inputs and outputs need unique names";
+            << kind << " name '" << t.name
+            << "' is used twice; inputs and outputs need unique names";
         user_check(t.dtype.is_scalar() && info_dtypes().count(t.dtype.str()))
             << kind << " '" << t.name << "' has dtype " << t.dtype.str()
-            << "; a model input or output is one of f32 f16 bf16 f64 i8 i16 i32 i64 u8 u16 u32 bool";
+            << "; a model input or output is one of f32 f16 bf16 f64 i8 i16 i32 i64 u8 u16 u32 "
+               "bool";
         for (int64_t d : t.shape)
           user_check(d >= 0) << kind << " '" << t.name << "' has a negative dimension " << d;
       }
@@ -123,10 +127,14 @@ class PlanChecker {
 
   uint64_t base_size(ArgBaseKind base, int index) const {
     switch (base) {
-      case ArgBaseKind::Input: return tensor_bytes(plan_.inputs[index]);
-      case ArgBaseKind::Output: return tensor_bytes(plan_.outputs[index]);
-      case ArgBaseKind::Workspace: return plan_.workspace_bytes;
-      case ArgBaseKind::Params: return plan_.params_bytes;
+      case ArgBaseKind::Input:
+        return tensor_bytes(plan_.inputs[index]);
+      case ArgBaseKind::Output:
+        return tensor_bytes(plan_.outputs[index]);
+      case ArgBaseKind::Workspace:
+        return plan_.workspace_bytes;
+      case ArgBaseKind::Params:
+        return plan_.params_bytes;
     }
     return 0;
   }
@@ -154,7 +162,8 @@ class PlanChecker {
       const std::string where = step_label(s) + ", argument " + std::to_string(a) + " ('" +
                                 buffer->name + "', " + base_name(arg.base) + ")";
       if (arg.base == ArgBaseKind::Input || arg.base == ArgBaseKind::Output) {
-        const size_t count = arg.base == ArgBaseKind::Input ? plan_.inputs.size() : plan_.outputs.size();
+        const size_t count =
+            arg.base == ArgBaseKind::Input ? plan_.inputs.size() : plan_.outputs.size();
         user_check(arg.index >= 0 && static_cast<size_t>(arg.index) < count)
             << where << ": index " << arg.index << " is out of range, the model has " << count
             << " " << base_name(arg.base) << "(s)";
@@ -208,7 +217,8 @@ std::string hex64(uint64_t v) {
 
 void append_tensor(std::string& out, const char* key, const TensorSpec& t) {
   // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) about chained operator+ here.
-  for (const std::string& field : {std::string(key), t.name, t.dtype.str(), std::to_string(t.shape.size())}) {
+  for (const std::string& field :
+       {std::string(key), t.name, t.dtype.str(), std::to_string(t.shape.size())}) {
     out += field;
     out += ' ';
   }
@@ -226,9 +236,9 @@ void add_executor(llvm::Module& module, const ExecutorPlan& plan) {
   llvm::Type* ptr = b.getPtrTy();
 
   llvm::Constant* text = llvm::ConstantDataArray::getString(ctx, model_info_text(plan), true);
-  auto* info = new llvm::GlobalVariable(module, text->getType(), true,
-                                        llvm::GlobalValue::ExternalLinkage, text,
-                                        KILN_MODEL_INFO_SYMBOL);
+  auto* info =
+      new llvm::GlobalVariable(module, text->getType(), true, llvm::GlobalValue::ExternalLinkage,
+                               text, KILN_MODEL_INFO_SYMBOL);
   info->setVisibility(llvm::GlobalValue::DefaultVisibility);
 
   auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {ptr, ptr, ptr, ptr}, false);
@@ -239,27 +249,28 @@ void add_executor(llvm::Module& module, const ExecutorPlan& plan) {
   // The kernels' own attributes (target CPU and features): the inliner only merges functions
   // whose targets agree, and small kernels are worth inlining into the executor.
   llvm::Function* first = module.getFunction(plan.steps.front().kernel);
-  internal_check(first != nullptr) << "kernel " << plan.steps.front().kernel << " not in the module";
+  internal_check(first != nullptr)
+      << "kernel " << plan.steps.front().kernel << " not in the module";
   run->addFnAttrs(llvm::AttrBuilder(ctx, first->getAttributes().getFnAttrs()));
   run->addFnAttr(llvm::Attribute::NoUnwind);
   const char* arg_names[] = {"inputs", "outputs", "workspace", "params"};
   for (unsigned i = 0; i < 4; ++i) run->getArg(i)->setName(arg_names[i]);
   // The runtime hands both arenas 64-byte aligned (kernel_abi.h): offsets that are multiples of
   // 64 then give the kernels aligned vectors, and LLVM may use that.
-  for (unsigned i : {2u, 3u}) run->addParamAttr(i, llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
+  for (unsigned i : {2u, 3u})
+    run->addParamAttr(i, llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
 
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", run);
   llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx, "failed", run);
   b.SetInsertPoint(failed);
-  llvm::PHINode* status = b.CreatePHI(b.getInt32Ty(), static_cast<unsigned>(plan.steps.size()),
-                                      "status");
+  llvm::PHINode* status =
+      b.CreatePHI(b.getInt32Ty(), static_cast<unsigned>(plan.steps.size()), "status");
   b.CreateRet(status);
 
   b.SetInsertPoint(entry);
   size_t max_args = 1;
   for (const ExecutorStep& step : plan.steps) max_args = std::max(max_args, step.args.size());
-  llvm::AllocaInst* args =
-      b.CreateAlloca(llvm::ArrayType::get(ptr, max_args), nullptr, "args");
+  llvm::AllocaInst* args = b.CreateAlloca(llvm::ArrayType::get(ptr, max_args), nullptr, "args");
   // Each model input/output pointer the steps use is loaded once, up front.
   std::map<std::pair<ArgBaseKind, int>, llvm::Value*> io_pointers;
   for (const ExecutorStep& step : plan.steps) {
@@ -283,7 +294,7 @@ void add_executor(llvm::Module& module, const ExecutorPlan& plan) {
     const ExecutorStep& step = plan.steps[s];
     for (size_t a = 0; a < step.args.size(); ++a) {
       llvm::Value* p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base_pointer(step.args[a]),
-                                                   step.args[a].offset);
+                                                    step.args[a].offset);
       b.CreateStore(p, b.CreateConstInBoundsGEP1_64(ptr, args, a));
     }
     llvm::Function* kernel = module.getFunction(step.kernel);

@@ -24,8 +24,8 @@ namespace kiln::codegen {
 
 // A model input or output.
 struct TensorSpec {
-  std::string name;  // no whitespace: the info record is space-separated
-  ir::DataType dtype;  // scalar: f32 f16 bf16 f64 i8 i16 i32 i64 u8 u16 u32 bool
+  std::string name;            // no whitespace: the info record is space-separated
+  ir::DataType dtype;          // scalar: f32 f16 bf16 f64 i8 i16 i32 i64 u8 u16 u32 bool
   std::vector<int64_t> shape;  // empty for a scalar
 };
 
@@ -61,8 +61,12 @@ inline StepArg input_arg(int index, uint64_t offset = 0) {
 inline StepArg output_arg(int index, uint64_t offset = 0) {
   return {ArgBaseKind::Output, index, offset};
 }
-inline StepArg workspace_arg(uint64_t offset) { return {ArgBaseKind::Workspace, 0, offset}; }
-inline StepArg params_arg(uint64_t offset) { return {ArgBaseKind::Params, 0, offset}; }
+inline StepArg workspace_arg(uint64_t offset) {
+  return {ArgBaseKind::Workspace, 0, offset};
+}
+inline StepArg params_arg(uint64_t offset) {
+  return {ArgBaseKind::Params, 0, offset};
+}
 
 // Bytes of a tensor: elements * element size.
 uint64_t tensor_bytes(const TensorSpec& t);

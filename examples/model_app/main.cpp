@@ -81,7 +81,8 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 
 void print_top5(const kiln::TensorInfo& out, const kiln::AlignedBuffer& data) {
   if (out.dtype != "f32") {
-    std::printf("output '%s' is %s: no top-5 for a non-f32 output\n", out.name.c_str(), out.dtype.c_str());
+    std::printf("output '%s' is %s: no top-5 for a non-f32 output\n", out.name.c_str(),
+                out.dtype.c_str());
     return;
   }
   const auto* scores = static_cast<const float*>(data.data());
@@ -117,8 +118,7 @@ int main(int argc, char** argv) {
   }
   try {
     const auto t_load = std::chrono::steady_clock::now();
-    kiln::Model model =
-        kiln::Model::load(o.dir + "/model.so", o.dir + "/model.params", o.threads);
+    kiln::Model model = kiln::Model::load(o.dir + "/model.so", o.dir + "/model.params", o.threads);
     const double load_ms = ms_since(t_load);
     if (o.inputs.size() != model.inputs().size()) {
       std::fprintf(stderr, "model_app: model '%s' takes %zu input(s), %zu file(s) given\n",
@@ -168,12 +168,15 @@ int main(int argc, char** argv) {
       times.push_back(ms_since(t0));
     }
     std::sort(times.begin(), times.end());
-    std::printf("model '%s': load %.3f ms, first run %.3f ms, median %.4f ms over %d runs on %d thread(s)\n",
-                model.name().c_str(), load_ms, first_ms, times[times.size() / 2], o.repeat,
-                model.num_threads());
+    std::printf(
+        "model '%s': load %.3f ms, first run %.3f ms, median %.4f ms over %d runs on %d "
+        "thread(s)\n",
+        model.name().c_str(), load_ms, first_ms, times[times.size() / 2], o.repeat,
+        model.num_threads());
     print_top5(model.outputs()[0], output_buffers[0]);
     if (!o.save.empty() && !save_output(o.save, output_buffers[0], model.outputs()[0].bytes)) {
-      std::fprintf(stderr, "model_app: cannot write '%s': %s\n", o.save.c_str(), std::strerror(errno));
+      std::fprintf(stderr, "model_app: cannot write '%s': %s\n", o.save.c_str(),
+                   std::strerror(errno));
       return 1;
     }
   } catch (const std::exception& e) {

@@ -17,7 +17,8 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
   if (!f) fail(path, std::strerror(errno));
   std::vector<uint8_t> bytes;
   uint8_t chunk[65536];
-  for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;) bytes.insert(bytes.end(), chunk, chunk + n);
+  for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;)
+    bytes.insert(bytes.end(), chunk, chunk + n);
   const bool error = std::ferror(f);
   std::fclose(f);
   if (error) fail(path, "read error");
@@ -83,7 +84,8 @@ TensorFile parse_npy(const std::vector<uint8_t>& bytes, const std::string& path)
       d = std::stoll(shape_text.substr(at), &used);
     } catch (const std::exception&) {
     }
-    if (d < 0 || used == 0) fail(path, "bad shape " + shape_text.substr(0, shape_text.find(')') + 1));
+    if (d < 0 || used == 0)
+      fail(path, "bad shape " + shape_text.substr(0, shape_text.find(')') + 1));
     t.shape.push_back(d);
     count *= static_cast<uint64_t>(d);
     at += used;
@@ -99,7 +101,8 @@ TensorFile parse_npy(const std::vector<uint8_t>& bytes, const std::string& path)
 
 TensorFile read_tensor_file(const std::string& path) {
   const std::vector<uint8_t> bytes = read_bytes(path);
-  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) return parse_npy(bytes, path);
+  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0)
+    return parse_npy(bytes, path);
   if (bytes.size() % sizeof(float) != 0)
     fail(path, std::to_string(bytes.size()) + " bytes is not a whole number of f32 values");
   TensorFile t;

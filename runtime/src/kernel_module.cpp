@@ -70,8 +70,8 @@ ElfFacts inspect_elf(const std::string& path) {
   if (facts.arch.empty()) {
     // Not ours to judge.
   } else if (eh.e_phentsize != sizeof(Elf64_Phdr) || table_end > file_size) {
-    facts.truncated =
-        concat({"its program headers end at byte ", Num(table_end), ", the file has ", Num(file_size)});
+    facts.truncated = concat(
+        {"its program headers end at byte ", Num(table_end), ", the file has ", Num(file_size)});
   } else if (sections_end > file_size) {
     facts.truncated = concat(
         {"its section headers end at byte ", Num(sections_end), ", the file has ", Num(file_size)});
@@ -80,8 +80,9 @@ ElfFacts inspect_elf(const std::string& path) {
       Elf64_Phdr ph{};
       if (std::fread(&ph, sizeof ph, 1, f) != 1) break;
       if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > file_size) {
-        facts.truncated = concat({"segment ", Num(i), " ends at byte ", Num(ph.p_offset + ph.p_filesz),
-                                  ", the file has ", Num(file_size)});
+        facts.truncated =
+            concat({"segment ", Num(i), " ends at byte ", Num(ph.p_offset + ph.p_filesz),
+                    ", the file has ", Num(file_size)});
       }
     }
   }
@@ -156,7 +157,8 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool,
   // different modules may share names.
   handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) {
-    throw_error(ErrorCode::kLoad, {"kiln: cannot load kernel module '", path, "': ", dl_error_text()});
+    throw_error(ErrorCode::kLoad,
+                {"kiln: cannot load kernel module '", path, "': ", dl_error_text()});
   }
   // What makes it the kind of module the caller wants, before anything else is said about it:
   // a plain library is "not a kiln model", whatever its CPU features.
@@ -165,7 +167,8 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool,
     if (!find_symbol(handle_, name, &error)) {
       dlclose(handle_);
       handle_ = nullptr;
-      throw_error(ErrorCode::kLoad, {"kiln: '", path, "' is not ", kind, ": no ", name, " (", error, ")"});
+      throw_error(ErrorCode::kLoad,
+                  {"kiln: '", path, "' is not ", kind, ": no ", name, " (", error, ")"});
     }
   }
   // Before any of its code runs: an instruction the CPU lacks would be a SIGILL mid-kernel.
@@ -188,8 +191,8 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool,
   if (!init) {
     dlclose(handle_);
     handle_ = nullptr;
-    throw_error(ErrorCode::kLoad,
-                {"kiln: '", path, "' is not ", kind, ": no ", KILN_MODULE_INIT_SYMBOL, " (", error, ")"});
+    throw_error(ErrorCode::kLoad, {"kiln: '", path, "' is not ", kind, ": no ",
+                                   KILN_MODULE_INIT_SYMBOL, " (", error, ")"});
   }
   if (const int32_t status = init(ThreadPool::api()); status != 0) {
     dlclose(handle_);

@@ -57,17 +57,17 @@ struct Model::State {
   // before a possibly large allocation.
   std::size_t check_params_and_size_workspace(const std::string& params_path) const {
     if (params.bytes() != info.params_bytes || params.checksum() != info.params_checksum) {
-      throw_error(ErrorCode::kParams,
-                  {"kiln: params file '", params_path, "' does not belong to model '", so_path,
-                   "': it holds ", Num(params.bytes()), " bytes with checksum ",
-                   Num(params.checksum(), true), ", the model was built for ",
-                   Num(info.params_bytes), " bytes with checksum ",
-                   Num(info.params_checksum, true)});
+      throw_error(
+          ErrorCode::kParams,
+          {"kiln: params file '", params_path, "' does not belong to model '", so_path,
+           "': it holds ", Num(params.bytes()), " bytes with checksum ",
+           Num(params.checksum(), true), ", the model was built for ", Num(info.params_bytes),
+           " bytes with checksum ", Num(info.params_checksum, true)});
     }
     if (info.workspace_bytes > SIZE_MAX / 2) {
-      throw_error(ErrorCode::kLoad, {"kiln: model '", so_path, "' asks for a ",
-                                     Num(info.workspace_bytes),
-                                     "-byte workspace, more than this machine can address"});
+      throw_error(ErrorCode::kLoad,
+                  {"kiln: model '", so_path, "' asks for a ", Num(info.workspace_bytes),
+                   "-byte workspace, more than this machine can address"});
     }
     return static_cast<std::size_t>(info.workspace_bytes);
   }
@@ -109,8 +109,8 @@ void Model::run(std::span<const void* const> inputs, std::span<void* const> outp
     ThreadPool::Scope bind(&s.pool);
     // The generated code takes `void* const*` for inputs too (one pointer type for every
     // argument array); it never writes through them (compile_model refuses such plans).
-    status = s.entry(const_cast<void* const*>(inputs.data()), outputs.data(),
-                     s.workspace.data(), s.params.payload());
+    status = s.entry(const_cast<void* const*>(inputs.data()), outputs.data(), s.workspace.data(),
+                     s.params.payload());
   }
   if (status != 0) {
     throw_error(ErrorCode::kKernel, {"kiln: model '", s.info.name, "' ('", s.so_path,
@@ -118,12 +118,26 @@ void Model::run(std::span<const void* const> inputs, std::span<void* const> outp
   }
 }
 
-const std::string& Model::name() const { return state_->info.name; }
-const std::vector<TensorInfo>& Model::inputs() const { return state_->info.inputs; }
-const std::vector<TensorInfo>& Model::outputs() const { return state_->info.outputs; }
-uint64_t Model::workspace_bytes() const { return state_->info.workspace_bytes; }
-uint64_t Model::params_bytes() const { return state_->info.params_bytes; }
-int Model::num_threads() const { return state_->pool.num_threads(); }
-const std::string& Model::so_path() const { return state_->so_path; }
+const std::string& Model::name() const {
+  return state_->info.name;
+}
+const std::vector<TensorInfo>& Model::inputs() const {
+  return state_->info.inputs;
+}
+const std::vector<TensorInfo>& Model::outputs() const {
+  return state_->info.outputs;
+}
+uint64_t Model::workspace_bytes() const {
+  return state_->info.workspace_bytes;
+}
+uint64_t Model::params_bytes() const {
+  return state_->info.params_bytes;
+}
+int Model::num_threads() const {
+  return state_->pool.num_threads();
+}
+const std::string& Model::so_path() const {
+  return state_->so_path;
+}
 
 }  // namespace kiln

@@ -19,9 +19,11 @@ using kiln::c_api::guarded;
 kiln_status describe(const kiln_model* model, int32_t index, kiln_tensor_info* out, bool input) {
   const char* what = input ? "kiln_model_input_info" : "kiln_model_output_info";
   if (!model || !out) {
-    return fail(KILN_ERROR_INVALID_ARGUMENT, kiln::concat({what, ": model or out is NULL"}).c_str());
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                kiln::concat({what, ": model or out is NULL"}).c_str());
   }
-  const std::vector<kiln::TensorInfo>& list = input ? model->model.inputs() : model->model.outputs();
+  const std::vector<kiln::TensorInfo>& list =
+      input ? model->model.inputs() : model->model.outputs();
   if (index < 0 || static_cast<size_t>(index) >= list.size()) {
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 kiln::concat({what, ": index ", kiln::Num(index), " is out of range [0, ",
@@ -41,12 +43,12 @@ extern "C" {
 kiln_status kiln_model_load(const char* so_path, const char* params_path, int32_t num_threads,
                             kiln_model** out) {
   if (!out || !so_path || !params_path) {
-    return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_load: so_path, params_path or out is NULL");
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "kiln_model_load: so_path, params_path or out is NULL");
   }
   *out = nullptr;
-  return guarded([&] {
-    *out = new kiln_model{kiln::Model::load(so_path, params_path, num_threads)};
-  });
+  return guarded(
+      [&] { *out = new kiln_model{kiln::Model::load(so_path, params_path, num_threads)}; });
 }
 
 void kiln_model_free(kiln_model* model) {

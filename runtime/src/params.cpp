@@ -39,7 +39,8 @@ void write_u64(uint8_t* p, uint64_t v) {
 }
 
 // "kiln: params file 'NAME': " and then `what`.
-[[noreturn]] void params_error(const std::string& name, std::initializer_list<std::string_view> what) {
+[[noreturn]] void params_error(const std::string& name,
+                               std::initializer_list<std::string_view> what) {
   throw_error(ErrorCode::kParams, {"kiln: params file '", name, "': ", concat(what)});
 }
 
@@ -194,8 +195,8 @@ void write_params_file(const std::string& path, const void* payload, std::size_t
 }
 
 uint64_t ParamsBuilder::add(const void* data, std::size_t bytes) {
-  const std::size_t offset = (payload_.size() + kParamsAlignment - 1) / kParamsAlignment *
-                             kParamsAlignment;
+  const std::size_t offset =
+      (payload_.size() + kParamsAlignment - 1) / kParamsAlignment * kParamsAlignment;
   payload_.resize(offset + bytes, 0);
   if (bytes > 0) std::memcpy(payload_.data() + offset, data, bytes);
   return offset;

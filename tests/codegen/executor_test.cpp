@@ -3,6 +3,7 @@
 // dlopen, with no kiln runtime (the runtime's side is tested in tests/runtime/model_test.cpp).
 #include "codegen/executor.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include "codegen_test_util.h"
@@ -12,8 +13,6 @@
 #include "kiln/params.h"
 #include "test_model.h"
 
-#include <dlfcn.h>
-
 namespace kiln::codegen::testing {
 namespace {
 
@@ -21,13 +20,15 @@ using kiln::testing::make_test_model;
 using kiln::testing::TestModel;
 
 // Expects validate_plan to throw a UserError containing every fragment.
-void expect_refused(const kiln::testing::TestModel& m, std::initializer_list<std::string> fragments) {
+void expect_refused(const kiln::testing::TestModel& m,
+                    std::initializer_list<std::string> fragments) {
   try {
     validate_plan(m.kernels, m.plan);
     ADD_FAILURE() << "plan accepted";
   } catch (const UserError& e) {
     for (const std::string& f : fragments)
-      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << "'" << f << "' not in: " << e.what();
+      EXPECT_NE(std::string(e.what()).find(f), std::string::npos)
+          << "'" << f << "' not in: " << e.what();
   }
 }
 
@@ -36,13 +37,16 @@ TEST(ExecutorPlan, InfoText) {
   char checksum[17];
   std::snprintf(checksum, sizeof checksum, "%016llx",
                 static_cast<unsigned long long>(m.plan.params_checksum));
-  EXPECT_EQ(model_info_text(m.plan), "kiln-model 1\n"
-                                     "name tiny\n"
-                                     "workspace 1024\n"
-                                     "params 1024 " + std::string(checksum) + "\n"
-                                     "input x f32 2 4 32\n"
-                                     "output y f32 2 4 32\n"
-                                     "output pre f32 2 4 32\n");
+  EXPECT_EQ(model_info_text(m.plan),
+            "kiln-model 1\n"
+            "name tiny\n"
+            "workspace 1024\n"
+            "params 1024 " +
+                std::string(checksum) +
+                "\n"
+                "input x f32 2 4 32\n"
+                "output y f32 2 4 32\n"
+                "output pre f32 2 4 32\n");
   ExecutorPlan scalar = m.plan;
   scalar.inputs = {{"s", ir::DataType::bf16(), {}}};
   EXPECT_NE(model_info_text(scalar).find("\ninput s bf16 0\n"), std::string::npos);
@@ -68,8 +72,8 @@ TEST(ExecutorPlan, RefusesWrongArgumentCount) {
 TEST(ExecutorPlan, RefusesInputIndexOutOfRange) {
   TestModel m = make_test_model();
   m.plan.steps[0].args[0] = input_arg(1);
-  expect_refused(m, {"step 0 ('add_bias'), argument 0 ('A', input)", "index 1 is out of range",
-                     "1 input(s)"});
+  expect_refused(
+      m, {"step 0 ('add_bias'), argument 0 ('A', input)", "index 1 is out of range", "1 input(s)"});
 }
 
 TEST(ExecutorPlan, RefusesBytesPastTheWorkspace) {
@@ -193,7 +197,8 @@ TEST(CompileModel, ExportsTheExecutorAndRunsWithoutARuntime) {
   std::vector<float> y(TestModel::kSize), pre(TestModel::kSize), want_y, want_pre;
   kiln::testing::reference_outputs(m, x, &want_y, &want_pre);
   // Both arenas 64-byte aligned, as kiln_model_run may assume.
-  auto aligned_copy = [](std::vector<uint8_t>& storage, const std::vector<uint8_t>& bytes, size_t size) {
+  auto aligned_copy = [](std::vector<uint8_t>& storage, const std::vector<uint8_t>& bytes,
+                         size_t size) {
     storage.assign(size + 64, 0);
     uint8_t* p = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
     std::copy(bytes.begin(), bytes.end(), p);
@@ -215,13 +220,19 @@ TEST(CompileModel, ReturnsTheFirstFailingStatusAndStops) {
   ir::Buffer out = ir::make_buffer("Out", ir::DataType::f32(), {1});
   ir::Buffer scratch = ir::make_buffer("scratch", ir::DataType::f32(), {1000000});
   ir::Expr zero = ir::make_int(ir::DataType::i64(), 0);
-  ir::LoweredFunc needs_api{"needs_api", {out}, ir::make_allocate(scratch, ir::make_store(scratch, ir::make_float(ir::DataType::f32(), 1), {zero}))};
+  ir::LoweredFunc needs_api{
+      "needs_api",
+      {out},
+      ir::make_allocate(scratch,
+                        ir::make_store(scratch, ir::make_float(ir::DataType::f32(), 1), {zero}))};
   ir::Buffer marker = ir::make_buffer("Marker", ir::DataType::f32(), {1});
-  ir::LoweredFunc mark{"mark", {marker}, ir::make_store(marker, ir::make_float(ir::DataType::f32(), 9), {zero})};
+  ir::LoweredFunc mark{
+      "mark", {marker}, ir::make_store(marker, ir::make_float(ir::DataType::f32(), 9), {zero})};
   ExecutorPlan plan;
   plan.name = "fails";
   plan.outputs = {{"out", ir::DataType::f32(), {1}}, {"marker", ir::DataType::f32(), {1}}};
-  plan.steps = {{"mark", {output_arg(0)}}, {"needs_api", {output_arg(0)}}, {"mark", {output_arg(1)}}};
+  plan.steps = {
+      {"mark", {output_arg(0)}}, {"needs_api", {output_arg(0)}}, {"mark", {output_arg(1)}}};
   const std::string path = temp_path("fails") + ".so";
   build_model({needs_api, mark}, plan, target_from_name("host"), path);
   BuiltModel built(path);
@@ -237,7 +248,8 @@ TEST(CompileModel, CrossCompilesForAArch64) {
   const std::string path = temp_path("arm_model") + ".so";
   CodegenOptions options;
   options.emit_assembly = true;
-  const CompiledModule c = build_model(m.kernels, m.plan, target_from_name("arm-neon"), path, options);
+  const CompiledModule c =
+      build_model(m.kernels, m.plan, target_from_name("arm-neon"), path, options);
   EXPECT_EQ(read_elf(path).machine, 183);  // EM_AARCH64
   EXPECT_NE(c.assembly.find("kiln_model_run:"), std::string::npos);
   EXPECT_NE(c.assembly.find("kiln_model_info:"), std::string::npos);

@@ -138,7 +138,8 @@ class ModelAppArm : public ::testing::Test {
     ASSERT_EQ(access(KILN_AARCH64_MODEL_APP, X_OK), 0) << "missing " << KILN_AARCH64_MODEL_APP;
   }
   // qemu-aarch64 -cpu CPU -L SYSROOT model_app ARGS...
-  static std::vector<std::string> under_qemu(const std::string& cpu, std::vector<std::string> args) {
+  static std::vector<std::string> under_qemu(const std::string& cpu,
+                                             std::vector<std::string> args) {
     std::vector<std::string> argv = aarch64_qemu_prefix();
     argv[2] = cpu;
     argv.push_back(KILN_AARCH64_MODEL_APP);

@@ -1,6 +1,8 @@
 // kiln::Model and its C API on artifacts built in the test (test_model.h): outputs against the
 // reference, descriptors, no heap allocation inside run(), and every refusal a user can meet
 // (damaged or foreign params, a damaged .so, a .so that is not a model, another architecture).
+#include "kiln/model.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,7 +16,6 @@
 #include "alloc_counter.h"
 #include "codegen/build.h"
 #include "ir/op.h"
-#include "kiln/model.h"
 #include "kiln/params.h"
 #include "kiln/runtime.h"
 #include "kiln/runtime_c.h"
@@ -31,8 +32,9 @@ std::vector<uint8_t> read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                              static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
 }
 
 // Expects `body` to throw RuntimeError with `code` and a message containing every fragment.
@@ -44,7 +46,8 @@ void expect_error(F&& body, ErrorCode code, std::initializer_list<std::string> f
   } catch (const RuntimeError& e) {
     EXPECT_EQ(static_cast<int>(e.code()), static_cast<int>(code)) << e.what();
     for (const std::string& f : fragments)
-      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << "'" << f << "' not in: " << e.what();
+      EXPECT_NE(std::string(e.what()).find(f), std::string::npos)
+          << "'" << f << "' not in: " << e.what();
   }
 }
 
@@ -135,10 +138,16 @@ TEST_F(ModelTest, WrongArgumentsAreRefused) {
   std::vector<float> x(TestModel::kSize), y(TestModel::kSize);
   expect_error([&] { m.run({x.data()}, {y.data()}); }, ErrorCode::kInvalidArgument,
                {"1 input(s) and 2 output(s), got 1 and 1"});
-  expect_error([&] { m.run({x.data()}, {y.data(), nullptr}); }, ErrorCode::kInvalidArgument,
-               {"output 1 ('pre') is null"});
-  expect_error([&] { m.run({nullptr}, {y.data(), y.data()}); }, ErrorCode::kInvalidArgument,
-               {"input 0 ('x') is null"});
+  expect_error(
+      [&] {
+        m.run({x.data()}, {y.data(), nullptr});
+      },
+      ErrorCode::kInvalidArgument, {"output 1 ('pre') is null"});
+  expect_error(
+      [&] {
+        m.run({nullptr}, {y.data(), y.data()});
+      },
+      ErrorCode::kInvalidArgument, {"input 0 ('x') is null"});
 }
 
 TEST_F(ModelTest, CApi) {
@@ -195,7 +204,8 @@ TEST_F(ModelTest, LoadToFirstRunIsQuick) {
 // ---- Damaged and foreign params
 
 TEST_F(ModelTest, CorruptedParamsFailTheChecksum) {
-  const std::string path = edited_params("flipped", [](auto& b) { b[kParamsHeaderBytes + 100] ^= 0x10; });
+  const std::string path =
+      edited_params("flipped", [](auto& b) { b[kParamsHeaderBytes + 100] ^= 0x10; });
   expect_error([&] { Model::load(so(), path, 1); }, ErrorCode::kParams,
                {path, "checksum mismatch", "corrupt"});
 }
@@ -226,7 +236,8 @@ TEST_F(ModelTest, NotAParamsFile) {
 
 TEST_F(ModelTest, ReservedHeaderBytesMustBeZero) {
   const std::string path = edited_params("reserved", [](auto& b) { b[40] = 1; });
-  expect_error([&] { Model::load(so(), path, 1); }, ErrorCode::kParams, {"reserved header byte 40"});
+  expect_error([&] { Model::load(so(), path, 1); }, ErrorCode::kParams,
+               {"reserved header byte 40"});
 }
 
 TEST_F(ModelTest, ParamsOfAnotherModelAreRefused) {
@@ -283,7 +294,8 @@ TEST_F(ModelTest, ModelForAnotherArchitecture) {
 
 TEST_F(ModelTest, InfoRecordOfANewerFormat) {
   expect_error([&] { Model::load(KILN_FIXTURE_MODEL_V2, params(), 1); }, ErrorCode::kLoad,
-               {KILN_FIXTURE_MODEL_V2, "malformed kiln_model_info", "format version 2, this runtime reads 1"});
+               {KILN_FIXTURE_MODEL_V2, "malformed kiln_model_info",
+                "format version 2, this runtime reads 1"});
 }
 
 TEST_F(ModelTest, InfoRecordWithoutItsTerminator) {
@@ -301,16 +313,22 @@ TEST(ModelFailure, KernelStatusBecomesAnError) {
   using ir::DataType;
   Buffer n = ir::make_buffer("N", DataType::i64(), {1});
   Buffer out = ir::make_buffer("Out", DataType::f32(), {1});
-  Buffer scratch = ir::make_buffer("scratch", DataType::f32(), {ir::make_load(n, {ir::make_int(DataType::i64(), 0)})});
+  Buffer scratch = ir::make_buffer("scratch", DataType::f32(),
+                                   {ir::make_load(n, {ir::make_int(DataType::i64(), 0)})});
   ir::Var i("i");
   ir::Stmt body = ir::make_allocate(
-      scratch, ir::make_seq({ir::make_store(scratch, ir::make_float(DataType::f32(), 5), {ir::make_int(DataType::i64(), 0)}),
-                             ir::make_store(out, ir::make_load(scratch, {ir::make_int(DataType::i64(), 0)}),
-                                            {ir::make_int(DataType::i64(), 0)})}));
+      scratch,
+      ir::make_seq({ir::make_store(scratch, ir::make_float(DataType::f32(), 5),
+                                   {ir::make_int(DataType::i64(), 0)}),
+                    ir::make_store(out, ir::make_load(scratch, {ir::make_int(DataType::i64(), 0)}),
+                                   {ir::make_int(DataType::i64(), 0)})}));
   ir::LoweredFunc grow{"grow", {n, out}, body};
-  Buffer in1 = ir::make_buffer("In", DataType::f32(), {1}), out1 = ir::make_buffer("Out", DataType::f32(), {1});
-  ir::LoweredFunc mark{"mark", {in1, out1},
-                       ir::make_store(out1, ir::make_float(DataType::f32(), 9), {ir::make_int(DataType::i64(), 0)})};
+  Buffer in1 = ir::make_buffer("In", DataType::f32(), {1}),
+         out1 = ir::make_buffer("Out", DataType::f32(), {1});
+  ir::LoweredFunc mark{
+      "mark",
+      {in1, out1},
+      ir::make_store(out1, ir::make_float(DataType::f32(), 9), {ir::make_int(DataType::i64(), 0)})};
   codegen::ExecutorPlan plan;
   plan.name = "failing";
   plan.inputs = {{"n", DataType::i64(), {1}}};
@@ -330,8 +348,11 @@ TEST(ModelFailure, KernelStatusBecomesAnError) {
   EXPECT_EQ(marker, 9.0f);
   int64_t huge = int64_t{1} << 60;
   marker = 0;
-  expect_error([&] { m.run({&huge}, {&value, &marker}); }, ErrorCode::kKernel,
-               {"model 'failing'", "status -1"});
+  expect_error(
+      [&] {
+        m.run({&huge}, {&value, &marker});
+      },
+      ErrorCode::kKernel, {"model 'failing'", "status -1"});
   EXPECT_EQ(marker, 0.0f) << "a step after the failing one ran";
 }
 

@@ -14,8 +14,10 @@ int main(int argc, char** argv) {
     std::vector<std::vector<unsigned char>> buffers;
     std::vector<const void*> inputs;
     std::vector<void*> outputs;
-    for (const kiln::TensorInfo& t : m.inputs()) inputs.push_back(buffers.emplace_back(t.bytes).data());
-    for (const kiln::TensorInfo& t : m.outputs()) outputs.push_back(buffers.emplace_back(t.bytes).data());
+    for (const kiln::TensorInfo& t : m.inputs())
+      inputs.push_back(buffers.emplace_back(t.bytes).data());
+    for (const kiln::TensorInfo& t : m.outputs())
+      outputs.push_back(buffers.emplace_back(t.bytes).data());
     m.run(inputs, outputs);
     std::printf("%s ran\n", m.name().c_str());
   } catch (const std::exception& e) {

@@ -40,8 +40,9 @@ LoweredFunc relu_kernel() {
   Buffer in = f32_buffer("In"), out = f32_buffer("Out");
   Var r("r"), c("c");
   Expr idx = r * TestModel::kCols + c;
-  ir::Stmt row = ir::make_for(c, 0, TestModel::kCols, ir::ForKind::Serial,
-                              ir::make_store(out, ir::max(at(in, idx), ir::make_float(DataType::f32(), 0)), {idx}));
+  ir::Stmt row = ir::make_for(
+      c, 0, TestModel::kCols, ir::ForKind::Serial,
+      ir::make_store(out, ir::max(at(in, idx), ir::make_float(DataType::f32(), 0)), {idx}));
   return {"relu", {in, out}, ir::make_for(r, 0, TestModel::kRows, ir::ForKind::Parallel, row)};
 }
 

@@ -161,8 +161,8 @@ class KernelModule {
   // The same, for a module that must also export every symbol in `required`: one that lacks
   // any is refused right after dlopen, before any of its code runs, as "not <kind>" (e.g.
   // "a kiln model").
-  KernelModule(const std::string& path, ThreadPool& pool, std::initializer_list<const char*> required,
-               const char* kind);
+  KernelModule(const std::string& path, ThreadPool& pool,
+               std::initializer_list<const char*> required, const char* kind);
   ~KernelModule();
   KernelModule(KernelModule&& other) noexcept;
   KernelModule& operator=(KernelModule&& other) noexcept;

@@ -13,7 +13,8 @@ int main() {
     std::puts("loaded a missing model");
     return 1;
   } catch (const kiln::RuntimeError& e) {
-    if (e.code() != kiln::ErrorCode::kLoad || std::string(e.what()).find("no-such-dir") == std::string::npos) {
+    if (e.code() != kiln::ErrorCode::kLoad ||
+        std::string(e.what()).find("no-such-dir") == std::string::npos) {
       std::printf("unexpected error: %s\n", e.what());
       return 1;
     }
