@@ -68,6 +68,9 @@ TEST(ParamsFile, MappingIsReadOnly) {
   const std::vector<uint8_t> payload(4096, 3);
   write_params_file(dir.file("ro.params"), payload.data(), payload.size());
   ParamsFile f = ParamsFile::open(dir.file("ro.params"));
+  // The mapping outlives the file. Removing the directory now matters: a threadsafe death test
+  // re-runs this test in a child that dies below, before any destructor could clean up.
+  fs::remove_all(dir.path());
   // A kernel that wrote into its weights would fault, not corrupt them: the pages are PROT_READ.
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(*const_cast<volatile uint8_t*>(static_cast<const uint8_t*>(f.payload())) = 1, "");
