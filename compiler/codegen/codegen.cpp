@@ -15,6 +15,12 @@ namespace kiln::codegen {
 
 CompiledModule compile_module(const std::vector<ir::LoweredFunc>& funcs, const Target& requested,
                               const CodegenOptions& options) {
+  return compile_module_with(funcs, requested, options, {});
+}
+
+CompiledModule compile_module_with(const std::vector<ir::LoweredFunc>& funcs,
+                                   const Target& requested, const CodegenOptions& options,
+                                   const ModuleExtension& extend) {
   const Target target = llvm_target(requested);
   user_check(options.opt_level >= 0 && options.opt_level <= 3)
       << "opt_level must be 0..3, got " << options.opt_level;
@@ -32,6 +38,7 @@ CompiledModule compile_module(const std::vector<ir::LoweredFunc>& funcs, const T
   cg.add_target_record(requested);
   cg.add_module_init();
   for (const ir::LoweredFunc& f : funcs) cg.add_kernel(f);
+  if (extend) extend(module);  // e.g. the model executor, optimised with the kernels
   verify_module(module, "from kiln's codegen");
 
   optimize_module(module, *tm, options.opt_level);

@@ -5,21 +5,30 @@
 //   codegen_stmt.cpp     statements and loops
 //   codegen_half.cpp     f16/bf16 conversions that never become library calls
 //   codegen_runtime.cpp  the kernel ABI: entry points, kiln_module_init, parallel_for
+// (codegen_executor.cpp, the model executor, needs only the module: see compile_module_with.)
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "compiler/codegen/arch_hooks.h"
+#include "compiler/codegen/codegen.h"
 #include "compiler/ir/lowered_func.h"
 
 namespace kiln::codegen {
+
+// compile_module with a hook that adds to the module after the kernels and before
+// optimisation (codegen_executor.cpp adds the model's executor with it).
+using ModuleExtension = std::function<void(llvm::Module&)>;
+CompiledModule compile_module_with(const std::vector<ir::LoweredFunc>& funcs, const Target& target,
+                                   const CodegenOptions& options, const ModuleExtension& extend);
 
 class CodeGenLLVM {
  public:

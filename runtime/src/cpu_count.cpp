@@ -8,9 +8,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "kiln/runtime.h"
@@ -43,12 +42,18 @@ std::optional<int> ceil_ratio(int64_t quota, int64_t period) {
 }
 
 // The file's text, or nullopt when it cannot be read (missing controller, no /sys, ...).
+// stdio rather than iostreams: these files are a line long, and iostreams would be the largest
+// part of the tiny runtime.
 std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::FILE* f = std::fopen(path.c_str(), "re");
+  if (!f) return std::nullopt;
+  std::string text;
+  char chunk[512];
+  for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;) text.append(chunk, n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return std::nullopt;
+  return text;
 }
 
 }  // namespace

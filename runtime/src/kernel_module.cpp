@@ -4,6 +4,8 @@
 // "cannot open shared object file", "invalid ELF header" and "undefined symbol" tell a user
 // more than anything we could paraphrase.
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 
 #include <cstdio>
 #include <cstring>
@@ -13,6 +15,7 @@
 
 #include "kiln/cpu_features.h"
 #include "kiln/runtime.h"
+#include "message.h"
 
 namespace kiln {
 namespace {
@@ -30,23 +33,61 @@ void* find_symbol(void* handle, const char* name, std::string* error) {
     *error = e;
     return nullptr;
   }
-  if (!sym) *error = std::string(name) + " resolves to a null address";
+  if (!sym) *error = concat({name, " resolves to a null address"});
   return sym;
 }
 
-// The architecture an ELF file was built for ("x86_64", "aarch64", or "" when it is not an
-// ELF file we can read: dlopen then says what is wrong).
-std::string elf_arch(const std::string& path) {
+// What an ELF file says of itself, read before dlopen sees it.
+struct ElfFacts {
+  // "x86_64", "aarch64", "machine N"; "" when it is not a 64-bit little-endian ELF file (dlopen
+  // then says what is wrong).
+  std::string arch;
+  // Non-empty when the program headers or a loadable segment reach past the end of the file:
+  // dlopen maps such a segment anyway and the process dies of SIGSEGV/SIGBUS while relocating,
+  // so a truncated .so must be refused here.
+  std::string truncated;
+};
+
+ElfFacts inspect_elf(const std::string& path) {
+  ElfFacts facts;
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return "";
-  unsigned char header[20] = {};
-  const bool read = std::fread(header, 1, sizeof header, f) == sizeof header;
+  if (!f) return facts;
+  Elf64_Ehdr eh{};
+  long size = -1;
+  if (std::fread(&eh, sizeof eh, 1, f) == 1 && std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+      eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_ident[EI_DATA] == ELFDATA2LSB &&
+      std::fseek(f, 0, SEEK_END) == 0) {
+    size = std::ftell(f);
+    facts.arch = eh.e_machine == EM_X86_64    ? "x86_64"
+                 : eh.e_machine == EM_AARCH64 ? "aarch64"
+                                              : concat({"machine ", Num(eh.e_machine)});
+  }
+  const uint64_t file_size = size < 0 ? 0 : static_cast<uint64_t>(size);
+  const uint64_t table_end = eh.e_phoff + uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr);
+  // The section headers come last in the files lld writes: checking them catches a file cut
+  // anywhere, even where what remains would still load.
+  const uint64_t sections_end = eh.e_shoff + uint64_t(eh.e_shnum) * eh.e_shentsize;
+  if (facts.arch.empty()) {
+    // Not ours to judge.
+  } else if (eh.e_phentsize != sizeof(Elf64_Phdr) || table_end > file_size) {
+    facts.truncated = concat(
+        {"its program headers end at byte ", Num(table_end), ", the file has ", Num(file_size)});
+  } else if (sections_end > file_size) {
+    facts.truncated = concat(
+        {"its section headers end at byte ", Num(sections_end), ", the file has ", Num(file_size)});
+  } else if (std::fseek(f, static_cast<long>(eh.e_phoff), SEEK_SET) == 0) {
+    for (unsigned i = 0; i < eh.e_phnum && facts.truncated.empty(); ++i) {
+      Elf64_Phdr ph{};
+      if (std::fread(&ph, sizeof ph, 1, f) != 1) break;
+      if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > file_size) {
+        facts.truncated =
+            concat({"segment ", Num(i), " ends at byte ", Num(ph.p_offset + ph.p_filesz),
+                    ", the file has ", Num(file_size)});
+      }
+    }
+  }
   std::fclose(f);
-  if (!read || std::memcmp(header, "\x7f" "ELF", 4) != 0 || header[5] != 1) return "";
-  const unsigned machine = header[18] | (header[19] << 8);  // e_machine, little-endian
-  if (machine == 62) return "x86_64";
-  if (machine == 183) return "aarch64";
-  return "machine " + std::to_string(machine);
+  return facts;
 }
 
 // The value of `key` in the module's "k=v;k=v" target record.
@@ -87,8 +128,8 @@ std::vector<std::string> missing_features(void* handle, std::string* target) {
 void Kernel::operator()(void* const* args) const {
   const int32_t status = run(args);
   if (status != 0) {
-    throw RuntimeError(ErrorCode::kKernel, "kiln: kernel '" + name_ + "' of '" + module_path_ +
-                                               "' failed with status " + std::to_string(status));
+    throw_error(ErrorCode::kKernel, {"kiln: kernel '", name_, "' of '", module_path_,
+                                     "' failed with status ", Num(status)});
   }
 }
 
@@ -97,18 +138,38 @@ int32_t Kernel::run(void* const* args) const noexcept {
   return fn_(args);
 }
 
-KernelModule::KernelModule(const std::string& path, ThreadPool& pool) : path_(path), pool_(&pool) {
+KernelModule::KernelModule(const std::string& path, ThreadPool& pool)
+    : KernelModule(path, pool, {}, "a kiln kernel module") {}
+
+KernelModule::KernelModule(const std::string& path, ThreadPool& pool,
+                           std::initializer_list<const char*> required, const char* kind)
+    : path_(path), pool_(&pool) {
   // A module for another architecture: say so plainly rather than dlopen's "wrong ELF class".
-  if (const std::string arch = elf_arch(path); !arch.empty() && arch != cpu_arch()) {
-    throw RuntimeError(ErrorCode::kLoad, "kiln: '" + path + "' is built for " + arch +
-                                             ", this machine is " + std::string(cpu_arch()));
+  const ElfFacts elf = inspect_elf(path);
+  if (!elf.arch.empty() && elf.arch != cpu_arch()) {
+    throw_error(ErrorCode::kLoad,
+                {"kiln: '", path, "' is built for ", elf.arch, ", this machine is ", cpu_arch()});
+  }
+  if (!elf.truncated.empty()) {
+    throw_error(ErrorCode::kLoad, {"kiln: '", path, "' is truncated or damaged: ", elf.truncated});
   }
   // RTLD_NOW: an unresolved symbol fails here, at load, not mid-kernel. RTLD_LOCAL: kernels of
   // different modules may share names.
   handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) {
-    throw RuntimeError(ErrorCode::kLoad,
-                       "kiln: cannot load kernel module '" + path + "': " + dl_error_text());
+    throw_error(ErrorCode::kLoad,
+                {"kiln: cannot load kernel module '", path, "': ", dl_error_text()});
+  }
+  // What makes it the kind of module the caller wants, before anything else is said about it:
+  // a plain library is "not a kiln model", whatever its CPU features.
+  for (const char* name : required) {
+    std::string error;
+    if (!find_symbol(handle_, name, &error)) {
+      dlclose(handle_);
+      handle_ = nullptr;
+      throw_error(ErrorCode::kLoad,
+                  {"kiln: '", path, "' is not ", kind, ": no ", name, " (", error, ")"});
+    }
   }
   // Before any of its code runs: an instruction the CPU lacks would be a SIGILL mid-kernel.
   std::string target;
@@ -117,10 +178,12 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool) : path_(pa
     dlclose(handle_);
     handle_ = nullptr;
     std::string list;
-    for (const std::string& f : missing) list += (list.empty() ? "" : ", ") + f;
-    throw RuntimeError(ErrorCode::kLoad, "kiln: '" + path + "' (target " + target + ") needs " +
-                                             list + ", this CPU lacks " +
-                                             (missing.size() == 1 ? "it" : "them"));
+    for (const std::string& f : missing) {
+      if (!list.empty()) list += ", ";
+      list += f;
+    }
+    throw_error(ErrorCode::kLoad, {"kiln: '", path, "' (target ", target, ") needs ", list,
+                                   ", this CPU lacks ", missing.size() == 1 ? "it" : "them"});
   }
   std::string error;
   auto init =
@@ -128,15 +191,14 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool) : path_(pa
   if (!init) {
     dlclose(handle_);
     handle_ = nullptr;
-    throw RuntimeError(ErrorCode::kLoad, "kiln: '" + path + "' is not a kiln kernel module: no " +
-                                             KILN_MODULE_INIT_SYMBOL + " (" + error + ")");
+    throw_error(ErrorCode::kLoad, {"kiln: '", path, "' is not ", kind, ": no ",
+                                   KILN_MODULE_INIT_SYMBOL, " (", error, ")"});
   }
   if (const int32_t status = init(ThreadPool::api()); status != 0) {
     dlclose(handle_);
     handle_ = nullptr;
-    throw RuntimeError(ErrorCode::kLoad, "kiln: " + std::string(KILN_MODULE_INIT_SYMBOL) + " of '" +
-                                             path + "' failed with status " +
-                                             std::to_string(status));
+    throw_error(ErrorCode::kLoad, {"kiln: ", KILN_MODULE_INIT_SYMBOL, " of '", path,
+                                   "' failed with status ", Num(status)});
   }
 }
 
@@ -166,20 +228,33 @@ bool KernelModule::has_kernel(const std::string& name) const {
 
 Kernel KernelModule::kernel(const std::string& name) const {
   if (!handle_) {
-    throw RuntimeError(ErrorCode::kInvalidArgument,
-                       "kiln: kernel '" + name + "' looked up in a moved-from KernelModule");
+    throw_error(ErrorCode::kInvalidArgument,
+                {"kiln: kernel '", name, "' looked up in a moved-from KernelModule"});
   }
   std::string error;
   void* sym = find_symbol(handle_, name.c_str(), &error);
   if (!sym) {
-    throw RuntimeError(ErrorCode::kSymbol, "kiln: kernel module '" + path_ + "' has no kernel '" +
-                                               name + "': " + error);
+    throw_error(ErrorCode::kSymbol,
+                {"kiln: kernel module '", path_, "' has no kernel '", name, "': ", error});
   }
   return Kernel(reinterpret_cast<kiln_kernel_fn>(sym), pool_, name, path_);
 }
 
 void KernelModule::call(const std::string& name, void* const* args) const {
   kernel(name)(args);
+}
+
+void* KernelModule::symbol(const char* name) const {
+  std::string error;
+  return handle_ ? find_symbol(handle_, name, &error) : nullptr;
+}
+
+std::size_t KernelModule::symbol_size(const void* address) {
+  Dl_info info{};
+  void* entry = nullptr;  // dladdr1 stores a const ElfW(Sym)* here
+  if (!dladdr1(address, &info, &entry, RTLD_DL_SYMENT) || !entry) return 0;
+  const auto* sym = static_cast<const ElfW(Sym)*>(entry);
+  return info.dli_saddr == address ? static_cast<std::size_t>(sym->st_size) : 0;
 }
 
 }  // namespace kiln

@@ -2,10 +2,9 @@
 // message, so that nothing C++ crosses into C callers.
 #include "kiln/runtime_c.h"
 
-#include <exception>
-#include <new>
 #include <string>
 
+#include "c_api.h"
 #include "kiln/runtime.h"
 
 struct kiln_thread_pool {
@@ -25,10 +24,15 @@ static_assert(static_cast<int>(kiln::ErrorCode::kSymbol) == KILN_ERROR_SYMBOL);
 static_assert(static_cast<int>(kiln::ErrorCode::kKernel) == KILN_ERROR_KERNEL);
 static_assert(static_cast<int>(kiln::ErrorCode::kIo) == KILN_ERROR_IO);
 static_assert(static_cast<int>(kiln::ErrorCode::kInternal) == KILN_ERROR_INTERNAL);
+static_assert(static_cast<int>(kiln::ErrorCode::kParams) == KILN_ERROR_PARAMS);
 
 thread_local std::string t_last_error;
 
-kiln_status fail(kiln_status code, const char* message) {
+}  // namespace
+
+namespace kiln::c_api {
+
+kiln_status fail(kiln_status code, const char* message) noexcept {
   try {
     t_last_error = message;
   } catch (...) {
@@ -37,23 +41,11 @@ kiln_status fail(kiln_status code, const char* message) {
   return code;
 }
 
-// Runs `body`, mapping whatever it throws to a status code.
-template <typename F>
-kiln_status guarded(F&& body) noexcept {
-  try {
-    body();
-    return KILN_OK;
-  } catch (const kiln::RuntimeError& e) {
-    return fail(static_cast<kiln_status>(e.code()), e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(KILN_ERROR_INTERNAL, "kiln: out of memory");
-  } catch (const std::exception& e) {
-    return fail(KILN_ERROR_INTERNAL, e.what());
-  } catch (...) {
-    return fail(KILN_ERROR_INTERNAL, "kiln: unknown exception");
-  }
-}
+}  // namespace kiln::c_api
 
+namespace {
+using kiln::c_api::fail;
+using kiln::c_api::guarded;
 }  // namespace
 
 extern "C" {

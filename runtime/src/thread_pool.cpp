@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kiln/runtime.h"
+#include "message.h"
 
 namespace kiln {
 namespace {
@@ -133,9 +134,8 @@ struct ThreadPool::State {
 
 ThreadPool::ThreadPool(int num_threads) : state_(std::make_unique<State>()) {
   if (num_threads < 0) {
-    throw RuntimeError(
-        ErrorCode::kInvalidArgument,
-        "kiln: thread count must be >= 0 (0 = default), got " + std::to_string(num_threads));
+    throw_error(ErrorCode::kInvalidArgument,
+                {"kiln: thread count must be >= 0 (0 = default), got ", Num(num_threads)});
   }
   state_->num_threads = num_threads == 0 ? default_num_threads() : num_threads;
   try {
@@ -144,9 +144,8 @@ ThreadPool::ThreadPool(int num_threads) : state_(std::make_unique<State>()) {
     }
   } catch (const std::system_error& e) {
     state_->shut_down();
-    throw RuntimeError(
-        ErrorCode::kInternal,
-        "kiln: cannot start " + std::to_string(state_->num_threads) + " pool threads: " + e.what());
+    throw_error(ErrorCode::kInternal,
+                {"kiln: cannot start ", Num(state_->num_threads), " pool threads: ", e.what()});
   }
 }
 

@@ -44,6 +44,30 @@ typedef int32_t (*kiln_module_init_fn)(const kiln_runtime_api* api);
  * Returns 0 on success. */
 typedef int32_t (*kiln_kernel_fn)(void* const* args);
 
+/* A compiled model (model.so) is a kernel module that also exports the two symbols below.
+ *
+ * `kiln_model_run` calls the model's kernels in order. inputs[i] / outputs[i] point at the
+ * caller's buffer of input / output i; `workspace` at the model's scratch arena (its size is in
+ * the info record); `params` at the first payload byte of the model's params file. Both must be
+ * 64-byte aligned: the generated code assumes it. Returns 0, or the first non-zero status a
+ * kernel returned. */
+typedef int32_t (*kiln_model_run_fn)(void* const* inputs, void* const* outputs, void* workspace,
+                                     const void* params);
+#define KILN_MODEL_RUN_SYMBOL "kiln_model_run"
+
+/* `kiln_model_info`: a NUL-terminated text record describing the model, one item per line
+ * ('\n'), fields separated by one space, names free of whitespace:
+ *   kiln-model 1                          format version (KILN_MODEL_INFO_VERSION)
+ *   name NAME
+ *   workspace BYTES
+ *   params BYTES CHECKSUM                 the params payload it was built for; CHECKSUM is
+ *                                         16 lowercase hex digits (FNV-1a 64, see params.h)
+ *   input NAME DTYPE RANK D0 D1 ...       once per input, in order (RANK 0: a scalar)
+ *   output NAME DTYPE RANK D0 D1 ...      once per output, in order
+ * DTYPE is one of f32 f16 bf16 f64 i8 i16 i32 i64 u8 u16 u32 bool. */
+#define KILN_MODEL_INFO_SYMBOL "kiln_model_info"
+#define KILN_MODEL_INFO_VERSION 1
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -32,6 +33,7 @@ enum class ErrorCode : int32_t {
   kKernel = 4,           // a kernel returned a non-zero status
   kIo = 5,               // a file could not be read or written
   kInternal = 6,         // a bug in the runtime (or an unexpected exception)
+  kParams = 7,           // a params file is invalid, or belongs to another model
 };
 
 class RuntimeError : public std::runtime_error {
@@ -156,6 +158,11 @@ class KernelModule {
  public:
   // `pool` must outlive the module; the default is default_thread_pool().
   explicit KernelModule(const std::string& path, ThreadPool& pool = default_thread_pool());
+  // The same, for a module that must also export every symbol in `required`: one that lacks
+  // any is refused right after dlopen, before any of its code runs, as "not <kind>" (e.g.
+  // "a kiln model").
+  KernelModule(const std::string& path, ThreadPool& pool,
+               std::initializer_list<const char*> required, const char* kind);
   ~KernelModule();
   KernelModule(KernelModule&& other) noexcept;
   KernelModule& operator=(KernelModule&& other) noexcept;
@@ -167,6 +174,11 @@ class KernelModule {
   Kernel kernel(const std::string& name) const;
   // kernel(name)(args).
   void call(const std::string& name, void* const* args) const;
+  // The address of any exported symbol (data included), or nullptr when there is none.
+  void* symbol(const char* name) const;
+  // The size the module's symbol table records for the exported symbol at `address` (what
+  // `symbol` returned), or 0 when unknown: bounds a data symbol before it is read.
+  static std::size_t symbol_size(const void* address);
 
   const std::string& path() const { return path_; }
 

@@ -1,5 +1,6 @@
-/* The C API of kiln's runtime: the same thread pool and kernel loader as runtime.h, behind
- * status codes, for C programs and for callers across which no C++ exception may travel.
+/* The C API of kiln's runtime: the same thread pool, kernel loader and model loader as
+ * runtime.h and model.h, behind status codes, for C programs and for callers across which no
+ * C++ exception may travel.
  *
  * Every function returns KILN_OK or an error code and, on error, leaves a message naming the
  * file/symbol at fault in kiln_last_error() (per thread, valid until the next failing call on
@@ -22,6 +23,7 @@ typedef int32_t kiln_status;
 #define KILN_ERROR_KERNEL 4
 #define KILN_ERROR_IO 5
 #define KILN_ERROR_INTERNAL 6
+#define KILN_ERROR_PARAMS 7 /* a params file is invalid, or belongs to another model */
 
 typedef struct kiln_thread_pool kiln_thread_pool;
 typedef struct kiln_module kiln_module;
@@ -38,6 +40,34 @@ kiln_status kiln_module_load(const char* path, kiln_thread_pool* pool, kiln_modu
 void kiln_module_free(kiln_module* module);
 /* Looks `kernel` up and runs it; a non-zero kernel status is KILN_ERROR_KERNEL. */
 kiln_status kiln_module_call(kiln_module* module, const char* kernel, void* const* args);
+
+/* ---- Compiled models (model.so + model.params; kiln/model.h is the C++ face) ---- */
+
+typedef struct kiln_model kiln_model;
+
+/* One input or output of a model. The pointers stay valid while the model lives. */
+typedef struct kiln_tensor_info {
+  const char* name;
+  const char* dtype;    /* "f32", "bf16", "i8", ... */
+  int32_t ndim;         /* 0 for a scalar */
+  const int64_t* shape; /* ndim entries */
+  uint64_t bytes;       /* what the caller's buffer holds */
+} kiln_tensor_info;
+
+/* Loads and checks the model; num_threads == 0: KILN_NUM_THREADS, else the usable CPUs. Errors:
+ * KILN_ERROR_LOAD (not a kiln model, another architecture, a CPU feature missing, a damaged
+ * .so), KILN_ERROR_PARAMS (a damaged params file, or one built for another model), KILN_ERROR_IO
+ * (a file that cannot be read). */
+kiln_status kiln_model_load(const char* so_path, const char* params_path, int32_t num_threads,
+                            kiln_model** out);
+void kiln_model_free(kiln_model* model);
+int32_t kiln_model_num_inputs(const kiln_model* model);
+int32_t kiln_model_num_outputs(const kiln_model* model);
+kiln_status kiln_model_input_info(const kiln_model* model, int32_t index, kiln_tensor_info* out);
+kiln_status kiln_model_output_info(const kiln_model* model, int32_t index, kiln_tensor_info* out);
+/* inputs / outputs: one pointer per input / output, in order (the counts above). Allocates
+ * nothing; a kernel failure is KILN_ERROR_KERNEL. */
+kiln_status kiln_model_run(kiln_model* model, const void* const* inputs, void* const* outputs);
 
 #ifdef __cplusplus
 }

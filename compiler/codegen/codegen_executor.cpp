@@ -1,0 +1,348 @@
+// The model executor (executor.h): plan validation, the kiln_model_info record, and
+// kiln_model_run emitted into the kernels' LLVM module through compile_module_with.
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "compiler/codegen/codegen_llvm.h"
+#include "compiler/codegen/executor.h"
+#include "compiler/codegen/link.h"
+#include "compiler/base/error.h"
+#include "compiler/ir/functor.h"
+#include "compiler/ir/op.h"
+#include "kiln/kernel_abi.h"
+
+namespace kiln::codegen {
+namespace {
+
+// The dtypes the info record can carry (the runtime's table in runtime/src/model_info.cpp).
+const std::set<std::string>& info_dtypes() {
+  static const std::set<std::string> kNames = {"f32", "f16", "bf16", "f64", "i8",  "i16",
+                                               "i32", "i64", "u8",   "u16", "u32", "bool"};
+  return kNames;
+}
+
+const char* base_name(ArgBaseKind base) {
+  switch (base) {
+    case ArgBaseKind::Input:
+      return "input";
+    case ArgBaseKind::Output:
+      return "output";
+    case ArgBaseKind::Workspace:
+      return "workspace";
+    case ArgBaseKind::Params:
+      return "params";
+  }
+  return "?";
+}
+
+// The buffers (by data variable) a kernel stores to.
+class StoredBuffers : public ir::IRVisitor {
+ public:
+  using ir::IRVisitor::visit;
+  std::set<const ir::VarNode*> stored;
+
+ protected:
+  void visit(const ir::StoreNode* op) override {
+    stored.insert(op->buffer->data.node());
+    ir::IRVisitor::visit(op);
+  }
+};
+
+// Checks `name` can stand as one field of the info record.
+void check_token(const std::string& name, const std::string& what) {
+  const bool ok = !name.empty() && std::none_of(name.begin(), name.end(), [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\0';
+  });
+  user_check(ok) << what << " '" << name
+                 << "' must be non-empty and free of spaces, tabs and newlines";
+}
+
+// Bytes of a kernel buffer when its shape is constant; 0 with `known` false otherwise.
+uint64_t buffer_bytes(const ir::Buffer& b, bool* known) {
+  uint64_t bytes = static_cast<uint64_t>(b->dtype.bytes()) * b->dtype.lanes;
+  for (const ir::Expr& d : b->shape) {
+    std::optional<int64_t> v = ir::as_const_int(d);
+    if (!v || *v < 0) {
+      *known = false;
+      return 0;
+    }
+    bytes *= static_cast<uint64_t>(*v);
+  }
+  *known = true;
+  return bytes;
+}
+
+// What one argument of one step covers.
+struct Placement {
+  ArgBaseKind base;
+  int index;
+  uint64_t offset;
+  uint64_t bytes;  // 0 when unknown
+  bool known;
+  bool written;
+};
+
+class PlanChecker {
+ public:
+  PlanChecker(const std::vector<ir::LoweredFunc>& kernels, const ExecutorPlan& plan) : plan_(plan) {
+    for (const ir::LoweredFunc& k : kernels) kernels_[k.name] = &k;
+  }
+
+  void check() {
+    check_token(plan_.name, "model name");
+    user_check(!plan_.outputs.empty()) << "model '" << plan_.name << "' has no outputs";
+    user_check(!plan_.steps.empty()) << "model '" << plan_.name << "' has no steps";
+    std::set<std::string> names;
+    for (const auto* list : {&plan_.inputs, &plan_.outputs}) {
+      const char* kind = list == &plan_.inputs ? "input" : "output";
+      for (const TensorSpec& t : *list) {
+        check_token(t.name, std::string(kind) + " name");
+        user_check(names.insert(t.name).second)
+            << kind << " name '" << t.name
+            << "' is used twice; inputs and outputs need unique names";
+        user_check(t.dtype.is_scalar() && info_dtypes().count(t.dtype.str()))
+            << kind << " '" << t.name << "' has dtype " << t.dtype.str()
+            << "; a model input or output is one of f32 f16 bf16 f64 i8 i16 i32 i64 u8 u16 u32 "
+               "bool";
+        for (int64_t d : t.shape)
+          user_check(d >= 0) << kind << " '" << t.name << "' has a negative dimension " << d;
+      }
+    }
+    for (const auto& [name, k] : kernels_) {
+      user_check(name != KILN_MODEL_RUN_SYMBOL && name != KILN_MODEL_INFO_SYMBOL)
+          << "kernel name '" << name << "' is reserved for the model executor";
+    }
+    for (size_t s = 0; s < plan_.steps.size(); ++s) check_step(s);
+  }
+
+ private:
+  std::string step_label(size_t s) const {
+    return "step " + std::to_string(s) + " ('" + plan_.steps[s].kernel + "')";
+  }
+
+  uint64_t base_size(ArgBaseKind base, int index) const {
+    switch (base) {
+      case ArgBaseKind::Input:
+        return tensor_bytes(plan_.inputs[index]);
+      case ArgBaseKind::Output:
+        return tensor_bytes(plan_.outputs[index]);
+      case ArgBaseKind::Workspace:
+        return plan_.workspace_bytes;
+      case ArgBaseKind::Params:
+        return plan_.params_bytes;
+    }
+    return 0;
+  }
+
+  void check_step(size_t s) {
+    const ExecutorStep& step = plan_.steps[s];
+    auto it = kernels_.find(step.kernel);
+    if (it == kernels_.end()) {
+      std::string have;
+      for (const auto& [name, k] : kernels_) have += (have.empty() ? "" : ", ") + name;
+      user_error() << step_label(s) << ": no kernel of that name was given (kernels: "
+                   << (have.empty() ? "none" : have) << ")";
+    }
+    const ir::LoweredFunc& k = *it->second;
+    user_check(step.args.size() == k.args.size())
+        << step_label(s) << ": " << step.args.size() << " arguments, but the kernel takes "
+        << k.args.size() << " buffers";
+    StoredBuffers stores;
+    stores.visit(k.body);
+
+    std::vector<Placement> placed;
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      const StepArg& arg = step.args[a];
+      const ir::Buffer& buffer = k.args[a];
+      const std::string where = step_label(s) + ", argument " + std::to_string(a) + " ('" +
+                                buffer->name + "', " + base_name(arg.base) + ")";
+      if (arg.base == ArgBaseKind::Input || arg.base == ArgBaseKind::Output) {
+        const size_t count =
+            arg.base == ArgBaseKind::Input ? plan_.inputs.size() : plan_.outputs.size();
+        user_check(arg.index >= 0 && static_cast<size_t>(arg.index) < count)
+            << where << ": index " << arg.index << " is out of range, the model has " << count
+            << " " << base_name(arg.base) << "(s)";
+      }
+      const uint64_t element = static_cast<uint64_t>(buffer->dtype.bytes());
+      user_check(element == 0 || arg.offset % element == 0)
+          << where << ": offset " << arg.offset << " is not a multiple of the " << element
+          << "-byte element size";
+      bool known = false;
+      const uint64_t bytes = buffer_bytes(buffer, &known);
+      const uint64_t size = base_size(arg.base, arg.index);
+      user_check(arg.offset <= size && (!known || bytes <= size - arg.offset))
+          << where << ": bytes [" << arg.offset << ", "
+          << (known ? std::to_string(arg.offset + bytes) : std::string("?"))
+          << ") run past the end of the " << base_name(arg.base) << " (" << size << " bytes)";
+      const bool written = stores.stored.count(buffer->data.node()) > 0;
+      user_check(!written || arg.base != ArgBaseKind::Params)
+          << where << ": the kernel writes this buffer, but the params are read-only";
+      user_check(!written || arg.base != ArgBaseKind::Input)
+          << where << ": the kernel writes this buffer, but model inputs belong to the caller";
+      placed.push_back({arg.base, arg.index, arg.offset, bytes, known, written});
+    }
+    // Kernels take their buffers as noalias pointers: two arguments may share bytes only when
+    // neither is written.
+    for (size_t a = 0; a < placed.size(); ++a) {
+      for (size_t b = a + 1; b < placed.size(); ++b) {
+        const Placement& x = placed[a];
+        const Placement& y = placed[b];
+        if (x.base != y.base || x.index != y.index || !x.known || !y.known) continue;
+        if (!x.written && !y.written) continue;
+        const bool overlap = x.bytes > 0 && y.bytes > 0 && x.offset < y.offset + y.bytes &&
+                             y.offset < x.offset + x.bytes;
+        user_check(!overlap) << step_label(s) << ": arguments " << a << " and " << b
+                             << " overlap in the " << base_name(x.base) << " (bytes [" << x.offset
+                             << ", " << x.offset + x.bytes << ") and [" << y.offset << ", "
+                             << y.offset + y.bytes
+                             << ")), and one is written; kernels assume their buffers do not alias";
+      }
+    }
+  }
+
+  const ExecutorPlan& plan_;
+  std::map<std::string, const ir::LoweredFunc*> kernels_;
+};
+
+std::string hex64(uint64_t v) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+void append_tensor(std::string& out, const char* key, const TensorSpec& t) {
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) about chained operator+ here.
+  for (const std::string& field :
+       {std::string(key), t.name, t.dtype.str(), std::to_string(t.shape.size())}) {
+    out += field;
+    out += ' ';
+  }
+  for (int64_t d : t.shape) {
+    out += std::to_string(d);
+    out += ' ';
+  }
+  out.back() = '\n';
+}
+
+// kiln_model_run and kiln_model_info, into a module that already holds the plan's kernels.
+void add_executor(llvm::Module& module, const ExecutorPlan& plan) {
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Type* ptr = b.getPtrTy();
+
+  llvm::Constant* text = llvm::ConstantDataArray::getString(ctx, model_info_text(plan), true);
+  auto* info =
+      new llvm::GlobalVariable(module, text->getType(), true, llvm::GlobalValue::ExternalLinkage,
+                               text, KILN_MODEL_INFO_SYMBOL);
+  info->setVisibility(llvm::GlobalValue::DefaultVisibility);
+
+  auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {ptr, ptr, ptr, ptr}, false);
+  llvm::Function* run = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage,
+                                               KILN_MODEL_RUN_SYMBOL, module);
+  internal_check(run->getName() == KILN_MODEL_RUN_SYMBOL) << "kiln_model_run defined twice";
+  run->setVisibility(llvm::GlobalValue::DefaultVisibility);
+  // The kernels' own attributes (target CPU and features): the inliner only merges functions
+  // whose targets agree, and small kernels are worth inlining into the executor.
+  llvm::Function* first = module.getFunction(plan.steps.front().kernel);
+  internal_check(first != nullptr)
+      << "kernel " << plan.steps.front().kernel << " not in the module";
+  run->addFnAttrs(llvm::AttrBuilder(ctx, first->getAttributes().getFnAttrs()));
+  run->addFnAttr(llvm::Attribute::NoUnwind);
+  const char* arg_names[] = {"inputs", "outputs", "workspace", "params"};
+  for (unsigned i = 0; i < 4; ++i) run->getArg(i)->setName(arg_names[i]);
+  // The runtime hands both arenas 64-byte aligned (kernel_abi.h): offsets that are multiples of
+  // 64 then give the kernels aligned vectors, and LLVM may use that.
+  for (unsigned i : {2u, 3u})
+    run->addParamAttr(i, llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
+
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", run);
+  llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx, "failed", run);
+  b.SetInsertPoint(failed);
+  llvm::PHINode* status =
+      b.CreatePHI(b.getInt32Ty(), static_cast<unsigned>(plan.steps.size()), "status");
+  b.CreateRet(status);
+
+  b.SetInsertPoint(entry);
+  size_t max_args = 1;
+  for (const ExecutorStep& step : plan.steps) max_args = std::max(max_args, step.args.size());
+  llvm::AllocaInst* args = b.CreateAlloca(llvm::ArrayType::get(ptr, max_args), nullptr, "args");
+  // Each model input/output pointer the steps use is loaded once, up front.
+  std::map<std::pair<ArgBaseKind, int>, llvm::Value*> io_pointers;
+  for (const ExecutorStep& step : plan.steps) {
+    for (const StepArg& a : step.args) {
+      if (a.base != ArgBaseKind::Input && a.base != ArgBaseKind::Output) continue;
+      llvm::Value*& p = io_pointers[{a.base, a.index}];
+      if (p) continue;
+      const bool input = a.base == ArgBaseKind::Input;
+      const TensorSpec& spec = input ? plan.inputs[a.index] : plan.outputs[a.index];
+      p = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, run->getArg(input ? 0 : 1), a.index),
+                       spec.name);
+    }
+  }
+  auto base_pointer = [&](const StepArg& a) -> llvm::Value* {
+    if (a.base == ArgBaseKind::Workspace) return run->getArg(2);
+    if (a.base == ArgBaseKind::Params) return run->getArg(3);
+    return io_pointers.at({a.base, a.index});
+  };
+
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const ExecutorStep& step = plan.steps[s];
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      llvm::Value* p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base_pointer(step.args[a]),
+                                                    step.args[a].offset);
+      b.CreateStore(p, b.CreateConstInBoundsGEP1_64(ptr, args, a));
+    }
+    llvm::Function* kernel = module.getFunction(step.kernel);
+    internal_check(kernel != nullptr) << "kernel " << step.kernel << " not in the module";
+    llvm::Value* result = b.CreateCall(kernel, {args}, "status");
+    llvm::BasicBlock* next = llvm::BasicBlock::Create(ctx, "next_step", run, failed);
+    status->addIncoming(result, b.GetInsertBlock());
+    b.CreateCondBr(b.CreateICmpNE(result, b.getInt32(0)), failed, next);
+    b.SetInsertPoint(next);
+  }
+  b.CreateRet(b.getInt32(0));
+}
+
+}  // namespace
+
+uint64_t tensor_bytes(const TensorSpec& t) {
+  uint64_t n = static_cast<uint64_t>(t.dtype.bytes());
+  for (int64_t d : t.shape) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+  return n;
+}
+
+void validate_plan(const std::vector<ir::LoweredFunc>& kernels, const ExecutorPlan& plan) {
+  PlanChecker(kernels, plan).check();
+}
+
+std::string model_info_text(const ExecutorPlan& plan) {
+  std::string out = "kiln-model " + std::to_string(KILN_MODEL_INFO_VERSION) + "\n";
+  out += "name " + plan.name + "\n";
+  out += "workspace " + std::to_string(plan.workspace_bytes) + "\n";
+  out += "params " + std::to_string(plan.params_bytes) + " " + hex64(plan.params_checksum) + "\n";
+  for (const TensorSpec& t : plan.inputs) append_tensor(out, "input", t);
+  for (const TensorSpec& t : plan.outputs) append_tensor(out, "output", t);
+  return out;
+}
+
+CompiledModule compile_model(const std::vector<ir::LoweredFunc>& kernels, const ExecutorPlan& plan,
+                             const Target& target, const CodegenOptions& options) {
+  validate_plan(kernels, plan);
+  return compile_module_with(kernels, target, options,
+                             [&](llvm::Module& module) { add_executor(module, plan); });
+}
+
+CompiledModule build_model(const std::vector<ir::LoweredFunc>& kernels, const ExecutorPlan& plan,
+                           const Target& target, const std::string& out_path,
+                           const CodegenOptions& options) {
+  CompiledModule m = compile_model(kernels, plan, target, options);
+  link_shared_object({m.object}, out_path);
+  return m;
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,73 @@
+// A compiled model on the board: `model.so` (every kernel plus the generated kiln_model_run
+// that calls them in order) and `model.params` (the weights), loaded once and run many times.
+//
+//   kiln::Model m = kiln::Model::load("out/model.so", "out/model.params");
+//   m.run({input}, {output});          // no heap allocation inside run()
+//
+// Loading checks everything that can be checked before the first run: the .so is a kiln model
+// for this architecture and CPU (kernel_abi.h), its info record parses, the params file is
+// intact and is the one the .so was built with (same size and checksum). The workspace arena is
+// allocated at load, 64-byte aligned. Errors are kiln::RuntimeError naming the file at fault;
+// runtime_c.h has the same behind status codes.
+#ifndef KILN_MODEL_H
+#define KILN_MODEL_H
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+// One input or output of a model, as its info record describes it.
+struct TensorInfo {
+  std::string name;
+  std::string dtype;           // "f32", "bf16", "i8", ... (kernel_abi.h lists them)
+  std::vector<int64_t> shape;  // empty for a scalar
+  uint64_t bytes = 0;          // element count * element size: what the caller's buffer holds
+};
+
+class Model {
+ public:
+  // `num_threads` sizes the model's own thread pool (0: KILN_NUM_THREADS, else the CPUs this
+  // process may use).
+  static Model load(const std::string& so_path, const std::string& params_path,
+                    int num_threads = 0);
+
+  Model(Model&& other) noexcept;
+  Model& operator=(Model&& other) noexcept;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+  ~Model();
+
+  // Runs the model: inputs[i] points at input i (inputs()[i].bytes bytes, not modified),
+  // outputs[i] at the buffer that receives output i. Buffers must be aligned to their element
+  // size. Allocates nothing; calls on one Model from several threads are serialised (they share
+  // the workspace). Throws RuntimeError: kInvalidArgument for a wrong count or a null pointer,
+  // kKernel when a kernel fails.
+  void run(std::span<const void* const> inputs, std::span<void* const> outputs) const;
+  void run(std::initializer_list<const void*> inputs, std::initializer_list<void*> outputs) const {
+    run(std::span<const void* const>(inputs.begin(), inputs.size()),
+        std::span<void* const>(outputs.begin(), outputs.size()));
+  }
+
+  const std::string& name() const;
+  const std::vector<TensorInfo>& inputs() const;
+  const std::vector<TensorInfo>& outputs() const;
+  uint64_t workspace_bytes() const;
+  uint64_t params_bytes() const;
+  int num_threads() const;
+  const std::string& so_path() const;
+
+ private:
+  struct State;
+  explicit Model(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_MODEL_H

@@ -1,0 +1,111 @@
+// The params file of a compiled model (`model.params`): the model's weights, pre-packed by the
+// compiler into one payload that the runtime maps read-only and hands to the model's kernels.
+// This header holds both sides: the reader the runtime uses and the writer the compiler uses
+// (both in libkiln_rt, which the compiler links too).
+//
+// Layout, version 1 (integers little-endian):
+//   offset  size  field
+//        0     8  magic "KILNPRM\0"
+//        8     4  u32 format version (1)
+//       12     4  u32 payload offset (64: the header's size)
+//       16     8  u64 payload bytes
+//       24     8  u64 checksum of the payload: FNV-1a 64
+//       32    32  reserved, zero
+//       64     -  payload; the file ends exactly where the payload does
+// The payload starts 64 bytes into the file, so in a page-aligned mapping it is 64-byte aligned
+// (a cache line, and the widest vector kiln emits): offsets the compiler aligns to 64 stay
+// aligned in memory.
+//
+// FNV-1a 64 (http://www.isthe.com/chongo/tech/comp/fnv/): h = 0xcbf29ce484222325, then for
+// every byte h = (h ^ byte) * 0x100000001b3 (mod 2^64). Chosen over CRC-32C for its 64 bits:
+// the checksum is also the model's fingerprint of its weights (kiln_model_info records it), and
+// it needs no table or CPU extension on a board.
+#ifndef KILN_PARAMS_H
+#define KILN_PARAMS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+inline constexpr char kParamsMagic[8] = {'K', 'I', 'L', 'N', 'P', 'R', 'M', '\0'};
+inline constexpr uint32_t kParamsVersion = 1;
+inline constexpr std::size_t kParamsHeaderBytes = 64;
+// Where ParamsBuilder places tensors, and what the payload's start is aligned to.
+inline constexpr std::size_t kParamsAlignment = 64;
+
+// FNV-1a 64 of `bytes` bytes at `data`.
+uint64_t params_checksum(const void* data, std::size_t bytes) noexcept;
+// The same, continued from an earlier result `hash` (for payloads hashed in pieces).
+uint64_t params_checksum_update(uint64_t hash, const void* data, std::size_t bytes) noexcept;
+inline constexpr uint64_t kParamsChecksumSeed = 0xcbf29ce484222325ull;
+
+// A checked params file image.
+struct ParamsView {
+  const uint8_t* payload = nullptr;  // into the bytes that were checked
+  uint64_t bytes = 0;
+  uint64_t checksum = 0;
+};
+
+// Checks `size` bytes of a params file: magic, version, payload offset, reserved bytes, size,
+// checksum. `name` (a path) only appears in messages. Throws RuntimeError(ErrorCode::kParams)
+// saying what is wrong: "not a kiln params file", "unknown version", "truncated", "checksum
+// mismatch".
+ParamsView parse_params(const void* data, std::size_t size, const std::string& name);
+
+// The 64-byte header of a params file holding `payload_bytes` bytes with `checksum`.
+std::vector<uint8_t> params_header(uint64_t payload_bytes, uint64_t checksum);
+
+// A params file mapped read-only (mmap) and checked with parse_params. Errors name the path:
+// RuntimeError(kIo) when it cannot be opened or mapped, RuntimeError(kParams) when it is not a
+// valid params file.
+class ParamsFile {
+ public:
+  static ParamsFile open(const std::string& path);
+
+  ParamsFile(ParamsFile&& other) noexcept;
+  ParamsFile& operator=(ParamsFile&& other) noexcept;
+  ParamsFile(const ParamsFile&) = delete;
+  ParamsFile& operator=(const ParamsFile&) = delete;
+  ~ParamsFile();
+
+  // 64-byte aligned; valid (non-null) even for an empty payload.
+  const void* payload() const { return view_.payload; }
+  uint64_t bytes() const { return view_.bytes; }
+  uint64_t checksum() const { return view_.checksum; }
+  const std::string& path() const { return path_; }
+
+ private:
+  ParamsFile() = default;
+  std::string path_;
+  void* map_ = nullptr;
+  std::size_t map_size_ = 0;
+  ParamsView view_;
+};
+
+// Writes a params file holding `bytes` bytes of `payload`. The file appears complete or not at
+// all: it is written to a temporary file beside `path`, flushed to disk, then renamed over it.
+// Throws RuntimeError(kIo) naming the path.
+void write_params_file(const std::string& path, const void* payload, std::size_t bytes);
+
+// Lays tensors out in one payload, each at a kParamsAlignment-aligned offset (zero padding
+// between), as a model's plan points at them.
+class ParamsBuilder {
+ public:
+  // Appends `bytes` bytes and returns their offset in the payload.
+  uint64_t add(const void* data, std::size_t bytes);
+  const std::vector<uint8_t>& payload() const { return payload_; }
+  uint64_t checksum() const { return params_checksum(payload_.data(), payload_.size()); }
+  void write(const std::string& path) const {
+    write_params_file(path, payload_.data(), payload_.size());
+  }
+
+ private:
+  std::vector<uint8_t> payload_;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_PARAMS_H

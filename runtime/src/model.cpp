@@ -1,0 +1,143 @@
+// kiln::Model: loads model.so through KernelModule (architecture, CPU features, the
+// kiln_module_init handshake), reads its info record, maps and checks the params file against
+// it, allocates the workspace; run() then only checks pointers and calls kiln_model_run.
+#include "kiln/model.h"
+
+#include <cstring>
+#include <mutex>
+#include <utility>
+
+#include "kiln/kernel_abi.h"
+#include "kiln/params.h"
+#include "kiln/runtime.h"
+#include "message.h"
+#include "model_info.h"
+
+namespace kiln {
+namespace {
+
+// The module's info record as text, bounded by the symbol's recorded size so that a record
+// without its NUL is an error rather than a read past the end.
+std::string_view info_text(const KernelModule& module) {
+  const auto* text = static_cast<const char*>(module.symbol(KILN_MODEL_INFO_SYMBOL));
+  const std::size_t size = KernelModule::symbol_size(text);
+  const std::size_t length = size ? strnlen(text, size) : std::strlen(text);
+  if (size && length == size) {
+    throw_error(ErrorCode::kLoad, {"kiln: '", module.path(), "' has a malformed ",
+                                   KILN_MODEL_INFO_SYMBOL, ": it is not NUL-terminated"});
+  }
+  return {text, length};
+}
+
+}  // namespace
+
+struct Model::State {
+  // Members are destroyed bottom-up: the module (whose kernels use the pool) is closed before
+  // the pool's threads stop.
+  std::string so_path;
+  ThreadPool pool;
+  KernelModule module;
+  ModelInfo info;
+  ParamsFile params;
+  AlignedBuffer workspace;
+  kiln_model_run_fn entry = nullptr;
+  std::mutex running;  // one run at a time: they share the workspace
+
+  State(const std::string& so, const std::string& params_path, int threads)
+      : so_path(so),
+        pool(threads),
+        module(so, pool, {KILN_MODEL_RUN_SYMBOL, KILN_MODEL_INFO_SYMBOL}, "a kiln model"),
+        info(parse_model_info(info_text(module), so)),
+        params(ParamsFile::open(params_path)),
+        workspace(check_params_and_size_workspace(params_path)) {
+    entry = reinterpret_cast<kiln_model_run_fn>(module.symbol(KILN_MODEL_RUN_SYMBOL));
+  }
+
+  // Runs between mapping the params and allocating the workspace: a mismatch is reported
+  // before a possibly large allocation.
+  std::size_t check_params_and_size_workspace(const std::string& params_path) const {
+    if (params.bytes() != info.params_bytes || params.checksum() != info.params_checksum) {
+      throw_error(
+          ErrorCode::kParams,
+          {"kiln: params file '", params_path, "' does not belong to model '", so_path,
+           "': it holds ", Num(params.bytes()), " bytes with checksum ",
+           Num(params.checksum(), true), ", the model was built for ", Num(info.params_bytes),
+           " bytes with checksum ", Num(info.params_checksum, true)});
+    }
+    if (info.workspace_bytes > SIZE_MAX / 2) {
+      throw_error(ErrorCode::kLoad,
+                  {"kiln: model '", so_path, "' asks for a ", Num(info.workspace_bytes),
+                   "-byte workspace, more than this machine can address"});
+    }
+    return static_cast<std::size_t>(info.workspace_bytes);
+  }
+};
+
+Model::Model(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Model::Model(Model&& other) noexcept = default;
+Model& Model::operator=(Model&& other) noexcept = default;
+Model::~Model() = default;
+
+Model Model::load(const std::string& so_path, const std::string& params_path, int num_threads) {
+  return Model(std::make_unique<State>(so_path, params_path, num_threads));
+}
+
+void Model::run(std::span<const void* const> inputs, std::span<void* const> outputs) const {
+  if (!state_) throw_error(ErrorCode::kInvalidArgument, {"kiln: run on a moved-from Model"});
+  State& s = *state_;
+  if (inputs.size() != s.info.inputs.size() || outputs.size() != s.info.outputs.size()) {
+    throw_error(ErrorCode::kInvalidArgument,
+                {"kiln: model '", s.info.name, "' takes ", Num(s.info.inputs.size()),
+                 " input(s) and ", Num(s.info.outputs.size()), " output(s), got ",
+                 Num(inputs.size()), " and ", Num(outputs.size())});
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) {
+      throw_error(ErrorCode::kInvalidArgument, {"kiln: model '", s.info.name, "': input ", Num(i),
+                                                " ('", s.info.inputs[i].name, "') is null"});
+    }
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    if (!outputs[i]) {
+      throw_error(ErrorCode::kInvalidArgument, {"kiln: model '", s.info.name, "': output ", Num(i),
+                                                " ('", s.info.outputs[i].name, "') is null"});
+    }
+  }
+  int32_t status = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.running);
+    ThreadPool::Scope bind(&s.pool);
+    // The generated code takes `void* const*` for inputs too (one pointer type for every
+    // argument array); it never writes through them (compile_model refuses such plans).
+    status = s.entry(const_cast<void* const*>(inputs.data()), outputs.data(), s.workspace.data(),
+                     s.params.payload());
+  }
+  if (status != 0) {
+    throw_error(ErrorCode::kKernel, {"kiln: model '", s.info.name, "' ('", s.so_path,
+                                     "') failed: a kernel returned status ", Num(status)});
+  }
+}
+
+const std::string& Model::name() const {
+  return state_->info.name;
+}
+const std::vector<TensorInfo>& Model::inputs() const {
+  return state_->info.inputs;
+}
+const std::vector<TensorInfo>& Model::outputs() const {
+  return state_->info.outputs;
+}
+uint64_t Model::workspace_bytes() const {
+  return state_->info.workspace_bytes;
+}
+uint64_t Model::params_bytes() const {
+  return state_->info.params_bytes;
+}
+int Model::num_threads() const {
+  return state_->pool.num_threads();
+}
+const std::string& Model::so_path() const {
+  return state_->so_path;
+}
+
+}  // namespace kiln

@@ -1,0 +1,32 @@
+// Private to the runtime: the parser of a model's kiln_model_info record (format in
+// kiln/kernel_abi.h), written without iostreams or regex to keep the runtime small.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/model.h"
+
+namespace kiln {
+
+struct ModelInfo {
+  std::string name;
+  uint64_t workspace_bytes = 0;
+  uint64_t params_bytes = 0;
+  uint64_t params_checksum = 0;
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+};
+
+// Bytes per element of a dtype name of the info record; 0 for a name it does not have.
+std::size_t dtype_bytes(std::string_view dtype);
+
+// Parses the record; `source` (the .so's path) names it in errors. Throws
+// RuntimeError(kLoad) naming the line for anything malformed, and for a format version other
+// than KILN_MODEL_INFO_VERSION.
+ModelInfo parse_model_info(std::string_view text, const std::string& source);
+
+}  // namespace kiln

@@ -1,0 +1,205 @@
+// Params files: the FNV-1a checksum, the header check, the read-only mapping, and the writer
+// (temporary file, fsync, rename). Plain POSIX I/O, no iostreams: this is part of the tiny
+// runtime.
+#include "kiln/params.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "kiln/runtime.h"
+#include "message.h"
+
+namespace kiln {
+namespace {
+
+constexpr uint64_t kFnvPrime = 0x100000001b3ull;
+
+// Header field offsets (see params.h).
+constexpr std::size_t kVersionAt = 8, kOffsetAt = 12, kBytesAt = 16, kChecksumAt = 24,
+                      kReservedAt = 32;
+
+uint32_t read_u32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+uint64_t read_u64(const uint8_t* p) {
+  return uint64_t(read_u32(p)) | uint64_t(read_u32(p + 4)) << 32;
+}
+void write_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+void write_u64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+// "kiln: params file 'NAME': " and then `what`.
+[[noreturn]] void params_error(const std::string& name,
+                               std::initializer_list<std::string_view> what) {
+  throw_error(ErrorCode::kParams, {"kiln: params file '", name, "': ", concat(what)});
+}
+
+[[noreturn]] void io_error(const std::string& path, const char* doing) {
+  throw_error(ErrorCode::kIo, {"kiln: cannot ", doing, " '", path, "': ", std::strerror(errno)});
+}
+
+// Writes all of [data, data + size) to fd, retrying short writes and EINTR.
+bool write_all(int fd, const uint8_t* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+uint64_t params_checksum_update(uint64_t hash, const void* data, std::size_t bytes) noexcept {
+  const auto* p = static_cast<const uint8_t*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * kFnvPrime;
+  return hash;
+}
+
+uint64_t params_checksum(const void* data, std::size_t bytes) noexcept {
+  return params_checksum_update(kParamsChecksumSeed, data, bytes);
+}
+
+ParamsView parse_params(const void* data, std::size_t size, const std::string& name) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  // A file that starts like a params file but stops early is truncated; anything else that
+  // does not start with the magic is some other file.
+  if (size == 0) params_error(name, {"truncated: the file is empty"});
+  const std::size_t magic_seen = size < sizeof kParamsMagic ? size : sizeof kParamsMagic;
+  if (std::memcmp(p, kParamsMagic, magic_seen) != 0)
+    params_error(name, {"not a kiln params file (no KILNPRM magic)"});
+  if (size < kParamsHeaderBytes) {
+    params_error(name, {"truncated: ", Num(size), " bytes, shorter than the ",
+                        Num(kParamsHeaderBytes), "-byte header"});
+  }
+  const uint32_t version = read_u32(p + kVersionAt);
+  if (version != kParamsVersion) {
+    params_error(name, {"unknown format version ", Num(version), " (this runtime reads version ",
+                        Num(kParamsVersion), ")"});
+  }
+  const uint32_t offset = read_u32(p + kOffsetAt);
+  if (offset != kParamsHeaderBytes) {
+    params_error(name, {"payload offset ", Num(offset), " is invalid (version 1 has ",
+                        Num(kParamsHeaderBytes), ")"});
+  }
+  for (std::size_t i = kReservedAt; i < kParamsHeaderBytes; ++i) {
+    if (p[i] != 0) params_error(name, {"reserved header byte ", Num(i), " is not zero"});
+  }
+  const uint64_t bytes = read_u64(p + kBytesAt);
+  const uint64_t have = size - kParamsHeaderBytes;
+  if (have != bytes) {
+    params_error(name, {have < bytes ? "truncated: " : "size mismatch: ", Num(size),
+                        " bytes, the header says ", Num(kParamsHeaderBytes), " + ", Num(bytes)});
+  }
+  const uint64_t recorded = read_u64(p + kChecksumAt);
+  const uint64_t actual = params_checksum(p + kParamsHeaderBytes, bytes);
+  if (recorded != actual) {
+    params_error(name, {"checksum mismatch: the header says ", Num(recorded, true),
+                        ", the payload hashes to ", Num(actual, true), " (the file is corrupt)"});
+  }
+  return {p + kParamsHeaderBytes, bytes, actual};
+}
+
+std::vector<uint8_t> params_header(uint64_t payload_bytes, uint64_t checksum) {
+  std::vector<uint8_t> h(kParamsHeaderBytes, 0);
+  std::memcpy(h.data(), kParamsMagic, sizeof kParamsMagic);
+  write_u32(h.data() + kVersionAt, kParamsVersion);
+  write_u32(h.data() + kOffsetAt, kParamsHeaderBytes);
+  write_u64(h.data() + kBytesAt, payload_bytes);
+  write_u64(h.data() + kChecksumAt, checksum);
+  return h;
+}
+
+ParamsFile ParamsFile::open(const std::string& path) {
+  ParamsFile f;
+  f.path_ = path;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) io_error(path, "open params file");
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    io_error(path, "stat params file");
+  }
+  const std::size_t size = static_cast<std::size_t>(st.st_size);
+  if (size > 0) {
+    // Read-only and private: the weights are shared with the page cache, never copied, and a
+    // kernel that tried to write them would fault instead of corrupting them silently.
+    void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+      const int e = errno;
+      ::close(fd);
+      errno = e;
+      io_error(path, "map params file");
+    }
+    f.map_ = map;
+    f.map_size_ = size;
+    madvise(map, size, MADV_WILLNEED);
+  }
+  ::close(fd);  // the mapping keeps the file
+  static const uint8_t kEmpty = 0;
+  f.view_ = parse_params(f.map_ ? f.map_ : &kEmpty, size, path);  // ~ParamsFile unmaps on throw
+  return f;
+}
+
+ParamsFile::ParamsFile(ParamsFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      map_(std::exchange(other.map_, nullptr)),
+      map_size_(std::exchange(other.map_size_, 0)),
+      view_(std::exchange(other.view_, {})) {}
+
+ParamsFile& ParamsFile::operator=(ParamsFile&& other) noexcept {
+  if (this != &other) {
+    if (map_) munmap(map_, map_size_);
+    path_ = std::move(other.path_);
+    map_ = std::exchange(other.map_, nullptr);
+    map_size_ = std::exchange(other.map_size_, 0);
+    view_ = std::exchange(other.view_, {});
+  }
+  return *this;
+}
+
+ParamsFile::~ParamsFile() {
+  if (map_) munmap(map_, map_size_);
+}
+
+void write_params_file(const std::string& path, const void* payload, std::size_t bytes) {
+  const std::vector<uint8_t> header = params_header(bytes, params_checksum(payload, bytes));
+  // Beside the destination, so that the rename stays within one file system (and is atomic).
+  std::string temp = path + ".tmp.XXXXXX";
+  const int fd = mkstemp(temp.data());
+  if (fd < 0) io_error(path, "create a temporary file for");
+  fchmod(fd, 0644);  // mkstemp's 0600 would hide the weights from the user who runs the model
+  const bool ok = write_all(fd, header.data(), header.size()) &&
+                  write_all(fd, static_cast<const uint8_t*>(payload), bytes) && fsync(fd) == 0;
+  const int write_errno = errno;
+  if (::close(fd) != 0 || !ok || ::rename(temp.c_str(), path.c_str()) != 0) {
+    const int e = ok ? errno : write_errno;
+    ::unlink(temp.c_str());
+    errno = e;
+    io_error(path, "write params file");
+  }
+}
+
+uint64_t ParamsBuilder::add(const void* data, std::size_t bytes) {
+  const std::size_t offset =
+      (payload_.size() + kParamsAlignment - 1) / kParamsAlignment * kParamsAlignment;
+  payload_.resize(offset + bytes, 0);
+  if (bytes > 0) std::memcpy(payload_.data() + offset, data, bytes);
+  return offset;
+}
+
+}  // namespace kiln
