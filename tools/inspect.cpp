@@ -6,7 +6,6 @@
 //   kiln inspect --op conv2d --shape 1,64,56,56,64,3,3 --pad 1 --run --threads 2 --json
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "compiler/codegen/codegen.h"
 #include "compiler/target/target.h"
@@ -14,6 +13,7 @@
 #include "compiler/ir/printer.h"
 #include "schedules/registry.h"
 #include "tools/subcommands.h"
+#include "tools/workload_args.h"
 #include "tuner/builder.h"
 #include "tuner/local_runner.h"
 
@@ -22,68 +22,17 @@ namespace kiln::tools {
 namespace {
 
 struct InspectArgs {
-  std::string op, shape, dtype = "f32", target = "host", tmpl, config, emit = "tir", so;
-  std::vector<std::string> params, epilogue;
-  int64_t stride = 0, pad = -1, groups = 0, dilation = 0;
+  WorkloadArgs workload;
+  std::string target = "host", tmpl, config, emit = "tir", so;
   bool run = false, json = false;
   int threads = 1, repeat = 10;
   std::string runner;
 };
 
-std::vector<int64_t> parse_list(const std::string& text, const std::string& what) {
-  std::vector<int64_t> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    try {
-      size_t used = 0;
-      out.push_back(std::stoll(item, &used));
-      user_check(used == item.size()) << what << ": '" << item << "' is not an integer";
-    } catch (const std::logic_error&) {
-      user_error() << what << ": '" << item << "' is not an integer";
-    }
-  }
-  return out;
-}
-
-schedules::Workload make_workload(const InspectArgs& a) {
-  schedules::Workload w;
-  w.op = a.op;
-  w.dtype = ir::parse_data_type(a.dtype);
-  w.epilogue = a.epilogue;
-  if (!a.shape.empty()) {
-    std::vector<std::string> names = schedules::shape_form(a.op);
-    user_check(!names.empty()) << "op '" << a.op << "' has no --shape form; use --param NAME=VALUE";
-    std::vector<int64_t> dims = parse_list(a.shape, "--shape");
-    std::string form;
-    for (const std::string& n : names) form += (form.empty() ? "" : ",") + n;
-    user_check(dims.size() == names.size())
-        << "--shape for " << a.op << " takes " << names.size() << " numbers (" << form << "), got "
-        << dims.size();
-    for (size_t i = 0; i < dims.size(); ++i) {
-      user_check(dims[i] > 0) << "--shape: " << names[i] << " = " << dims[i] << " must be positive";
-      w.params[names[i]] = dims[i];
-    }
-  }
-  if (a.stride > 0) w.params["stride"] = a.stride;
-  if (a.pad >= 0) w.params["pad"] = a.pad;
-  if (a.groups > 0) w.params["groups"] = a.groups;
-  if (a.dilation > 0) w.params["dilation"] = a.dilation;
-  for (const std::string& p : a.params) {
-    auto eq = p.find('=');
-    user_check(eq != std::string::npos && eq > 0) << "--param '" << p << "' is not NAME=VALUE";
-    w.params[p.substr(0, eq)] = parse_list(p.substr(eq + 1), "--param " + p.substr(0, eq)).at(0);
-  }
-  return w;
-}
-
 int run_inspect(const InspectArgs& a) {
-  schedules::Workload w = make_workload(a);
+  schedules::Workload w = make_workload(a.workload);
   Target target = target_from_name(a.target);
-  const schedules::OpTemplate& tpl =
-      a.tmpl.empty() ? *schedules::templates_for(w, target).front() : schedules::template_named(a.tmpl);
-  user_check(tpl.op() == w.op) << "template '" << tpl.name() << "' implements " << tpl.op()
-                               << ", not " << w.op;
+  const schedules::OpTemplate& tpl = pick_template(w, target, a.tmpl);
   // A --config may name only some knobs; the fallback fills in the rest.
   schedules::Config cfg = tpl.fallback(w, target);
   if (!a.config.empty()) {
@@ -93,7 +42,7 @@ int run_inspect(const InspectArgs& a) {
   if (!a.so.empty()) {
     // The kernel alone, as a shared object a board program loads with the runtime; its
     // arguments in call order, in the kernel's own layout.
-    tuner::BuiltKernel k = tuner::build_template(tpl, w, target, cfg, a.op, a.so);
+    tuner::BuiltKernel k = tuner::build_template(tpl, w, target, cfg, w.op, a.so);
     std::printf("wrote %s: kernel '%s' for %s (%s, config %s)\n", a.so.c_str(), k.func.name.c_str(),
                 target.name.c_str(), tpl.name().c_str(), cfg.to_json().c_str());
     for (size_t i = 0; i < k.args.size(); ++i)
@@ -105,7 +54,7 @@ int run_inspect(const InspectArgs& a) {
     return 0;
   }
 
-  tuner::BuiltKernel k = tuner::lower_template(tpl, w, target, cfg, a.op);
+  tuner::BuiltKernel k = tuner::lower_template(tpl, w, target, cfg, w.op);
   if (!a.run) {
     if (a.emit == "tir") {
       std::printf("// %s with %s, config %s, target %s\n%s", w.str().c_str(), tpl.name().c_str(),
@@ -154,16 +103,7 @@ Run add_inspect(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "inspect", "Show the loop IR, LLVM IR or assembly of one operator, or run and check it");
   auto a = std::make_shared<InspectArgs>();
-  cmd->add_option("--op", a->op, "Operator (dense, conv2d, ...)")->required();
-  cmd->add_option("--shape", a->shape, "Shape in the op's natural form: dense M,N,K; conv2d N,C,H,W,O,KH,KW");
-  cmd->add_option("--param", a->params, "Extra shape parameter NAME=VALUE (repeatable)");
-  cmd->add_option("--stride", a->stride, "conv2d/pool stride");
-  cmd->add_option("--pad", a->pad, "conv2d/pool padding");
-  cmd->add_option("--groups", a->groups, "conv2d groups");
-  cmd->add_option("--dilation", a->dilation, "conv2d dilation");
-  cmd->add_option("--epilogue", a->epilogue, "Fused epilogue steps (bias, relu, relu6, residual, ...)")
-      ->delimiter(',');
-  cmd->add_option("--dtype", a->dtype, "f32, f16 or bf16")->capture_default_str();
+  add_workload_options(*cmd, a->workload);
   cmd->add_option("--target", a->target, "Target preset")->capture_default_str();
   cmd->add_option("--template", a->tmpl, "Template name (default: the first that applies)");
   cmd->add_option("--config", a->config, "Config as JSON (default: the template's fallback)");

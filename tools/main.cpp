@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   };
   add(kiln::tools::add_demo);
   add(kiln::tools::add_inspect);
+  add(kiln::tools::add_tune);
   add(kiln::tools::add_records);
 #ifdef KILN_WITH_FARM
   add(kiln::tools::add_tracker);

@@ -1,0 +1,348 @@
+#include "tuner/task_tuner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <thread>
+
+#include "compiler/base/error.h"
+#include "cost_model/ir_features.h"
+#include "cost_model/knob_features.h"
+#include "runtime/process/temp_dir.h"
+#include "tuner/builder.h"
+#include "tuner/search/xgb_score_model.h"
+
+namespace kiln::tuner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A config built (or not) for measurement.
+struct Candidate {
+  uint64_t index = 0;
+  schedules::Config config;
+  std::optional<BuiltKernel> kernel;
+  std::vector<uint8_t> so;
+  MeasureErrorKind error = MeasureErrorKind::Ok;
+  std::string message;
+  double build_s = 0;
+};
+
+}  // namespace
+
+MeasureErrorKind measure_error_of(farm::pb::ErrorKind kind) {
+  switch (kind) {
+    case farm::pb::OK:
+      return MeasureErrorKind::Ok;
+    case farm::pb::BUILD_ERROR:  // the .so did not load on the device
+    case farm::pb::RUNTIME_ERROR:
+      return MeasureErrorKind::RuntimeError;
+    case farm::pb::TIMEOUT:
+      return MeasureErrorKind::RunTimeout;
+    case farm::pb::WRONG_RESULT:
+      return MeasureErrorKind::WrongResult;
+    case farm::pb::WORKER_LOST:
+      return MeasureErrorKind::WorkerLost;
+    case farm::pb::CANCELLED:
+      return MeasureErrorKind::Cancelled;
+    default:
+      return MeasureErrorKind::InvalidJob;
+  }
+}
+
+std::string TuneTask::str() const {
+  return tpl->name() + " " + workload.str() + " on " + target.name;
+}
+
+struct TaskTuner::Impl {
+  // The best few correct configs so far: (mean cost, index), for the final re-measurement.
+  std::vector<std::pair<double, uint64_t>> top;
+  void note_correct(double cost, uint64_t index) {
+    for (const auto& [c, i] : top)
+      if (i == index) return;
+    top.emplace_back(cost, index);
+    std::sort(top.begin(), top.end());
+    if (top.size() > std::max<size_t>(1, options.remeasure_top)) top.pop_back();
+  }
+  TuningRecord record_of(const Candidate& c, const std::string& device) const;
+  TuneTask task;
+  TuneOptions options;
+  schedules::ConfigSpace space;
+  std::unique_ptr<SearchStrategy> search;
+  std::shared_ptr<XgbScoreModel> model;
+  TaskData data;
+  double rtol;
+  size_t since_best = 0;  // trials since the best improved (early stopping)
+  bool exhausted = false, stopped_early = false;
+  std::future<std::vector<Candidate>> next;  // the batch being built while one is measured
+
+  Impl(const TuneTask& t, TuneOptions o)
+      : task(t),
+        options(std::move(o)),
+        space(t.tpl->space(t.workload, t.target)),
+        data(*t.tpl, t.workload),
+        rtol(options.rtol > 0 ? options.rtol : tolerance(task.workload.dtype)) {}
+
+  // Builds the configs at `indices` on every core: lower + codegen + link, each failure
+  // recorded as its kind.
+  std::vector<Candidate> build(const TuneTask& task, const std::vector<uint64_t>& indices) const {
+    std::vector<Candidate> out(indices.size());
+    std::atomic<size_t> next_i = 0;
+    unsigned threads = options.build_threads ? options.build_threads
+                                             : std::max(1u, std::thread::hardware_concurrency());
+    threads = std::min<unsigned>(threads, std::max<size_t>(1, indices.size()));
+    auto worker = [&] {
+      for (size_t i; (i = next_i++) < indices.size();) {
+        Candidate& c = out[i];
+        c.index = indices[i];
+        c.config = space.at(c.index);
+        const auto t0 = Clock::now();
+        try {
+          c.kernel = lower_template(*task.tpl, task.workload, task.target, c.config,
+                                    "kernel_" + std::to_string(c.index));
+        } catch (const std::exception& e) {
+          c.error = MeasureErrorKind::InstantiationError;
+          c.message = e.what();
+          continue;
+        }
+        try {
+          TempDir dir("kiln-build");
+          std::string so = dir.file("candidate.so");
+          compile_kernel(c.kernel->func, task.target, so);
+          c.so = read_bytes(so);
+        } catch (const std::exception& e) {
+          c.error = MeasureErrorKind::CompileError;
+          c.message = e.what();
+        }
+        c.build_s = seconds_since(t0);
+        // A soft limit: a thread cannot be interrupted, but a config this slow to build is
+        // not one to deploy, so it is recorded as a timeout and not measured.
+        if (c.error == MeasureErrorKind::Ok && c.build_s > options.build_timeout_s) {
+          c.error = MeasureErrorKind::CompileTimeout;
+          c.message = "building took " + std::to_string(c.build_s) + " s";
+          c.so.clear();
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (std::thread& t : pool) t.join();
+    return out;
+  }
+};
+
+TuningRecord TaskTuner::Impl::record_of(const Candidate& c, const std::string& device) const {
+  TuningRecord r;
+  r.target = task.target;
+  r.template_name = task.tpl->name();
+  r.workload = task.workload;
+  r.config = c.config;
+  r.flops = c.kernel ? c.kernel->flops : 0;
+  r.result.error = c.error;
+  r.result.message = c.message;
+  r.result.device_key = device;
+  r.result.timestamp = unix_now();
+  return r;
+}
+
+TaskTuner::TaskTuner(TuneTask task, TuneOptions options, const std::vector<TuningRecord>& history)
+    : task_(std::move(task)) {
+  impl_ = std::make_unique<Impl>(task_, std::move(options));
+  Impl& m = *impl_;
+  SpaceGrid grid(m.space);
+  FeatureFn features;
+  if (m.options.search == "xgb") {
+    cost_model::CostModelOptions mo;
+    mo.seed = m.options.seed;
+    m.model = std::make_shared<XgbScoreModel>(mo);
+    const TuneTask t = task_;
+    const schedules::ConfigSpace space = m.space;
+    if (m.options.features == "knob") {
+      features = [space](uint64_t i) { return cost_model::knob_features(space, space.at(i)); };
+    } else {
+      user_check(m.options.features == "ir")
+          << "unknown feature set '" << m.options.features << "' (valid: ir, knob)";
+      features = [t, space](uint64_t i) {
+        return cost_model::ir_features(
+            lower_template(*t.tpl, t.workload, t.target, space.at(i), "features").func);
+      };
+    }
+  }
+  ModelSearchOptions so;
+  so.min_samples = std::max<size_t>(m.options.batch, 8);
+  m.search = make_search(m.options.search, grid, m.options.seed, m.model, features, so,
+                         m.options.prior);
+  // Resume: what the log measured is learned from and never proposed again.
+  std::vector<Measured> measured;
+  for (const TuningRecord& r : history) {
+    if (!m.space.contains(r.config)) continue;
+    const uint64_t index = m.space.index_of(r.config);
+    measured.push_back({index, r.gflops()});
+    if (r.result.ok()) m.note_correct(r.result.mean_cost(), index);
+    if (r.result.ok() && (!best_ || r.result.mean_cost() < best_->result.mean_cost())) best_ = r;
+  }
+  m.search->update(measured);
+  if (best_) status_.best_gflops = best_->gflops();
+}
+
+TaskTuner::~TaskTuner() {
+  if (impl_ && impl_->next.valid()) impl_->next.wait();
+}
+
+size_t TaskTuner::space_size() const {
+  return impl_->space.size();
+}
+
+bool TaskTuner::finished() const {
+  return impl_->exhausted || impl_->stopped_early;
+}
+
+const cost_model::CostModel* TaskTuner::model() const {
+  return impl_->model ? &impl_->model->model() : nullptr;
+}
+
+void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
+                     const std::atomic<bool>& stop, const ProgressFn& progress) {
+  Impl& m = *impl_;
+  const auto t0 = Clock::now();
+  const double elapsed_before = status_.elapsed_s;
+  status_.budget += trials;
+  size_t done = 0;
+  auto start_build = [&](size_t n) {
+    std::vector<uint64_t> indices = m.search->next_batch(n);
+    if (indices.empty()) {
+      m.exhausted = true;
+      return;
+    }
+    m.next = std::async(std::launch::async, [this, indices] { return impl_->build(task_, indices); });
+  };
+  if (!m.next.valid()) start_build(std::min(m.options.batch, trials));
+  while (done < trials && !stop && m.next.valid()) {
+    std::vector<Candidate> batch = m.next.get();
+    done += batch.size();
+    // Build the next batch while this one is measured (the model has not seen this one's
+    // results yet: AutoTVM's pipelining trades that staleness for busy cores).
+    if (done < trials && !m.stopped_early) start_build(std::min(m.options.batch, trials - done));
+
+    std::vector<farm::pb::Job> jobs;
+    std::vector<size_t> job_of;  // candidate -> job index, or npos when it did not build
+    for (Candidate& c : batch) {
+      job_of.push_back(jobs.size());
+      if (c.error != MeasureErrorKind::Ok) {
+        job_of.back() = SIZE_MAX;
+        continue;
+      }
+      try {
+        jobs.push_back(make_job(*c.kernel, c.so, m.data, m.options.measure));
+      } catch (const std::exception& e) {
+        c.error = MeasureErrorKind::InstantiationError;
+        c.message = e.what();
+        job_of.back() = SIZE_MAX;
+      }
+    }
+    const auto run_t0 = Clock::now();
+    std::vector<farm::pb::Result> results = runner.run(std::move(jobs), nullptr, stop);
+    const double run_s = seconds_since(run_t0);
+
+    std::vector<TuningRecord> records;
+    std::vector<Measured> learned;
+    double batch_best = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Candidate& c = batch[i];
+      TuningRecord r = m.record_of(c, runner.device());
+      r.result.all_cost = c.build_s + run_s / std::max<size_t>(1, batch.size());
+      if (job_of[i] != SIZE_MAX) {
+        Judgement j = judge(results[job_of[i]], *c.kernel, m.data, m.rtol);
+        r.result.error = j.correct ? MeasureErrorKind::Ok : measure_error_of(j.error);
+        r.result.message = j.message;
+        r.result.costs = j.costs;
+      }
+      if (r.result.error == MeasureErrorKind::Cancelled) continue;  // never ran: not a result
+      const double g = r.gflops();
+      if (!r.result.ok()) ++status_.errors;
+      batch_best = std::max(batch_best, g);
+      if (r.result.ok()) m.note_correct(r.result.mean_cost(), c.index);
+      if (r.result.ok() && (!best_ || r.result.mean_cost() < best_->result.mean_cost())) {
+        best_ = r;
+        m.since_best = 0;
+      } else {
+        ++m.since_best;
+      }
+      curve_.push_back(best_ ? best_->gflops() : 0);
+      learned.push_back({c.index, g});
+      records.push_back(std::move(r));
+    }
+    log.append(records);
+    m.search->update(learned);
+    status_.trials += records.size();
+    status_.last_gflops = batch_best;
+    status_.best_gflops = best_ ? best_->gflops() : 0;
+    status_.elapsed_s = elapsed_before + seconds_since(t0);
+    if (progress) progress(status_);
+    if (m.options.early_stopping && m.since_best >= m.options.early_stopping) {
+      m.stopped_early = true;
+      break;
+    }
+  }
+  // A batch still being built stays for the next call (a scheduler hands out trials in
+  // slices); its configs were never measured, so a resumed run proposes them again.
+}
+
+void TaskTuner::remeasure_best(Runner& runner, RecordWriter& log, const std::atomic<bool>& stop) {
+  Impl& m = *impl_;
+  if (m.options.remeasure_top == 0 || m.top.empty() || stop) return;
+  // The best few, measured again side by side with more repeats: one lucky timing in a
+  // noisy batch should not decide what gets deployed.
+  std::vector<uint64_t> indices;
+  for (const auto& [cost, index] : m.top) indices.push_back(index);
+  std::vector<Candidate> batch = m.build(task_, indices);
+  MeasureOptions o = m.options.measure;
+  o.repeat = std::max<uint32_t>(2 * o.repeat, 6);
+  std::vector<farm::pb::Job> jobs;
+  std::vector<Candidate*> built;
+  for (Candidate& c : batch) {
+    if (c.error != MeasureErrorKind::Ok) continue;
+    jobs.push_back(make_job(*c.kernel, c.so, m.data, o));
+    built.push_back(&c);
+  }
+  std::vector<farm::pb::Result> results = runner.run(std::move(jobs), nullptr, stop);
+  std::vector<TuningRecord> records;
+  std::optional<TuningRecord> best;
+  for (size_t i = 0; i < built.size(); ++i) {
+    Judgement j = judge(results[i], *built[i]->kernel, m.data, m.rtol);
+    TuningRecord r = m.record_of(*built[i], runner.device());
+    r.result.error = j.correct ? MeasureErrorKind::Ok : measure_error_of(j.error);
+    r.result.message = j.message;
+    r.result.costs = j.costs;
+    if (r.result.error == MeasureErrorKind::Cancelled) continue;
+    if (r.result.ok() && (!best || r.result.mean_cost() < best->result.mean_cost())) best = r;
+    records.push_back(std::move(r));
+  }
+  log.append(records);
+  if (best) {
+    best_ = best;
+    status_.best_gflops = best->gflops();
+  }
+}
+
+}  // namespace kiln::tuner

@@ -1,0 +1,98 @@
+// Tuning one task (a template, a workload, a target): the loop of AutoTVM's Tuner.tune.
+// Propose a batch of configs (tuner/search), build them on every core while the previous
+// batch is measured (lower + codegen; a failure is recorded, never fatal), measure on a
+// runner (farm or local), judge each result against the reference, append the batch to the
+// log (flushed: a killed run resumes from it), learn, repeat. At the end the best few are
+// measured again, together, and the best of that re-measurement wins.
+//
+// A TaskTuner keeps its state between calls to tune(), so a scheduler can hand it trials a
+// slice at a time across the tasks of a network.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost_model/cost_model.h"
+#include "schedules/op_template.h"
+#include "compiler/target/target.h"
+#include "tuner/measure/job.h"
+#include "tuner/measure/runner.h"
+#include "tuner/records.h"
+#include "tuner/search/search.h"
+
+namespace kiln::tuner {
+
+struct TuneTask {
+  const schedules::OpTemplate* tpl = nullptr;
+  schedules::Workload workload;
+  Target target;
+  std::string str() const;  // "dense.packed dense M=... f32 on x86-avx512"
+};
+
+struct TuneOptions {
+  std::string search = "xgb";    // xgb, ga, random, grid
+  std::string features = "ir";   // the cost model's features: "ir" (loop IR) or "knob"
+  uint64_t seed = 0;
+  size_t batch = 16;             // candidates per batch
+  size_t early_stopping = 0;     // stop after this many trials without a better config (0: never)
+  unsigned build_threads = 0;    // 0: one per core
+  double build_timeout_s = 60;   // a candidate that takes longer to build is recorded as such
+  size_t remeasure_top = 5;      // the best few measured again together at the end (0: none)
+  double rtol = 0;               // 0: the dtype's tolerance (tuner/host_values.h)
+  MeasureOptions measure;
+  PriorSamples prior;            // transferred samples (--transfer), for the xgb search
+};
+
+struct TuneStatus {
+  size_t trials = 0;        // measured so far by this tuner (resumed ones excluded)
+  size_t budget = 0;        // trials asked for in this call, plus those before it
+  double last_gflops = 0;   // the best of the latest batch
+  double best_gflops = 0;   // the best so far, resumed records included
+  size_t errors = 0;        // candidates that failed (any error kind, wrong results included)
+  double elapsed_s = 0;
+};
+
+using ProgressFn = std::function<void(const TuneStatus&)>;
+
+class TaskTuner {
+ public:
+  // `history`: this task's records from earlier runs (resume): never measured again, learned
+  // from, and counted in the best.
+  TaskTuner(TuneTask task, TuneOptions options, const std::vector<TuningRecord>& history = {});
+  ~TaskTuner();
+
+  // Measures up to `trials` more configs (fewer when the space runs out, early stopping
+  // triggers, or `stop` is set), appending every result to `log`.
+  void tune(size_t trials, Runner& runner, RecordWriter& log, const std::atomic<bool>& stop,
+            const ProgressFn& progress = nullptr);
+  // Measures the best few again in one batch (options.remeasure_top) and records them.
+  void remeasure_best(Runner& runner, RecordWriter& log, const std::atomic<bool>& stop);
+
+  const TuneTask& task() const { return task_; }
+  const TuneStatus& status() const { return status_; }
+  // The best correct record so far (resumed ones included).
+  const std::optional<TuningRecord>& best() const { return best_; }
+  bool finished() const;  // space exhausted or stopped early
+  size_t space_size() const;
+  // GFLOPS of the best after each trial of this tuner (for curves and schedulers).
+  const std::vector<double>& curve() const { return curve_; }
+  // The cost model, when the search has one (to save beside the log).
+  const cost_model::CostModel* model() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  TuneTask task_;
+  TuneStatus status_;
+  std::optional<TuningRecord> best_;
+  std::vector<double> curve_;
+};
+
+// The farm's error kinds as the tuner's.
+MeasureErrorKind measure_error_of(farm::pb::ErrorKind kind);
+
+}  // namespace kiln::tuner

@@ -1,0 +1,21 @@
+// Transfer learning (`kiln tune --transfer LOG...`): earlier records of the same template, on
+// other shapes or targets, as training samples for the cost model before the first
+// measurement of a new task: one group per earlier task, throughputs normalised to that
+// task's best, so tasks of different speed teach the model only their orderings.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "schedules/op_template.h"
+#include "tuner/search/search.h"
+
+namespace kiln::tuner {
+
+// Samples from the correct records of `tpl` in `logs`; `features` is "ir" or "knob" (as the
+// search uses). At most `per_task` records per task (the fastest first). Bad records are
+// skipped (problems go to stderr).
+PriorSamples transfer_samples(const std::vector<std::string>& logs, const schedules::OpTemplate& tpl,
+                              const std::string& features, size_t per_task = 256);
+
+}  // namespace kiln::tuner
