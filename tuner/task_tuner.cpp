@@ -332,7 +332,7 @@ void TaskTuner::remeasure_best(Runner& runner, RecordWriter& log, const std::ato
     Judgement j = judge(results[i], *built[i]->kernel, m.data, m.rtol);
     TuningRecord r = m.record_of(*built[i], runner.device());
     r.result.error = j.correct ? MeasureErrorKind::Ok : measure_error_of(j.error);
-    r.result.message = j.message;
+    r.result.message = j.correct ? kRemeasured : j.message;
     r.result.costs = j.costs;
     if (r.result.error == MeasureErrorKind::Cancelled) continue;
     if (r.result.ok() && (!best || r.result.mean_cost() < best->result.mean_cost())) best = r;

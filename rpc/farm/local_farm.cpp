@@ -108,7 +108,7 @@ LocalFarm::LocalFarm(const std::vector<std::string>& tracker_command, double hea
                                  "--heartbeat-timeout", std::to_string(heartbeat_timeout_s)});
         return argv;
       }(),
-      log);
+      log, std::vector<std::string>{"KILN_EXIT_WITH_PARENT=1"});
   address_ = wait_listening(log, 10);
 }
 
@@ -130,7 +130,7 @@ std::size_t LocalFarm::start_worker(const std::vector<std::string>& command,
   // The sandbox's scratch directories land in the farm's directory, so that a worker killed
   // mid-job leaves nothing behind once the harness removes it.
   workers_.push_back(
-      std::make_unique<ChildProcess>(argv, worker_log(i), std::vector<std::string>{"TMPDIR=" + dir_}));
+      std::make_unique<ChildProcess>(argv, worker_log(i), std::vector<std::string>{"TMPDIR=" + dir_, "KILN_EXIT_WITH_PARENT=1"}));
   return i;
 }
 

@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "rpc/farm/parent_watch.h"
 #include "rpc/farm/service.h"
 
 namespace kiln::farm {
 
 int run_tracker(const TrackerOptions& options) {
+  exit_with_parent_if_asked();
   if (options.token.empty()) throw std::runtime_error("the tracker needs a farm token");
   if (options.tls_cert.empty() != options.tls_key.empty()) {
     throw std::runtime_error("TLS needs both --tls-cert and --tls-key");

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "rpc/farm/parent_watch.h"
 #include "rpc/farm/backoff.h"
 #include "rpc/farm/data.h"
 #include "rpc/farm/farm.grpc.pb.h"
@@ -311,6 +312,7 @@ std::pair<std::string, int> parse_listen_address(const std::string& value) {
 }
 
 int run_worker(const WorkerOptions& options) {
+  exit_with_parent_if_asked();
   const bool direct = !options.listen.empty();
   if (direct == !options.tracker.empty()) {
     throw std::runtime_error(

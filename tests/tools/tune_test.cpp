@@ -1,0 +1,147 @@
+// `kiln tune` run as a user runs it: the real binary, an embedded farm of real processes on
+// loopback, small budgets. Every tuner finishes and writes a valid log; a run killed with
+// SIGKILL mid-way resumes from its log with no line lost and no config measured twice;
+// bad flags and bad logs give one clear line and exit status 2.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "rpc/farm/local_farm.h"
+#include "tuner/records.h"
+#include "tuner/task_tuner.h"
+
+namespace kiln::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int status = -1;
+  std::string text;  // stdout and stderr
+};
+
+Output run(const std::string& args) {
+  Output o;
+  std::FILE* p = popen((std::string(KILN_BIN) + " " + args + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), p)) o.text += buf.data();
+  o.status = pclose(p);
+  return o;
+}
+
+std::string temp_log(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("kiln-tune-test-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::path p = dir / name;
+  fs::remove(p);
+  fs::remove(p.string() + ".xgb");
+  return p.string();
+}
+
+size_t line_count(const std::string& path) {
+  std::ifstream in(path);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+// Every line a valid record; returns them.
+std::vector<tuner::TuningRecord> valid_log(const std::string& path) {
+  tuner::LoadedRecords loaded = tuner::load_records({path});
+  for (const tuner::RecordProblem& p : loaded.problems) ADD_FAILURE() << p.str();
+  return loaded.records;
+}
+
+const char* kTask = "--op dense --shape 24,64,40 --min-repeat-ms 1 --repeat 2 --batch 8 --quiet";
+
+class EveryTuner : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryTuner, FinishesOnTheEmbeddedFarmAndWritesAValidLog) {
+  const std::string log = temp_log("every_" + GetParam() + ".jsonl");
+  Output o = run(std::string("tune ") + kTask + " --target host --trials 16 --tuner " + GetParam() +
+                 " --log " + log);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_NE(o.text.find("best: "), std::string::npos) << o.text;
+  std::vector<tuner::TuningRecord> records = valid_log(log);
+  EXPECT_GE(records.size(), 16u);
+  size_t ok = 0;
+  for (const auto& r : records) ok += r.result.ok();
+  EXPECT_GT(ok, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tune, EveryTuner, ::testing::Values("xgb", "ga", "random", "grid"));
+
+TEST(Tune, ArmNeonUnderQemu) {
+  if (std::system("command -v qemu-aarch64 >/dev/null") != 0) GTEST_SKIP() << "no qemu-aarch64";
+  const std::string log = temp_log("arm.jsonl");
+  Output o = run("tune --op dense --shape 8,16,12 --min-repeat-ms 0 --repeat 1 --batch 4 --quiet "
+                 "--target arm-neon --trials 8 --tuner xgb --workers 1 --log " + log);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_GE(valid_log(log).size(), 8u);
+}
+
+TEST(Tune, KilledMidRunResumesWithNothingLostOrMeasuredTwice) {
+  const std::string log = temp_log("killed.jsonl");
+  const std::string args = std::string(kTask) + " --target host --tuner random --trials 200 --log " + log;
+  {
+    farm::ChildProcess tune({"sh", "-c", std::string("exec ") + KILN_BIN + " tune " + args},
+                            log + ".out");
+    // Let a few batches land, then kill it without warning.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (line_count(log) < 24 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    tune.kill_now(SIGKILL);
+    tune.wait_exit(10);
+  }
+  const size_t before = line_count(log);
+  ASSERT_GE(before, 24u) << farm::read_text(log + ".out");
+  double best_before = 0;
+  for (const auto& r : tuner::load_records({log}).records) best_before = std::max(best_before, r.gflops());
+
+  Output o = run("tune " + std::string(kTask) + " --target host --tuner random --trials 16 --log " + log);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  std::vector<tuner::TuningRecord> records = valid_log(log);
+  EXPECT_GE(records.size() + 1, before + 16);  // a torn last line may have been cut
+  std::map<std::string, int> measured;
+  double best_after = 0;
+  for (const auto& r : records) {
+    best_after = std::max(best_after, r.gflops());
+    if (r.result.message != tuner::kRemeasured) ++measured[r.config.to_json()];
+  }
+  for (const auto& [config, n] : measured) EXPECT_EQ(n, 1) << config << " measured " << n << " times";
+  EXPECT_GE(best_after, best_before);
+}
+
+TEST(Tune, BadFlagsAndLogsAreOneLineAndExitTwo) {
+  const std::string bad_log = temp_log("bad.jsonl");
+  std::ofstream(bad_log) << "{\"v\":1}\n";
+  const std::vector<std::string> cases = {
+      "tune --op dense --shape 8,8,8 --trials 4",                                  // no --log
+      "tune --op dense --shape 8,8,8 --log x.jsonl --tuner annealing",             // unknown tuner
+      "tune --op dense --shape 8,8,8 --log x.jsonl --trials 0",                    // no trials
+      "tune --op dense --shape 8,8 --log x.jsonl",                                 // bad shape
+      "tune --op dense --shape 8,8,8 --log x.jsonl --target riscv",                // bad target
+      "tune --op dense --shape 8,8,8 --log x.jsonl --farm 127.0.0.1:1",            // no key
+      "tune --op dense --shape 8,8,8 --log x.jsonl --template conv2d.nchwc",       // wrong op
+      "tune --op dense --shape 8,8,8 --log x.jsonl --batch 0",                     // bad batch
+      "records summary " + bad_log + "-missing",                                   // no such log
+  };
+  for (const std::string& c : cases) {
+    Output o = run(c);
+    EXPECT_TRUE(WIFEXITED(o.status)) << c;
+    EXPECT_EQ(WEXITSTATUS(o.status), 2) << c << "\n" << o.text;
+    EXPECT_EQ(std::count(o.text.begin(), o.text.end(), '\n'), 1) << c << "\n" << o.text;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::tools
