@@ -15,6 +15,7 @@
 #include "tools/subcommands.h"
 #include "tools/workload_args.h"
 #include "tuner/builder.h"
+#include "tuner/history_best.h"
 #include "tuner/local_runner.h"
 
 namespace kiln::tools {
@@ -24,6 +25,7 @@ namespace {
 struct InspectArgs {
   WorkloadArgs workload;
   std::string target = "host", tmpl, config, emit = "tir", so;
+  std::vector<std::string> records;
   bool run = false, json = false;
   int threads = 1, repeat = 10;
   std::string runner;
@@ -32,9 +34,24 @@ struct InspectArgs {
 int run_inspect(const InspectArgs& a) {
   schedules::Workload w = make_workload(a.workload);
   Target target = target_from_name(a.target);
-  const schedules::OpTemplate& tpl = pick_template(w, target, a.tmpl);
+  const schedules::OpTemplate* chosen = &pick_template(w, target, a.tmpl);
   // A --config may name only some knobs; the fallback fills in the rest.
-  schedules::Config cfg = tpl.fallback(w, target);
+  schedules::Config cfg = chosen->fallback(w, target);
+  if (!a.records.empty()) {
+    // Apply-history-best: the best correct record of this workload and target.
+    user_check(a.tmpl.empty() && a.config.empty())
+        << "--records chooses the template and config; drop --template and --config";
+    std::vector<tuner::RecordProblem> problems;
+    tuner::Dispatch d = tuner::HistoryBest::from_logs(a.records, &problems).dispatch(w, target);
+    for (const tuner::RecordProblem& p : problems)
+      std::fprintf(stderr, "kiln inspect: skipping %s\n", p.str().c_str());
+    if (d.untuned)
+      std::fprintf(stderr, "kiln inspect: warning: %s on %s is not tuned in the records; using "
+                   "the fallback config\n", w.str().c_str(), target.name.c_str());
+    chosen = d.tpl;
+    cfg = d.config;
+  }
+  const schedules::OpTemplate& tpl = *chosen;
   if (!a.config.empty()) {
     schedules::Config given = schedules::Config::from_json(a.config);
     for (const auto& [knob, value] : given.values()) cfg.set(knob, value);
@@ -107,6 +124,7 @@ Run add_inspect(CLI::App& app) {
   cmd->add_option("--target", a->target, "Target preset")->capture_default_str();
   cmd->add_option("--template", a->tmpl, "Template name (default: the first that applies)");
   cmd->add_option("--config", a->config, "Config as JSON (default: the template's fallback)");
+  cmd->add_option("--records", a->records, "Tuning logs: use the best config they hold (apply-history-best)");
   cmd->add_option("--emit", a->emit, "tir, llvm or asm")
       ->check(CLI::IsMember({"tir", "llvm", "asm"}))
       ->capture_default_str();

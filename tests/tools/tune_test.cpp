@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -79,6 +80,23 @@ TEST_P(EveryTuner, FinishesOnTheEmbeddedFarmAndWritesAValidLog) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tune, EveryTuner, ::testing::Values("xgb", "ga", "random", "grid"));
+
+TEST(Tune, InspectWithRecordsUsesTheBestConfig) {
+  const std::string log = temp_log("inspect.jsonl");
+  ASSERT_EQ(WEXITSTATUS(run(std::string("tune ") + kTask + " --target host --trials 8 --tuner random"
+                            " --log " + log).status), 0);
+  std::optional<tuner::TuningRecord> best;
+  for (const auto& r : valid_log(log))
+    if (r.result.ok() && (!best || r.result.mean_cost() < best->result.mean_cost())) best = r;
+  ASSERT_TRUE(best);
+  Output o = run("inspect --op dense --shape 24,64,40 --target host --records " + log);
+  EXPECT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_NE(o.text.find("config " + best->config.to_json()), std::string::npos) << o.text;
+  EXPECT_EQ(o.text.find("not tuned"), std::string::npos) << o.text;
+  // Another shape is not in the log: the fallback, with a warning.
+  o = run("inspect --op dense --shape 24,64,41 --target host --records " + log);
+  EXPECT_NE(o.text.find("is not tuned in the records"), std::string::npos) << o.text;
+}
 
 TEST(Tune, ArmNeonUnderQemu) {
   if (std::system("command -v qemu-aarch64 >/dev/null") != 0) GTEST_SKIP() << "no qemu-aarch64";
