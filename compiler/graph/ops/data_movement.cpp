@@ -1,0 +1,493 @@
+// Operators that move elements without arithmetic: Transpose, Concat, Slice, Split, Gather,
+// GatherElements, Pad (constant, reflect, edge), Tile, DepthToSpace, SpaceToDepth. They copy
+// element bytes, so every element type works the same way.
+#include <algorithm>
+#include <cstring>
+
+#include "graph/ops/op_util.h"
+
+namespace kiln::graph {
+
+namespace {
+
+// The output of `out_shape` whose element at multi-index (o_0, o_1, ...) is the input
+// element at (map[0][o_0], map[1][o_1], ...), or `fill` where any map entry is -1.
+HostTensor remap(const HostTensor& x, const std::vector<int64_t>& out_shape,
+                 const std::vector<std::vector<int64_t>>& map, const HostTensor* fill) {
+  HostTensor y(x.dtype(), out_shape);
+  const size_t bytes = x.dtype().bytes();
+  const std::vector<int64_t> strides = shape_strides(x.shape());
+  const size_t rank = out_shape.size();
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t o = 0; o < y.numel(); ++o) {
+    int64_t src = 0;
+    bool inside = true;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t i = map[d][idx[d]];
+      if (i < 0) inside = false;
+      src += i * strides[d];
+    }
+    if (inside)
+      std::memcpy(y.raw() + o * bytes, x.raw() + src * bytes, bytes);
+    else if (fill)
+      std::memcpy(y.raw() + o * bytes, fill->raw(), bytes);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < out_shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return y;
+}
+
+HostTensor transpose(const HostTensor& x, const std::vector<int64_t>& perm) {
+  std::vector<int64_t> out_shape, strides;
+  const std::vector<int64_t> in_strides = shape_strides(x.shape());
+  for (int64_t p : perm) {
+    out_shape.push_back(x.shape()[p]);
+    strides.push_back(in_strides[p]);
+  }
+  HostTensor y(x.dtype(), out_shape);
+  const size_t bytes = x.dtype().bytes();
+  for_each_index(out_shape, {strides}, [&](int64_t o, const int64_t* off) {
+    std::memcpy(y.raw() + o * bytes, x.raw() + off[0] * bytes, bytes);
+  });
+  return y;
+}
+
+std::vector<int64_t> transpose_perm(const InferContext& ctx) {
+  const int64_t rank = static_cast<int64_t>(ctx.shape(0).size());
+  std::vector<int64_t> reversed;
+  for (int64_t i = rank - 1; i >= 0; --i) reversed.push_back(i);
+  std::vector<int64_t> perm = ctx.node().attr_ints("perm", reversed);
+  user_check(static_cast<int64_t>(perm.size()) == rank)
+      << "Transpose perm has " << perm.size() << " entries for an input of rank " << rank;
+  // normalize_axes refuses repeats, so rank distinct axes are a permutation.
+  return normalize_axes(perm, rank, "Transpose perm");
+}
+
+std::vector<TensorType> infer_transpose(const InferContext& ctx) {
+  std::vector<int64_t> out;
+  for (int64_t p : transpose_perm(ctx)) out.push_back(ctx.shape(0)[p]);
+  return {{ctx.dtype(0), out}};
+}
+
+std::vector<TensorType> infer_concat(const InferContext& ctx) {
+  std::vector<int64_t> out = ctx.shape(0);
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", 0), out.size());
+  for (size_t i = 1; i < ctx.num_inputs(); ++i) {
+    require_same_dtype(ctx, 0, i);
+    const auto& s = ctx.shape(i);
+    bool ok = s.size() == out.size();
+    for (size_t d = 0; ok && d < s.size(); ++d)
+      ok = d == static_cast<size_t>(axis) || s[d] == out[d];
+    user_check(ok) << "Concat input " << i << " of shape " << shape_str(s)
+                   << " does not match input 0 " << shape_str(ctx.shape(0)) << " outside axis "
+                   << axis;
+    out[axis] += s[axis];
+  }
+  return {{ctx.dtype(0), out}};
+}
+
+std::vector<HostTensor> eval_concat(const EvalContext& ctx) {
+  const TensorType out = infer_concat(ctx.infer_context())[0];
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", 0), out.shape.size());
+  HostTensor y(out.dtype, out.shape);
+  const size_t bytes = out.dtype.bytes();
+  const int64_t outer = shape_numel({out.shape.begin(), out.shape.begin() + axis});
+  const int64_t inner = shape_numel({out.shape.begin() + axis + 1, out.shape.end()});
+  int64_t offset = 0;  // along the axis
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const HostTensor& x = ctx.input(i);
+    const int64_t block = x.shape()[axis] * inner;
+    for (int64_t p = 0; p < outer; ++p)
+      std::memcpy(y.raw() + (p * out.shape[axis] * inner + offset * inner) * bytes,
+                  x.raw() + p * block * bytes, block * bytes);
+    offset += x.shape()[axis];
+  }
+  return {y};
+}
+
+// Slice: per axis the input index of each output position.
+std::vector<std::vector<int64_t>> slice_map(const InferContext& ctx) {
+  const auto& x = ctx.shape(0);
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const std::vector<int64_t> starts = ctx.ints(1, "starts"), ends = ctx.ints(2, "ends");
+  std::vector<int64_t> axes;
+  for (int64_t i = 0; i < static_cast<int64_t>(starts.size()); ++i) axes.push_back(i);
+  if (ctx.has_input(3)) axes = ctx.ints(3, "axes");
+  std::vector<int64_t> steps(starts.size(), 1);
+  if (ctx.has_input(4)) steps = ctx.ints(4, "steps");
+  user_check(ends.size() == starts.size() && axes.size() == starts.size() &&
+             steps.size() == starts.size())
+      << "Slice starts, ends, axes and steps must have one length, got " << starts.size() << ", "
+      << ends.size() << ", " << axes.size() << ", " << steps.size();
+  axes = normalize_axes(axes, rank, "Slice axes");
+  std::vector<std::vector<int64_t>> map(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    for (int64_t i = 0; i < x[d]; ++i) map[d].push_back(i);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t dim = x[axes[k]], step = steps[k];
+    user_check(step != 0) << "Slice step must not be 0";
+    int64_t start = starts[k] < 0 ? starts[k] + dim : starts[k];
+    int64_t end = ends[k] < 0 ? ends[k] + dim : ends[k];
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+    } else {
+      start = std::clamp<int64_t>(start, 0, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+    }
+    std::vector<int64_t>& m = map[axes[k]];
+    m.clear();
+    for (int64_t i = start; step > 0 ? i < end : i > end; i += step) m.push_back(i);
+  }
+  return map;
+}
+
+std::vector<int64_t> map_shape(const std::vector<std::vector<int64_t>>& map) {
+  std::vector<int64_t> shape;
+  for (const auto& m : map) shape.push_back(static_cast<int64_t>(m.size()));
+  return shape;
+}
+
+std::vector<TensorType> infer_slice(const InferContext& ctx) {
+  return {{ctx.dtype(0), map_shape(slice_map(ctx))}};
+}
+
+std::vector<HostTensor> eval_slice(const EvalContext& ctx) {
+  const auto map = slice_map(ctx.infer_context());
+  return {remap(ctx.input(0), map_shape(map), map, nullptr)};
+}
+
+// Split: the sizes of the parts along the axis.
+std::vector<int64_t> split_sizes(const InferContext& ctx) {
+  const auto& x = ctx.shape(0);
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", 0), x.size());
+  const int64_t parts = static_cast<int64_t>(ctx.node().outputs.size());
+  std::vector<int64_t> sizes;
+  if (ctx.has_input(1)) {
+    sizes = ctx.ints(1, "split");
+    user_check(static_cast<int64_t>(sizes.size()) == parts)
+        << "Split has " << parts << " outputs but " << sizes.size() << " sizes";
+    int64_t total = 0;
+    for (int64_t s : sizes) {
+      user_check(s >= 0) << "Split size " << s << " is negative";
+      total += s;
+    }
+    user_check(total == x[axis]) << "Split sizes sum to " << total << ", but axis " << axis
+                                 << " has " << x[axis];
+    return sizes;
+  }
+  // Equal parts; with num_outputs (opset 18) the last part may be smaller.
+  const int64_t chunk = parts ? (x[axis] + parts - 1) / parts : 0;
+  user_check(ctx.node().has_attr("num_outputs") || (parts && x[axis] % parts == 0))
+      << "Split of axis " << axis << " (" << x[axis] << ") into " << parts
+      << " equal parts does not divide evenly";
+  for (int64_t i = 0; i < parts; ++i)
+    sizes.push_back(std::max<int64_t>(0, std::min(chunk, x[axis] - i * chunk)));
+  return sizes;
+}
+
+std::vector<TensorType> infer_split(const InferContext& ctx) {
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", 0), ctx.shape(0).size());
+  std::vector<TensorType> out;
+  for (int64_t s : split_sizes(ctx)) {
+    std::vector<int64_t> shape = ctx.shape(0);
+    shape[axis] = s;
+    out.push_back({ctx.dtype(0), shape});
+  }
+  return out;
+}
+
+std::vector<HostTensor> eval_split(const EvalContext& ctx) {
+  const InferContext ictx = ctx.infer_context();
+  const auto& x = ctx.input(0).shape();
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", 0), x.size());
+  std::vector<HostTensor> out;
+  int64_t start = 0;
+  for (int64_t s : split_sizes(ictx)) {
+    std::vector<std::vector<int64_t>> map(x.size());
+    for (size_t d = 0; d < x.size(); ++d)
+      for (int64_t i = 0; i < (static_cast<int64_t>(d) == axis ? s : x[d]); ++i)
+        map[d].push_back(static_cast<int64_t>(d) == axis ? start + i : i);
+    out.push_back(remap(ctx.input(0), map_shape(map), map, nullptr));
+    start += s;
+  }
+  return out;
+}
+
+void require_index_type(const InferContext& ctx, size_t i) {
+  user_check(ctx.dtype(i) == DataType::i64() || ctx.dtype(i) == DataType::i32())
+      << ctx.node().op_type << " indices must be i32 or i64, got " << ctx.dtype(i).str();
+}
+
+std::vector<TensorType> infer_gather(const InferContext& ctx) {
+  require_index_type(ctx, 1);
+  const auto &x = ctx.shape(0), &idx = ctx.shape(1);
+  user_check(!x.empty()) << "Gather of a scalar";
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", 0), x.size());
+  std::vector<int64_t> out(x.begin(), x.begin() + axis);
+  out.insert(out.end(), idx.begin(), idx.end());
+  out.insert(out.end(), x.begin() + axis + 1, x.end());
+  return {{ctx.dtype(0), out}};
+}
+
+// An index in [-dim, dim) as a non-negative one.
+int64_t checked_index(int64_t i, int64_t dim, const char* op) {
+  user_check(i >= -dim && i < dim) << op << " index " << i << " is out of range for a dimension of "
+                                   << dim;
+  return i < 0 ? i + dim : i;
+}
+
+std::vector<HostTensor> eval_gather(const EvalContext& ctx) {
+  const TensorType out = infer_gather(ctx.infer_context())[0];
+  const HostTensor& x = ctx.input(0);
+  const std::vector<int64_t> indices = ctx.input(1).to_i64();
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", 0), x.rank());
+  const int64_t outer = shape_numel({x.shape().begin(), x.shape().begin() + axis});
+  const int64_t inner = shape_numel({x.shape().begin() + axis + 1, x.shape().end()});
+  const int64_t dim = x.shape()[axis];
+  const size_t bytes = x.dtype().bytes();
+  HostTensor y(out.dtype, out.shape);
+  const int64_t n = static_cast<int64_t>(indices.size());
+  for (int64_t p = 0; p < outer; ++p)
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t i = checked_index(indices[k], dim, "Gather");
+      std::memcpy(y.raw() + (p * n + k) * inner * bytes, x.raw() + (p * dim + i) * inner * bytes,
+                  inner * bytes);
+    }
+  return {y};
+}
+
+std::vector<TensorType> infer_gather_elements(const InferContext& ctx) {
+  require_index_type(ctx, 1);
+  const auto &x = ctx.shape(0), &idx = ctx.shape(1);
+  user_check(x.size() == idx.size()) << "GatherElements indices " << shape_str(idx)
+                                     << " must have the data's rank " << x.size();
+  normalize_axis(ctx.node().attr_int("axis", 0), x.size());
+  return {{ctx.dtype(0), idx}};
+}
+
+std::vector<HostTensor> eval_gather_elements(const EvalContext& ctx) {
+  const TensorType out = infer_gather_elements(ctx.infer_context())[0];
+  const HostTensor& x = ctx.input(0);
+  const std::vector<int64_t> indices = ctx.input(1).to_i64();
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", 0), x.rank());
+  const std::vector<int64_t> strides = shape_strides(x.shape());
+  const std::vector<int64_t> out_strides = shape_strides(out.shape);
+  const size_t bytes = x.dtype().bytes();
+  HostTensor y(out.dtype, out.shape);
+  for (int64_t o = 0; o < y.numel(); ++o) {
+    int64_t src = 0;
+    for (size_t d = 0; d < out.shape.size(); ++d) {
+      int64_t i = o / out_strides[d] % out.shape[d];
+      if (static_cast<int64_t>(d) == axis) i = checked_index(indices[o], x.shape()[d], "GatherElements");
+      user_check(i < x.shape()[d]) << "GatherElements indices shape exceeds the data";
+      src += i * strides[d];
+    }
+    std::memcpy(y.raw() + o * bytes, x.raw() + src * bytes, bytes);
+  }
+  return {y};
+}
+
+// Pad: per axis the input index of each output position, -1 for the constant.
+std::vector<std::vector<int64_t>> pad_map(const InferContext& ctx) {
+  const auto& x = ctx.shape(0);
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const std::string mode = ctx.node().attr_string("mode", "constant");
+  user_check(mode == "constant" || mode == "reflect" || mode == "edge")
+      << "Pad mode '" << mode << "' is not one of constant, reflect, edge";
+  const std::vector<int64_t> raw = ctx.ints(1, "pads");
+  std::vector<int64_t> axes;
+  for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  if (ctx.has_input(3)) axes = normalize_axes(ctx.ints(3, "axes"), rank, "Pad axes");
+  const size_t n = axes.size();
+  user_check(raw.size() == 2 * n) << "Pad pads has " << raw.size() << " values; it needs "
+                                  << 2 * n << " (a begin and an end per axis)";
+  std::vector<int64_t> begin(rank, 0), end(rank, 0);
+  for (size_t k = 0; k < n; ++k) {
+    begin[axes[k]] = raw[k];
+    end[axes[k]] = raw[n + k];
+  }
+  std::vector<int64_t> out_shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    user_check(std::abs(begin[d]) < (int64_t{1} << 40) && std::abs(end[d]) < (int64_t{1} << 40))
+        << "Pad amount out of range";
+    out_shape.push_back(x[d] + begin[d] + end[d]);
+    user_check(out_shape.back() >= 0) << "Pad of axis " << d << " (" << x[d] << ") by "
+                                      << begin[d] << " and " << end[d]
+                                      << " leaves a negative size";
+  }
+  check_allocatable(ctx.dtype(0), out_shape);
+  std::vector<std::vector<int64_t>> map(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t dim = x[d], size = out_shape[d];
+    user_check(mode == "constant" || dim > 0 || size == 0)
+        << "Pad mode '" << mode << "' needs a non-empty axis " << d;
+    for (int64_t o = 0; o < size; ++o) {
+      int64_t i = o - begin[d];
+      if (i < 0 || i >= dim) {
+        if (mode == "constant") {
+          i = -1;
+        } else if (mode == "edge") {
+          i = std::clamp<int64_t>(i, 0, dim - 1);
+        } else {
+          // reflect: mirror about the edges without repeating them; period 2 * (dim - 1).
+          const int64_t period = 2 * (dim - 1);
+          if (period == 0) {
+            i = 0;
+          } else {
+            i = ((i % period) + period) % period;
+            if (i >= dim) i = period - i;
+          }
+        }
+      }
+      map[d].push_back(i);
+    }
+  }
+  return map;
+}
+
+std::vector<TensorType> infer_pad(const InferContext& ctx) {
+  return {{ctx.dtype(0), map_shape(pad_map(ctx))}};
+}
+
+std::vector<HostTensor> eval_pad(const EvalContext& ctx) {
+  const auto map = pad_map(ctx.infer_context());
+  const HostTensor& x = ctx.input(0);
+  HostTensor fill(x.dtype(), {});  // zero unless constant_value says otherwise
+  if (ctx.has_input(2)) {
+    const HostTensor& value = ctx.input(2);
+    user_check(value.numel() <= 1) << "Pad constant_value must be a scalar, got shape "
+                                   << shape_str(value.shape());
+    // Converted: opset < 11 models get an f32 value from the attribute whatever the type.
+    if (value.numel() == 1)
+      fill = is_float_dtype(value.dtype())
+                 ? HostTensor::from_f64(x.dtype(), {}, {value.f64_at(0)})
+                 : HostTensor::from_i64(x.dtype(), {}, {value.i64_at(0)});
+  }
+  return {remap(x, map_shape(map), map, &fill)};
+}
+
+std::vector<std::vector<int64_t>> tile_map(const InferContext& ctx) {
+  const auto& x = ctx.shape(0);
+  const std::vector<int64_t> repeats = ctx.ints(1, "repeats");
+  user_check(repeats.size() == x.size()) << "Tile repeats has " << repeats.size()
+                                         << " values for an input of rank " << x.size();
+  std::vector<int64_t> out_shape;
+  for (size_t d = 0; d < x.size(); ++d) {
+    user_check(repeats[d] >= 0) << "Tile repeat " << repeats[d] << " is negative";
+    out_shape.push_back(shape_numel({x[d], repeats[d]}));
+  }
+  check_allocatable(ctx.dtype(0), out_shape);
+  std::vector<std::vector<int64_t>> map(x.size());
+  for (size_t d = 0; d < x.size(); ++d) {
+    for (int64_t o = 0; o < x[d] * repeats[d]; ++o) map[d].push_back(o % x[d]);
+  }
+  return map;
+}
+
+// DepthToSpace and SpaceToDepth as reshape + transpose + reshape.
+struct BlockShuffle {
+  std::vector<int64_t> split_shape, perm, out;
+};
+
+BlockShuffle block_shuffle(const InferContext& ctx, bool to_space) {
+  const auto& x = ctx.shape(0);
+  user_check(x.size() == 4) << ctx.node().op_type << " needs a 4-D input, got " << shape_str(x);
+  const int64_t b = ctx.node().attr_int("blocksize", 0);
+  user_check(b >= 1) << ctx.node().op_type << " blocksize must be positive, got " << b;
+  const int64_t n = x[0], c = x[1], h = x[2], w = x[3];
+  BlockShuffle s;
+  if (to_space) {
+    user_check(c % (b * b) == 0) << "DepthToSpace channels " << c << " are not a multiple of "
+                                 << b * b;
+    const std::string mode = ctx.node().attr_string("mode", "DCR");
+    user_check(mode == "DCR" || mode == "CRD") << "DepthToSpace mode '" << mode
+                                               << "' is not DCR or CRD";
+    if (mode == "DCR") {
+      s.split_shape = {n, b, b, c / (b * b), h, w};
+      s.perm = {0, 3, 4, 1, 5, 2};
+    } else {
+      s.split_shape = {n, c / (b * b), b, b, h, w};
+      s.perm = {0, 1, 4, 2, 5, 3};
+    }
+    s.out = {n, c / (b * b), h * b, w * b};
+  } else {
+    user_check(h % b == 0 && w % b == 0) << "SpaceToDepth of " << shape_str(x)
+                                         << " by blocksize " << b << " does not divide evenly";
+    s.split_shape = {n, c, h / b, b, w / b, b};
+    s.perm = {0, 3, 5, 1, 2, 4};
+    s.out = {n, c * b * b, h / b, w / b};
+  }
+  return s;
+}
+
+OpDef block_shuffle_op(std::string type, bool to_space) {
+  OpDef def{std::move(type), to_space ? std::vector<std::string>{"blocksize", "mode"}
+                                      : std::vector<std::string>{"blocksize"}};
+  def.infer = [to_space](const InferContext& ctx) -> std::vector<TensorType> {
+    return {{ctx.dtype(0), block_shuffle(ctx, to_space).out}};
+  };
+  def.eval = [to_space](const EvalContext& ctx) -> std::vector<HostTensor> {
+    const BlockShuffle s = block_shuffle(ctx.infer_context(), to_space);
+    return {transpose(ctx.input(0).reshaped(s.split_shape), s.perm).reshaped(s.out)};
+  };
+  return def;
+}
+
+}  // namespace
+
+void add_data_movement_ops(OpList& ops) {
+  OpDef tr{"Transpose", {"perm"}};
+  tr.infer = infer_transpose;
+  tr.eval = [](const EvalContext& ctx) -> std::vector<HostTensor> {
+    return {transpose(ctx.input(0), transpose_perm(ctx.infer_context()))};
+  };
+  ops.push_back(std::move(tr));
+
+  OpDef concat{"Concat", {"axis"}, 1, -1};
+  concat.infer = infer_concat;
+  concat.eval = eval_concat;
+  ops.push_back(std::move(concat));
+
+  OpDef slice{"Slice", {}, 3, 5};
+  slice.infer = infer_slice;
+  slice.eval = eval_slice;
+  ops.push_back(std::move(slice));
+
+  OpDef split{"Split", {"axis", "num_outputs"}, 1, 2, 1, -1};
+  split.infer = infer_split;
+  split.eval = eval_split;
+  ops.push_back(std::move(split));
+
+  OpDef gather{"Gather", {"axis"}, 2, 2};
+  gather.infer = infer_gather;
+  gather.eval = eval_gather;
+  ops.push_back(std::move(gather));
+
+  OpDef gather_elements{"GatherElements", {"axis"}, 2, 2};
+  gather_elements.infer = infer_gather_elements;
+  gather_elements.eval = eval_gather_elements;
+  ops.push_back(std::move(gather_elements));
+
+  OpDef pad{"Pad", {"mode"}, 2, 4};
+  pad.infer = infer_pad;
+  pad.eval = eval_pad;
+  ops.push_back(std::move(pad));
+
+  OpDef tile{"Tile", {}, 2, 2};
+  tile.infer = [](const InferContext& ctx) -> std::vector<TensorType> {
+    return {{ctx.dtype(0), map_shape(tile_map(ctx))}};
+  };
+  tile.eval = [](const EvalContext& ctx) -> std::vector<HostTensor> {
+    const auto map = tile_map(ctx.infer_context());
+    return {remap(ctx.input(0), map_shape(map), map, nullptr)};
+  };
+  ops.push_back(std::move(tile));
+
+  ops.push_back(block_shuffle_op("DepthToSpace", true));
+  ops.push_back(block_shuffle_op("SpaceToDepth", false));
+}
+
+}  // namespace kiln::graph
