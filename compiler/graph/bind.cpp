@@ -68,6 +68,29 @@ void bind_input_shapes(Graph& graph, const ShapeBindings& bindings) {
   check_inputs_bound(graph);
 }
 
+void freeze_inputs(Graph& graph, const std::map<std::string, HostTensor>& values) {
+  for (const auto& [name, value] : values) {
+    auto it = std::find(graph.inputs.begin(), graph.inputs.end(), name);
+    user_check(it != graph.inputs.end())
+        << "cannot freeze '" << name << "': it is not a graph input (inputs: "
+        << list(graph.inputs) << ")";
+    const ValueType& declared = graph.types.at(name);
+    user_check(declared.dtype == value.dtype())
+        << "input '" << name << "' is " << declared.dtype.str() << ", but its frozen value is "
+        << value.dtype().str();
+    if (declared.shape) {
+      bool ok = declared.shape->size() == value.shape().size();
+      for (size_t i = 0; ok && i < value.shape().size(); ++i)
+        ok = !(*declared.shape)[i].known() || (*declared.shape)[i].value == value.shape()[i];
+      user_check(ok) << "input '" << name << "' has shape " << shape_str(*declared.shape)
+                     << ", but its frozen value has shape " << shape_str(value.shape());
+    }
+    graph.inputs.erase(it);
+    graph.types.erase(name);
+    graph.initializers[name] = value;
+  }
+}
+
 void check_inputs_bound(const Graph& graph) {
   std::vector<std::string> unbound;
   for (const std::string& in : graph.inputs) {

@@ -20,6 +20,11 @@ using ShapeBindings = std::map<std::string, std::vector<int64_t>>;
 // (one message listing them all) every dimension still unbound, with the input that has it.
 void bind_input_shapes(Graph& graph, const ShapeBindings& bindings);
 
+// Turns graph inputs into constants with the given values, for inputs that carry shapes,
+// scales or axes rather than data (kiln compiles for fixed shapes). UserErrors: a name that
+// is not an input, a value whose type contradicts the input's declared type.
+void freeze_inputs(Graph& graph, const std::map<std::string, HostTensor>& values);
+
 // The check alone: a UserError listing every unbound input dimension.
 void check_inputs_bound(const Graph& graph);
 

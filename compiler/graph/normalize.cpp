@@ -55,10 +55,31 @@ void to_resize_11(Node& node, Graph& graph) {
   node.op_type = "Resize";
 }
 
+// Operators that had Caffe2-style broadcasting (a `broadcast` flag and an alignment `axis`)
+// before opset 7.
+bool has_legacy_broadcast(const std::string& op) {
+  static const char* kOps[] = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor",
+                               "Equal", "Greater", "Less", "Gemm"};
+  for (const char* o : kOps)
+    if (op == o) return true;
+  return false;
+}
+
 }  // namespace
 
 void normalize_node(Node& node, int64_t opset, Graph& graph) {
   const std::string& op = node.op_type;
+  // Before opset 6: a hint for in-place execution that does not change results.
+  node.attrs.erase("consumed_inputs");
+  if (opset < 7 && has_legacy_broadcast(op)) {
+    // Without an axis, broadcast=1 aligns trailing dimensions as numpy does; with one, B
+    // aligns at that axis of A, which would need A's rank here.
+    user_check(!(node.attr_int("broadcast", 0) && node.has_attr("axis") && op != "Gemm"))
+        << "broadcasting with an explicit axis (opset < 7) is not supported";
+    node.attrs.erase("broadcast");
+    node.attrs.erase("axis");
+  }
+  if (op == "Concat" && opset < 4 && !node.has_attr("axis")) node.attrs["axis"] = int64_t{1};
   if (op == "Slice" && opset < 10) {
     node.inputs.resize(1);
     ints_attr_to_input(node, "starts", 1, graph);

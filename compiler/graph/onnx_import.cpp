@@ -215,10 +215,19 @@ class Importer {
         return;
       }
       // Cast's target type: ONNX's numeric code becomes kiln's type name.
-      if (node.op_type == "Cast" && node.has_attr("to"))
-        node.attrs["to"] = dtype_from_onnx(static_cast<int32_t>(node.attr_int("to", 0)),
-                                           "attribute 'to'")
-                               .str();
+      // (Before opset 6 it was a name such as "FLOAT".)
+      if (node.op_type == "Cast" && node.has_attr("to")) {
+        int32_t code = 0;
+        if (const auto* name = std::get_if<std::string>(&node.attrs["to"])) {
+          onnx::TensorProto::DataType parsed = onnx::TensorProto::UNDEFINED;
+          user_check(onnx::TensorProto::DataType_Parse(*name, &parsed))
+              << "attribute 'to' names no element type: '" << *name << "'";
+          code = parsed;
+        } else {
+          code = static_cast<int32_t>(node.attr_int("to", 0));
+        }
+        node.attrs["to"] = dtype_from_onnx(code, "attribute 'to'").str();
+      }
       normalize_node(node, graph_.opset, graph_);
       const OpDef* def = find_op(node.op_type);
       user_check(def != nullptr) << "operator '" << node.op_type << "' is not supported by kiln";

@@ -21,7 +21,7 @@ Graph import_onnx_bytes(std::string_view bytes, const std::string& source);
 HostTensor import_onnx_tensor_file(const std::string& path);
 
 // The ONNX opsets of the default domain that the importer accepts.
-constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 18;
 
 }  // namespace kiln::graph

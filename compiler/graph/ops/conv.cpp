@@ -170,7 +170,8 @@ ConvShape conv_transpose_shape(const InferContext& ctx) {
     const int64_t full = win.stride[i] * (win.in[i] - 1) + out_pad[i] +
                          (win.kernel[i] - 1) * win.dilation[i] + 1;
     if (!out_shape.empty()) {
-      const int64_t total = full - out_shape[i];
+      // An output_shape beyond the full result leaves its extra positions zero (bias only).
+      const int64_t total = std::max<int64_t>(0, full - out_shape[i]);
       // As the ONNX spec says: SAME_UPPER puts the larger half at the end, otherwise at the
       // beginning.
       win.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;

@@ -193,7 +193,7 @@ OpDef softmax(std::string type, bool log) {
 }  // namespace
 
 void add_normalization_ops(OpList& ops) {
-  OpDef bn{"BatchNormalization", {"epsilon", "momentum", "training_mode", "spatial"}, 5, 5};
+  OpDef bn{"BatchNormalization", {"epsilon", "momentum", "training_mode", "spatial", "is_test"}, 5, 5};
   bn.infer = infer_batch_norm;
   bn.eval = eval_batch_norm;
   ops.push_back(std::move(bn));

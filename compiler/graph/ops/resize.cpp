@@ -16,6 +16,9 @@ namespace {
 struct ResizeShape {
   std::vector<int64_t> out;
   std::vector<double> scales;       // per axis, output / input
+  // The output length coordinate transforms divide by: the size when sizes are given, the
+  // unrounded input * scale when scales are (as the ONNX reference implementation does).
+  std::vector<double> lengths;
   std::vector<double> roi;          // [starts..., ends...] for tf_crop_and_resize
 };
 
@@ -59,6 +62,7 @@ ResizeShape resize_shape(const InferContext& ctx) {
       s.scales.push_back(x[i] ? static_cast<double>(static_cast<float>(s.out[i]) /
                                                     static_cast<float>(x[i]))
                               : 1.0);
+      s.lengths.push_back(static_cast<double>(s.out[i]));
     }
     return s;
   }
@@ -72,6 +76,7 @@ ResizeShape resize_shape(const InferContext& ctx) {
     const double size = std::floor(static_cast<double>(x[i]) * extent * scales[i]);
     user_check(size >= 0 && size < 1e12) << "Resize output size " << size << " is out of range";
     s.out.push_back(static_cast<int64_t>(size));
+    s.lengths.push_back(static_cast<double>(x[i]) * scales[i]);
   }
   s.scales = scales;
   return s;
@@ -82,11 +87,11 @@ std::vector<TensorType> infer_resize(const InferContext& ctx) {
 }
 
 // Maps an output coordinate to the input along one axis.
-double source_coordinate(const std::string& mode, double o, double scale, int64_t in, int64_t out,
+double source_coordinate(const std::string& mode, double o, double scale, int64_t in, double out,
                          double roi_start, double roi_end) {
   if (mode == "half_pixel") return (o + 0.5) / scale - 0.5;
   if (mode == "pytorch_half_pixel") return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
-  if (mode == "align_corners") return out == 1 ? 0.0 : o * (in - 1) / static_cast<double>(out - 1);
+  if (mode == "align_corners") return out == 1 ? 0.0 : o * (in - 1) / (out - 1);
   if (mode == "asymmetric") return o / scale;
   if (mode == "tf_half_pixel_for_nn") return (o + 0.5) / scale;
   // tf_crop_and_resize
@@ -156,7 +161,7 @@ Taps taps_for(const Node& node, double x, int64_t in) {
 // Resizes `x` (of `shape`) along `axis` to `out` elements.
 std::vector<double> resize_axis(const Node& node, const std::vector<double>& x,
                                 std::vector<int64_t>& shape, size_t axis, int64_t out,
-                                double scale, double roi_start, double roi_end) {
+                                double length, double scale, double roi_start, double roi_end) {
   const int64_t in = shape[axis];
   const int64_t outer = shape_numel({shape.begin(), shape.begin() + axis});
   const int64_t inner = shape_numel({shape.begin() + axis + 1, shape.end()});
@@ -165,7 +170,7 @@ std::vector<double> resize_axis(const Node& node, const std::vector<double>& x,
   std::vector<Taps> taps;
   for (int64_t o = 0; o < out; ++o)
     taps.push_back(
-        taps_for(node, source_coordinate(ctm, o, scale, in, out, roi_start, roi_end), in));
+        taps_for(node, source_coordinate(ctm, o, scale, in, length, roi_start, roi_end), in));
   std::vector<double> y(outer * out * inner);
   for (int64_t p = 0; p < outer; ++p)
     for (int64_t o = 0; o < out; ++o)
@@ -197,7 +202,7 @@ std::vector<HostTensor> eval_resize(const EvalContext& ctx) {
       x.assign(shape_numel(shape), 0.0);
       continue;
     }
-    x = resize_axis(node, x, shape, axis, s.out[axis], s.scales[axis],
+    x = resize_axis(node, x, shape, axis, s.out[axis], s.lengths[axis], s.scales[axis],
                     crop ? s.roi[axis] : 0.0, crop ? s.roi[rank + axis] : 1.0);
   }
   return {HostTensor::from_f64(xt.dtype(), s.out, x)};
