@@ -15,8 +15,11 @@ std::vector<HostTensor> run_op(const Graph& graph, const Node& described, const 
   user_check(def != nullptr) << graph.describe(described) << ": operator '" << node.op_type
                              << "' is not supported by kiln";
   try {
-    std::vector<HostTensor> out = def->eval(EvalContext(node, std::move(inputs)));
-    return out;
+    EvalContext ctx(node, std::move(inputs));
+    // Refuse oversized results before computing them (a hostile model could broadcast two
+    // small constants to terabytes).
+    for (const TensorType& t : def->infer(ctx.infer_context())) check_allocatable(t.dtype, t.shape);
+    return def->eval(ctx);
   } catch (const UserError& e) {
     throw UserError(graph.describe(described) + ": " + e.what());
   }

@@ -1,5 +1,6 @@
 #include "graph/graph.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -141,10 +142,12 @@ void sort_topologically(Graph& graph) {
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     for (const std::string& out : graph.nodes[i].outputs) {
       if (out.empty()) continue;
-      user_check(!graph.is_constant(out) && !producer.count(out))
+      const bool is_input =
+          std::find(graph.inputs.begin(), graph.inputs.end(), out) != graph.inputs.end();
+      user_check(!graph.is_constant(out) && !producer.count(out) && !is_input)
           << graph.describe(graph.nodes[i]) << ": output '" << out
-          << "' is already defined by another node or an initializer (values must be defined "
-             "once)";
+          << "' is already defined by another node, a graph input or an initializer (values "
+             "must be defined once)";
       producer[out] = i;
     }
   }

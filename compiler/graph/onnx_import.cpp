@@ -209,8 +209,9 @@ class Importer {
       if (node.op_type == "Constant") {
         user_check(node.outputs.size() == 1 && !node.outputs[0].empty())
             << "Constant needs one output";
-        user_check(!graph_.initializers.count(node.outputs[0]))
-            << "output '" << node.outputs[0] << "' is already defined";
+        const std::string& out = node.outputs[0];
+        user_check(!graph_.initializers.count(out) && !graph_.types.count(out))
+            << "output '" << out << "' is already defined";
         graph_.initializers.emplace(node.outputs[0], constant_value(node));
         return;
       }

@@ -1,6 +1,7 @@
 #include "graph/tensor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -134,9 +135,17 @@ std::vector<int64_t> shape_strides(const std::vector<int64_t>& shape) {
   return strides;
 }
 
+namespace {
+std::atomic<int64_t> g_max_tensor_bytes{int64_t{1} << 40};
+}  // namespace
+
+void set_max_tensor_bytes(int64_t bytes) { g_max_tensor_bytes = bytes; }
+int64_t max_tensor_bytes() { return g_max_tensor_bytes; }
+
 void check_allocatable(DataType dtype, const std::vector<int64_t>& shape) {
-  user_check(shape_numel(shape) <= (int64_t{1} << 40) / std::max(1, dtype.bytes()))
-      << "a tensor of shape " << shape_str(shape) << " is too large to hold in memory";
+  user_check(shape_numel(shape) <= max_tensor_bytes() / std::max(1, dtype.bytes()))
+      << "a tensor of " << dtype.str() << shape_str(shape) << " would exceed kiln's limit of "
+      << max_tensor_bytes() << " bytes per tensor";
 }
 
 HostTensor::HostTensor(DataType dtype, std::vector<int64_t> shape)

@@ -33,9 +33,12 @@ std::string shape_str(const std::vector<int64_t>& shape);
 // Row-major strides of a shape, in elements.
 std::vector<int64_t> shape_strides(const std::vector<int64_t>& shape);
 
-// A UserError when a tensor of this type and shape could not be held in memory (more than
-// 2^40 bytes): a corrupt or hostile model must not make kiln allocate without bound.
+// A UserError when a tensor of this type and shape would be larger than the limit (2^40
+// bytes unless set otherwise): a corrupt or hostile model must not make kiln allocate, or
+// loop, without bound. The fuzzer lowers the limit so that each input runs quickly.
 void check_allocatable(DataType dtype, const std::vector<int64_t>& shape);
+void set_max_tensor_bytes(int64_t bytes);
+int64_t max_tensor_bytes();
 
 class HostTensor {
  public:

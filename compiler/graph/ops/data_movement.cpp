@@ -319,6 +319,7 @@ std::vector<std::vector<int64_t>> pad_map(const InferContext& ctx) {
                                       << " leaves a negative size";
   }
   check_allocatable(ctx.dtype(0), out_shape);
+  const bool constant = mode == "constant", edge = mode == "edge";
   std::vector<std::vector<int64_t>> map(rank);
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t dim = x[d], size = out_shape[d];
@@ -327,9 +328,9 @@ std::vector<std::vector<int64_t>> pad_map(const InferContext& ctx) {
     for (int64_t o = 0; o < size; ++o) {
       int64_t i = o - begin[d];
       if (i < 0 || i >= dim) {
-        if (mode == "constant") {
+        if (constant) {
           i = -1;
-        } else if (mode == "edge") {
+        } else if (edge) {
           i = std::clamp<int64_t>(i, 0, dim - 1);
         } else {
           // reflect: mirror about the edges without repeating them; period 2 * (dim - 1).
