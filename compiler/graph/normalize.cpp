@@ -114,7 +114,7 @@ void normalize_node(Node& node, int64_t opset, Graph& graph) {
     ints_attr_to_input(node, "split", 1, graph);
   } else if (op == "Upsample" || (op == "Resize" && opset < 11)) {
     to_resize_11(node, graph);
-  } else if ((op == "Softmax" || op == "LogSoftmax") && opset < 13) {
+  } else if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && opset < 13) {
     node.attrs["axis"] = node.attr_int("axis", 1);
     node.attrs["coerce_to_2d"] = int64_t{1};
   }

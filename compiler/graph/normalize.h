@@ -9,7 +9,7 @@
 //    asymmetric coordinate transformation with floor rounding they were defined with;
 //  - before opset 7: consumed_inputs dropped, Caffe2-style `broadcast` (without axis) is
 //    numpy broadcasting; Concat before opset 4 gets its then-default axis 1;
-//  - Softmax/LogSoftmax before opset 13 (which flatten the input to 2-D at `axis`) get an
+//  - Softmax/LogSoftmax/Hardmax before opset 13 (which flatten the input to 2-D at `axis`) get an
 //    explicit axis and coerce_to_2d=1.
 #pragma once
 

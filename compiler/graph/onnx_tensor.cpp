@@ -86,7 +86,7 @@ HostTensor tensor_from_onnx(const onnx::TensorProto& proto, const std::string& w
         << what << ": raw_data has " << raw.size() << " bytes, but " << dtype.str()
         << shape_str(shape) << " needs " << t.nbytes();
     // ONNX stores raw data little-endian, as are x86-64 and AArch64.
-    std::memcpy(t.raw(), raw.data(), raw.size());
+    if (!raw.empty()) std::memcpy(t.raw(), raw.data(), raw.size());
     return t;
   }
   switch (proto.data_type()) {

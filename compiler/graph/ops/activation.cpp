@@ -129,6 +129,10 @@ void add_activation_ops(OpList& ops) {
     double alpha = n.attr_float("alpha", 1.0f);
     return [alpha](double x) { return x > alpha ? x : 0.0; };
   }));
+  ops.push_back(activation("Shrink", {"bias", "lambd"}, [](const Node& n) -> Fn {
+    double bias = n.attr_float("bias", 0.0f), lambd = n.attr_float("lambd", 0.5f);
+    return [bias, lambd](double x) { return x < -lambd ? x + bias : (x > lambd ? x - bias : 0.0); };
+  }));
   OpDef clip{"Clip", {}, 1, 3};
   clip.infer = infer_clip;
   clip.eval = eval_clip;

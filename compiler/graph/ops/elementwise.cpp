@@ -1,5 +1,6 @@
-// Elementwise math: unary functions, broadcasting arithmetic (Add, Sub, Mul, Div, Pow,
-// Min, Max, Sum, Mean), comparisons and logic (to bool), Where, Cast, Identity.
+// Elementwise math: unary functions, broadcasting arithmetic (Add, Sub, Mul, Div, Pow, Mod,
+// Min, Max, Sum, Mean), comparisons, logic and IsNaN/IsInf (to bool), Where, Cast, Identity,
+// Dropout (inference).
 #include <cmath>
 #include <limits>
 
@@ -281,6 +282,51 @@ OpDef is_nan_op() {
   return def;
 }
 
+// Mod: fmod=1 is C's fmod (the dividend's sign), fmod=0 takes the divisor's sign as Python.
+OpDef mod_op() {
+  OpDef def{"Mod", {"fmod"}, 2, 2};
+  def.infer = [](const InferContext& ctx) -> std::vector<TensorType> {
+    require_same_dtype(ctx, 0, 1);
+    const int64_t fmod = ctx.node().attr_int("fmod", 0);
+    user_check(fmod == 0 || fmod == 1) << "Mod fmod must be 0 or 1, got " << fmod;
+    return {{ctx.dtype(0), broadcast_shapes(ctx.shape(0), ctx.shape(1))}};
+  };
+  def.eval = [](const EvalContext& ctx) -> std::vector<HostTensor> {
+    const HostTensor &a = ctx.input(0), &b = ctx.input(1);
+    const bool c_style = ctx.node().attr_int("fmod", 0) == 1;
+    if (is_float_dtype(a.dtype()))
+      return {zip_f64(a, b, a.dtype(), [c_style](double x, double y) {
+        double r = std::fmod(x, y);
+        if (!c_style && r != 0 && (r < 0) != (y < 0)) r += y;
+        return r;
+      })};
+    return {zip_i64(a, b, a.dtype(), [c_style](int64_t x, int64_t y) {
+      user_check(y != 0) << "integer Mod by zero";
+      if (y == -1) return int64_t{0};  // also avoids INT64_MIN % -1
+      int64_t r = x % y;
+      if (!c_style && r != 0 && (r < 0) != (y < 0)) r += y;
+      return r;
+    })};
+  };
+  return def;
+}
+
+OpDef is_inf_op() {
+  OpDef def{"IsInf", {"detect_negative", "detect_positive"}};
+  def.infer = [](const InferContext& ctx) -> std::vector<TensorType> {
+    require_float(ctx, 0);
+    return {{DataType::boolean(), ctx.shape(0)}};
+  };
+  def.eval = [](const EvalContext& ctx) -> std::vector<HostTensor> {
+    const bool neg = ctx.node().attr_int("detect_negative", 1) != 0;
+    const bool pos = ctx.node().attr_int("detect_positive", 1) != 0;
+    return {map_f64(ctx.input(0), DataType::boolean(), [neg, pos](double v) {
+      return std::isinf(v) && ((v < 0 && neg) || (v > 0 && pos)) ? 1.0 : 0.0;
+    })};
+  };
+  return def;
+}
+
 double round_half_even(double v) { return std::nearbyint(v); }
 double sign(double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : v); }
 
@@ -297,6 +343,15 @@ void add_elementwise_ops(OpList& ops) {
   ops.push_back(float_unary("Round", round_half_even));
   ops.push_back(float_unary("Sin", [](double v) { return std::sin(v); }));
   ops.push_back(float_unary("Cos", [](double v) { return std::cos(v); }));
+  ops.push_back(float_unary("Tan", [](double v) { return std::tan(v); }));
+  ops.push_back(float_unary("Asin", [](double v) { return std::asin(v); }));
+  ops.push_back(float_unary("Acos", [](double v) { return std::acos(v); }));
+  ops.push_back(float_unary("Atan", [](double v) { return std::atan(v); }));
+  ops.push_back(float_unary("Sinh", [](double v) { return std::sinh(v); }));
+  ops.push_back(float_unary("Cosh", [](double v) { return std::cosh(v); }));
+  ops.push_back(float_unary("Asinh", [](double v) { return std::asinh(v); }));
+  ops.push_back(float_unary("Acosh", [](double v) { return std::acosh(v); }));
+  ops.push_back(float_unary("Atanh", [](double v) { return std::atanh(v); }));
   ops.push_back(numeric_unary(
       "Neg", [](double v) { return -v; }, [](int64_t v) { return wrap_sub(0, v); }));
   ops.push_back(numeric_unary(
@@ -333,6 +388,8 @@ void add_elementwise_ops(OpList& ops) {
   ops.push_back(logical("Xor", [](bool a, bool b) { return a != b; }));
   ops.push_back(not_op());
   ops.push_back(is_nan_op());
+  ops.push_back(is_inf_op());
+  ops.push_back(mod_op());
 
   OpDef where{"Where", {}, 3, 3};
   where.infer = infer_where;

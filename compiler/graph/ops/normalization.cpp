@@ -1,6 +1,6 @@
 // Normalizations: BatchNormalization (inference form), InstanceNormalization,
-// LayerNormalization (with its optional Mean and InvStdDev outputs), Softmax and
-// LogSoftmax. Statistics are computed in double.
+// LayerNormalization (with its optional Mean and InvStdDev outputs), LRN,
+// MeanVarianceNormalization, Softmax, LogSoftmax and Hardmax. Statistics are in double.
 #include <cmath>
 
 #include "graph/ops/op_util.h"
@@ -165,6 +165,82 @@ SoftmaxShape softmax_shape(const InferContext& ctx) {
   return {outer, x[axis], shape_numel({x.begin() + axis + 1, x.end()})};
 }
 
+// Hardmax: 1 at the first maximum along the softmax axis (same axis rules), 0 elsewhere.
+OpDef hardmax() {
+  OpDef def{"Hardmax", {"axis", "coerce_to_2d"}};
+  def.infer = [](const InferContext& ctx) -> std::vector<TensorType> {
+    softmax_shape(ctx);
+    return {ctx.input(0)};
+  };
+  def.eval = [](const EvalContext& ctx) -> std::vector<HostTensor> {
+    const SoftmaxShape s = softmax_shape(ctx.infer_context());
+    const HostTensor& xt = ctx.input(0);
+    const std::vector<double> x = xt.to_f64();
+    std::vector<double> y(x.size(), 0.0);
+    for (int64_t o = 0; o < s.outer; ++o)
+      for (int64_t i = 0; i < s.inner; ++i) {
+        const int64_t base = o * s.len * s.inner + i;
+        int64_t best = 0;
+        for (int64_t k = 1; k < s.len; ++k)
+          if (x[base + k * s.inner] > x[base + best * s.inner]) best = k;
+        if (s.len > 0) y[base + best * s.inner] = 1.0;
+      }
+    return {HostTensor::from_f64(xt.dtype(), xt.shape(), y)};
+  };
+  return def;
+}
+
+// LRN across channels: x / (bias + alpha / size * sum of squares over the window)^beta.
+std::vector<HostTensor> eval_lrn(const EvalContext& ctx) {
+  const HostTensor& xt = ctx.input(0);
+  const Node& node = ctx.node();
+  const int64_t size = node.attr_int("size", 0);
+  const double alpha = node.attr_float("alpha", 1e-4f), beta = node.attr_float("beta", 0.75f),
+               bias = node.attr_float("bias", 1.0f);
+  const std::vector<double> x = xt.to_f64();
+  const int64_t n = xt.shape()[0], c = xt.shape()[1];
+  const int64_t inner = n * c != 0 ? xt.numel() / (n * c) : 0;
+  std::vector<double> y(x.size());
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t i = 0; i < inner; ++i) {
+        double sum = 0;
+        for (int64_t k = std::max<int64_t>(0, ch - before); k <= std::min(c - 1, ch + after); ++k) {
+          const double v = x[(b * c + k) * inner + i];
+          sum += v * v;
+        }
+        const int64_t at = (b * c + ch) * inner + i;
+        y[at] = x[at] / std::pow(bias + alpha / static_cast<double>(size) * sum, beta);
+      }
+  return {HostTensor::from_f64(xt.dtype(), xt.shape(), y)};
+}
+
+// MeanVarianceNormalization: (x - mean) / (sqrt(E[x^2] - mean^2) + 1e-9) over `axes`, as the
+// ONNX function defines it.
+std::vector<HostTensor> eval_mvn(const EvalContext& ctx) {
+  const HostTensor& xt = ctx.input(0);
+  const std::vector<int64_t> axes = normalize_axes(
+      ctx.node().attr_ints("axes", {0, 2, 3}), xt.rank(), "MeanVarianceNormalization axes");
+  std::vector<int64_t> kept = xt.shape();
+  for (int64_t a : axes) kept[a] = 1;
+  const std::vector<double> x = xt.to_f64();
+  std::vector<double> sum(shape_numel(kept), 0.0), sum_sq(sum.size(), 0.0);
+  const std::vector<int64_t> strides = broadcast_strides(kept, xt.shape());
+  for_each_index(xt.shape(), {strides}, [&](int64_t i, const int64_t* off) {
+    sum[off[0]] += x[i];
+    sum_sq[off[0]] += x[i] * x[i];
+  });
+  const double count = sum.empty() ? 1.0 : static_cast<double>(x.size() / sum.size());
+  std::vector<double> y(x.size());
+  for_each_index(xt.shape(), {strides}, [&](int64_t i, const int64_t* off) {
+    const double mean = sum[off[0]] / count;
+    const double var = sum_sq[off[0]] / count - mean * mean;
+    y[i] = (x[i] - mean) / (std::sqrt(std::max(var, 0.0)) + 1e-9);
+  });
+  return {HostTensor::from_f64(xt.dtype(), xt.shape(), y)};
+}
+
 OpDef softmax(std::string type, bool log) {
   OpDef def{std::move(type), {"axis", "coerce_to_2d"}};
   def.infer = [](const InferContext& ctx) -> std::vector<TensorType> {
@@ -210,6 +286,28 @@ void add_normalization_ops(OpList& ops) {
 
   ops.push_back(softmax("Softmax", false));
   ops.push_back(softmax("LogSoftmax", true));
+  ops.push_back(hardmax());
+
+  OpDef lrn{"LRN", {"alpha", "beta", "bias", "size"}};
+  lrn.infer = [](const InferContext& ctx) -> std::vector<TensorType> {
+    require_float(ctx, 0);
+    user_check(ctx.shape(0).size() >= 3) << "LRN input must have rank >= 3, got "
+                                         << shape_str(ctx.shape(0));
+    user_check(ctx.node().attr_int("size", 0) >= 1) << "LRN needs a positive size";
+    return {ctx.input(0)};
+  };
+  lrn.eval = eval_lrn;
+  ops.push_back(std::move(lrn));
+
+  OpDef mvn{"MeanVarianceNormalization", {"axes"}};
+  mvn.infer = [](const InferContext& ctx) -> std::vector<TensorType> {
+    require_float(ctx, 0);
+    normalize_axes(ctx.node().attr_ints("axes", {0, 2, 3}), ctx.shape(0).size(),
+                   "MeanVarianceNormalization axes");
+    return {ctx.input(0)};
+  };
+  mvn.eval = eval_mvn;
+  ops.push_back(std::move(mvn));
 }
 
 }  // namespace kiln::graph
