@@ -59,6 +59,15 @@ int64_t load_i64(const T* p, int64_t i, DataType t) {
   return static_cast<int64_t>(p[i]);
 }
 
+// v as the integer type T, saturated to T's range (NaN gives 0).
+template <typename T>
+T saturating(double v) {
+  if (std::isnan(v)) return 0;
+  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+
 template <typename T>
 void store_f64(T* p, int64_t i, double v, DataType t) {
   if (t == DataType::boolean()) {
@@ -71,9 +80,9 @@ void store_f64(T* p, int64_t i, double v, DataType t) {
     else if (t == DataType::bf16())
       p[i] = f32_to_bf16(static_cast<float>(v));
     else
-      p[i] = static_cast<T>(saturating_i64(v));
+      p[i] = saturating<T>(v);
   } else {
-    p[i] = static_cast<T>(saturating_i64(v));
+    p[i] = saturating<T>(v);
   }
 }
 

@@ -74,8 +74,9 @@ class HostTensor {
   double f64_at(int64_t i) const;
   int64_t i64_at(int64_t i) const;
 
-  // A tensor of `dtype` from compute-type values: float types round to nearest, integer
-  // types truncate toward zero (NaN gives 0) and wrap, bool is "non-zero".
+  // A tensor of `dtype` from compute-type values: float types round to nearest; from
+  // doubles, integer types truncate toward zero and saturate (NaN gives 0); from int64 they
+  // wrap; bool is "non-zero".
   static HostTensor from_f64(DataType dtype, std::vector<int64_t> shape,
                              const std::vector<double>& values);
   static HostTensor from_i64(DataType dtype, std::vector<int64_t> shape,
