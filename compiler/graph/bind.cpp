@@ -50,8 +50,8 @@ void bind_input_shapes(Graph& graph, const ShapeBindings& bindings) {
       continue;
     }
     if (symbols.count(key)) {
-      user_check(dims.size() == 1) << "symbolic dimension '" << key
-                                   << "' takes one size, got " << shape_str(dims);
+      user_check(dims.size() == 1)
+          << "symbolic dimension '" << key << "' takes one size, got " << shape_str(dims);
       for (const std::string& in : graph.inputs) {
         ValueType& t = graph.types.at(in);
         if (!t.shape) continue;
@@ -62,8 +62,9 @@ void bind_input_shapes(Graph& graph, const ShapeBindings& bindings) {
     }
     user_error() << "input shape binding '" << key
                  << "' names neither a graph input nor a symbolic dimension (inputs: "
-                 << list(graph.inputs) << "; symbols: "
-                 << list(std::vector<std::string>(symbols.begin(), symbols.end())) << ")";
+                 << list(graph.inputs)
+                 << "; symbols: " << list(std::vector<std::string>(symbols.begin(), symbols.end()))
+                 << ")";
   }
   check_inputs_bound(graph);
 }
@@ -72,8 +73,8 @@ void freeze_inputs(Graph& graph, const std::map<std::string, HostTensor>& values
   for (const auto& [name, value] : values) {
     auto it = std::find(graph.inputs.begin(), graph.inputs.end(), name);
     user_check(it != graph.inputs.end())
-        << "cannot freeze '" << name << "': it is not a graph input (inputs: "
-        << list(graph.inputs) << ")";
+        << "cannot freeze '" << name << "': it is not a graph input (inputs: " << list(graph.inputs)
+        << ")";
     const ValueType& declared = graph.types.at(name);
     user_check(declared.dtype == value.dtype())
         << "input '" << name << "' is " << declared.dtype.str() << ", but its frozen value is "
@@ -95,6 +96,10 @@ void check_inputs_bound(const Graph& graph) {
   std::vector<std::string> unbound;
   for (const std::string& in : graph.inputs) {
     const ValueType& t = graph.types.at(in);
+    if (t.is_concrete()) {
+      user_check(shape_numel(t.dims()) >= 0) << "input '" << in << "'";  // throws on overflow
+      continue;
+    }
     if (!t.shape) {
       unbound.push_back("input '" + in + "' (no shape at all: bind it as " + in + "=d0,d1,...)");
       continue;

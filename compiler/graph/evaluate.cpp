@@ -61,8 +61,8 @@ std::map<std::string, HostTensor> evaluate(const Graph& graph,
   std::unordered_map<std::string, HostTensor> env;
   for (const std::string& name : graph.inputs) {
     auto it = inputs.find(name);
-    user_check(it != inputs.end()) << graph.source << ": no value given for graph input '" << name
-                                   << "'";
+    user_check(it != inputs.end())
+        << graph.source << ": no value given for graph input '" << name << "'";
     const HostTensor& t = it->second;
     const ValueType& declared = graph.types.at(name);
     user_check(t.dtype() == declared.dtype)

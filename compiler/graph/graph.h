@@ -54,8 +54,8 @@ struct ValueType {
 std::string type_str(const ValueType& type);
 
 // An attribute value, with ONNX's kinds.
-using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
-                               std::vector<std::string>, HostTensor>;
+using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
+                               std::vector<float>, std::vector<std::string>, HostTensor>;
 // "int", "float", "string", "ints", "floats", "strings", "tensor".
 const char* attr_kind_name(const AttrValue& v);
 

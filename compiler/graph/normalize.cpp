@@ -31,7 +31,9 @@ void trim_inputs(Node& node) {
   while (!node.inputs.empty() && node.inputs.back().empty()) node.inputs.pop_back();
 }
 
-bool is_reduce(const std::string& op) { return op.rfind("Reduce", 0) == 0; }
+bool is_reduce(const std::string& op) {
+  return op.rfind("Reduce", 0) == 0;
+}
 
 // Upsample (7-9) and Resize-10: inputs (X, scales) or attribute scales; asymmetric
 // coordinates and floor rounding, which is what those versions compute.
@@ -42,7 +44,8 @@ void to_resize_11(Node& node, Graph& graph) {
     const std::string base = (node.outputs.empty() ? node.op_type : node.outputs[0]) + "_scales";
     node.inputs.resize(1);
     node.inputs.push_back(graph.add_constant(
-        base, HostTensor::from_f64(DataType::f32(), {static_cast<int64_t>(values.size())}, values)));
+        base,
+        HostTensor::from_f64(DataType::f32(), {static_cast<int64_t>(values.size())}, values)));
     node.attrs.erase("scales");
   }
   if (node.inputs.size() >= 2) node.inputs.insert(node.inputs.begin() + 1, "");  // no roi
@@ -58,8 +61,8 @@ void to_resize_11(Node& node, Graph& graph) {
 // Operators that had Caffe2-style broadcasting (a `broadcast` flag and an alignment `axis`)
 // before opset 7.
 bool has_legacy_broadcast(const std::string& op) {
-  static const char* kOps[] = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor",
-                               "Equal", "Greater", "Less", "Gemm"};
+  static const char* kOps[] = {"Add", "Sub", "Mul",   "Div",     "Pow",  "And",
+                               "Or",  "Xor", "Equal", "Greater", "Less", "Gemm"};
   for (const char* o : kOps)
     if (op == o) return true;
   return false;

@@ -39,16 +39,22 @@ onnx::AttributeProto::AttributeType attribute_type(const onnx::AttributeProto& a
 }
 
 AttrValue convert_attribute(const onnx::AttributeProto& a) {
-  user_check(a.ref_attr_name().empty())
-      << "attribute '" << a.name() << "' refers to a function attribute, which kiln does not "
-         "support";
+  user_check(a.ref_attr_name().empty()) << "attribute '" << a.name()
+                                        << "' refers to a function attribute, which kiln does not "
+                                           "support";
   switch (attribute_type(a)) {
-    case onnx::AttributeProto::FLOAT: return a.f();
-    case onnx::AttributeProto::INT: return static_cast<int64_t>(a.i());
-    case onnx::AttributeProto::STRING: return a.s();
-    case onnx::AttributeProto::TENSOR: return tensor_from_onnx(a.t(), "attribute '" + a.name() + "'");
-    case onnx::AttributeProto::FLOATS: return std::vector<float>(a.floats().begin(), a.floats().end());
-    case onnx::AttributeProto::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+    case onnx::AttributeProto::FLOAT:
+      return a.f();
+    case onnx::AttributeProto::INT:
+      return static_cast<int64_t>(a.i());
+    case onnx::AttributeProto::STRING:
+      return a.s();
+    case onnx::AttributeProto::TENSOR:
+      return tensor_from_onnx(a.t(), "attribute '" + a.name() + "'");
+    case onnx::AttributeProto::FLOATS:
+      return std::vector<float>(a.floats().begin(), a.floats().end());
+    case onnx::AttributeProto::INTS:
+      return std::vector<int64_t>(a.ints().begin(), a.ints().end());
     case onnx::AttributeProto::STRINGS:
       return std::vector<std::string>(a.strings().begin(), a.strings().end());
     case onnx::AttributeProto::GRAPH:
@@ -182,8 +188,7 @@ class Importer {
     int64_t opset = -1;
     for (const onnx::OperatorSetIdProto& id : model_.opset_import())
       if (id.domain().empty() || id.domain() == "ai.onnx") opset = id.version();
-    user_check(opset >= 0) << source_
-                           << ": the model imports no opset of the default ONNX domain";
+    user_check(opset >= 0) << source_ << ": the model imports no opset of the default ONNX domain";
     user_check(opset >= kMinOpset && opset <= kMaxOpset)
         << source_ << ": opset " << opset << " is not supported (kiln reads opsets " << kMinOpset
         << " to " << kMaxOpset << ")";
@@ -199,7 +204,8 @@ class Importer {
       node.inputs.assign(proto.input().begin(), proto.input().end());
       node.outputs.assign(proto.output().begin(), proto.output().end());
       user_check(proto.domain().empty() || proto.domain() == "ai.onnx")
-          << "operator domain '" << proto.domain() << "' is not supported (only the default "
+          << "operator domain '" << proto.domain()
+          << "' is not supported (only the default "
              "ONNX domain is)";
       for (const onnx::AttributeProto& a : proto.attribute()) {
         user_check(!a.name().empty()) << "an attribute has no name";
@@ -257,17 +263,21 @@ class Importer {
 
 Graph import_onnx_bytes(std::string_view bytes, const std::string& source) {
   user_check(bytes.size() <= static_cast<size_t>(INT_MAX))
-      << source << ": the model is larger than 2 GiB, protobuf's limit; keep the weights in "
-                   "the file under 2 GiB";
+      << source
+      << ": the model is larger than 2 GiB, protobuf's limit; keep the weights in "
+         "the file under 2 GiB";
   onnx::ModelProto model;
   user_check(model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-      << source << ": not an ONNX model (the file does not parse as an ONNX ModelProto "
-                   "protobuf; is it truncated or another format?)";
+      << source
+      << ": not an ONNX model (the file does not parse as an ONNX ModelProto "
+         "protobuf; is it truncated or another format?)";
   user_check(model.has_graph()) << source << ": not an ONNX model (it has no graph)";
   return Importer(model, source).run();
 }
 
-Graph import_onnx_file(const std::string& path) { return import_onnx_bytes(read_file(path), path); }
+Graph import_onnx_file(const std::string& path) {
+  return import_onnx_bytes(read_file(path), path);
+}
 
 HostTensor import_onnx_tensor_file(const std::string& path) {
   const std::string bytes = read_file(path);

@@ -14,12 +14,12 @@ struct TypeCode {
 };
 
 const TypeCode kTypes[] = {
-    {onnx::TensorProto::FLOAT, DataType::f32()},  {onnx::TensorProto::DOUBLE, DataType::f64()},
-    {onnx::TensorProto::FLOAT16, DataType::f16()}, {onnx::TensorProto::BFLOAT16, DataType::bf16()},
-    {onnx::TensorProto::INT8, DataType::i8()},    {onnx::TensorProto::INT16, DataType::i16()},
-    {onnx::TensorProto::INT32, DataType::i32()},  {onnx::TensorProto::INT64, DataType::i64()},
-    {onnx::TensorProto::UINT8, DataType::u8()},   {onnx::TensorProto::UINT16, DataType::u16()},
-    {onnx::TensorProto::UINT32, DataType::u32()}, {onnx::TensorProto::UINT64, kU64},
+    {onnx::TensorProto::FLOAT, DataType::f32()},    {onnx::TensorProto::DOUBLE, DataType::f64()},
+    {onnx::TensorProto::FLOAT16, DataType::f16()},  {onnx::TensorProto::BFLOAT16, DataType::bf16()},
+    {onnx::TensorProto::INT8, DataType::i8()},      {onnx::TensorProto::INT16, DataType::i16()},
+    {onnx::TensorProto::INT32, DataType::i32()},    {onnx::TensorProto::INT64, DataType::i64()},
+    {onnx::TensorProto::UINT8, DataType::u8()},     {onnx::TensorProto::UINT16, DataType::u16()},
+    {onnx::TensorProto::UINT32, DataType::u32()},   {onnx::TensorProto::UINT64, kU64},
     {onnx::TensorProto::BOOL, DataType::boolean()},
 };
 
@@ -52,11 +52,10 @@ void copy_field(const Field& field, HostTensor& t, const std::string& what, cons
 DataType dtype_from_onnx(int32_t code, const std::string& what) {
   for (const TypeCode& t : kTypes)
     if (t.onnx == code) return t.kiln;
-  const char* name = onnx::TensorProto::DataType_IsValid(code)
-                         ? onnx::TensorProto::DataType_Name(
-                               static_cast<onnx::TensorProto::DataType>(code))
-                               .c_str()
-                         : nullptr;
+  const char* name =
+      onnx::TensorProto::DataType_IsValid(code)
+          ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(code)).c_str()
+          : nullptr;
   user_error() << what << ": element type " << (name ? name : std::to_string(code))
                << " is not supported (kiln supports float, double, float16, bfloat16, "
                   "int8/16/32/64, uint8/16/32/64 and bool)";
@@ -71,8 +70,10 @@ int32_t dtype_to_onnx(DataType dtype) {
 }
 
 HostTensor tensor_from_onnx(const onnx::TensorProto& proto, const std::string& what) {
-  user_check(proto.data_location() != onnx::TensorProto::EXTERNAL && proto.external_data_size() == 0)
-      << what << " keeps its data in an external file, which kiln does not read; save the model "
+  user_check(proto.data_location() != onnx::TensorProto::EXTERNAL &&
+             proto.external_data_size() == 0)
+      << what
+      << " keeps its data in an external file, which kiln does not read; save the model "
          "with its weights inside (onnx.save_model(..., save_as_external_data=False))";
   user_check(!proto.has_segment()) << what << " is a segment of a tensor, which kiln does not read";
   const DataType dtype = dtype_from_onnx(proto.data_type(), what);
@@ -90,12 +91,22 @@ HostTensor tensor_from_onnx(const onnx::TensorProto& proto, const std::string& w
     return t;
   }
   switch (proto.data_type()) {
-    case onnx::TensorProto::FLOAT: copy_field(proto.float_data(), t, what, "float_data"); break;
-    case onnx::TensorProto::DOUBLE: copy_field(proto.double_data(), t, what, "double_data"); break;
-    case onnx::TensorProto::INT64: copy_field(proto.int64_data(), t, what, "int64_data"); break;
+    case onnx::TensorProto::FLOAT:
+      copy_field(proto.float_data(), t, what, "float_data");
+      break;
+    case onnx::TensorProto::DOUBLE:
+      copy_field(proto.double_data(), t, what, "double_data");
+      break;
+    case onnx::TensorProto::INT64:
+      copy_field(proto.int64_data(), t, what, "int64_data");
+      break;
     case onnx::TensorProto::UINT32:
-    case onnx::TensorProto::UINT64: copy_field(proto.uint64_data(), t, what, "uint64_data"); break;
-    default: copy_field(proto.int32_data(), t, what, "int32_data"); break;
+    case onnx::TensorProto::UINT64:
+      copy_field(proto.uint64_data(), t, what, "uint64_data");
+      break;
+    default:
+      copy_field(proto.int32_data(), t, what, "int32_data");
+      break;
   }
   return t;
 }

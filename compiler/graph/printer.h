@@ -4,8 +4,8 @@
 //     input  data: f32[1,3,224,224]
 //     init   conv1.weight: f32[64,3,7,7]
 //     init   shape_3: i64[2] = [1,512]
-//     %conv1 = Conv(data, conv1.weight, conv1.bias) {group=1, kernel_shape=[7,7], ...} : f32[1,64,112,112]
-//     %y = Gemm(...) -> Relu() : f32[1,1000]          (with a fused epilogue)
+//     %conv1 = Conv(data, conv1.weight, conv1.bias) {group=1, kernel_shape=[7,7], ...} :
+//     f32[1,64,112,112] %y = Gemm(...) -> Relu() : f32[1,1000]          (with a fused epilogue)
 //     output y
 #pragma once
 

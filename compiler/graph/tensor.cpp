@@ -63,7 +63,8 @@ int64_t load_i64(const T* p, int64_t i, DataType t) {
 template <typename T>
 T saturating(double v) {
   if (std::isnan(v)) return 0;
-  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+  if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
+    return std::numeric_limits<T>::lowest();
   if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
   return static_cast<T>(v);
 }
@@ -107,17 +108,23 @@ void store_i64(T* p, int64_t i, int64_t v, DataType t) {
 bool is_supported_dtype(DataType t) {
   if (t.lanes != 1) return false;
   switch (t.code) {
-    case ir::TypeCode::Float: return t.bits == 16 || t.bits == 32 || t.bits == 64;
-    case ir::TypeCode::BFloat: return t.bits == 16;
-    case ir::TypeCode::Int: return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case ir::TypeCode::Float:
+      return t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case ir::TypeCode::BFloat:
+      return t.bits == 16;
+    case ir::TypeCode::Int:
+      return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
     case ir::TypeCode::UInt:
       return t.bits == 1 || t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
-    case ir::TypeCode::Handle: return false;
+    case ir::TypeCode::Handle:
+      return false;
   }
   return false;
 }
 
-bool is_float_dtype(DataType t) { return t.lanes == 1 && t.is_float(); }
+bool is_float_dtype(DataType t) {
+  return t.lanes == 1 && t.is_float();
+}
 
 int64_t shape_numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -148,8 +155,12 @@ namespace {
 std::atomic<int64_t> g_max_tensor_bytes{int64_t{1} << 40};
 }  // namespace
 
-void set_max_tensor_bytes(int64_t bytes) { g_max_tensor_bytes = bytes; }
-int64_t max_tensor_bytes() { return g_max_tensor_bytes; }
+void set_max_tensor_bytes(int64_t bytes) {
+  g_max_tensor_bytes = bytes;
+}
+int64_t max_tensor_bytes() {
+  return g_max_tensor_bytes;
+}
 
 void check_allocatable(DataType dtype, const std::vector<int64_t>& shape) {
   user_check(shape_numel(shape) <= max_tensor_bytes() / std::max(1, dtype.bytes()))
@@ -185,12 +196,14 @@ std::vector<int64_t> HostTensor::to_i64() const {
 
 double HostTensor::f64_at(int64_t i) const {
   internal_check(i >= 0 && i < numel_) << "HostTensor::f64_at(" << i << ") of " << numel_;
-  return visit_storage(dtype_, [&](auto tag) { return load_f64(data<decltype(tag)>(), i, dtype_); });
+  return visit_storage(dtype_,
+                       [&](auto tag) { return load_f64(data<decltype(tag)>(), i, dtype_); });
 }
 
 int64_t HostTensor::i64_at(int64_t i) const {
   internal_check(i >= 0 && i < numel_) << "HostTensor::i64_at(" << i << ") of " << numel_;
-  return visit_storage(dtype_, [&](auto tag) { return load_i64(data<decltype(tag)>(), i, dtype_); });
+  return visit_storage(dtype_,
+                       [&](auto tag) { return load_i64(data<decltype(tag)>(), i, dtype_); });
 }
 
 HostTensor HostTensor::from_f64(DataType dtype, std::vector<int64_t> shape,
@@ -257,7 +270,9 @@ uint16_t f32_to_f16(float value) {
   return sign | static_cast<uint16_t>(std::nearbyint(units));
 }
 
-float bf16_to_f32(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+float bf16_to_f32(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
 
 uint16_t f32_to_bf16(float value) {
   const uint32_t x = std::bit_cast<uint32_t>(value);

@@ -35,8 +35,8 @@ void verify_graph(const Graph& graph, const std::string& after, bool types_infer
     }
   }
   for (const std::string& out : graph.outputs) {
-    internal_check(defined.count(out)) << "after " << after << ": graph output '" << out
-                                       << "' is not defined";
+    internal_check(defined.count(out))
+        << "after " << after << ": graph output '" << out << "' is not defined";
     check_type(out);
   }
 }

@@ -109,7 +109,7 @@ TEST(GraphPasses, RemovesIdentityAndDropoutKeepingOutputNames) {
   b.node("Identity", {"x"}, {"a"});
   b.node("Relu", {"a"}, {"r"});
   b.node("Dropout", {"r"}, {"d"});
-  b.node("Identity", {"d"}, {"y"});  // the graph output keeps its name
+  b.node("Identity", {"d"}, {"y"});            // the graph output keeps its name
   b.node("Identity", {"x"}, {"passthrough"});  // input straight to output: must stay
   b.output("y");
   b.output("passthrough");

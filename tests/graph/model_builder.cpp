@@ -13,7 +13,8 @@ ModelBuilder::ModelBuilder(int64_t opset) {
   model.mutable_graph()->set_name("test");
 }
 
-void ModelBuilder::input(const std::string& name, DataType dtype, const std::vector<DimSpec>& dims) {
+void ModelBuilder::input(const std::string& name, DataType dtype,
+                         const std::vector<DimSpec>& dims) {
   onnx::ValueInfoProto* in = model.mutable_graph()->add_input();
   in->set_name(name);
   onnx::TypeProto::Tensor* t = in->mutable_type()->mutable_tensor_type();
@@ -47,7 +48,9 @@ onnx::NodeProto& ModelBuilder::node(const std::string& op, const std::vector<std
   return *n;
 }
 
-std::string ModelBuilder::bytes() const { return model.SerializeAsString(); }
+std::string ModelBuilder::bytes() const {
+  return model.SerializeAsString();
+}
 
 namespace {
 onnx::AttributeProto* add(onnx::NodeProto& node, const std::string& name,

@@ -27,7 +27,9 @@ const Node& only_node(const Graph& g) {
   return g.nodes.at(0);
 }
 
-std::vector<double> values(const HostTensor& t) { return t.to_f64(); }
+std::vector<double> values(const HostTensor& t) {
+  return t.to_f64();
+}
 
 TEST(Normalize, SliceAttributesBecomeInputs) {
   ModelBuilder old(9);

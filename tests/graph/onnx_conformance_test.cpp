@@ -114,8 +114,8 @@ bool close(double got, double want, DataType t) {
 std::string compare(const HostTensor& got, const HostTensor& want) {
   std::ostringstream os;
   if (got.dtype() != want.dtype() || got.shape() != want.shape()) {
-    os << "got " << got.dtype().str() << shape_str(got.shape()) << ", want "
-       << want.dtype().str() << shape_str(want.shape());
+    os << "got " << got.dtype().str() << shape_str(got.shape()) << ", want " << want.dtype().str()
+       << shape_str(want.shape());
     return os.str();
   }
   if (is_float_dtype(want.dtype())) {
@@ -162,7 +162,8 @@ std::string run_data_set(const Graph& imported, const fs::path& set, bool freeze
   for (size_t k = 0; k < graph.inputs.size(); ++k) {
     const fs::path file = set / ("input_" + std::to_string(k) + ".pb");
     if (!fs::exists(file)) return "no " + file.filename().string();
-    HostTensor t = as_type(import_onnx_tensor_file(file.string()), graph.types.at(graph.inputs[k]).dtype);
+    HostTensor t =
+        as_type(import_onnx_tensor_file(file.string()), graph.types.at(graph.inputs[k]).dtype);
     bindings[graph.inputs[k]] = t.shape();
     inputs[graph.inputs[k]] = std::move(t);
   }
@@ -247,17 +248,26 @@ void run_suite(const std::string& suite) {
     else
       failures.push_back(name + ": " + error);
   }
-  std::cout << "[onnx " << suite << "] " << cases.size() << " cases: " << run << " run, "
-            << passed << " passed (" << frozen << " with shape inputs frozen to constants), "
-            << skipped.size() << " skipped, " << unclaimed << " use operators kiln does not claim\n";
+  std::cout << "[onnx " << suite << "] " << cases.size() << " cases: " << run << " run, " << passed
+            << " passed (" << frozen << " with shape inputs frozen to constants), "
+            << skipped.size() << " skipped, " << unclaimed
+            << " use operators kiln does not claim\n";
   for (const std::string& s : skipped) std::cout << "  skipped " << s << '\n';
   for (const std::string& f : failures) ADD_FAILURE() << f;
 }
 
-TEST(OnnxConformance, NodeTests) { run_suite("node"); }
-TEST(OnnxConformance, PytorchConverted) { run_suite("pytorch-converted"); }
-TEST(OnnxConformance, PytorchOperator) { run_suite("pytorch-operator"); }
-TEST(OnnxConformance, Simple) { run_suite("simple"); }
+TEST(OnnxConformance, NodeTests) {
+  run_suite("node");
+}
+TEST(OnnxConformance, PytorchConverted) {
+  run_suite("pytorch-converted");
+}
+TEST(OnnxConformance, PytorchOperator) {
+  run_suite("pytorch-operator");
+}
+TEST(OnnxConformance, Simple) {
+  run_suite("simple");
+}
 
 }  // namespace
 }  // namespace kiln::graph

@@ -77,7 +77,8 @@ TEST(OnnxErrors, TruncatedModelFailsCleanly) {
   }
   EXPECT_GT(failures, 0);
   // The halfway cut lands inside the weights: the protobuf does not parse.
-  std::string msg = user_error_of([&] { import_onnx_bytes(full.substr(0, full.size() / 2), "cut.onnx"); });
+  std::string msg =
+      user_error_of([&] { import_onnx_bytes(full.substr(0, full.size() / 2), "cut.onnx"); });
   EXPECT_CONTAINS(msg, "cut.onnx: not an ONNX model");
 }
 
@@ -86,8 +87,9 @@ TEST(OnnxErrors, UnsupportedOperatorNamesTheNode) {
   b.node("FrobnicateV2", {"y"}, {"z"}, "frob");
   b.output("z");
   std::string msg = user_error_of([&] { import_onnx_bytes(b.bytes(), "m.onnx"); });
-  EXPECT_CONTAINS(msg, "m.onnx: node 1 'frob' (FrobnicateV2): operator 'FrobnicateV2' is not "
-                       "supported by kiln");
+  EXPECT_CONTAINS(msg,
+                  "m.onnx: node 1 'frob' (FrobnicateV2): operator 'FrobnicateV2' is not "
+                  "supported by kiln");
 }
 
 TEST(OnnxErrors, ControlFlowIsUnsupported) {
@@ -125,7 +127,8 @@ TEST(OnnxErrors, UnsupportedAttributeValueNamesNodeAtInference) {
   b.output("y");
   Graph g = import_onnx_bytes(b.bytes(), "m.onnx");
   std::string msg = user_error_of([&] { run_graph_passes(g); });
-  EXPECT_CONTAINS(msg, "m.onnx: node 0 'pool' (MaxPool): MaxPool auto_pad 'SAME_MIDDLE' is not one of");
+  EXPECT_CONTAINS(msg,
+                  "m.onnx: node 0 'pool' (MaxPool): MaxPool auto_pad 'SAME_MIDDLE' is not one of");
 }
 
 TEST(OnnxErrors, ExternalDataIsUnsupported) {
@@ -159,8 +162,9 @@ TEST(OnnxErrors, MissingInitializerNamesTheReader) {
   b.node("Conv", {"x", "conv1.weight"}, {"y"}, "conv1");
   b.output("y");
   std::string msg = user_error_of([&] { import_onnx_bytes(b.bytes(), "m.onnx"); });
-  EXPECT_CONTAINS(msg, "m.onnx: node 0 'conv1' (Conv): input 'conv1.weight' is not a graph "
-                       "input, an initializer or the output of any node");
+  EXPECT_CONTAINS(msg,
+                  "m.onnx: node 0 'conv1' (Conv): input 'conv1.weight' is not a graph "
+                  "input, an initializer or the output of any node");
 }
 
 TEST(OnnxErrors, UndefinedGraphOutput) {
@@ -219,7 +223,8 @@ TEST(OnnxErrors, DataDependentShapeIsNamed) {
 TEST(OnnxErrors, UnboundSymbolicDimensionsAreAllListed) {
   ModelBuilder b;
   b.input("tokens", DataType::i64(), {std::string("batch"), std::string("seq")});
-  b.input("image", DataType::f32(), {std::string("batch"), int64_t{3}, std::string(""), int64_t{8}});
+  b.input("image", DataType::f32(),
+          {std::string("batch"), int64_t{3}, std::string(""), int64_t{8}});
   b.node("Identity", {"tokens"}, {"t"});
   b.node("Identity", {"image"}, {"i"});
   b.output("t");
@@ -246,11 +251,17 @@ TEST(OnnxErrors, BadBindingsAreNamed) {
   b.node("Relu", {"x"}, {"y"});
   b.output("y");
   Graph g = import_onnx_bytes(b.bytes(), "m.onnx");
-  EXPECT_CONTAINS(user_error_of([&] { bind_input_shapes(g, {{"x", {1, 4}}}); }),
+  EXPECT_CONTAINS(user_error_of([&] {
+                    bind_input_shapes(g, {{"x", {1, 4}}});
+                  }),
                   "input 'x' has a fixed size 3 in dimension 1, but the binding gives 4");
-  EXPECT_CONTAINS(user_error_of([&] { bind_input_shapes(g, {{"x", {1, 3, 1}}}); }),
+  EXPECT_CONTAINS(user_error_of([&] {
+                    bind_input_shapes(g, {{"x", {1, 3, 1}}});
+                  }),
                   "input 'x' has rank 2 [n,3], but the binding gives 3 sizes [1,3,1]");
-  EXPECT_CONTAINS(user_error_of([&] { bind_input_shapes(g, {{"images", {1, 3}}}); }),
+  EXPECT_CONTAINS(user_error_of([&] {
+                    bind_input_shapes(g, {{"images", {1, 3}}});
+                  }),
                   "'images' names neither a graph input nor a symbolic dimension (inputs: x; "
                   "symbols: n)");
 }

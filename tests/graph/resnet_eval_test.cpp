@@ -25,8 +25,9 @@ class ResNetBuilder {
 
   std::string conv_bn(const std::string& in, const std::string& name, int64_t cin, int64_t cout,
                       int64_t k, int64_t stride, bool relu) {
-    b.initializer(name + ".w", test::random_tensor({cout, cin, k, k}, seed_++,
-                                                   std::sqrt(2.0f / static_cast<float>(cin * k * k))));
+    b.initializer(name + ".w",
+                  test::random_tensor({cout, cin, k, k}, seed_++,
+                                      std::sqrt(2.0f / static_cast<float>(cin * k * k))));
     onnx::NodeProto& conv = b.node("Conv", {in, name + ".w"}, {name + ".conv"}, name);
     test::attr_ints(conv, "kernel_shape", {k, k});
     test::attr_ints(conv, "strides", {stride, stride});
@@ -45,12 +46,13 @@ class ResNetBuilder {
     return name + ".out";
   }
 
-  std::string basic_block(const std::string& in, const std::string& name, int64_t cin,
-                          int64_t cout, int64_t stride) {
+  std::string basic_block(const std::string& in, const std::string& name, int64_t cin, int64_t cout,
+                          int64_t stride) {
     std::string a = conv_bn(in, name + ".a", cin, cout, 3, stride, true);
     std::string c = conv_bn(a, name + ".b", cout, cout, 3, 1, false);
     std::string shortcut = in;
-    if (stride != 1 || cin != cout) shortcut = conv_bn(in, name + ".down", cin, cout, 1, stride, false);
+    if (stride != 1 || cin != cout)
+      shortcut = conv_bn(in, name + ".down", cin, cout, 1, stride, false);
     b.node("Add", {c, shortcut}, {name + ".sum"});
     b.node("Relu", {name + ".sum"}, {name + ".out"});
     return name + ".out";
@@ -119,8 +121,8 @@ TEST(ReferenceEvaluator, ResNet18AtBatch1) {
   EXPECT_GT(norm, 0);
   const double import_s = std::chrono::duration<double>(compiled - start).count();
   const double eval_s = std::chrono::duration<double>(done - compiled).count();
-  std::cout << "[resnet18] import + passes " << import_s << " s, evaluation " << eval_s
-            << " s (" << g.nodes.size() << " nodes, " << bytes.size() / 1e6 << " MB model)\n";
+  std::cout << "[resnet18] import + passes " << import_s << " s, evaluation " << eval_s << " s ("
+            << g.nodes.size() << " nodes, " << bytes.size() / 1e6 << " MB model)\n";
   EXPECT_LT(eval_s, 60.0);
 }
 

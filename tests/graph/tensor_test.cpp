@@ -1,12 +1,13 @@
 // Host tensors: element conversions (f16 and bf16 rounding, float to integer, bool), the size
 // limit, and the evaluator's checks on the values it is given.
+#include "graph/tensor.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
 
 #include "graph/evaluate.h"
-#include "graph/tensor.h"
 
 namespace kiln::graph {
 namespace {
@@ -15,12 +16,12 @@ TEST(HostTensor, HalfRoundsToNearestEven) {
   EXPECT_EQ(f32_to_f16(1.0f), 0x3c00);
   EXPECT_EQ(f32_to_f16(0.1f), 0x2e66);
   EXPECT_EQ(f32_to_f16(-0.0f), 0x8000);
-  EXPECT_EQ(f32_to_f16(65504.0f), 0x7bff);   // the largest half
-  EXPECT_EQ(f32_to_f16(65519.0f), 0x7bff);   // rounds down
-  EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);   // rounds to infinity
-  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -24)), 0x0001);      // the smallest subnormal
-  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);      // a tie: to even (zero)
-  EXPECT_EQ(f32_to_f16(std::ldexp(3.0f, -25)), 0x0002);      // 1.5 units: to even (2)
+  EXPECT_EQ(f32_to_f16(65504.0f), 0x7bff);                      // the largest half
+  EXPECT_EQ(f32_to_f16(65519.0f), 0x7bff);                      // rounds down
+  EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);                      // rounds to infinity
+  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -24)), 0x0001);         // the smallest subnormal
+  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);         // a tie: to even (zero)
+  EXPECT_EQ(f32_to_f16(std::ldexp(3.0f, -25)), 0x0002);         // 1.5 units: to even (2)
   EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // halfway: to even
   EXPECT_TRUE(std::isnan(f16_to_f32(f32_to_f16(NAN))));
   // Every half survives a round trip through float.

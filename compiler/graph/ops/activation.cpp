@@ -30,10 +30,14 @@ OpDef activation(std::string type, Fn fn) {
   return activation(std::move(type), {}, [fn](const Node&) { return fn; });
 }
 
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
 
 // log(1 + e^x) without overflow for large x.
-double softplus(double x) { return x > 30 ? x : std::log1p(std::exp(x)); }
+double softplus(double x) {
+  return x > 30 ? x : std::log1p(std::exp(x));
+}
 
 OpDef relu_op() {
   OpDef def{"Relu"};
@@ -99,9 +103,8 @@ void add_activation_ops(OpList& ops) {
   ops.push_back(activation("Tanh", [](double x) { return std::tanh(x); }));
   ops.push_back(activation("Softplus", softplus));
   ops.push_back(activation("Softsign", [](double x) { return x / (1 + std::fabs(x)); }));
-  ops.push_back(activation("HardSwish", [](double x) {
-    return x * std::max(0.0, std::min(1.0, x / 6 + 0.5));
-  }));
+  ops.push_back(activation("HardSwish",
+                           [](double x) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); }));
   ops.push_back(activation("LeakyRelu", {"alpha"}, [](const Node& n) -> Fn {
     double alpha = n.attr_float("alpha", 0.01f);
     return [alpha](double x) { return x < 0 ? alpha * x : x; };

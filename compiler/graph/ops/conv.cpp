@@ -8,8 +8,8 @@ namespace kiln::graph {
 
 namespace {
 
-const std::vector<std::string> kConvAttributes = {"auto_pad", "dilations", "group",
-                                                  "kernel_shape", "pads", "strides"};
+const std::vector<std::string> kConvAttributes = {"auto_pad",     "dilations", "group",
+                                                  "kernel_shape", "pads",      "strides"};
 
 struct ConvShape {
   int64_t batch, in_channels, out_channels, group;
@@ -28,8 +28,8 @@ void check_conv_operands(const InferContext& ctx) {
   user_check(x.size() >= 3 && x.size() <= 5)
       << op << " input must have rank 3 to 5 (N, C and 1 to 3 spatial dimensions), got shape "
       << shape_str(x);
-  user_check(w.size() == x.size()) << op << " weight shape " << shape_str(w)
-                                   << " must have the input's rank " << x.size();
+  user_check(w.size() == x.size())
+      << op << " weight shape " << shape_str(w) << " must have the input's rank " << x.size();
   user_check(ctx.node().attr_int("group", 1) >= 1)
       << op << " group must be positive, got " << ctx.node().attr_int("group", 1);
 }
@@ -124,14 +124,14 @@ ConvShape conv_transpose_shape(const InferContext& ctx) {
   const Node& node = ctx.node();
   const size_t rank = x.size() - 2;
   ConvShape s{x[0], x[1], 0, node.attr_int("group", 1), {}};
-  user_check(w[0] == s.in_channels) << "ConvTranspose weight " << shape_str(w)
-                                    << " must have the input's " << s.in_channels
-                                    << " channels first";
+  user_check(w[0] == s.in_channels)
+      << "ConvTranspose weight " << shape_str(w) << " must have the input's " << s.in_channels
+      << " channels first";
   s.out_channels = w[1] * s.group;
   if (ctx.has_input(2))
     user_check(ctx.shape(2) == std::vector<int64_t>{s.out_channels})
-        << "ConvTranspose bias shape " << shape_str(ctx.shape(2)) << " must be ["
-        << s.out_channels << "]";
+        << "ConvTranspose bias shape " << shape_str(ctx.shape(2)) << " must be [" << s.out_channels
+        << "]";
   Window& win = s.window;
   win.in = spatial(x);
   win.kernel = spatial(w);
@@ -147,8 +147,8 @@ ConvShape conv_transpose_shape(const InferContext& ctx) {
   win.dilation = list("dilations", 1);
   const std::vector<int64_t> out_pad = list("output_padding", 0);
   std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * rank, 0));
-  user_check(pads.size() == 2 * rank) << "ConvTranspose attribute 'pads' needs " << 2 * rank
-                                      << " values, got " << pads.size();
+  user_check(pads.size() == 2 * rank)
+      << "ConvTranspose attribute 'pads' needs " << 2 * rank << " values, got " << pads.size();
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   user_check(auto_pad == "NOTSET" || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER" ||
              auto_pad == "VALID")
@@ -167,8 +167,10 @@ ConvShape conv_transpose_shape(const InferContext& ctx) {
   for (size_t i = 0; i < rank; ++i) {
     user_check(win.stride[i] >= 1 && win.dilation[i] >= 1)
         << "ConvTranspose strides and dilations must be positive";
-    const int64_t full = win.stride[i] * (win.in[i] - 1) + out_pad[i] +
-                         (win.kernel[i] - 1) * win.dilation[i] + 1;
+    const char* what = "ConvTranspose's output size";
+    const int64_t full = checked_add(
+        checked_add(checked_mul(win.stride[i], win.in[i] - 1, what), out_pad[i], what),
+        checked_add(checked_mul(win.kernel[i] - 1, win.dilation[i], what), 1, what), what);
     if (!out_shape.empty()) {
       // An output_shape beyond the full result leaves its extra positions zero (bias only).
       const int64_t total = std::max<int64_t>(0, full - out_shape[i]);
@@ -182,8 +184,7 @@ ConvShape conv_transpose_shape(const InferContext& ctx) {
       win.pad_end[i] = auto_pad == "VALID" ? 0 : pads[rank + i];
       win.out[i] = full - win.pad_begin[i] - win.pad_end[i];
     }
-    user_check(win.out[i] >= 1) << "ConvTranspose output would be empty in spatial dimension "
-                                << i;
+    user_check(win.out[i] >= 1) << "ConvTranspose output would be empty in spatial dimension " << i;
   }
   return s;
 }

@@ -4,6 +4,7 @@
 // way; the scatters with a reduction compute in double.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "graph/ops/op_util.h"
 
@@ -89,7 +90,7 @@ std::vector<TensorType> infer_concat(const InferContext& ctx) {
     user_check(ok) << "Concat input " << i << " of shape " << shape_str(s)
                    << " does not match input 0 " << shape_str(ctx.shape(0)) << " outside axis "
                    << axis;
-    out[axis] += s[axis];
+    out[axis] = checked_add(out[axis], s[axis], "the Concat result's size");
   }
   return {{ctx.dtype(0), out}};
 }
@@ -107,7 +108,7 @@ std::vector<HostTensor> eval_concat(const EvalContext& ctx) {
     const int64_t block = x.shape()[axis] * inner;
     for (int64_t p = 0; p < outer; ++p)
       copy_bytes(y.raw() + (p * out.shape[axis] * inner + offset * inner) * bytes,
-                  x.raw() + p * block * bytes, block * bytes);
+                 x.raw() + p * block * bytes, block * bytes);
     offset += x.shape()[axis];
   }
   return {y};
@@ -143,9 +144,16 @@ std::vector<std::vector<int64_t>> slice_map(const InferContext& ctx) {
       start = std::clamp<int64_t>(start, 0, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
     }
+    // The count first: stepping past `end` could overflow with a huge step.
+    const int64_t span = step > 0 ? end - start : start - end;
+    const int64_t magnitude = step > 0 ? step
+                                       : (step == std::numeric_limits<int64_t>::min()
+                                              ? std::numeric_limits<int64_t>::max()
+                                              : -step);
+    const int64_t count = span <= 0 ? 0 : (span - 1) / magnitude + 1;
     std::vector<int64_t>& m = map[axes[k]];
     m.clear();
-    for (int64_t i = start; step > 0 ? i < end : i > end; i += step) m.push_back(i);
+    for (int64_t n = 0; n < count; ++n) m.push_back(start + n * step);
   }
   return map;
 }
@@ -178,7 +186,7 @@ std::vector<int64_t> split_sizes(const InferContext& ctx) {
     int64_t total = 0;
     for (int64_t s : sizes) {
       user_check(s >= 0) << "Split size " << s << " is negative";
-      total += s;
+      total = checked_add(total, s, "the sum of Split sizes");
     }
     user_check(total == x[axis]) << "Split sizes sum to " << total << ", but axis " << axis
                                  << " has " << x[axis];
@@ -240,8 +248,8 @@ std::vector<TensorType> infer_gather(const InferContext& ctx) {
 
 // An index in [-dim, dim) as a non-negative one.
 int64_t checked_index(int64_t i, int64_t dim, const char* op) {
-  user_check(i >= -dim && i < dim) << op << " index " << i << " is out of range for a dimension of "
-                                   << dim;
+  user_check(i >= -dim && i < dim)
+      << op << " index " << i << " is out of range for a dimension of " << dim;
   return i < 0 ? i + dim : i;
 }
 
@@ -260,7 +268,7 @@ std::vector<HostTensor> eval_gather(const EvalContext& ctx) {
     for (int64_t k = 0; k < n; ++k) {
       const int64_t i = checked_index(indices[k], dim, "Gather");
       copy_bytes(y.raw() + (p * n + k) * inner * bytes, x.raw() + (p * dim + i) * inner * bytes,
-                  inner * bytes);
+                 inner * bytes);
     }
   return {y};
 }
@@ -268,8 +276,8 @@ std::vector<HostTensor> eval_gather(const EvalContext& ctx) {
 std::vector<TensorType> infer_gather_elements(const InferContext& ctx) {
   require_index_type(ctx, 1);
   const auto &x = ctx.shape(0), &idx = ctx.shape(1);
-  user_check(x.size() == idx.size()) << "GatherElements indices " << shape_str(idx)
-                                     << " must have the data's rank " << x.size();
+  user_check(x.size() == idx.size())
+      << "GatherElements indices " << shape_str(idx) << " must have the data's rank " << x.size();
   normalize_axis(ctx.node().attr_int("axis", 0), x.size());
   return {{ctx.dtype(0), idx}};
 }
@@ -287,7 +295,8 @@ std::vector<HostTensor> eval_gather_elements(const EvalContext& ctx) {
     int64_t src = 0;
     for (size_t d = 0; d < out.shape.size(); ++d) {
       int64_t i = o / out_strides[d] % out.shape[d];
-      if (static_cast<int64_t>(d) == axis) i = checked_index(indices[o], x.shape()[d], "GatherElements");
+      if (static_cast<int64_t>(d) == axis)
+        i = checked_index(indices[o], x.shape()[d], "GatherElements");
       user_check(i < x.shape()[d]) << "GatherElements indices shape exceeds the data";
       src += i * strides[d];
     }
@@ -308,8 +317,8 @@ std::vector<std::vector<int64_t>> pad_map(const InferContext& ctx) {
   for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
   if (ctx.has_input(3)) axes = normalize_axes(ctx.ints(3, "axes"), rank, "Pad axes");
   const size_t n = axes.size();
-  user_check(raw.size() == 2 * n) << "Pad pads has " << raw.size() << " values; it needs "
-                                  << 2 * n << " (a begin and an end per axis)";
+  user_check(raw.size() == 2 * n) << "Pad pads has " << raw.size() << " values; it needs " << 2 * n
+                                  << " (a begin and an end per axis)";
   std::vector<int64_t> begin(rank, 0), end(rank, 0);
   for (size_t k = 0; k < n; ++k) {
     begin[axes[k]] = raw[k];
@@ -320,9 +329,8 @@ std::vector<std::vector<int64_t>> pad_map(const InferContext& ctx) {
     user_check(std::abs(begin[d]) < (int64_t{1} << 40) && std::abs(end[d]) < (int64_t{1} << 40))
         << "Pad amount out of range";
     out_shape.push_back(x[d] + begin[d] + end[d]);
-    user_check(out_shape.back() >= 0) << "Pad of axis " << d << " (" << x[d] << ") by "
-                                      << begin[d] << " and " << end[d]
-                                      << " leaves a negative size";
+    user_check(out_shape.back() >= 0) << "Pad of axis " << d << " (" << x[d] << ") by " << begin[d]
+                                      << " and " << end[d] << " leaves a negative size";
   }
   check_allocatable(ctx.dtype(0), out_shape);
   const bool constant = mode == "constant", edge = mode == "edge";
@@ -365,13 +373,12 @@ std::vector<HostTensor> eval_pad(const EvalContext& ctx) {
   HostTensor fill(x.dtype(), {});  // zero unless constant_value says otherwise
   if (ctx.has_input(2)) {
     const HostTensor& value = ctx.input(2);
-    user_check(value.numel() <= 1) << "Pad constant_value must be a scalar, got shape "
-                                   << shape_str(value.shape());
+    user_check(value.numel() <= 1)
+        << "Pad constant_value must be a scalar, got shape " << shape_str(value.shape());
     // Converted: opset < 11 models get an f32 value from the attribute whatever the type.
     if (value.numel() == 1)
-      fill = is_float_dtype(value.dtype())
-                 ? HostTensor::from_f64(x.dtype(), {}, {value.f64_at(0)})
-                 : HostTensor::from_i64(x.dtype(), {}, {value.i64_at(0)});
+      fill = is_float_dtype(value.dtype()) ? HostTensor::from_f64(x.dtype(), {}, {value.f64_at(0)})
+                                           : HostTensor::from_i64(x.dtype(), {}, {value.i64_at(0)});
   }
   return {remap(x, map_shape(map), map, &fill)};
 }
@@ -379,8 +386,8 @@ std::vector<HostTensor> eval_pad(const EvalContext& ctx) {
 std::vector<std::vector<int64_t>> tile_map(const InferContext& ctx) {
   const auto& x = ctx.shape(0);
   const std::vector<int64_t> repeats = ctx.ints(1, "repeats");
-  user_check(repeats.size() == x.size()) << "Tile repeats has " << repeats.size()
-                                         << " values for an input of rank " << x.size();
+  user_check(repeats.size() == x.size())
+      << "Tile repeats has " << repeats.size() << " values for an input of rank " << x.size();
   std::vector<int64_t> out_shape;
   for (size_t d = 0; d < x.size(); ++d) {
     user_check(repeats[d] >= 0) << "Tile repeat " << repeats[d] << " is negative";
@@ -430,7 +437,8 @@ int64_t tuple_offset(const std::vector<int64_t>& x, const std::vector<int64_t>& 
   const std::vector<int64_t> strides = shape_strides(x);
   int64_t offset = b * (batch_dims ? strides[batch_dims - 1] : 0);
   for (int64_t j = 0; j < tuple; ++j)
-    offset += checked_index(indices[t * tuple + j], x[batch_dims + j], op) * strides[batch_dims + j];
+    offset +=
+        checked_index(indices[t * tuple + j], x[batch_dims + j], op) * strides[batch_dims + j];
   return offset;
 }
 
@@ -491,7 +499,8 @@ std::vector<HostTensor> eval_scatter_nd(const EvalContext& ctx) {
   const std::vector<double> upd = ctx.input(2).to_f64();
   for (int64_t t = 0; t < count; ++t) {
     const int64_t dst = tuple_offset(x.shape(), indices, 0, tuple, 0, t, "ScatterND");
-    for (int64_t i = 0; i < slice; ++i) y[dst + i] = combine(reduction, y[dst + i], upd[t * slice + i]);
+    for (int64_t i = 0; i < slice; ++i)
+      y[dst + i] = combine(reduction, y[dst + i], upd[t * slice + i]);
   }
   return {HostTensor::from_f64(x.dtype(), x.shape(), y)};
 }
@@ -517,12 +526,14 @@ std::vector<HostTensor> eval_scatter_elements(const EvalContext& ctx) {
   const std::string reduction = ctx.node().attr_string("reduction", "none");
   std::vector<double> y = x.to_f64();
   const std::vector<double> upd = ctx.input(2).to_f64();
-  const std::vector<int64_t> strides = shape_strides(x.shape()), idx_strides = shape_strides(idx_shape);
+  const std::vector<int64_t> strides = shape_strides(x.shape()),
+                             idx_strides = shape_strides(idx_shape);
   for (size_t o = 0; o < indices.size(); ++o) {
     int64_t dst = 0;
     for (size_t d = 0; d < idx_shape.size(); ++d) {
       int64_t i = static_cast<int64_t>(o) / idx_strides[d] % idx_shape[d];
-      if (static_cast<int64_t>(d) == axis) i = checked_index(indices[o], x.shape()[d], "ScatterElements");
+      if (static_cast<int64_t>(d) == axis)
+        i = checked_index(indices[o], x.shape()[d], "ScatterElements");
       user_check(i < x.shape()[d]) << "ScatterElements indices shape exceeds the data";
       dst += i * strides[d];
     }
@@ -584,7 +595,7 @@ std::vector<HostTensor> eval_one_hot(const EvalContext& ctx) {
         if (v < 0) v += s.depth;
         const int64_t which = v == d ? 1 : 0;
         copy_bytes(y.raw() + ((o * s.depth + d) * inner + i) * bytes, values.raw() + which * bytes,
-                    bytes);
+                   bytes);
       }
   return {y};
 }
@@ -605,8 +616,8 @@ BlockShuffle block_shuffle(const InferContext& ctx, bool to_space) {
     user_check(c % (b * b) == 0) << "DepthToSpace channels " << c << " are not a multiple of "
                                  << b * b;
     const std::string mode = ctx.node().attr_string("mode", "DCR");
-    user_check(mode == "DCR" || mode == "CRD") << "DepthToSpace mode '" << mode
-                                               << "' is not DCR or CRD";
+    user_check(mode == "DCR" || mode == "CRD")
+        << "DepthToSpace mode '" << mode << "' is not DCR or CRD";
     if (mode == "DCR") {
       s.split_shape = {n, b, b, c / (b * b), h, w};
       s.perm = {0, 3, 4, 1, 5, 2};
@@ -616,8 +627,8 @@ BlockShuffle block_shuffle(const InferContext& ctx, bool to_space) {
     }
     s.out = {n, c / (b * b), h * b, w * b};
   } else {
-    user_check(h % b == 0 && w % b == 0) << "SpaceToDepth of " << shape_str(x)
-                                         << " by blocksize " << b << " does not divide evenly";
+    user_check(h % b == 0 && w % b == 0)
+        << "SpaceToDepth of " << shape_str(x) << " by blocksize " << b << " does not divide evenly";
     s.split_shape = {n, c, h / b, b, w / b, b};
     s.perm = {0, 3, 5, 1, 2, 4};
     s.out = {n, c * b * b, h / b, w / b};
@@ -707,10 +718,9 @@ void add_data_movement_ops(OpList& ops) {
 
   OpDef trilu{"Trilu", {"upper"}, 1, 2};
   trilu.infer = [](const InferContext& ctx) -> std::vector<TensorType> {
-    user_check(ctx.shape(0).size() >= 2) << "Trilu needs an input of rank >= 2, got "
-                                         << shape_str(ctx.shape(0));
-    if (ctx.has_input(1))
-      user_check(shape_numel(ctx.shape(1)) == 1) << "Trilu k must be a scalar";
+    user_check(ctx.shape(0).size() >= 2)
+        << "Trilu needs an input of rank >= 2, got " << shape_str(ctx.shape(0));
+    if (ctx.has_input(1)) user_check(shape_numel(ctx.shape(1)) == 1) << "Trilu k must be a scalar";
     return {ctx.input(0)};
   };
   trilu.eval = eval_trilu;

@@ -23,10 +23,16 @@ int64_t wrap_mul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
 
-double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
-double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
+double nan_min(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+}
+double nan_max(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+}
 
-std::vector<TensorType> same_as_input0(const InferContext& ctx) { return {ctx.input(0)}; }
+std::vector<TensorType> same_as_input0(const InferContext& ctx) {
+  return {ctx.input(0)};
+}
 
 // A function of floating-point tensors only (Exp, Sqrt, Erf...).
 OpDef float_unary(std::string type, Unary fn) {
@@ -104,8 +110,7 @@ OpDef variadic(std::string type, FloatBinary float_fn, IntBinary int_fn, bool me
 }
 
 // Comparisons: two operands of one type, a bool result.
-OpDef comparison(std::string type, bool (*cmp)(double, double),
-                 bool (*int_cmp)(int64_t, int64_t)) {
+OpDef comparison(std::string type, bool (*cmp)(double, double), bool (*int_cmp)(int64_t, int64_t)) {
   OpDef def{std::move(type)};
   def.min_inputs = def.max_inputs = 2;
   def.infer = [](const InferContext& ctx) -> std::vector<TensorType> {
@@ -128,8 +133,8 @@ OpDef logical(std::string type, bool (*fn)(bool, bool)) {
   def.min_inputs = def.max_inputs = 2;
   def.infer = [](const InferContext& ctx) -> std::vector<TensorType> {
     for (size_t i = 0; i < 2; ++i)
-      user_check(ctx.dtype(i).is_bool()) << ctx.node().op_type << " needs bool inputs, got "
-                                         << ctx.dtype(i).str();
+      user_check(ctx.dtype(i).is_bool())
+          << ctx.node().op_type << " needs bool inputs, got " << ctx.dtype(i).str();
     return {{DataType::boolean(), broadcast_shapes(ctx.shape(0), ctx.shape(1))}};
   };
   def.eval = [fn](const EvalContext& ctx) -> std::vector<HostTensor> {
@@ -173,8 +178,8 @@ OpDef pow_op() {
 std::vector<TensorType> infer_where(const InferContext& ctx) {
   user_check(ctx.dtype(0).is_bool()) << "Where needs a bool condition, got " << ctx.dtype(0).str();
   require_same_dtype(ctx, 1, 2);
-  return {{ctx.dtype(1),
-           broadcast_shapes(ctx.shape(0), broadcast_shapes(ctx.shape(1), ctx.shape(2)))}};
+  return {
+      {ctx.dtype(1), broadcast_shapes(ctx.shape(0), broadcast_shapes(ctx.shape(1), ctx.shape(2)))}};
 }
 
 template <typename C>
@@ -182,11 +187,12 @@ std::vector<C> select(const std::vector<int64_t>& cond, const std::vector<C>& x,
                       const std::vector<C>& y, const EvalContext& ctx,
                       const std::vector<int64_t>& shape) {
   std::vector<C> out(shape_numel(shape));
-  for_each_index(shape,
-                 {broadcast_strides(ctx.input(0).shape(), shape),
-                  broadcast_strides(ctx.input(1).shape(), shape),
-                  broadcast_strides(ctx.input(2).shape(), shape)},
-                 [&](int64_t o, const int64_t* off) { out[o] = cond[off[0]] ? x[off[1]] : y[off[2]]; });
+  for_each_index(
+      shape,
+      {broadcast_strides(ctx.input(0).shape(), shape),
+       broadcast_strides(ctx.input(1).shape(), shape),
+       broadcast_strides(ctx.input(2).shape(), shape)},
+      [&](int64_t o, const int64_t* off) { out[o] = cond[off[0]] ? x[off[1]] : y[off[2]]; });
   return out;
 }
 
@@ -251,8 +257,8 @@ OpDef dropout_op() {
   };
   def.eval = [](const EvalContext& ctx) -> std::vector<HostTensor> {
     const HostTensor& x = ctx.input(0);
-    HostTensor mask = HostTensor::from_i64(DataType::boolean(), x.shape(),
-                                           std::vector<int64_t>(x.numel(), 1));
+    HostTensor mask =
+        HostTensor::from_i64(DataType::boolean(), x.shape(), std::vector<int64_t>(x.numel(), 1));
     return {x, mask};
   };
   return def;
@@ -277,7 +283,8 @@ OpDef is_nan_op() {
     return {{DataType::boolean(), ctx.shape(0)}};
   };
   def.eval = [](const EvalContext& ctx) -> std::vector<HostTensor> {
-    return {map_f64(ctx.input(0), DataType::boolean(), [](double v) { return std::isnan(v) ? 1.0 : 0.0; })};
+    return {map_f64(ctx.input(0), DataType::boolean(),
+                    [](double v) { return std::isnan(v) ? 1.0 : 0.0; })};
   };
   return def;
 }
@@ -327,8 +334,12 @@ OpDef is_inf_op() {
   return def;
 }
 
-double round_half_even(double v) { return std::nearbyint(v); }
-double sign(double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : v); }
+double round_half_even(double v) {
+  return std::nearbyint(v);
+}
+double sign(double v) {
+  return v > 0 ? 1.0 : (v < 0 ? -1.0 : v);
+}
 
 }  // namespace
 
@@ -372,14 +383,17 @@ void add_elementwise_ops(OpList& ops) {
   ops.push_back(variadic("Mean", std::plus<double>(), wrap_add, true));
 
   ops.push_back(comparison(
-      "Equal", [](double a, double b) { return a == b; }, [](int64_t a, int64_t b) { return a == b; }));
+      "Equal", [](double a, double b) { return a == b; },
+      [](int64_t a, int64_t b) { return a == b; }));
   ops.push_back(comparison(
-      "Less", [](double a, double b) { return a < b; }, [](int64_t a, int64_t b) { return a < b; }));
+      "Less", [](double a, double b) { return a < b; },
+      [](int64_t a, int64_t b) { return a < b; }));
   ops.push_back(comparison(
       "LessOrEqual", [](double a, double b) { return a <= b; },
       [](int64_t a, int64_t b) { return a <= b; }));
   ops.push_back(comparison(
-      "Greater", [](double a, double b) { return a > b; }, [](int64_t a, int64_t b) { return a > b; }));
+      "Greater", [](double a, double b) { return a > b; },
+      [](int64_t a, int64_t b) { return a > b; }));
   ops.push_back(comparison(
       "GreaterOrEqual", [](double a, double b) { return a >= b; },
       [](int64_t a, int64_t b) { return a >= b; }));

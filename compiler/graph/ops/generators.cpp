@@ -35,8 +35,8 @@ std::vector<HostTensor> eval_constant_of_shape(const EvalContext& ctx) {
 // Range's element count: max(ceil((limit - start) / delta), 0).
 int64_t range_count(const InferContext& ctx) {
   for (size_t i = 0; i < 3; ++i)
-    user_check(shape_numel(ctx.shape(i)) == 1) << "Range inputs must be scalars, input " << i
-                                               << " has shape " << shape_str(ctx.shape(i));
+    user_check(shape_numel(ctx.shape(i)) == 1)
+        << "Range inputs must be scalars, input " << i << " has shape " << shape_str(ctx.shape(i));
   require_same_dtype(ctx, 0, 1);
   require_same_dtype(ctx, 0, 2);
   double count;
@@ -69,7 +69,10 @@ std::vector<HostTensor> eval_range(const EvalContext& ctx) {
   }
   const int64_t start = ctx.input(0).i64_at(0), delta = ctx.input(2).i64_at(0);
   std::vector<int64_t> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = start + i * delta;
+  // In unsigned arithmetic: each value lies in [start, limit), but i * delta alone may not.
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = static_cast<int64_t>(static_cast<uint64_t>(start) +
+                                static_cast<uint64_t>(i) * static_cast<uint64_t>(delta));
   return {HostTensor::from_i64(t, {n}, v)};
 }
 

@@ -17,8 +17,8 @@ struct MatMulShape {
 MatMulShape matmul_shape(const InferContext& ctx) {
   require_same_dtype(ctx, 0, 1);
   std::vector<int64_t> a = ctx.shape(0), b = ctx.shape(1);
-  user_check(!a.empty() && !b.empty()) << "MatMul operands must have rank >= 1, got "
-                                       << shape_str(a) << " and " << shape_str(b);
+  user_check(!a.empty() && !b.empty())
+      << "MatMul operands must have rank >= 1, got " << shape_str(a) << " and " << shape_str(b);
   const bool a_vector = a.size() == 1, b_vector = b.size() == 1;
   if (a_vector) a.insert(a.begin(), 1);
   if (b_vector) b.push_back(1);
@@ -26,8 +26,9 @@ MatMulShape matmul_shape(const InferContext& ctx) {
   s.m = a[a.size() - 2];
   s.k = a.back();
   s.n = b.back();
-  user_check(b[b.size() - 2] == s.k) << "MatMul inner dimensions differ: " << shape_str(ctx.shape(0))
-                                     << " x " << shape_str(ctx.shape(1));
+  user_check(b[b.size() - 2] == s.k)
+      << "MatMul inner dimensions differ: " << shape_str(ctx.shape(0)) << " x "
+      << shape_str(ctx.shape(1));
   s.a_batch.assign(a.begin(), a.end() - 2);
   s.b_batch.assign(b.begin(), b.end() - 2);
   s.batch = broadcast_shapes(s.a_batch, s.b_batch);
@@ -41,8 +42,18 @@ std::vector<TensorType> infer_matmul(const InferContext& ctx) {
   return {{ctx.dtype(0), matmul_shape(ctx).out}};
 }
 
+// acc + a * b; integers wrap (C++ leaves their overflow undefined).
 template <typename C>
-std::vector<C> matmul_values(const MatMulShape& s, const std::vector<C>& a, const std::vector<C>& b) {
+C multiply_add(C acc, C a, C b) {
+  if constexpr (std::is_integral_v<C>)
+    return static_cast<C>(static_cast<uint64_t>(acc) +
+                          static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  return acc + a * b;
+}
+
+template <typename C>
+std::vector<C> matmul_values(const MatMulShape& s, const std::vector<C>& a,
+                             const std::vector<C>& b) {
   std::vector<C> y(shape_numel(s.batch) * s.m * s.n, C{0});
   std::vector<int64_t> a_strides = broadcast_strides(s.a_batch, s.batch);
   std::vector<int64_t> b_strides = broadcast_strides(s.b_batch, s.batch);
@@ -53,7 +64,8 @@ std::vector<C> matmul_values(const MatMulShape& s, const std::vector<C>& a, cons
     for (int64_t i = 0; i < s.m; ++i)
       for (int64_t p = 0; p < s.k; ++p) {
         const C av = pa[i * s.k + p];
-        for (int64_t j = 0; j < s.n; ++j) py[i * s.n + j] += av * pb[p * s.n + j];
+        for (int64_t j = 0; j < s.n; ++j)
+          py[i * s.n + j] = multiply_add(py[i * s.n + j], av, pb[p * s.n + j]);
       }
   });
   return y;

@@ -18,8 +18,7 @@ std::vector<TensorType> infer_batch_norm(const InferContext& ctx) {
   user_check(node.attr_int("spatial", 1) == 1)
       << "BatchNormalization with spatial=0 is not supported";
   const auto& x = ctx.shape(0);
-  user_check(x.size() >= 2) << "BatchNormalization input must have rank >= 2, got "
-                            << shape_str(x);
+  user_check(x.size() >= 2) << "BatchNormalization input must have rank >= 2, got " << shape_str(x);
   for (size_t i = 1; i < 5; ++i)
     user_check(ctx.shape(i) == std::vector<int64_t>{x[1]})
         << "BatchNormalization input " << i << " must have shape [" << x[1] << "], got "
@@ -73,7 +72,8 @@ std::vector<HostTensor> eval_instance_norm(const EvalContext& ctx) {
     for (int64_t i = 0; i < size; ++i) var += (v[i] - mean) * (v[i] - mean);
     var /= static_cast<double>(size);
     const double inv = 1.0 / std::sqrt(var + eps);
-    for (int64_t i = 0; i < size; ++i) v[i] = (v[i] - mean) * inv * scale[p % channels] + bias[p % channels];
+    for (int64_t i = 0; i < size; ++i)
+      v[i] = (v[i] - mean) * inv * scale[p % channels] + bias[p % channels];
   }
   return {HostTensor::from_f64(xt.dtype(), xt.shape(), x)};
 }
@@ -220,8 +220,8 @@ std::vector<HostTensor> eval_lrn(const EvalContext& ctx) {
 // ONNX function defines it.
 std::vector<HostTensor> eval_mvn(const EvalContext& ctx) {
   const HostTensor& xt = ctx.input(0);
-  const std::vector<int64_t> axes = normalize_axes(
-      ctx.node().attr_ints("axes", {0, 2, 3}), xt.rank(), "MeanVarianceNormalization axes");
+  const std::vector<int64_t> axes = normalize_axes(ctx.node().attr_ints("axes", {0, 2, 3}),
+                                                   xt.rank(), "MeanVarianceNormalization axes");
   std::vector<int64_t> kept = xt.shape();
   for (int64_t a : axes) kept[a] = 1;
   const std::vector<double> x = xt.to_f64();
@@ -269,7 +269,8 @@ OpDef softmax(std::string type, bool log) {
 }  // namespace
 
 void add_normalization_ops(OpList& ops) {
-  OpDef bn{"BatchNormalization", {"epsilon", "momentum", "training_mode", "spatial", "is_test"}, 5, 5};
+  OpDef bn{
+      "BatchNormalization", {"epsilon", "momentum", "training_mode", "spatial", "is_test"}, 5, 5};
   bn.infer = infer_batch_norm;
   bn.eval = eval_batch_norm;
   ops.push_back(std::move(bn));
@@ -291,8 +292,8 @@ void add_normalization_ops(OpList& ops) {
   OpDef lrn{"LRN", {"alpha", "beta", "bias", "size"}};
   lrn.infer = [](const InferContext& ctx) -> std::vector<TensorType> {
     require_float(ctx, 0);
-    user_check(ctx.shape(0).size() >= 3) << "LRN input must have rank >= 3, got "
-                                         << shape_str(ctx.shape(0));
+    user_check(ctx.shape(0).size() >= 3)
+        << "LRN input must have rank >= 3, got " << shape_str(ctx.shape(0));
     user_check(ctx.node().attr_int("size", 0) >= 1) << "LRN needs a positive size";
     return {ctx.input(0)};
   };

@@ -23,7 +23,8 @@ std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t ra
   return out;
 }
 
-std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a,
+                                      const std::vector<int64_t>& b) {
   const size_t rank = std::max(a.size(), b.size());
   std::vector<int64_t> out(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -38,8 +39,8 @@ std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::
 
 std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in,
                                        const std::vector<int64_t>& out) {
-  internal_check(in.size() <= out.size()) << "broadcast of rank " << in.size() << " to "
-                                          << out.size();
+  internal_check(in.size() <= out.size())
+      << "broadcast of rank " << in.size() << " to " << out.size();
   std::vector<int64_t> strides(out.size(), 0);
   const std::vector<int64_t> dense = shape_strides(in);
   const size_t lead = out.size() - in.size();
@@ -91,6 +92,18 @@ HostTensor zip_i64(const HostTensor& a, const HostTensor& b, DataType out,
                               zip_values(a.to_i64(), a.shape(), b.to_i64(), b.shape(), shape, fn));
 }
 
+int64_t checked_mul(int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  user_check(!__builtin_mul_overflow(a, b, &r)) << what << " overflows 64-bit integers";
+  return r;
+}
+
+int64_t checked_add(int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  user_check(!__builtin_add_overflow(a, b, &r)) << what << " overflows 64-bit integers";
+  return r;
+}
+
 void require_float(const InferContext& ctx, size_t input) {
   user_check(is_float_dtype(ctx.dtype(input)))
       << ctx.node().op_type << " needs a floating-point input " << input << ", got "
@@ -99,8 +112,8 @@ void require_float(const InferContext& ctx, size_t input) {
 
 void require_same_dtype(const InferContext& ctx, size_t a, size_t b) {
   user_check(ctx.dtype(a) == ctx.dtype(b))
-      << ctx.node().op_type << " needs inputs " << a << " and " << b
-      << " of one element type, got " << ctx.dtype(a).str() << " and " << ctx.dtype(b).str();
+      << ctx.node().op_type << " needs inputs " << a << " and " << b << " of one element type, got "
+      << ctx.dtype(a).str() << " and " << ctx.dtype(b).str();
 }
 
 }  // namespace kiln::graph

@@ -55,6 +55,10 @@ HostTensor zip_f64(const HostTensor& a, const HostTensor& b, DataType out,
 HostTensor zip_i64(const HostTensor& a, const HostTensor& b, DataType out,
                    const std::function<int64_t(int64_t, int64_t)>& fn);
 
+// a * b and a + b, with a UserError naming `what` instead of overflowing int64.
+int64_t checked_mul(int64_t a, int64_t b, const char* what);
+int64_t checked_add(int64_t a, int64_t b, const char* what);
+
 // UserErrors for inputs of the wrong element type.
 void require_float(const InferContext& ctx, size_t input);
 void require_same_dtype(const InferContext& ctx, size_t a, size_t b);

@@ -70,8 +70,8 @@ void for_each_window(const std::vector<int64_t>& x_shape, const Window& window, 
               for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
                 const int64_t x = ow * w.stride[2] + kw * w.dilation[2] - w.pad_begin[2];
                 // A position in the explicit padding, or past it (ceil mode overhang).
-                const bool inside = d >= 0 && d < w.in[0] && h >= 0 && h < w.in[1] && x >= 0 &&
-                                    x < w.in[2];
+                const bool inside =
+                    d >= 0 && d < w.in[0] && h >= 0 && h < w.in[1] && x >= 0 && x < w.in[2];
                 const bool in_padding = d >= -w.pad_begin[0] && d < w.in[0] + w.pad_end[0] &&
                                         h >= -w.pad_begin[1] && h < w.in[1] + w.pad_end[1] &&
                                         x >= -w.pad_begin[2] && x < w.in[2] + w.pad_end[2];
@@ -168,8 +168,8 @@ OpDef global_pool(std::string type, bool is_max) {
 }  // namespace
 
 void add_pool_ops(OpList& ops) {
-  const std::vector<std::string> window_attrs = {"auto_pad", "ceil_mode", "dilations",
-                                                 "kernel_shape", "pads", "strides"};
+  const std::vector<std::string> window_attrs = {"auto_pad",     "ceil_mode", "dilations",
+                                                 "kernel_shape", "pads",      "strides"};
   std::vector<std::string> max_attrs = window_attrs;
   max_attrs.push_back("storage_order");
   OpDef max_pool{"MaxPool", max_attrs, 1, 1, 1, 2};

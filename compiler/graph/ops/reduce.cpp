@@ -14,10 +14,10 @@ namespace {
 enum class ReduceKind { Sum, Mean, Max, Min, Prod, SumSquare, L1, L2, LogSum, LogSumExp };
 
 struct ReduceShape {
-  std::vector<bool> reduced;     // per input dimension
-  std::vector<int64_t> kept;     // the output with keepdims=1
-  std::vector<int64_t> out;      // the output shape
-  bool identity = false;         // noop_with_empty_axes and no axes
+  std::vector<bool> reduced;  // per input dimension
+  std::vector<int64_t> kept;  // the output with keepdims=1
+  std::vector<int64_t> out;   // the output shape
+  bool identity = false;      // noop_with_empty_axes and no axes
 };
 
 ReduceShape reduce_shape(const InferContext& ctx) {
@@ -52,8 +52,10 @@ C initial(ReduceKind kind) {
     case ReduceKind::Min:
       return std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity()
                                                   : std::numeric_limits<C>::max();
-    case ReduceKind::Prod: return C{1};
-    default: return C{0};
+    case ReduceKind::Prod:
+      return C{1};
+    default:
+      return C{0};
   }
 }
 
@@ -83,25 +85,33 @@ C accumulate(ReduceKind kind, C acc, C v) {
       if constexpr (std::is_floating_point_v<C>)
         if (std::isnan(v) || std::isnan(acc)) return NAN;
       return std::min(acc, v);
-    case ReduceKind::Prod: return mul_wrapping(acc, v);
+    case ReduceKind::Prod:
+      return mul_wrapping(acc, v);
     case ReduceKind::SumSquare:
-    case ReduceKind::L2: return add_wrapping(acc, mul_wrapping(v, v));
-    case ReduceKind::L1: return add_wrapping(acc, v < 0 ? mul_wrapping(v, C{-1}) : v);
+    case ReduceKind::L2:
+      return add_wrapping(acc, mul_wrapping(v, v));
+    case ReduceKind::L1:
+      return add_wrapping(acc, v < 0 ? mul_wrapping(v, C{-1}) : v);
     case ReduceKind::LogSumExp:
       if constexpr (std::is_floating_point_v<C>) return acc + std::exp(v);
       return acc + static_cast<C>(std::exp(static_cast<double>(v)));
-    default: return add_wrapping(acc, v);
+    default:
+      return add_wrapping(acc, v);
   }
 }
 
 template <typename C>
 C finish(ReduceKind kind, C acc, int64_t count) {
   switch (kind) {
-    case ReduceKind::Mean: return count ? acc / static_cast<C>(count) : acc;
-    case ReduceKind::L2: return static_cast<C>(std::sqrt(static_cast<double>(acc)));
+    case ReduceKind::Mean:
+      return count ? acc / static_cast<C>(count) : acc;
+    case ReduceKind::L2:
+      return static_cast<C>(std::sqrt(static_cast<double>(acc)));
     case ReduceKind::LogSum:
-    case ReduceKind::LogSumExp: return static_cast<C>(std::log(static_cast<double>(acc)));
-    default: return acc;
+    case ReduceKind::LogSumExp:
+      return static_cast<C>(std::log(static_cast<double>(acc)));
+    default:
+      return acc;
   }
 }
 
@@ -109,8 +119,9 @@ template <typename C>
 std::vector<C> reduce_values(ReduceKind kind, const std::vector<C>& x,
                              const std::vector<int64_t>& shape, const ReduceShape& s) {
   std::vector<C> acc(shape_numel(s.kept), initial<C>(kind));
-  for_each_index(shape, {broadcast_strides(s.kept, shape)},
-                 [&](int64_t i, const int64_t* off) { acc[off[0]] = accumulate(kind, acc[off[0]], x[i]); });
+  for_each_index(shape, {broadcast_strides(s.kept, shape)}, [&](int64_t i, const int64_t* off) {
+    acc[off[0]] = accumulate(kind, acc[off[0]], x[i]);
+  });
   const int64_t count = acc.empty() ? 0 : static_cast<int64_t>(x.size() / acc.size());
   for (C& v : acc) v = finish(kind, v, count);
   return acc;
@@ -126,7 +137,8 @@ OpDef reduce(std::string type, ReduceKind kind) {
     const HostTensor& x = ctx.input(0);
     if (s.identity) return {x};
     if (is_float_dtype(x.dtype()))
-      return {HostTensor::from_f64(x.dtype(), s.out, reduce_values(kind, x.to_f64(), x.shape(), s))};
+      return {
+          HostTensor::from_f64(x.dtype(), s.out, reduce_values(kind, x.to_f64(), x.shape(), s))};
     return {HostTensor::from_i64(x.dtype(), s.out, reduce_values(kind, x.to_i64(), x.shape(), s))};
   };
   return def;
@@ -197,7 +209,8 @@ std::vector<HostTensor> eval_cumsum(const EvalContext& ctx) {
       }
     return out;
   };
-  if (is_float_dtype(xt.dtype())) return {HostTensor::from_f64(xt.dtype(), xt.shape(), run(xt.to_f64()))};
+  if (is_float_dtype(xt.dtype()))
+    return {HostTensor::from_f64(xt.dtype(), xt.shape(), run(xt.to_f64()))};
   return {HostTensor::from_i64(xt.dtype(), xt.shape(), run(xt.to_i64()))};
 }
 

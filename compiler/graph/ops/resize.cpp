@@ -15,11 +15,11 @@ namespace {
 
 struct ResizeShape {
   std::vector<int64_t> out;
-  std::vector<double> scales;       // per axis, output / input
+  std::vector<double> scales;  // per axis, output / input
   // The output length coordinate transforms divide by: the size when sizes are given, the
   // unrounded input * scale when scales are (as the ONNX reference implementation does).
   std::vector<double> lengths;
-  std::vector<double> roi;          // [starts..., ends...] for tf_crop_and_resize
+  std::vector<double> roi;  // [starts..., ends...] for tf_crop_and_resize
 };
 
 ResizeShape resize_shape(const InferContext& ctx) {
@@ -30,7 +30,7 @@ ResizeShape resize_shape(const InferContext& ctx) {
   user_check(mode == "nearest" || mode == "linear" || mode == "cubic")
       << "Resize mode '" << mode << "' is not one of nearest, linear, cubic";
   const std::string ctm = node.attr_string("coordinate_transformation_mode", "half_pixel");
-  static const char* kModes[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+  static const char* kModes[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
                                  "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   user_check(std::find(std::begin(kModes), std::end(kModes), ctm) != std::end(kModes))
       << "Resize coordinate_transformation_mode '" << ctm
@@ -46,8 +46,8 @@ ResizeShape resize_shape(const InferContext& ctx) {
   const bool crop = ctm == "tf_crop_and_resize";
   if (crop) {
     s.roi = ctx.floats(1, "roi");
-    user_check(s.roi.size() == 2 * rank) << "Resize roi needs " << 2 * rank
-                                         << " values (starts and ends), got " << s.roi.size();
+    user_check(s.roi.size() == 2 * rank)
+        << "Resize roi needs " << 2 * rank << " values (starts and ends), got " << s.roi.size();
   }
   // An empty scales tensor stands for "not given" (opset 11-12 models pass one with sizes).
   const bool has_scales = ctx.has_input(2) && shape_numel(ctx.shape(2)) > 0;
@@ -55,20 +55,20 @@ ResizeShape resize_shape(const InferContext& ctx) {
   user_check(has_scales != has_sizes) << "Resize needs exactly one of scales and sizes";
   if (has_sizes) {
     s.out = ctx.ints(3, "sizes");
-    user_check(s.out.size() == rank) << "Resize sizes has " << s.out.size()
-                                     << " values for an input of rank " << rank;
+    user_check(s.out.size() == rank)
+        << "Resize sizes has " << s.out.size() << " values for an input of rank " << rank;
     for (size_t i = 0; i < rank; ++i) {
       user_check(s.out[i] >= 0) << "Resize size " << s.out[i] << " is negative";
-      s.scales.push_back(x[i] ? static_cast<double>(static_cast<float>(s.out[i]) /
-                                                    static_cast<float>(x[i]))
-                              : 1.0);
+      s.scales.push_back(
+          x[i] ? static_cast<double>(static_cast<float>(s.out[i]) / static_cast<float>(x[i]))
+               : 1.0);
       s.lengths.push_back(static_cast<double>(s.out[i]));
     }
     return s;
   }
   std::vector<double> scales = ctx.floats(2, "scales");
-  user_check(scales.size() == rank) << "Resize scales has " << scales.size()
-                                    << " values for an input of rank " << rank;
+  user_check(scales.size() == rank)
+      << "Resize scales has " << scales.size() << " values for an input of rank " << rank;
   for (size_t i = 0; i < rank; ++i) {
     user_check(scales[i] > 0 && std::isfinite(scales[i]))
         << "Resize scale " << scales[i] << " must be positive";
@@ -141,8 +141,8 @@ Taps taps_for(const Node& node, double x, int64_t in) {
   const bool exclude_outside = node.attr_int("exclude_outside", 0) != 0;
   const int64_t x0 = static_cast<int64_t>(std::floor(x));
   const double r = x - x0;
-  auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };   // 1 < d < 2
-  auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };        // d <= 1
+  auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1 < d < 2
+  auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };       // d <= 1
   const double coeffs[4] = {far(r + 1), near(r), near(1 - r), far(2 - r)};
   double total = 0;
   for (int k = 0; k < 4; ++k) {

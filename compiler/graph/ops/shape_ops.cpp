@@ -22,8 +22,8 @@ std::vector<TensorType> infer_reshape(const InferContext& ctx) {
   int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allow_zero) {
-      user_check(i < x.size()) << "Reshape shape " << shape_str(shape) << " copies dimension "
-                               << i << " (0), which the input " << shape_str(x) << " lacks";
+      user_check(i < x.size()) << "Reshape shape " << shape_str(shape) << " copies dimension " << i
+                               << " (0), which the input " << shape_str(x) << " lacks";
       shape[i] = x[i];
     }
     if (shape[i] == -1) {
@@ -32,7 +32,7 @@ std::vector<TensorType> infer_reshape(const InferContext& ctx) {
       continue;
     }
     user_check(shape[i] >= 0) << "Reshape shape " << shape_str(shape) << " has a negative size";
-    known *= shape[i];
+    known = checked_mul(known, shape[i], "Reshape's shape");
   }
   const int64_t total = shape_numel(x);
   if (inferred >= 0) {
@@ -41,9 +41,9 @@ std::vector<TensorType> infer_reshape(const InferContext& ctx) {
         << shape_str(x);
     shape[inferred] = total / known;
   }
-  user_check(shape_numel(shape) == total) << "Reshape of " << shape_str(x) << " ("
-                                          << total << " elements) to " << shape_str(shape)
-                                          << " changes the element count";
+  user_check(shape_numel(shape) == total)
+      << "Reshape of " << shape_str(x) << " (" << total << " elements) to " << shape_str(shape)
+      << " changes the element count";
   return {{ctx.dtype(0), shape}};
 }
 
@@ -55,8 +55,8 @@ std::vector<TensorType> infer_flatten(const InferContext& ctx) {
   user_check(axis >= -rank && axis <= rank)
       << "Flatten axis " << axis << " is out of range for rank " << rank;
   if (axis < 0) axis += rank;
-  return {{ctx.dtype(0), {shape_numel({x.begin(), x.begin() + axis}),
-                          shape_numel({x.begin() + axis, x.end()})}}};
+  return {{ctx.dtype(0),
+           {shape_numel({x.begin(), x.begin() + axis}), shape_numel({x.begin() + axis, x.end()})}}};
 }
 
 std::vector<TensorType> infer_squeeze(const InferContext& ctx) {

@@ -4,21 +4,29 @@ namespace kiln::graph {
 
 namespace {
 
+// Bounds kernel sizes, strides, dilations and pads so that window arithmetic on any tensor
+// size stays within int64.
+constexpr int64_t kMaxWindowValue = int64_t{1} << 30;
+
 // A per-dimension attribute list: `fallback` in every dimension when absent.
 std::vector<int64_t> per_dim(const Node& node, const char* key, size_t rank, int64_t fallback,
                              int64_t minimum) {
   std::vector<int64_t> v = node.attr_ints(key, std::vector<int64_t>(rank, fallback));
   user_check(v.size() == rank) << node.op_type << " attribute '" << key << "' has " << v.size()
-                               << " values, but the input has " << rank
-                               << " spatial dimensions";
+                               << " values, but the input has " << rank << " spatial dimensions";
   for (int64_t x : v)
-    user_check(x >= minimum) << node.op_type << " attribute '" << key << "' value " << x
-                             << " must be at least " << minimum;
+    user_check(x >= minimum && x <= kMaxWindowValue)
+        << node.op_type << " attribute '" << key << "' value " << x << " must be in [" << minimum
+        << ", " << kMaxWindowValue << "]";
   return v;
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
 
 }  // namespace
 
@@ -42,17 +50,19 @@ Window make_window(const Node& node, const std::vector<int64_t>& in,
       << node.op_type << " auto_pad '" << auto_pad
       << "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID";
   std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * rank, 0));
-  user_check(pads.size() == 2 * rank) << node.op_type << " attribute 'pads' has " << pads.size()
-                                      << " values; it needs 2 per spatial dimension ("
-                                      << 2 * rank << ")";
+  user_check(pads.size() == 2 * rank)
+      << node.op_type << " attribute 'pads' has " << pads.size()
+      << " values; it needs 2 per spatial dimension (" << 2 * rank << ")";
   for (int64_t p : pads)
-    user_check(p >= 0) << node.op_type << " pads must not be negative, got " << p;
+    user_check(p >= 0 && p <= kMaxWindowValue)
+        << node.op_type << " pads must be in [0, " << kMaxWindowValue << "], got " << p;
   w.pad_begin.resize(rank);
   w.pad_end.resize(rank);
   w.out.resize(rank);
   for (size_t i = 0; i < rank; ++i) {
-    user_check(kernel[i] >= 1) << node.op_type << " kernel size " << kernel[i]
-                               << " must be positive";
+    user_check(kernel[i] >= 1 && kernel[i] <= kMaxWindowValue)
+        << node.op_type << " kernel size " << kernel[i] << " must be in [1, " << kMaxWindowValue
+        << "]";
     const int64_t span = w.dilation[i] * (kernel[i] - 1) + 1;  // input extent of one window
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       w.out[i] = ceil_div(in[i], w.stride[i]);

@@ -10,7 +10,8 @@ int eliminate_dead_nodes(Graph& graph) {
   // Walking backwards in topological order sees every consumer before its producers.
   for (size_t i = graph.nodes.size(); i-- > 0;) {
     const Node& node = graph.nodes[i];
-    for (const std::string& out : node.outputs) keep[i] = keep[i] || (!out.empty() && live.count(out));
+    for (const std::string& out : node.outputs)
+      keep[i] = keep[i] || (!out.empty() && live.count(out));
     if (!keep[i]) continue;
     live.insert(node.inputs.begin(), node.inputs.end());
     for (const Node& e : node.epilogue) live.insert(e.inputs.begin(), e.inputs.end());

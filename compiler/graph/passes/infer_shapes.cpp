@@ -36,8 +36,8 @@ void infer_shapes(Graph& graph) {
   auto type_of = [&](const std::string& name) -> std::optional<TensorType> {
     if (name.empty()) return std::nullopt;
     std::optional<ValueType> t = graph.type_of(name);
-    internal_check(t && t->is_concrete()) << "infer_shapes: value '" << name
-                                          << "' has no concrete type before it is read";
+    internal_check(t && t->is_concrete())
+        << "infer_shapes: value '" << name << "' has no concrete type before it is read";
     return TensorType{t->dtype, t->dims()};
   };
 
@@ -66,9 +66,16 @@ void infer_shapes(Graph& graph) {
       user_check(t.dtype == out[0].dtype && t.shape == out[0].shape)
           << graph.describe(node) << ": fused " << e.op_type << " would change the output type";
     }
-    for (size_t i = 0; i < node.outputs.size(); ++i)
-      if (!node.outputs[i].empty())
-        graph.types[node.outputs[i]] = ValueType::of(out[i].dtype, out[i].shape);
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i].empty()) continue;
+      // Every shape must have a countable number of elements (operators rely on it).
+      try {
+        shape_numel(out[i].shape);
+      } catch (const UserError& e) {
+        throw UserError(graph.describe(node) + ": output '" + node.outputs[i] + "': " + e.what());
+      }
+      graph.types[node.outputs[i]] = ValueType::of(out[i].dtype, out[i].shape);
+    }
 
     // Learn the values that shapes or constants decide, for the nodes downstream.
     const OpDef* def = find_op(node.op_type);

@@ -51,8 +51,7 @@ int remove_identities(Graph& graph) {
         ++i;
         continue;
       }
-      for (Node& n : graph.nodes)
-        std::replace(n.outputs.begin(), n.outputs.end(), in, out);
+      for (Node& n : graph.nodes) std::replace(n.outputs.begin(), n.outputs.end(), in, out);
       replace_uses(graph, in, out);
       graph.types.erase(in);
     } else {
