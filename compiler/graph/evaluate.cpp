@@ -18,7 +18,19 @@ std::vector<HostTensor> run_op(const Graph& graph, const Node& described, const 
     EvalContext ctx(node, std::move(inputs));
     // Refuse oversized results before computing them (a hostile model could broadcast two
     // small constants to terabytes).
-    for (const TensorType& t : def->infer(ctx.infer_context())) check_allocatable(t.dtype, t.shape);
+    const std::vector<TensorType> types = def->infer(ctx.infer_context());
+    bool all_empty = true;
+    for (const TensorType& t : types) {
+      check_allocatable(t.dtype, t.shape);
+      all_empty = all_empty && shape_numel(t.shape) == 0;
+    }
+    // Empty results need no computation (and an empty tensor's other dimensions may be huge,
+    // which loops over them would not survive).
+    if (all_empty) {
+      std::vector<HostTensor> out;
+      for (const TensorType& t : types) out.emplace_back(t.dtype, t.shape);
+      return out;
+    }
     return def->eval(ctx);
   } catch (const UserError& e) {
     throw UserError(graph.describe(described) + ": " + e.what());

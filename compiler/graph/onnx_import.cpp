@@ -203,6 +203,8 @@ class Importer {
       node.source_index = index;
       node.inputs.assign(proto.input().begin(), proto.input().end());
       node.outputs.assign(proto.output().begin(), proto.output().end());
+      // Trailing omitted outputs are the same as absent ones.
+      while (!node.outputs.empty() && node.outputs.back().empty()) node.outputs.pop_back();
       user_check(proto.domain().empty() || proto.domain() == "ai.onnx")
           << "operator domain '" << proto.domain()
           << "' is not supported (only the default "

@@ -4,6 +4,7 @@
 // way; the scatters with a reduction compute in double.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "graph/ops/op_util.h"
@@ -17,20 +18,37 @@ void copy_bytes(std::byte* dst, const std::byte* src, size_t n) {
   if (n) std::memcpy(dst, src, n);
 }
 
-// The output of `out_shape` whose element at multi-index (o_0, o_1, ...) is the input
-// element at (map[0][o_0], map[1][o_1], ...), or `fill` where any map entry is -1.
-HostTensor remap(const HostTensor& x, const std::vector<int64_t>& out_shape,
-                 const std::vector<std::vector<int64_t>>& map, const HostTensor* fill) {
-  HostTensor y(x.dtype(), out_shape);
+// One output axis of a gather-like copy: its size, and for each position the input index
+// it reads (-1: the fill value). Evaluated only when the output has elements, so shape
+// inference never walks an axis (an empty tensor may have a huge one).
+struct AxisMap {
+  int64_t size;
+  std::function<int64_t(int64_t)> source;
+};
+
+std::vector<int64_t> map_shape(const std::vector<AxisMap>& maps) {
+  std::vector<int64_t> shape;
+  for (const AxisMap& m : maps) shape.push_back(m.size);
+  return shape;
+}
+
+// The output whose element at multi-index (o_0, o_1, ...) is the input element at
+// (maps[0].source(o_0), maps[1].source(o_1), ...), or `fill` where any source is -1.
+HostTensor remap(const HostTensor& x, const std::vector<AxisMap>& maps, const HostTensor* fill) {
+  HostTensor y(x.dtype(), map_shape(maps));
+  if (y.numel() == 0) return y;
+  const size_t rank = maps.size();
+  std::vector<std::vector<int64_t>> table(rank);  // each axis is at most numel long
+  for (size_t d = 0; d < rank; ++d)
+    for (int64_t o = 0; o < maps[d].size; ++o) table[d].push_back(maps[d].source(o));
   const size_t bytes = x.dtype().bytes();
   const std::vector<int64_t> strides = shape_strides(x.shape());
-  const size_t rank = out_shape.size();
   std::vector<int64_t> idx(rank, 0);
   for (int64_t o = 0; o < y.numel(); ++o) {
     int64_t src = 0;
     bool inside = true;
     for (size_t d = 0; d < rank; ++d) {
-      const int64_t i = map[d][idx[d]];
+      const int64_t i = table[d][idx[d]];
       if (i < 0) inside = false;
       src += i * strides[d];
     }
@@ -39,11 +57,15 @@ HostTensor remap(const HostTensor& x, const std::vector<int64_t>& out_shape,
     else if (fill)
       copy_bytes(y.raw() + o * bytes, fill->raw(), bytes);
     for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < out_shape[d]) break;
+      if (++idx[d] < maps[d].size) break;
       idx[d] = 0;
     }
   }
   return y;
+}
+
+AxisMap whole_axis(int64_t dim) {
+  return {dim, [](int64_t o) { return o; }};
 }
 
 HostTensor transpose(const HostTensor& x, const std::vector<int64_t>& perm) {
@@ -114,8 +136,8 @@ std::vector<HostTensor> eval_concat(const EvalContext& ctx) {
   return {y};
 }
 
-// Slice: per axis the input index of each output position.
-std::vector<std::vector<int64_t>> slice_map(const InferContext& ctx) {
+// Slice: per axis, the input positions start, start + step, ... before end.
+std::vector<AxisMap> slice_map(const InferContext& ctx) {
   const auto& x = ctx.shape(0);
   const int64_t rank = static_cast<int64_t>(x.size());
   const std::vector<int64_t> starts = ctx.ints(1, "starts"), ends = ctx.ints(2, "ends");
@@ -129,9 +151,8 @@ std::vector<std::vector<int64_t>> slice_map(const InferContext& ctx) {
       << "Slice starts, ends, axes and steps must have one length, got " << starts.size() << ", "
       << ends.size() << ", " << axes.size() << ", " << steps.size();
   axes = normalize_axes(axes, rank, "Slice axes");
-  std::vector<std::vector<int64_t>> map(rank);
-  for (int64_t d = 0; d < rank; ++d)
-    for (int64_t i = 0; i < x[d]; ++i) map[d].push_back(i);
+  std::vector<AxisMap> map;
+  for (int64_t d = 0; d < rank; ++d) map.push_back(whole_axis(x[d]));
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t dim = x[axes[k]], step = steps[k];
     user_check(step != 0) << "Slice step must not be 0";
@@ -151,17 +172,9 @@ std::vector<std::vector<int64_t>> slice_map(const InferContext& ctx) {
                                               ? std::numeric_limits<int64_t>::max()
                                               : -step);
     const int64_t count = span <= 0 ? 0 : (span - 1) / magnitude + 1;
-    std::vector<int64_t>& m = map[axes[k]];
-    m.clear();
-    for (int64_t n = 0; n < count; ++n) m.push_back(start + n * step);
+    map[axes[k]] = {count, [start, step](int64_t o) { return start + o * step; }};
   }
   return map;
-}
-
-std::vector<int64_t> map_shape(const std::vector<std::vector<int64_t>>& map) {
-  std::vector<int64_t> shape;
-  for (const auto& m : map) shape.push_back(static_cast<int64_t>(m.size()));
-  return shape;
 }
 
 std::vector<TensorType> infer_slice(const InferContext& ctx) {
@@ -169,8 +182,7 @@ std::vector<TensorType> infer_slice(const InferContext& ctx) {
 }
 
 std::vector<HostTensor> eval_slice(const EvalContext& ctx) {
-  const auto map = slice_map(ctx.infer_context());
-  return {remap(ctx.input(0), map_shape(map), map, nullptr)};
+  return {remap(ctx.input(0), slice_map(ctx.infer_context()), nullptr)};
 }
 
 // Split: the sizes of the parts along the axis.
@@ -220,11 +232,10 @@ std::vector<HostTensor> eval_split(const EvalContext& ctx) {
   std::vector<HostTensor> out;
   int64_t start = 0;
   for (int64_t s : split_sizes(ictx)) {
-    std::vector<std::vector<int64_t>> map(x.size());
-    for (size_t d = 0; d < x.size(); ++d)
-      for (int64_t i = 0; i < (static_cast<int64_t>(d) == axis ? s : x[d]); ++i)
-        map[d].push_back(static_cast<int64_t>(d) == axis ? start + i : i);
-    out.push_back(remap(ctx.input(0), map_shape(map), map, nullptr));
+    std::vector<AxisMap> map;
+    for (size_t d = 0; d < x.size(); ++d) map.push_back(whole_axis(x[d]));
+    map[axis] = {s, [start](int64_t o) { return start + o; }};
+    out.push_back(remap(ctx.input(0), map, nullptr));
     start += s;
   }
   return out;
@@ -305,8 +316,8 @@ std::vector<HostTensor> eval_gather_elements(const EvalContext& ctx) {
   return {y};
 }
 
-// Pad: per axis the input index of each output position, -1 for the constant.
-std::vector<std::vector<int64_t>> pad_map(const InferContext& ctx) {
+// Pad: per axis the input position of each output position, -1 for the constant.
+std::vector<AxisMap> pad_map(const InferContext& ctx) {
   const auto& x = ctx.shape(0);
   const int64_t rank = static_cast<int64_t>(x.size());
   const std::string mode = ctx.node().attr_string("mode", "constant");
@@ -332,33 +343,22 @@ std::vector<std::vector<int64_t>> pad_map(const InferContext& ctx) {
     user_check(out_shape.back() >= 0) << "Pad of axis " << d << " (" << x[d] << ") by " << begin[d]
                                       << " and " << end[d] << " leaves a negative size";
   }
-  check_allocatable(ctx.dtype(0), out_shape);
-  const bool constant = mode == "constant", edge = mode == "edge";
-  std::vector<std::vector<int64_t>> map(rank);
+  std::vector<AxisMap> map;
   for (int64_t d = 0; d < rank; ++d) {
-    const int64_t dim = x[d], size = out_shape[d];
-    user_check(mode == "constant" || dim > 0 || size == 0)
+    const int64_t dim = x[d], before = begin[d];
+    user_check(mode == "constant" || dim > 0 || out_shape[d] == 0)
         << "Pad mode '" << mode << "' needs a non-empty axis " << d;
-    for (int64_t o = 0; o < size; ++o) {
-      int64_t i = o - begin[d];
-      if (i < 0 || i >= dim) {
-        if (constant) {
-          i = -1;
-        } else if (edge) {
-          i = std::clamp<int64_t>(i, 0, dim - 1);
-        } else {
-          // reflect: mirror about the edges without repeating them; period 2 * (dim - 1).
-          const int64_t period = 2 * (dim - 1);
-          if (period == 0) {
-            i = 0;
-          } else {
-            i = ((i % period) + period) % period;
-            if (i >= dim) i = period - i;
-          }
-        }
-      }
-      map[d].push_back(i);
-    }
+    map.push_back({out_shape[d], [dim, before, mode](int64_t o) -> int64_t {
+                     const int64_t i = o - before;
+                     if (i >= 0 && i < dim) return i;
+                     if (mode == "constant") return -1;
+                     if (mode == "edge") return std::clamp<int64_t>(i, 0, dim - 1);
+                     // reflect: mirror about the edges without repeating them.
+                     const int64_t period = 2 * (dim - 1);
+                     if (period == 0) return 0;
+                     const int64_t r = ((i % period) + period) % period;
+                     return r >= dim ? period - r : r;
+                   }});
   }
   return map;
 }
@@ -368,7 +368,7 @@ std::vector<TensorType> infer_pad(const InferContext& ctx) {
 }
 
 std::vector<HostTensor> eval_pad(const EvalContext& ctx) {
-  const auto map = pad_map(ctx.infer_context());
+  const std::vector<AxisMap> map = pad_map(ctx.infer_context());
   const HostTensor& x = ctx.input(0);
   HostTensor fill(x.dtype(), {});  // zero unless constant_value says otherwise
   if (ctx.has_input(2)) {
@@ -380,23 +380,20 @@ std::vector<HostTensor> eval_pad(const EvalContext& ctx) {
       fill = is_float_dtype(value.dtype()) ? HostTensor::from_f64(x.dtype(), {}, {value.f64_at(0)})
                                            : HostTensor::from_i64(x.dtype(), {}, {value.i64_at(0)});
   }
-  return {remap(x, map_shape(map), map, &fill)};
+  return {remap(x, map, &fill)};
 }
 
-std::vector<std::vector<int64_t>> tile_map(const InferContext& ctx) {
+std::vector<AxisMap> tile_map(const InferContext& ctx) {
   const auto& x = ctx.shape(0);
   const std::vector<int64_t> repeats = ctx.ints(1, "repeats");
   user_check(repeats.size() == x.size())
       << "Tile repeats has " << repeats.size() << " values for an input of rank " << x.size();
-  std::vector<int64_t> out_shape;
+  std::vector<AxisMap> map;
   for (size_t d = 0; d < x.size(); ++d) {
     user_check(repeats[d] >= 0) << "Tile repeat " << repeats[d] << " is negative";
-    out_shape.push_back(shape_numel({x[d], repeats[d]}));
-  }
-  check_allocatable(ctx.dtype(0), out_shape);
-  std::vector<std::vector<int64_t>> map(x.size());
-  for (size_t d = 0; d < x.size(); ++d) {
-    for (int64_t o = 0; o < x[d] * repeats[d]; ++o) map[d].push_back(o % x[d]);
+    const int64_t dim = x[d];
+    map.push_back({checked_mul(dim, repeats[d], "Tile's output size"),
+                   [dim](int64_t o) { return o % dim; }});
   }
   return map;
 }
@@ -694,8 +691,7 @@ void add_data_movement_ops(OpList& ops) {
     return {{ctx.dtype(0), map_shape(tile_map(ctx))}};
   };
   tile.eval = [](const EvalContext& ctx) -> std::vector<HostTensor> {
-    const auto map = tile_map(ctx.infer_context());
-    return {remap(ctx.input(0), map_shape(map), map, nullptr)};
+    return {remap(ctx.input(0), tile_map(ctx.infer_context()), nullptr)};
   };
   ops.push_back(std::move(tile));
 
