@@ -103,6 +103,7 @@ void add_reduce_ops(OpList& ops);
 void add_resize_ops(OpList& ops);
 void add_shape_ops(OpList& ops);
 void add_data_movement_ops(OpList& ops);
+void add_gather_scatter_ops(OpList& ops);
 void add_generator_ops(OpList& ops);
 
 // The definition of an operator type, or nullptr when kiln does not support it.

@@ -1,5 +1,6 @@
 #include "graph/ops/op_util.h"
 
+#include <cstring>
 #include <set>
 
 namespace kiln::graph {
@@ -90,6 +91,10 @@ HostTensor zip_i64(const HostTensor& a, const HostTensor& b, DataType out,
   std::vector<int64_t> shape = broadcast_shapes(a.shape(), b.shape());
   return HostTensor::from_i64(out, shape,
                               zip_values(a.to_i64(), a.shape(), b.to_i64(), b.shape(), shape, fn));
+}
+
+void copy_bytes(std::byte* dst, const std::byte* src, size_t n) {
+  if (n) std::memcpy(dst, src, n);
 }
 
 int64_t checked_mul(int64_t a, int64_t b, const char* what) {

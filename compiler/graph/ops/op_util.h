@@ -55,6 +55,9 @@ HostTensor zip_f64(const HostTensor& a, const HostTensor& b, DataType out,
 HostTensor zip_i64(const HostTensor& a, const HostTensor& b, DataType out,
                    const std::function<int64_t(int64_t, int64_t)>& fn);
 
+// memcpy that accepts empty copies (of empty tensors, whose data pointers may be null).
+void copy_bytes(std::byte* dst, const std::byte* src, size_t n);
+
 // a * b and a + b, with a UserError naming `what` instead of overflowing int64.
 int64_t checked_mul(int64_t a, int64_t b, const char* what);
 int64_t checked_add(int64_t a, int64_t b, const char* what);

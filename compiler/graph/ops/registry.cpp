@@ -22,6 +22,7 @@ const std::map<std::string, OpDef>& op_table() {
     add_resize_ops(ops);
     add_shape_ops(ops);
     add_data_movement_ops(ops);
+    add_gather_scatter_ops(ops);
     add_generator_ops(ops);
     std::map<std::string, OpDef> t;
     for (OpDef& def : ops) {
