@@ -32,8 +32,8 @@ namespace fs = std::filesystem;
 const std::string kTraining = "training mode (kiln compiles inference graphs)";
 const std::string kString = "string tensors are not supported";
 const std::string kWindowData =
-    "the expected output (ONNX 1.12 test data) differs from the window's definition by ~1e-4; "
-    "kiln's result matches 0.5 - 0.5 cos(2 pi n / N)";
+    "the expected output (ONNX 1.12 test data) is ~1e-4 off the window's formula, which kiln's "
+    "result matches (e.g. Hann: 0.5 - 0.5 cos(2 pi n / N))";
 const std::string kLikeShape = "the model declares 'like' as [3,4] but its test data is [1]";
 const std::string kLegacyAxis = "opset-6 broadcasting with an explicit axis";
 const std::map<std::string, std::string> kSkipped = {
