@@ -12,6 +12,8 @@ PACKAGES=(
   libdnnl-dev libopenblas-dev
   libxgboost-dev librsvg2-bin zlib1g-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libonnx-dev libonnx-testdata
+  libclang-rt-19-dev  # libFuzzer and sanitizer runtimes for clang-19 (the ONNX loader fuzzer)
 )
 # Debian multiarch: the board-side kiln-worker links these, code generation stays on the host's
 # protoc and grpc_cpp_plugin (see TOOLCHAIN.md). Once libc6:arm64 is in, qemu-aarch64 must be run

@@ -1,0 +1,148 @@
+#include "compiler/graph/bind.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+#include <sstream>
+
+namespace kiln::graph {
+
+namespace {
+
+std::set<std::string> input_symbols(const Graph& graph) {
+  std::set<std::string> symbols;
+  for (const std::string& in : graph.inputs) {
+    const ValueType& t = graph.types.at(in);
+    if (!t.shape) continue;
+    for (const Dim& d : *t.shape)
+      if (!d.known() && !d.symbol.empty()) symbols.insert(d.symbol);
+  }
+  return symbols;
+}
+
+std::string list(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+void bind_input_shapes(Graph& graph, const ShapeBindings& bindings) {
+  const std::set<std::string> symbols = input_symbols(graph);
+  for (const auto& [key, dims] : bindings) {
+    for (int64_t d : dims)
+      user_check(d >= 0) << "input shape binding " << key << "=" << shape_str(dims)
+                         << " has a negative size";
+    auto is_input = std::find(graph.inputs.begin(), graph.inputs.end(), key) != graph.inputs.end();
+    if (is_input) {
+      ValueType& t = graph.types.at(key);
+      if (t.shape) {
+        user_check(t.shape->size() == dims.size())
+            << "input '" << key << "' has rank " << t.shape->size() << " " << shape_str(*t.shape)
+            << ", but the binding gives " << dims.size() << " sizes " << shape_str(dims);
+        for (size_t i = 0; i < dims.size(); ++i)
+          user_check(!(*t.shape)[i].known() || (*t.shape)[i].value == dims[i])
+              << "input '" << key << "' has a fixed size " << (*t.shape)[i].value
+              << " in dimension " << i << ", but the binding gives " << dims[i];
+      }
+      t.shape = to_shape(dims);
+      continue;
+    }
+    if (symbols.count(key)) {
+      user_check(dims.size() == 1)
+          << "symbolic dimension '" << key << "' takes one size, got " << shape_str(dims);
+      for (const std::string& in : graph.inputs) {
+        ValueType& t = graph.types.at(in);
+        if (!t.shape) continue;
+        for (Dim& d : *t.shape)
+          if (!d.known() && d.symbol == key) d = Dim::of(dims[0]);
+      }
+      continue;
+    }
+    user_error() << "input shape binding '" << key
+                 << "' names neither a graph input nor a symbolic dimension (inputs: "
+                 << list(graph.inputs)
+                 << "; symbols: " << list(std::vector<std::string>(symbols.begin(), symbols.end()))
+                 << ")";
+  }
+  check_inputs_bound(graph);
+}
+
+void freeze_inputs(Graph& graph, const std::map<std::string, HostTensor>& values) {
+  for (const auto& [name, value] : values) {
+    auto it = std::find(graph.inputs.begin(), graph.inputs.end(), name);
+    user_check(it != graph.inputs.end())
+        << "cannot freeze '" << name << "': it is not a graph input (inputs: " << list(graph.inputs)
+        << ")";
+    const ValueType& declared = graph.types.at(name);
+    user_check(declared.dtype == value.dtype())
+        << "input '" << name << "' is " << declared.dtype.str() << ", but its frozen value is "
+        << value.dtype().str();
+    if (declared.shape) {
+      bool ok = declared.shape->size() == value.shape().size();
+      for (size_t i = 0; ok && i < value.shape().size(); ++i)
+        ok = !(*declared.shape)[i].known() || (*declared.shape)[i].value == value.shape()[i];
+      user_check(ok) << "input '" << name << "' has shape " << shape_str(*declared.shape)
+                     << ", but its frozen value has shape " << shape_str(value.shape());
+    }
+    graph.inputs.erase(it);
+    graph.types.erase(name);
+    graph.initializers[name] = value;
+  }
+}
+
+void check_inputs_bound(const Graph& graph) {
+  std::vector<std::string> unbound;
+  for (const std::string& in : graph.inputs) {
+    const ValueType& t = graph.types.at(in);
+    if (t.is_concrete()) {
+      user_check(shape_numel(t.dims()) >= 0) << "input '" << in << "'";  // throws on overflow
+      continue;
+    }
+    if (!t.shape) {
+      unbound.push_back("input '" + in + "' (no shape at all: bind it as " + in + "=d0,d1,...)");
+      continue;
+    }
+    for (size_t i = 0; i < t.shape->size(); ++i) {
+      const Dim& d = (*t.shape)[i];
+      if (d.known()) continue;
+      std::ostringstream os;
+      os << "input '" << in << "' " << shape_str(*t.shape) << " dimension " << i << " ("
+         << (d.symbol.empty() ? "unnamed" : "'" + d.symbol + "'") << ")";
+      unbound.push_back(os.str());
+    }
+  }
+  if (unbound.empty()) return;
+  std::ostringstream os;
+  const std::string where = graph.source.empty() ? "" : graph.source + ": ";
+  os << where << unbound.size() << " input dimension" << (unbound.size() > 1 ? "s are" : " is")
+     << " unbound; give each input a shape (--input-shape NAME=1,3,224,224) or each symbol a "
+        "size (--input-shape batch=1):";
+  for (const std::string& u : unbound) os << "\n  " << u;
+  user_error() << os.str();
+}
+
+std::pair<std::string, std::vector<int64_t>> parse_shape_binding(std::string_view spec) {
+  const size_t eq = spec.rfind('=');
+  user_check(eq != std::string_view::npos && eq > 0)
+      << "input shape '" << spec << "' is not NAME=d0,d1,... (e.g. input=1,3,224,224)";
+  std::string name(spec.substr(0, eq));
+  std::string_view rest = spec.substr(eq + 1);
+  std::vector<int64_t> dims;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    int64_t v = -1;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    user_check(ec == std::errc() && end == item.data() + item.size() && v >= 0)
+        << "input shape '" << spec << "': '" << item << "' is not a size (a non-negative integer)";
+    dims.push_back(v);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+    user_check(!rest.empty()) << "input shape '" << spec << "' ends with a comma";
+  }
+  return {name, dims};
+}
+
+}  // namespace kiln::graph

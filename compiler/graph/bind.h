@@ -1,0 +1,35 @@
+// Binding input shapes: giving every symbolic or unknown dimension of the graph inputs a size
+// before shape inference, as `--input-shape NAME=1,3,224,224` does on the command line.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+
+namespace kiln::graph {
+
+// Keys are graph input names (the whole shape) or symbolic dimension names such as "batch"
+// (one size, for every input dimension with that symbol).
+using ShapeBindings = std::map<std::string, std::vector<int64_t>>;
+
+// Applies the bindings; then every input must be concrete. UserErrors: a key that names
+// neither an input nor a symbol, a shape that contradicts a fixed dimension or the rank, and
+// (one message listing them all) every dimension still unbound, with the input that has it.
+void bind_input_shapes(Graph& graph, const ShapeBindings& bindings);
+
+// Turns graph inputs into constants with the given values, for inputs that carry shapes,
+// scales or axes rather than data (kiln compiles for fixed shapes). UserErrors: a name that
+// is not an input, a value whose type contradicts the input's declared type.
+void freeze_inputs(Graph& graph, const std::map<std::string, HostTensor>& values);
+
+// The check alone: a UserError listing every unbound input dimension.
+void check_inputs_bound(const Graph& graph);
+
+// "NAME=1,3,224,224" -> {"NAME", {1,3,224,224}}; "NAME=" is a scalar. The last '=' splits, so
+// names may contain '=' (and ':' as TensorFlow's do).
+std::pair<std::string, std::vector<int64_t>> parse_shape_binding(std::string_view spec);
+
+}  // namespace kiln::graph
