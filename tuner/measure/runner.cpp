@@ -12,20 +12,55 @@ std::vector<farm::pb::Result> FarmRunner::run(std::vector<farm::pb::Job> jobs,
                                               const std::atomic<bool>& stop) {
   const size_t n = jobs.size();
   std::vector<farm::pb::Result> results(n);
-  if (n == 0) return results;
-  std::unique_ptr<farm::Batch> batch = client_.submit(key_, std::move(jobs));
-  // A watcher turns `stop` into a cancel of the batch; its results still stream back.
+  // Jobs carry their kernel and input bytes, so a batch of large tasks can exceed one gRPC
+  // message: submit it as several batches, each under kSubmitBytes, all before reading any
+  // result so the workers stay busy. A job too big on its own fails alone.
+  std::vector<std::unique_ptr<farm::Batch>> batches;
+  std::vector<std::vector<size_t>> members;  // batch -> indices of its jobs in `jobs`
+  std::vector<farm::pb::Job> chunk;
+  std::vector<size_t> chunk_members;
+  size_t chunk_bytes = 0;
+  auto flush = [&] {
+    if (chunk.empty()) return;
+    batches.push_back(client_.submit(key_, std::move(chunk)));
+    members.push_back(std::move(chunk_members));
+    chunk.clear();
+    chunk_members.clear();
+    chunk_bytes = 0;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const size_t bytes = jobs[i].ByteSizeLong();
+    if (bytes > kSubmitBytes) {
+      results[i].set_index(static_cast<uint32_t>(i));
+      results[i].set_error(farm::pb::INVALID_JOB);
+      results[i].set_message("the job is " + std::to_string(bytes >> 20) +
+                             " MiB, more than one farm message carries (" +
+                             std::to_string(kSubmitBytes >> 20) + " MiB)");
+      if (on_result) on_result(i, results[i]);
+      continue;
+    }
+    if (chunk_bytes + bytes > kSubmitBytes) flush();
+    chunk_bytes += bytes;
+    chunk.push_back(std::move(jobs[i]));
+    chunk_members.push_back(i);
+  }
+  flush();
+  // A watcher turns `stop` into a cancel of every batch; their results still stream back.
   std::atomic<bool> finished = false;
   std::thread watcher([&] {
     while (!finished && !stop) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (!finished) batch->cancel();
+    if (!finished)
+      for (auto& b : batches) b->cancel();
   });
   try {
-    farm::pb::Result r;
-    while (batch->next(&r)) {
-      if (r.index() < n) {
-        results[r.index()] = r;
-        if (on_result) on_result(r.index(), r);
+    for (size_t b = 0; b < batches.size(); ++b) {
+      farm::pb::Result r;
+      while (batches[b]->next(&r)) {
+        if (r.index() >= members[b].size()) continue;
+        const size_t i = members[b][r.index()];
+        r.set_index(static_cast<uint32_t>(i));
+        results[i] = r;
+        if (on_result) on_result(i, r);
       }
     }
   } catch (...) {

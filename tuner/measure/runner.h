@@ -36,6 +36,8 @@ class Runner {
 
 class FarmRunner : public Runner {
  public:
+  // The most job bytes one Submit carries (below the farm's 64 MiB message limit).
+  static constexpr size_t kSubmitBytes = 48u << 20;
   FarmRunner(std::string address, std::string token, std::string key, std::string tls_ca = "");
   std::vector<farm::pb::Result> run(std::vector<farm::pb::Job> jobs, const ResultFn& on_result,
                                     const std::atomic<bool>& stop) override;
