@@ -19,7 +19,7 @@ import sys
 import time
 
 TASKS = {
-    # name: (kiln tune arguments, exhaustive when the space is at most this big)
+    # name: kiln tune arguments
     "dense-512": "--op dense --shape 512,512,512 --target x86-avx512",
     "dense-1024": "--op dense --shape 1024,1024,1024 --target x86-avx512",
     "dense-1024-avx2": "--op dense --shape 1024,1024,1024 --target x86-avx2",
