@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   add(kiln::tools::add_inspect);
   add(kiln::tools::add_tune);
   add(kiln::tools::add_records);
+  add(kiln::tools::add_compile);
+  add(kiln::tools::add_run);
 #ifdef KILN_WITH_FARM
   add(kiln::tools::add_tracker);
   add(kiln::tools::add_worker);

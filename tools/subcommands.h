@@ -13,6 +13,8 @@ Run add_demo(CLI::App& app);
 Run add_inspect(CLI::App& app);
 Run add_tune(CLI::App& app);
 Run add_records(CLI::App& app);
+Run add_compile(CLI::App& app);
+Run add_run(CLI::App& app);
 // The device farm (only when built with gRPC: KILN_WITH_FARM).
 Run add_tracker(CLI::App& app);
 Run add_worker(CLI::App& app);

@@ -1,0 +1,88 @@
+#include "compiler/network/artifact.h"
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "compiler/base/error.h"
+#include "compiler/codegen/executor.h"
+#include "kiln/params.h"
+#include "tuner/builder.h"
+
+namespace kiln::network {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+codegen::StepArg step_arg(const Buffer& b) {
+  switch (b.kind) {
+    case BufferKind::Input: return codegen::input_arg(b.index);
+    case BufferKind::Output: return codegen::output_arg(b.index);
+    case BufferKind::Params: return codegen::params_arg(b.offset);
+    case BufferKind::Workspace: return codegen::workspace_arg(b.offset);
+  }
+  return {};
+}
+
+std::string safe_name(const std::string& s) {
+  std::string out;
+  for (char c : s) out += std::isspace(static_cast<unsigned char>(c)) ? '_' : c;
+  return out;
+}
+
+codegen::ExecutorPlan executor_plan(const NetworkProgram& p, const std::string& name) {
+  codegen::ExecutorPlan plan;
+  plan.name = safe_name(name);
+  for (size_t i = 0; i < p.input_names.size(); ++i)
+    plan.inputs.push_back({safe_name(p.input_names[i]), ir::DataType::f32(), p.input_shapes[i]});
+  for (size_t i = 0; i < p.output_names.size(); ++i)
+    plan.outputs.push_back({safe_name(p.output_names[i]), ir::DataType::f32(), p.output_shapes[i]});
+  plan.workspace_bytes = p.workspace_bytes;
+  plan.params_bytes = p.params.size();
+  plan.params_checksum = params_checksum(p.params.data(), p.params.size());
+  for (const Step& s : p.steps) {
+    codegen::ExecutorStep step{p.tasks[s.task].kernel, {}};
+    for (int b : s.args) step.args.push_back(step_arg(p.buffers[b]));
+    plan.steps.push_back(std::move(step));
+  }
+  return plan;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  user_check(f.good()) << "cannot write " << path.string();
+}
+
+}  // namespace
+
+void write_artifact(const NetworkProgram& p, const Target& target, const std::string& name,
+                    const std::string& description, const std::string& dir) {
+  std::vector<ir::LoweredFunc> kernels;
+  for (const Task& t : p.tasks)
+    kernels.push_back(tuner::lower_template(*t.tpl, t.workload, target, t.config, t.kernel).func);
+  codegen::ExecutorPlan plan = executor_plan(p, name);
+
+  const fs::path out(dir);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  user_check(!ec) << "cannot create the output directory " << dir << ": " << ec.message();
+  const fs::path tmp = out / (".kiln-compile." + std::to_string(::getpid()));
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp);
+  try {
+    codegen::build_model(kernels, plan, target, (tmp / "model.so").string());
+    write_params_file((tmp / "model.params").string(), p.params.data(), p.params.size());
+    write_text(tmp / "model.json", description);
+    // Params first: a model.so beside stale params would fail its checksum at load, not run.
+    for (const char* f : {"model.params", "model.json", "model.so"}) fs::rename(tmp / f, out / f);
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  fs::remove_all(tmp, ec);
+}
+
+}  // namespace kiln::network

@@ -1,0 +1,115 @@
+#include "compiler/network/compile_network.h"
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "compiler/graph/onnx_import.h"
+#include "compiler/graph/passes/pipeline.h"
+#include "compiler/network/artifact.h"
+#include "compiler/network/fold_batch_norm.h"
+#include "compiler/network/fuse_epilogues.h"
+#include "compiler/network/lower_network.h"
+#include "compiler/network/memory_plan.h"
+#include "tuner/history_best.h"
+
+namespace kiln::network {
+
+namespace {
+
+std::vector<LayerRow> layer_rows(const NetworkProgram& p) {
+  std::vector<LayerRow> rows;
+  for (const Step& s : p.steps) {
+    const Task& t = p.tasks[s.task];
+    rows.push_back({s.node, s.op_type, t.workload.str(), t.tpl->name(), !t.untuned});
+  }
+  return rows;
+}
+
+std::string model_json(const CompileReport& r, const Target& target) {
+  using nlohmann::json;
+  const NetworkProgram& p = r.program;
+  json j;
+  auto tensors = [](const std::vector<std::string>& names,
+                    const std::vector<std::vector<int64_t>>& shapes) {
+    json a = json::array();
+    for (size_t i = 0; i < names.size(); ++i)
+      a.push_back({{"name", names[i]}, {"shape", shapes[i]}, {"dtype", "f32"}});
+    return a;
+  };
+  j["target"] = target.name;
+  j["inputs"] = tensors(p.input_names, p.input_shapes);
+  j["outputs"] = tensors(p.output_names, p.output_shapes);
+  j["workspace_bytes"] = p.workspace_bytes;
+  j["naive_workspace_bytes"] = p.naive_workspace_bytes;
+  j["params_bytes"] = p.params.size();
+  j["layers"] = json::array();
+  for (const LayerRow& l : r.layers)
+    j["layers"].push_back({{"node", l.node}, {"op", l.op_type}, {"workload", l.workload},
+                           {"template", l.tpl}, {"tuned", l.tuned}});
+  j["kernels"] = json::array();
+  for (const Task& t : p.tasks)
+    j["kernels"].push_back({{"name", t.kernel}, {"template", t.tpl->name()},
+                            {"workload", t.workload.str()}, {"config", json::parse(t.config.to_json())},
+                            {"tuned", !t.untuned}, {"calls", t.calls}});
+  return j.dump(2) + "\n";
+}
+
+}  // namespace
+
+CompileReport compile_network(const CompileOptions& o) {
+  auto start = std::chrono::steady_clock::now();
+  CompileReport r;
+  // The ONNX file in canonical form, its inputs given sizes, then the generic graph passes
+  // (shape inference makes every value concrete, constant folding removes shape arithmetic).
+  graph::Graph g = graph::import_onnx_file(o.model_path);
+  graph::bind_input_shapes(g, o.input_shapes);
+  graph::run_graph_passes(g);
+  // BN folding before fusion: the folded Conv gets a bias, and its Relu can then fuse.
+  r.bn_folded = fold_batch_norm(g);
+  r.epilogues_fused = fuse_epilogues(g);
+  // Kernel calls, packed weights and layout conversions, then one arena for all activations.
+  tuner::HistoryBest history = tuner::HistoryBest::from_logs(o.record_logs);
+  r.program = lower_network(g, o.target, history);
+  plan_memory(r.program);
+  r.layers = layer_rows(r.program);
+  std::string name = std::filesystem::path(o.model_path).stem().string();
+  write_artifact(r.program, o.target, name.empty() ? "model" : name, model_json(r, o.target),
+                 o.out_dir);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+std::string format_report(const CompileReport& r) {
+  const NetworkProgram& p = r.program;
+  std::ostringstream s;
+  s << "tasks (" << p.tasks.size() << " unique kernels, " << p.steps.size() << " calls):\n";
+  for (const Task& t : p.tasks)
+    s << "  " << t.calls << "x  " << t.tpl->name() << "  " << t.workload.str()
+      << (t.untuned ? "  [fallback]" : "  [tuned]") << "\n";
+  s << "layers:\n";
+  for (size_t i = 0; i < r.layers.size(); ++i) {
+    const LayerRow& l = r.layers[i];
+    s << "  " << i << "  " << l.node << "  " << l.op_type << "  " << l.workload << "  " << l.tpl
+      << "  " << (l.tuned ? "tuned" : "fallback") << "\n";
+  }
+  std::vector<std::string> untuned;
+  for (const Task& t : p.tasks)
+    if (t.untuned) untuned.push_back(t.workload.str());
+  if (!untuned.empty()) {
+    s << "warning: " << untuned.size() << " of " << p.tasks.size()
+      << " kernels untuned (fallback configs):";
+    for (size_t i = 0; i < untuned.size(); ++i) s << (i ? "; " : " ") << untuned[i];
+    s << "\n";
+  }
+  s << "folded " << r.bn_folded << " BatchNormalization, fused " << r.epilogues_fused
+    << " epilogue ops\n";
+  s << "arena " << p.workspace_bytes << " bytes (naive sum " << p.naive_workspace_bytes
+    << "), params " << p.params.size() << " bytes\n";
+  s << "compile time " << r.seconds << " s\n";
+  return s.str();
+}
+
+}  // namespace kiln::network

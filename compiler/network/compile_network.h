@@ -1,0 +1,45 @@
+// `kiln compile`: an ONNX file to a model directory (model.so, model.params, model.json).
+// compile_network.cpp lists the whole pipeline in order; each step is its own file:
+//   import -> bind input shapes -> graph passes (infer shapes, fold constants...) ->
+//   fold BatchNormalization into Conv -> fuse epilogues -> lower to kernel calls (workloads,
+//   apply-history-best, packed constants, layout conversions) -> plan memory -> write the
+//   artifact (every kernel built once, the AOT executor, params, description).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/graph/bind.h"
+#include "compiler/network/network_program.h"
+#include "compiler/target/target.h"
+
+namespace kiln::network {
+
+struct CompileOptions {
+  std::string model_path;
+  Target target;
+  std::vector<std::string> record_logs;  // tuning logs for apply-history-best
+  graph::ShapeBindings input_shapes;
+  std::string out_dir;
+};
+
+// One row of the per-layer table (model.json "layers").
+struct LayerRow {
+  std::string node, op_type, workload, tpl;
+  bool tuned = false;
+};
+
+struct CompileReport {
+  NetworkProgram program;
+  std::vector<LayerRow> layers;
+  int bn_folded = 0, epilogues_fused = 0;
+  double seconds = 0;
+};
+
+// Compiles, writing out_dir's files only when everything succeeded.
+CompileReport compile_network(const CompileOptions& options);
+
+// Human-readable report: the task list with counts, the per-layer table, memory and time.
+std::string format_report(const CompileReport& report);
+
+}  // namespace kiln::network

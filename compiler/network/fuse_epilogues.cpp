@@ -1,0 +1,98 @@
+#include "compiler/network/fuse_epilogues.h"
+
+#include <algorithm>
+
+#include "compiler/network/graph_uses.h"
+
+namespace kiln::network {
+
+using graph::Graph;
+using graph::Node;
+
+namespace {
+
+bool is_scalar_constant(const Graph& g, const Node& n, size_t i, double value) {
+  if (!n.has_input(i) || !g.is_constant(n.inputs[i])) return false;
+  const graph::HostTensor& t = g.initializers.at(n.inputs[i]);
+  return t.numel() == 1 && t.f64_at(0) == value;
+}
+
+// The epilogue step `reader` becomes when fused after `value`, or "" when it cannot.
+std::string fusable_step(const Graph& g, const Node& producer, const std::string& value,
+                         const Node& reader) {
+  const std::string& op = reader.op_type;
+  if (op == "Relu") return "relu";
+  if (op == "Sigmoid") return "sigmoid";
+  if (op == "Tanh") return "tanh";
+  if (op == "Clip")
+    return is_scalar_constant(g, reader, 1, 0.0) && is_scalar_constant(g, reader, 2, 6.0)
+               ? "relu6"
+               : "";
+  if (op != "Add" || reader.inputs.size() != 2) return "";
+  const std::string& other = reader.inputs[0] == value ? reader.inputs[1] : reader.inputs[0];
+  if (other == value || g.is_constant(other)) return "";
+  for (const Node& e : producer.epilogue)
+    if (e.op_type == "Add") return "";  // one residual per kernel
+  return g.type_of(other) == g.type_of(value) ? "residual" : "";
+}
+
+// The epilogue node of `reader`: its operands after the running value.
+Node epilogue_node(const Node& reader, const std::string& value) {
+  Node e = reader;
+  e.inputs.clear();
+  bool skipped = false;
+  for (const std::string& v : reader.inputs) {
+    if (v == value && !skipped) {
+      skipped = true;
+      continue;
+    }
+    e.inputs.push_back(v);
+  }
+  return e;
+}
+
+bool can_have_epilogue(const Node& n) {
+  return n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul";
+}
+
+}  // namespace
+
+std::string epilogue_step(const Node& step) {
+  if (step.op_type == "Relu") return "relu";
+  if (step.op_type == "Sigmoid") return "sigmoid";
+  if (step.op_type == "Tanh") return "tanh";
+  if (step.op_type == "Clip") return "relu6";
+  if (step.op_type == "Add") return "residual";
+  internal_check(false) << "no epilogue step for a fused " << step.op_type;
+  return "";
+}
+
+int fuse_epilogues(Graph& graph) {
+  int fused = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::map<std::string, int> uses = count_uses(graph);
+    for (size_t i = 0; i < graph.nodes.size() && !changed; ++i) {
+      Node& producer = graph.nodes[i];
+      if (!can_have_epilogue(producer)) continue;
+      const std::string value = producer.outputs[0];
+      if (uses[value] != 1) continue;
+      auto reader = std::find_if(graph.nodes.begin() + static_cast<long>(i) + 1, graph.nodes.end(),
+                                 [&](const Node& n) {
+                                   return std::count(n.inputs.begin(), n.inputs.end(), value) > 0;
+                                 });
+      if (reader == graph.nodes.end() || fusable_step(graph, producer, value, *reader).empty())
+        continue;
+      Node merged = producer;
+      merged.epilogue.push_back(epilogue_node(*reader, value));
+      merged.outputs = {reader->outputs[0]};
+      *reader = std::move(merged);
+      graph.nodes.erase(graph.nodes.begin() + static_cast<long>(i));
+      ++fused;
+      changed = true;
+    }
+  }
+  return fused;
+}
+
+}  // namespace kiln::network

@@ -1,0 +1,25 @@
+#include "compiler/network/graph_uses.h"
+
+namespace kiln::network {
+
+std::map<std::string, int> count_uses(const graph::Graph& graph) {
+  std::map<std::string, int> uses;
+  for (const graph::Node& n : graph.nodes) {
+    for (const std::string& v : n.inputs)
+      if (!v.empty()) ++uses[v];
+    for (const graph::Node& e : n.epilogue)
+      for (const std::string& v : e.inputs)
+        if (!v.empty()) ++uses[v];
+  }
+  for (const std::string& v : graph.outputs) ++uses[v];
+  return uses;
+}
+
+int producer_of(const graph::Graph& graph, const std::string& value) {
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    for (const std::string& o : graph.nodes[i].outputs)
+      if (o == value) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace kiln::network

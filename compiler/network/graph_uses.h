@@ -1,0 +1,18 @@
+// Who reads each value of a graph: what the network passes ask before they fold one node into
+// another (a value read by one node only, and not a graph output, may vanish into it).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "compiler/graph/graph.h"
+
+namespace kiln::network {
+
+// Readers of each value (nodes and their epilogues), plus one for every graph output naming it.
+std::map<std::string, int> count_uses(const graph::Graph& graph);
+
+// The index of the node that defines `value`, or -1 (an input or a constant).
+int producer_of(const graph::Graph& graph, const std::string& value);
+
+}  // namespace kiln::network

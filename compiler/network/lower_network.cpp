@@ -1,0 +1,206 @@
+#include "compiler/network/lower_network.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "compiler/network/op_table.h"
+#include "kiln/params.h"
+#include "schedules/layout.h"
+
+namespace kiln::network {
+
+using graph::Graph;
+using graph::Node;
+using schedules::KernelArg;
+using schedules::Values;
+using schedules::Workload;
+
+namespace {
+
+int64_t numel(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+std::string identifier(const std::string& s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
+class Lowerer {
+ public:
+  Lowerer(Graph& g, const Target& t, const tuner::HistoryBest& h) : g_(g), target_(t), history_(h) {}
+
+  NetworkProgram run() {
+    for (size_t i = 0; i < g_.inputs.size(); ++i) {
+      const std::string& v = g_.inputs[i];
+      std::vector<int64_t> d = dims(v);
+      p_.input_names.push_back(v);
+      p_.input_shapes.push_back(d);
+      available_[v][0] = add_buffer({BufferKind::Input, static_cast<int>(i),
+                                     static_cast<uint64_t>(numel(d)) * 4, 0, v, 0});
+    }
+    for (const std::string& v : g_.outputs) {
+      user_check(!g_.is_constant(v) &&
+                 std::find(g_.inputs.begin(), g_.inputs.end(), v) == g_.inputs.end())
+          << g_.source << ": graph output '" << v
+          << "' is a graph input or a constant; kiln compiles only computed outputs";
+      user_check(std::count(g_.outputs.begin(), g_.outputs.end(), v) == 1)
+          << g_.source << ": graph output '" << v << "' is listed twice";
+      p_.output_names.push_back(v);
+      p_.output_shapes.push_back(dims(v));
+    }
+    for (const Node& n : g_.nodes) lower_node(n);
+    for (const std::string& v : g_.outputs)
+      internal_check(available_[v].count(0)) << "graph output '" << v << "' was never written";
+    p_.params = params_.payload();
+    return std::move(p_);
+  }
+
+ private:
+  std::vector<int64_t> dims(const std::string& v) const {
+    std::optional<graph::ValueType> t = g_.type_of(v);
+    user_check(t && t->is_concrete()) << g_.source << ": value '" << v << "' has no concrete shape";
+    user_check(t->dtype == graph::DataType::f32())
+        << g_.source << ": value '" << v << "' is " << t->dtype.str()
+        << "; only f32 networks are supported";
+    return t->dims();
+  }
+
+  int add_buffer(Buffer b) {
+    p_.buffers.push_back(std::move(b));
+    return static_cast<int>(p_.buffers.size()) - 1;
+  }
+
+  // A fresh buffer for `value` in `layout`: the model's output when it is a graph output in
+  // its logical layout, else workspace.
+  int new_buffer(const std::string& value, Layout layout) {
+    std::vector<int64_t> d = dims(value);
+    auto out = std::find(g_.outputs.begin(), g_.outputs.end(), value);
+    const uint64_t bytes = static_cast<uint64_t>(layout_elements(d, layout)) * 4;
+    int id = out != g_.outputs.end() && layout == 0
+                 ? add_buffer({BufferKind::Output, static_cast<int>(out - g_.outputs.begin()),
+                               bytes, 0, value, 0})
+                 : add_buffer({BufferKind::Workspace, 0, bytes, 0, value, layout});
+    available_[value][layout] = id;
+    return id;
+  }
+
+  int param_buffer(const std::string& value, const Values& data, Layout layout) {
+    uint64_t offset = params_.add(data.data(), data.size() * sizeof(float));
+    return add_buffer({BufferKind::Params, 0, data.size() * sizeof(float), offset, value, layout});
+  }
+
+  Values constant_values(const std::string& value) const {
+    const graph::HostTensor& t = g_.initializers.at(value);
+    const float* f = t.data<float>();
+    return Values(f, f + t.numel());
+  }
+
+  int task_for(const Workload& w) {
+    tuner::Dispatch d = history_.dispatch(w, target_);
+    std::string key = d.tpl->name() + "|" + w.str() + "|" + d.config.to_json();
+    auto [it, inserted] = task_index_.try_emplace(key, static_cast<int>(p_.tasks.size()));
+    if (inserted) {
+      std::string name = "k" + std::to_string(p_.tasks.size()) + "_" + identifier(d.tpl->name());
+      p_.tasks.push_back({d.tpl, w, d.config, d.untuned, name, 0});
+      task_args_.push_back(d.tpl->instantiate(w, target_, d.config).args);
+    }
+    return it->second;
+  }
+
+  void add_step(int task, std::vector<int> args, std::string node, std::string op) {
+    ++p_.tasks[task].calls;
+    p_.steps.push_back({task, std::move(args), std::move(node), std::move(op)});
+  }
+
+  // The buffer holding `value` in `layout`, converting (and remembering the result) if needed.
+  int ensure(const std::string& value, Layout layout) {
+    auto& have = available_[value];
+    if (auto it = have.find(layout); it != have.end()) return it->second;
+    if (g_.is_constant(value)) {
+      std::vector<int64_t> d = dims(value);
+      Values v = constant_values(value);
+      if (layout != 0) v = schedules::pack_nchwc(v, d[0], d[1], d[2], d[3], layout);
+      return have[layout] = param_buffer(value, v, layout);
+    }
+    internal_check(!have.empty()) << "value '" << value << "' is read before it is written";
+    std::vector<int64_t> d = dims(value);
+    int src = -1;
+    Layout from = 0;
+    if (layout == 0) {
+      std::tie(from, src) = *have.begin();
+    } else {
+      src = ensure(value, 0);
+    }
+    Layout block = layout == 0 ? from : layout;
+    Workload w{"layout_transform",
+               {{"N", d[0]}, {"C", d[1]}, {"H", d[2]}, {"W", d[3]}, {"block", block},
+                {"direction", layout == 0 ? 1 : 0}},
+               ir::DataType::f32(), {}};
+    int task = task_for(w);
+    int dst = new_buffer(value, layout);
+    add_step(task, {src, dst}, "layout " + value, "LayoutTransform");
+    return dst;
+  }
+
+  void lower_node(const Node& n) {
+    MappedNode m = map_node(g_, n);
+    const int task = task_for(m.workload);
+    const std::vector<KernelArg> args = task_args_[task];
+    const std::string& tpl = p_.tasks[task].tpl->name();
+    std::vector<int> bufs;
+    for (const KernelArg& a : args) {
+      if (a.is_output) continue;
+      auto it = m.operands.find(a.logical.name);
+      internal_check(it != m.operands.end())
+          << g_.describe(n) << ": no operand for input '" << a.logical.name << "' of " << tpl;
+      const std::string& v = it->second;
+      internal_check(numel(dims(v)) == a.logical.elements())
+          << g_.describe(n) << ": operand '" << v << "' has " << numel(dims(v))
+          << " elements, " << tpl << " expects " << a.logical.elements() << " for "
+          << a.logical.name;
+      if (g_.is_constant(v) && a.pack) {
+        std::string key = v + "|" + std::to_string(task) + "|" + a.logical.name;
+        auto [pit, inserted] = packed_.try_emplace(key, -1);
+        if (inserted) pit->second = param_buffer(v, a.pack(constant_values(v)), -1);
+        bufs.push_back(pit->second);
+        continue;
+      }
+      bufs.push_back(ensure(v, g_.is_constant(v) ? 0 : activation_layout(a, tpl)));
+    }
+    const KernelArg& out = args.back();
+    internal_check(out.is_output) << tpl << ": the last argument is not the output";
+    const std::string& value = n.outputs[0];
+    for (size_t i = 1; i < n.outputs.size(); ++i)
+      user_check(!n.has_output(i)) << g_.describe(n) << ": only one output is supported";
+    internal_check(numel(dims(value)) == out.logical.elements())
+        << g_.describe(n) << ": " << tpl << " computes " << out.logical.elements()
+        << " elements, the graph expects " << numel(dims(value));
+    Layout layout = activation_layout(out, tpl);
+    bufs.push_back(new_buffer(value, layout));
+    add_step(task, std::move(bufs), n.name.empty() ? value : n.name, n.op_type);
+    if (layout != 0 && std::count(g_.outputs.begin(), g_.outputs.end(), value)) ensure(value, 0);
+  }
+
+  Graph& g_;
+  Target target_;
+  const tuner::HistoryBest& history_;
+  NetworkProgram p_;
+  ParamsBuilder params_;
+  std::map<std::string, std::map<Layout, int>> available_;
+  std::map<std::string, int> task_index_;
+  std::vector<std::vector<KernelArg>> task_args_;
+  std::map<std::string, int> packed_;
+};
+
+}  // namespace
+
+NetworkProgram lower_network(Graph& graph, const Target& target, const tuner::HistoryBest& history) {
+  return Lowerer(graph, target, history).run();
+}
+
+}  // namespace kiln::network

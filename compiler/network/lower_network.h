@@ -1,0 +1,19 @@
+// Lowering a graph (after the graph passes, BN folding and epilogue fusion) to kernel calls:
+// each node becomes its workload (op_table.h), dispatched to a template and config through
+// apply-history-best; constants are packed for their kernel and appended to the params;
+// activations that a kernel reads or writes in NCHW[x]c get layout_transform kernels around
+// it, and a blocked value is kept blocked for every consumer that reads the same block, so
+// consecutive convolutions convert nothing between them.
+#pragma once
+
+#include "compiler/graph/graph.h"
+#include "compiler/network/network_program.h"
+#include "compiler/target/target.h"
+#include "tuner/history_best.h"
+
+namespace kiln::network {
+
+NetworkProgram lower_network(graph::Graph& graph, const Target& target,
+                             const tuner::HistoryBest& history);
+
+}  // namespace kiln::network

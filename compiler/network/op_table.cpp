@@ -1,0 +1,379 @@
+#include "compiler/network/op_table.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "compiler/network/fuse_epilogues.h"
+
+namespace kiln::network {
+
+using graph::Graph;
+using graph::HostTensor;
+using graph::Node;
+using schedules::Workload;
+
+namespace {
+
+using Mapper = std::function<MappedNode(Graph&, const Node&)>;
+
+// Raised for a node kiln cannot compile: one message naming the node and why.
+#define node_check(cond) user_check(cond) << g.describe(n) << ": "
+
+std::vector<int64_t> dims_of(const Graph& g, const std::string& value) {
+  std::optional<graph::ValueType> t = g.type_of(value);
+  user_check(t && t->is_concrete()) << "value '" << value << "' has no concrete shape";
+  return t->dims();
+}
+
+int64_t numel(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+// An attribute of two per-axis values (strides, dilations) that the 2-D kernels take as H, W.
+std::pair<int64_t, int64_t> hw_attr(const Graph& g, const Node& n, const std::string& key,
+                                    int64_t fallback) {
+  std::vector<int64_t> v = n.attr_ints(key, {fallback, fallback});
+  node_check(v.size() == 2) << key << " must have 2 values for a 2-D operator, got " << v.size();
+  return {v[0], v[1]};
+}
+
+// Symmetric 2-D padding from ONNX pads [top, left, bottom, right].
+std::pair<int64_t, int64_t> hw_pads(const Graph& g, const Node& n) {
+  std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  node_check(auto_pad == "NOTSET" || auto_pad == "VALID")
+      << "auto_pad " << auto_pad << " is not supported (valid: NOTSET with explicit pads, VALID)";
+  std::vector<int64_t> p = n.attr_ints("pads", {0, 0, 0, 0});
+  node_check(p.size() == 4) << "pads must have 4 values for a 2-D operator, got " << p.size();
+  node_check(p[0] == p[2] && p[1] == p[3])
+      << "asymmetric pads [" << p[0] << "," << p[1] << "," << p[2] << "," << p[3]
+      << "] are not supported (top must equal bottom and left right)";
+  return {p[0], p[1]};
+}
+
+void set_nchw(Workload& w, const std::vector<int64_t>& x) {
+  w.params["N"] = x[0], w.params["C"] = x[1], w.params["H"] = x[2], w.params["W"] = x[3];
+}
+
+std::vector<int64_t> rank4_input(const Graph& g, const Node& n) {
+  std::vector<int64_t> x = dims_of(g, n.inputs[0]);
+  node_check(x.size() == 4) << "only 2-D (NCHW) inputs are supported, got rank " << x.size();
+  return x;
+}
+
+// The fused epilogue steps of a Conv / Gemm / MatMul, after an optional bias.
+void add_epilogue(const Node& n, MappedNode& m) {
+  for (const Node& e : n.epilogue) {
+    std::string step = epilogue_step(e);
+    m.workload.epilogue.push_back(step);
+    if (step == "residual") m.operands["residual"] = e.inputs[0];
+  }
+}
+
+MappedNode map_conv(Graph& g, const Node& n) {
+  MappedNode m;
+  Workload& w = m.workload;
+  w.op = "conv2d";
+  std::vector<int64_t> x = rank4_input(g, n), k = dims_of(g, n.inputs[1]);
+  set_nchw(w, x);
+  w.params["O"] = k[0], w.params["KH"] = k[2], w.params["KW"] = k[3];
+  auto [sh, sw] = hw_attr(g, n, "strides", 1);
+  auto [dh, dw] = hw_attr(g, n, "dilations", 1);
+  auto [ph, pw] = hw_pads(g, n);
+  w.params["SH"] = sh, w.params["SW"] = sw, w.params["DH"] = dh, w.params["DW"] = dw;
+  w.params["PH"] = ph, w.params["PW"] = pw;
+  w.params["groups"] = n.attr_int("group", 1);
+  m.operands = {{"data", n.inputs[0]}, {"weight", n.inputs[1]}};
+  if (n.has_input(2)) {
+    w.epilogue.push_back("bias");
+    m.operands["bias"] = n.inputs[2];
+  }
+  add_epilogue(n, m);
+  return m;
+}
+
+// A constant scaled by `s` (Gemm's alpha and beta), under a new name.
+std::string scaled_constant(Graph& g, const std::string& value, double s,
+                            std::vector<int64_t> shape, bool transpose) {
+  const HostTensor& t = g.initializers.at(value);
+  std::vector<double> v = t.to_f64();
+  if (transpose) {  // [R, C] -> [C, R]
+    int64_t r = shape[0], c = shape[1];
+    std::vector<double> out(v.size());
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) out[j * r + i] = v[i * c + j];
+    v = std::move(out);
+    shape = {c, r};
+  }
+  if (s == 1.0 && !transpose) return value;
+  for (double& e : v) e *= s;
+  return g.add_constant(value + (transpose ? ".T" : ".scaled"),
+                        HostTensor::from_f64(t.dtype(), shape, v));
+}
+
+MappedNode map_dense(Graph& g, const Node& n) {
+  MappedNode m;
+  Workload& w = m.workload;
+  w.op = "dense";
+  std::vector<int64_t> a = dims_of(g, n.inputs[0]), b = dims_of(g, n.inputs[1]);
+  node_check(a.size() == 2 && b.size() == 2)
+      << "only 2-D operands are supported, got ranks " << a.size() << " and " << b.size();
+  const bool gemm = n.op_type == "Gemm";
+  node_check(!gemm || n.attr_int("transA", 0) == 0) << "transA = 1 is not supported";
+  const bool trans_b = gemm && n.attr_int("transB", 0) != 0;
+  const double alpha = gemm ? n.attr_float("alpha", 1.0f) : 1.0;
+  const double beta = gemm ? n.attr_float("beta", 1.0f) : 1.0;
+  const int64_t k = a[1], cols = trans_b ? b[0] : b[1];
+  w.params["M"] = a[0], w.params["N"] = cols, w.params["K"] = k;
+  std::string weight = n.inputs[1];
+  if (trans_b || alpha != 1.0) {
+    node_check(g.is_constant(weight)) << "transB or alpha needs a constant B";
+    weight = scaled_constant(g, weight, alpha, b, trans_b);
+  }
+  m.operands = {{"A", n.inputs[0]}, {"B", weight}};
+  if (gemm && n.has_input(2)) {
+    const std::string& c = n.inputs[2];
+    std::vector<int64_t> cd = dims_of(g, c);
+    node_check(g.is_constant(c) && numel(cd) == cols && (cd.empty() || cd.back() == cols))
+        << "C must be a constant bias over the " << cols << " output columns, got "
+        << graph::shape_str(cd);
+    w.epilogue.push_back("bias");
+    m.operands["bias"] = scaled_constant(g, c, beta, {cols}, false);
+  }
+  add_epilogue(n, m);
+  return m;
+}
+
+// Elementwise ops: "a", "b" padded to the output's rank with leading 1s.
+MappedNode map_elementwise(const Graph& g, const Node& n, const std::string& op) {
+  MappedNode m;
+  Workload& w = m.workload;
+  w.op = op;
+  std::vector<int64_t> out = dims_of(g, n.outputs[0]);
+  if (out.empty()) out = {1};
+  node_check(out.size() <= 8) << "rank " << out.size() << " is more than the kernels' 8";
+  w.params["rank"] = static_cast<int64_t>(out.size());
+  const char* names[] = {"a", "b"};
+  size_t operands = op == "clip" ? 1 : std::min<size_t>(n.inputs.size(), 2);
+  for (size_t o = 0; o < operands; ++o) {
+    std::vector<int64_t> d = dims_of(g, n.inputs[o]);
+    d.insert(d.begin(), out.size() - d.size(), 1);
+    for (size_t i = 0; i < d.size(); ++i) w.params[names[o] + std::to_string(i)] = d[i];
+    m.operands[names[o]] = n.inputs[o];
+  }
+  return m;
+}
+
+// Clip bounds in thousandths, as the clip kernel takes them (constants only).
+int64_t clip_bound(const Graph& g, const Node& n, size_t input, double fallback) {
+  double v = fallback;
+  if (n.has_input(input)) {
+    node_check(g.is_constant(n.inputs[input])) << "Clip bounds must be constants";
+    v = g.initializers.at(n.inputs[input]).f64_at(0);
+  }
+  // Beyond 1e12 every f32 activation is inside the bound anyway.
+  v = std::clamp(v, -1e12, 1e12);
+  double milli = v * 1000.0;
+  node_check(std::abs(milli - std::round(milli)) < 1e-6 * std::max(1.0, std::abs(milli)))
+      << "Clip bound " << v << " is not a multiple of 0.001 (the clip kernel's resolution)";
+  return static_cast<int64_t>(std::llround(milli));
+}
+
+MappedNode map_clip(Graph& g, const Node& n) {
+  MappedNode m = map_elementwise(g, n, "clip");
+  m.workload.params["lo_milli"] = clip_bound(g, n, 1, -1e12);
+  m.workload.params["hi_milli"] = clip_bound(g, n, 2, 1e12);
+  return m;
+}
+
+MappedNode map_pool(Graph& g, const Node& n) {
+  MappedNode m;
+  Workload& w = m.workload;
+  w.op = n.op_type == "MaxPool" ? "max_pool2d" : "avg_pool2d";
+  set_nchw(w, rank4_input(g, n));
+  auto [kh, kw] = hw_attr(g, n, "kernel_shape", 1);
+  auto [sh, sw] = hw_attr(g, n, "strides", 1);
+  auto [dh, dw] = hw_attr(g, n, "dilations", 1);
+  node_check(dh == 1 && dw == 1) << "dilated pooling is not supported";
+  node_check(!n.has_output(1)) << "the Indices output is not supported";
+  node_check(n.attr_int("storage_order", 0) == 0) << "storage_order 1 is not supported";
+  auto [ph, pw] = hw_pads(g, n);
+  w.params["KH"] = kh, w.params["KW"] = kw, w.params["SH"] = sh, w.params["SW"] = sw;
+  w.params["PH"] = ph, w.params["PW"] = pw;
+  w.params["ceil_mode"] = n.attr_int("ceil_mode", 0);
+  if (n.op_type == "AveragePool") w.params["count_include_pad"] = n.attr_int("count_include_pad", 0);
+  m.operands = {{"X", n.inputs[0]}};
+  return m;
+}
+
+MappedNode map_global_avg_pool(Graph& g, const Node& n) {
+  MappedNode m;
+  m.workload.op = "global_avg_pool2d";
+  set_nchw(m.workload, rank4_input(g, n));
+  m.operands = {{"X", n.inputs[0]}};
+  return m;
+}
+
+int64_t eps_e9(const Graph& g, const Node& n) {
+  double eps = n.attr_float("epsilon", 1e-5f);
+  int64_t e = std::llround(eps * 1e9);
+  node_check(e > 0) << "epsilon " << eps << " is below the kernels' resolution of 1e-9";
+  return e;
+}
+
+MappedNode map_batch_norm(Graph& g, const Node& n) {
+  MappedNode m;
+  m.workload.op = "batch_norm";
+  set_nchw(m.workload, rank4_input(g, n));
+  m.workload.params["eps_e9"] = eps_e9(g, n);
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    node_check(!n.has_output(i)) << "training-mode outputs are not supported";
+  m.operands = {{"X", n.inputs[0]}, {"gamma", n.inputs[1]}, {"beta", n.inputs[2]},
+                {"mean", n.inputs[3]}, {"var", n.inputs[4]}};
+  return m;
+}
+
+// Softmax over the last axis as [M, N] rows.
+MappedNode map_softmax(Graph& g, const Node& n) {
+  std::vector<int64_t> x = dims_of(g, n.inputs[0]);
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = n.attr_int("axis", g.opset >= 13 ? -1 : 1);
+  if (axis < 0) axis += rank;
+  node_check(rank >= 1 && axis == rank - 1)
+      << "softmax over axis " << axis << " of a rank-" << rank
+      << " tensor is not supported (only the last axis)";
+  MappedNode m;
+  m.workload.op = "softmax";
+  m.workload.params["N"] = x.back();
+  m.workload.params["M"] = numel(x) / x.back();
+  m.operands = {{"X", n.inputs[0]}};
+  return m;
+}
+
+// Flatten, Reshape, Squeeze, Unsqueeze: a copy into the new shape.
+MappedNode map_reshape(Graph& g, const Node& n) {
+  std::vector<int64_t> in = dims_of(g, n.inputs[0]), out = dims_of(g, n.outputs[0]);
+  if (in.empty()) in = {1};
+  if (out.empty()) out = {1};
+  node_check(in.size() <= 4 && out.size() <= 4)
+      << "reshapes of rank above 4 are not supported (" << in.size() << " -> " << out.size() << ")";
+  MappedNode m;
+  Workload& w = m.workload;
+  w.op = "reshape";
+  w.params["ndim"] = static_cast<int64_t>(in.size());
+  w.params["ondim"] = static_cast<int64_t>(out.size());
+  for (size_t i = 0; i < in.size(); ++i) w.params["D" + std::to_string(i)] = in[i];
+  for (size_t i = 0; i < out.size(); ++i) w.params["O" + std::to_string(i)] = out[i];
+  m.operands = {{"X", n.inputs[0]}};
+  return m;
+}
+
+MappedNode map_concat(Graph& g, const Node& n) {
+  std::vector<int64_t> out = dims_of(g, n.outputs[0]);
+  const int64_t rank = static_cast<int64_t>(out.size());
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < 0) axis += rank;
+  node_check(rank >= 1 && rank <= 4) << "concat of rank " << rank << " is not supported (1..4)";
+  node_check(n.inputs.size() >= 2 && n.inputs.size() <= 4)
+      << n.inputs.size() << " inputs are not supported (2..4)";
+  MappedNode m;
+  Workload& w = m.workload;
+  w.op = "concat";
+  w.params["ndim"] = rank, w.params["axis"] = axis;
+  w.params["inputs"] = static_cast<int64_t>(n.inputs.size());
+  for (int64_t i = 0; i < rank; ++i) w.params["D" + std::to_string(i)] = i == axis ? 1 : out[i];
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    w.params["E" + std::to_string(k)] = dims_of(g, n.inputs[k])[axis];
+    m.operands["X" + std::to_string(k)] = n.inputs[k];
+  }
+  return m;
+}
+
+MappedNode map_transpose(Graph& g, const Node& n) {
+  std::vector<int64_t> in = dims_of(g, n.inputs[0]);
+  const int64_t rank = static_cast<int64_t>(in.size());
+  node_check(rank >= 1 && rank <= 4) << "transpose of rank " << rank << " is not supported (1..4)";
+  std::vector<int64_t> perm = n.attr_ints("perm");
+  if (perm.empty())
+    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+  MappedNode m;
+  m.workload.op = "transpose";
+  m.workload.params["ndim"] = rank;
+  for (int64_t i = 0; i < rank; ++i) {
+    m.workload.params["D" + std::to_string(i)] = in[i];
+    m.workload.params["P" + std::to_string(i)] = perm[i];
+  }
+  m.operands = {{"X", n.inputs[0]}};
+  return m;
+}
+
+const std::map<std::string, Mapper>& table() {
+  auto unary = [](std::string op) {
+    return [op](Graph& g, const Node& n) { return map_elementwise(g, n, op); };
+  };
+  static const std::map<std::string, Mapper> k = {
+      {"Conv", map_conv},
+      {"Gemm", map_dense},
+      {"MatMul", map_dense},
+      {"Relu", unary("relu")},
+      {"Sigmoid", unary("sigmoid")},
+      {"Tanh", unary("tanh")},
+      {"Exp", unary("exp")},
+      {"Log", unary("log")},
+      {"Sqrt", unary("sqrt")},
+      {"Neg", unary("neg")},
+      {"Abs", unary("abs")},
+      {"Reciprocal", unary("reciprocal")},
+      {"Clip", map_clip},
+      {"Add", unary("add")},
+      {"Sub", unary("sub")},
+      {"Mul", unary("mul")},
+      {"Div", unary("div")},
+      {"Pow", unary("pow")},
+      {"Max", unary("max")},
+      {"Min", unary("min")},
+      {"MaxPool", map_pool},
+      {"AveragePool", map_pool},
+      {"GlobalAveragePool", map_global_avg_pool},
+      {"BatchNormalization", map_batch_norm},
+      {"Softmax", map_softmax},
+      {"Flatten", map_reshape},
+      {"Reshape", map_reshape},
+      {"Squeeze", map_reshape},
+      {"Unsqueeze", map_reshape},
+      {"Concat", map_concat},
+      {"Transpose", map_transpose},
+  };
+  return k;
+}
+
+}  // namespace
+
+MappedNode map_node(Graph& g, const Node& n) {
+  auto it = table().find(n.op_type);
+  if (it == table().end()) {
+    std::string names;
+    for (const std::string& s : supported_op_types()) names += (names.empty() ? "" : ", ") + s;
+    user_error() << g.describe(n) << ": operator " << n.op_type
+                 << " is not supported by kiln's kernels (supported: " << names << ")";
+  }
+  MappedNode m = it->second(g, n);
+  // Operands are what the kernel reads (shape inputs such as Reshape's are not among them).
+  for (const auto& [name, v] : m.operands) {
+    std::optional<graph::ValueType> t = g.type_of(v);
+    node_check(t && t->dtype == graph::DataType::f32())
+        << "input '" << v << "' is " << (t ? t->dtype.str() : "untyped")
+        << "; only f32 networks are supported";
+  }
+  return m;
+}
+
+std::vector<std::string> supported_op_types() {
+  std::vector<std::string> out;
+  for (const auto& [name, mapper] : table()) out.push_back(name);
+  return out;
+}
+
+}  // namespace kiln::network

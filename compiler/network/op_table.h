@@ -1,0 +1,30 @@
+// From ONNX operators to the operator library's workloads: one table entry per ONNX op type,
+// a function that reads the node (attributes, input and output shapes) and returns the
+// Workload its kernel computes and which graph value feeds each of the template's logical
+// inputs (by the input's name: "data", "weight", "bias", "residual", "A", "B", "a", "b",
+// "X0"...). Supporting one more operator is one more entry.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+#include "schedules/op_template.h"
+
+namespace kiln::network {
+
+struct MappedNode {
+  schedules::Workload workload;
+  std::map<std::string, std::string> operands;  // template input name -> graph value
+};
+
+// The workload of `node`. Mappers may add constants to `graph` (a transposed Gemm weight).
+// UserError naming the node, its op type and the reason when kiln cannot compile it (an
+// operator with no entry, an attribute value the kernels do not implement).
+MappedNode map_node(graph::Graph& graph, const graph::Node& node);
+
+// The ONNX op types with an entry, sorted.
+std::vector<std::string> supported_op_types();
+
+}  // namespace kiln::network

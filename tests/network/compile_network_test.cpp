@@ -1,0 +1,137 @@
+// The network compiler end to end: compile small networks for the host (and arm-neon under
+// qemu when the cross-built model_app and qemu are there), run them and compare every output
+// with the reference evaluator by kiln's f32 rule (1e-4 relative).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "compiler/graph/evaluate.h"
+#include "compiler/graph/onnx_import.h"
+#include "compiler/network/compile_network.h"
+#include "kiln/compare.h"
+#include "kiln/model.h"
+#include "runtime/process/kernel_exec.h"
+#include "tests/network/test_models.h"
+
+namespace kiln::network::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Compiled {
+  TempDir dir;
+  CompileReport report;
+  std::map<std::string, graph::HostTensor> inputs, want;
+};
+
+std::unique_ptr<Compiled> compile_and_reference(const std::string& bytes, const std::string& target,
+                                                const graph::ShapeBindings& shapes = {}) {
+  auto c = std::make_unique<Compiled>();
+  std::string onnx = c->dir.path + "/net.onnx";
+  std::ofstream(onnx, std::ios::binary) << bytes;
+  CompileOptions o{onnx, target_from_name(target), {}, shapes, c->dir.path + "/out"};
+  c->report = compile_network(o);
+  graph::Graph g = graph::import_onnx_bytes(bytes, "net.onnx");
+  graph::bind_input_shapes(g, shapes);
+  uint32_t seed = 100;
+  for (const std::string& in : g.inputs)
+    c->inputs[in] = graph::test::random_tensor(g.type_of(in)->dims(), seed++, 1.0f);
+  c->want = graph::evaluate(g, c->inputs);
+  std::cout << format_report(c->report);
+  return c;
+}
+
+void expect_close(const std::vector<float>& got, const graph::HostTensor& want, const std::string& name) {
+  ASSERT_EQ(static_cast<int64_t>(got.size()), want.numel()) << name;
+  const float* w = want.data<float>();
+  Closeness c = judge_closeness(
+      got.size(), [&](size_t i) { return double(got[i]); }, [&](size_t i) { return double(w[i]); },
+      1e-4);
+  EXPECT_TRUE(c.close) << name << ": " << c.mismatches << " mismatches, first at " << c.first
+                       << " (got " << got[c.first] << ", want " << w[c.first] << ")";
+}
+
+// Runs the host build with the runtime and compares; prints the latency.
+void run_on_host(const Compiled& c) {
+  Model m = Model::load(c.dir.path + "/out/model.so", c.dir.path + "/out/model.params", 1);
+  std::vector<const void*> in;
+  for (const TensorInfo& t : m.inputs()) in.push_back(c.inputs.at(t.name).raw());
+  std::vector<std::vector<float>> out;
+  for (const TensorInfo& t : m.outputs()) out.emplace_back(t.bytes / 4);
+  std::vector<void*> op;
+  for (auto& o : out) op.push_back(o.data());
+  std::vector<double> ms;
+  for (int r = 0; r < 20; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    m.run(std::span<const void* const>(in), std::span<void* const>(op));
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::cout << "[host latency] median " << ms[ms.size() / 2] << " ms over 20 runs, 1 thread\n";
+  for (size_t i = 0; i < out.size(); ++i) expect_close(out[i], c.want.at(m.outputs()[i].name), m.outputs()[i].name);
+}
+
+TEST(CompileNetwork, ConvBnReluPoolGemmSoftmaxOnHost) {
+  auto c = compile_and_reference(conv_bn_relu_pool_gemm_softmax(), "host", {{"batch", {1}}});
+  EXPECT_EQ(c->report.bn_folded, 1);
+  EXPECT_GE(c->report.epilogues_fused, 1);
+  EXPECT_TRUE(fs::exists(c->dir.path + "/out/model.json"));
+  run_on_host(*c);
+}
+
+TEST(CompileNetwork, ResidualBlockOnHost) {
+  auto c = compile_and_reference(residual_block(), "host");
+  EXPECT_EQ(c->report.bn_folded, 2);
+  EXPECT_GE(c->report.epilogues_fused, 3);  // relu, residual add, relu
+  run_on_host(*c);
+}
+
+TEST(CompileNetwork, DepthwisePointwiseRelu6OnHost) {
+  auto c = compile_and_reference(depthwise_pointwise_block(), "host");
+  EXPECT_EQ(c->report.bn_folded, 1);
+  EXPECT_EQ(c->report.epilogues_fused, 2);
+  // A chain: each buffer is dead two steps after it is written, so the arena reuses bytes.
+  const NetworkProgram& p = c->report.program;
+  EXPECT_LT(p.workspace_bytes, p.naive_workspace_bytes);
+  run_on_host(*c);
+}
+
+TEST(CompileNetwork, SharedKernelsAreBuiltOnce) {
+  auto c = compile_and_reference(residual_block(), "host");
+  const NetworkProgram& p = c->report.program;
+  std::set<std::string> names;
+  int calls = 0;
+  for (const Task& t : p.tasks) {
+    EXPECT_TRUE(names.insert(t.kernel).second) << t.kernel;
+    calls += t.calls;
+  }
+  EXPECT_EQ(calls, static_cast<int>(p.steps.size()));
+}
+
+TEST(CompileNetwork, ArmNeonUnderQemu) {
+  std::vector<std::string> qemu = aarch64_qemu_prefix();
+  if (qemu.empty() || !fs::exists(KILN_MODEL_APP_AARCH64))
+    GTEST_SKIP() << "qemu-aarch64 or the cross-built model_app is missing";
+  auto c = compile_and_reference(depthwise_pointwise_block(), "arm-neon");
+  const graph::HostTensor& x = c->inputs.at("x");
+  std::string in = c->dir.path + "/x.bin", out = c->dir.path + "/y.bin";
+  std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char*>(x.raw()), x.nbytes());
+  std::string cmd;
+  for (const std::string& a : qemu) cmd += a + " ";
+  cmd += std::string(KILN_MODEL_APP_AARCH64) + " " + c->dir.path + "/out " + in +
+         " --repeat 1 --save " + out + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream f(out, std::ios::binary);
+  std::vector<float> got(c->want.at("y").numel());
+  f.read(reinterpret_cast<char*>(got.data()), got.size() * 4);
+  ASSERT_TRUE(f.good());
+  expect_close(got, c->want.at("y"), "y");
+}
+
+}  // namespace
+}  // namespace kiln::network::test

@@ -1,0 +1,114 @@
+#include "tests/network/test_models.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace kiln::network::test {
+
+using graph::test::attr_float;
+using graph::test::attr_int;
+using graph::test::attr_ints;
+using graph::test::ModelBuilder;
+using graph::test::random_tensor;
+
+namespace {
+
+void conv(ModelBuilder& b, const std::string& x, const std::string& y, int64_t c, int64_t o,
+          int64_t k, int64_t stride, int64_t group, uint32_t seed, bool bias) {
+  b.initializer(y + ".w", random_tensor({o, c / group, k, k}, seed, 0.5f));
+  std::vector<std::string> in = {x, y + ".w"};
+  if (bias) {
+    b.initializer(y + ".b", random_tensor({o}, seed + 1, 0.5f));
+    in.push_back(y + ".b");
+  }
+  auto& n = b.node("Conv", in, {y}, y + "_conv");
+  int64_t p = k / 2;
+  attr_ints(n, "pads", {p, p, p, p});
+  attr_ints(n, "strides", {stride, stride});
+  attr_ints(n, "kernel_shape", {k, k});
+  attr_int(n, "group", group);
+}
+
+void batch_norm(ModelBuilder& b, const std::string& x, const std::string& y, int64_t c,
+                uint32_t seed) {
+  b.initializer(y + ".g", random_tensor({c}, seed, 1.0f));
+  b.initializer(y + ".beta", random_tensor({c}, seed + 1, 1.0f));
+  b.initializer(y + ".m", random_tensor({c}, seed + 2, 0.5f));
+  graph::HostTensor var = random_tensor({c}, seed + 3, 0.5f);
+  for (int64_t i = 0; i < c; ++i) var.data<float>()[i] += 1.0f;  // positive variances
+  b.initializer(y + ".v", var);
+  auto& n = b.node("BatchNormalization", {x, y + ".g", y + ".beta", y + ".m", y + ".v"}, {y},
+                   y + "_bn");
+  attr_float(n, "epsilon", 1e-5f);
+}
+
+void clip6(ModelBuilder& b, const std::string& x, const std::string& y) {
+  b.initializer(y + ".lo", graph::test::f32_tensor({}, {0.0}));
+  b.initializer(y + ".hi", graph::test::f32_tensor({}, {6.0}));
+  b.node("Clip", {x, y + ".lo", y + ".hi"}, {y}, y + "_clip");
+}
+
+}  // namespace
+
+std::string conv_bn_relu_pool_gemm_softmax() {
+  ModelBuilder b(13);
+  b.input("image", graph::DataType::f32(), {std::string("batch"), 3, 16, 16});
+  conv(b, "image", "c1", 3, 16, 3, 1, 1, 1, true);
+  batch_norm(b, "c1", "bn1", 16, 10);
+  b.node("Relu", {"bn1"}, {"r1"}, "relu1");
+  auto& pool = b.node("MaxPool", {"r1"}, {"p1"}, "pool1");
+  attr_ints(pool, "kernel_shape", {2, 2});
+  attr_ints(pool, "strides", {2, 2});
+  b.node("Flatten", {"p1"}, {"f1"}, "flatten");
+  b.initializer("fc.w", random_tensor({10, 16 * 8 * 8}, 20, 0.05f));
+  b.initializer("fc.b", random_tensor({10}, 21, 0.5f));
+  auto& g = b.node("Gemm", {"f1", "fc.w", "fc.b"}, {"logits"}, "fc");
+  attr_int(g, "transB", 1);
+  b.node("Softmax", {"logits"}, {"prob"}, "softmax");
+  b.output("prob");
+  return b.bytes();
+}
+
+std::string residual_block() {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 16, 12, 12});
+  conv(b, "x", "a", 16, 16, 3, 1, 1, 30, false);
+  batch_norm(b, "a", "abn", 16, 31);
+  b.node("Relu", {"abn"}, {"ar"}, "relu_a");
+  conv(b, "ar", "c", 16, 16, 3, 1, 1, 40, false);
+  batch_norm(b, "c", "cbn", 16, 41);
+  b.node("Add", {"cbn", "x"}, {"sum"}, "residual_add");
+  b.node("Relu", {"sum"}, {"y"}, "relu_out");
+  b.node("GlobalAveragePool", {"y"}, {"gap"}, "gap");
+  b.output("y");
+  b.output("gap");
+  return b.bytes();
+}
+
+std::string depthwise_pointwise_block() {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 8, 14, 14});
+  conv(b, "x", "e", 8, 24, 1, 1, 1, 50, true);
+  clip6(b, "e", "e6");
+  conv(b, "e6", "d", 24, 24, 3, 2, 24, 60, true);
+  batch_norm(b, "d", "dbn", 24, 61);
+  clip6(b, "dbn", "d6");
+  conv(b, "d6", "p", 24, 12, 1, 1, 1, 70, true);
+  auto& pool = b.node("AveragePool", {"p"}, {"y"}, "avg");
+  attr_ints(pool, "kernel_shape", {3, 3});
+  attr_ints(pool, "strides", {1, 1});
+  attr_ints(pool, "pads", {1, 1, 1, 1});
+  b.output("y");
+  return b.bytes();
+}
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "kiln-network-XXXXXX").string();
+  path = mkdtemp(tmpl.data());
+}
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
+
+}  // namespace kiln::network::test

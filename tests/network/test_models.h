@@ -1,0 +1,26 @@
+// Small ONNX networks for the network compiler's tests, built with the protobuf API, and the
+// check that runs a compiled model against the graph's reference evaluator.
+#pragma once
+
+#include <string>
+
+#include "tests/graph/model_builder.h"
+
+namespace kiln::network::test {
+
+// Conv(3x3, pad 1) + BatchNormalization + Relu + MaxPool + Flatten + Gemm + Softmax.
+std::string conv_bn_relu_pool_gemm_softmax();
+// A ResNet basic block: conv-bn-relu, conv-bn, + the block input, relu, global pool.
+std::string residual_block();
+// MobileNetV2-style: pointwise expand + relu6 (Clip), depthwise 3x3 stride 2 + relu6,
+// pointwise project, then AveragePool.
+std::string depthwise_pointwise_block();
+
+// A fresh temporary directory, removed by the destructor.
+struct TempDir {
+  TempDir();
+  ~TempDir();
+  std::string path;
+};
+
+}  // namespace kiln::network::test

@@ -1,0 +1,47 @@
+// `kiln compile MODEL.onnx --target T [--records LOG...] [--input-shape NAME=1,3,224,224 ...]
+// -o DIR`: an ONNX network to a model directory (compiler/network/compile_network.h).
+#include <iostream>
+#include <memory>
+
+#include "compiler/graph/bind.h"
+#include "compiler/network/compile_network.h"
+#include "tools/subcommands.h"
+
+namespace kiln::tools {
+
+namespace {
+
+struct CompileArgs {
+  std::string model, target = "host", out;
+  std::vector<std::string> records, input_shapes;
+};
+
+int run_compile(const CompileArgs& a) {
+  network::CompileOptions o;
+  o.model_path = a.model;
+  o.target = target_from_name(a.target);
+  o.record_logs = a.records;
+  o.out_dir = a.out;
+  for (const std::string& spec : a.input_shapes) {
+    auto [name, dims] = graph::parse_shape_binding(spec);
+    o.input_shapes[name] = dims;
+  }
+  network::CompileReport r = network::compile_network(o);
+  std::cout << network::format_report(r) << "wrote " << a.out << "/model.so, model.params, model.json\n";
+  return 0;
+}
+
+}  // namespace
+
+Run add_compile(CLI::App& app) {
+  auto* cmd = app.add_subcommand("compile", "Compile an ONNX network into a model directory");
+  auto a = std::make_shared<CompileArgs>();
+  cmd->add_option("model", a->model, "The .onnx file")->required();
+  cmd->add_option("--target", a->target, "Target preset")->capture_default_str();
+  cmd->add_option("--records", a->records, "Tuning logs (apply-history-best); else fallback configs");
+  cmd->add_option("--input-shape", a->input_shapes, "NAME=1,3,224,224 (an input) or SYMBOL=1");
+  cmd->add_option("-o,--output", a->out, "Output directory")->required();
+  return [a] { return run_compile(*a); };
+}
+
+}  // namespace kiln::tools

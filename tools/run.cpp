@@ -1,0 +1,93 @@
+// `kiln run DIR --input NAME=FILE ... [--runs N] [--threads T] [--output DIR]`: loads a
+// compiled model with the runtime (kiln::Model), runs it, prints the latency (median, mean,
+// min, max over the runs) and writes each output as NAME.npy.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <numeric>
+
+#include "compiler/base/error.h"
+#include "kiln/model.h"
+#include "tools/npy_file.h"
+#include "tools/subcommands.h"
+
+namespace kiln::tools {
+
+namespace {
+
+struct RunArgs {
+  std::string dir, output;
+  std::vector<std::string> inputs;
+  int runs = 10, threads = 0;
+};
+
+int run_model(const RunArgs& a) {
+  namespace fs = std::filesystem;
+  Model m = Model::load((fs::path(a.dir) / "model.so").string(),
+                        (fs::path(a.dir) / "model.params").string(), a.threads);
+  std::map<std::string, std::string> files;
+  for (const std::string& spec : a.inputs) {
+    size_t eq = spec.rfind('=');
+    user_check(eq != std::string::npos) << "--input " << spec << ": expected NAME=FILE";
+    files[spec.substr(0, eq)] = spec.substr(eq + 1);
+  }
+  std::vector<std::vector<float>> in;
+  for (const TensorInfo& t : m.inputs()) {
+    auto it = files.find(t.name);
+    user_check(it != files.end()) << "no --input " << t.name << "=FILE for the model's input "
+                                  << t.name;
+    F32File f = read_f32_file(it->second);
+    user_check(f.values.size() * 4 == t.bytes)
+        << it->second << ": " << f.values.size() << " values, input " << t.name << " needs "
+        << t.bytes / 4;
+    in.push_back(std::move(f.values));
+    files.erase(it);
+  }
+  user_check(files.empty()) << "--input " << files.begin()->first
+                            << ": the model has no input of that name";
+  std::vector<std::vector<float>> out;
+  for (const TensorInfo& t : m.outputs()) out.emplace_back(t.bytes / 4);
+  std::vector<const void*> ip;
+  std::vector<void*> op;
+  for (auto& v : in) ip.push_back(v.data());
+  for (auto& v : out) op.push_back(v.data());
+  std::vector<double> ms;
+  for (int r = 0; r < a.runs; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    m.run(std::span<const void* const>(ip), std::span<void* const>(op));
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  std::cout << "latency over " << a.runs << " runs (" << m.num_threads() << " threads): median "
+            << sorted[sorted.size() / 2] << " ms, mean "
+            << std::accumulate(ms.begin(), ms.end(), 0.0) / ms.size() << " ms, min "
+            << sorted.front() << " ms, max " << sorted.back() << " ms\n";
+  if (!a.output.empty()) {
+    fs::create_directories(a.output);
+    for (size_t i = 0; i < out.size(); ++i) {
+      std::string path = (fs::path(a.output) / (m.outputs()[i].name + ".npy")).string();
+      write_npy(path, out[i], m.outputs()[i].shape);
+      std::cout << "wrote " << path << "\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+Run add_run(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "Run a compiled model directory and time it");
+  auto a = std::make_shared<RunArgs>();
+  cmd->add_option("dir", a->dir, "Directory that kiln compile wrote")->required();
+  cmd->add_option("--input", a->inputs, "NAME=FILE (raw f32 or .npy), one per model input")->required();
+  cmd->add_option("--runs", a->runs, "Timed runs")->check(CLI::Range(1, 1000000))->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Threads (0: KILN_NUM_THREADS or all CPUs)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--output", a->output, "Directory for the outputs as NAME.npy");
+  return [a] { return run_model(*a); };
+}
+
+}  // namespace kiln::tools
