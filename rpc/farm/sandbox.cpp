@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -47,6 +48,23 @@ std::string tail(std::string s, std::size_t n = 2000) {
 }
 
 enum class Ended { kExited, kTimedOut, kCancelled };
+
+// The kernel runner's JSON line: "number":N and "costs_s":[...] (seconds per call, one per
+// repeat). A plain scan: the line's format is the runner's own (runtime/tools/kernel_runner.cpp).
+bool parse_runner_line(const std::string& line, pb::Result* r) {
+  const size_t number = line.find("\"number\":"), costs = line.find("\"costs_s\":[");
+  if (number == std::string::npos || costs == std::string::npos) return false;
+  r->set_number(static_cast<uint32_t>(std::strtoul(line.c_str() + number + 9, nullptr, 10)));
+  const char* p = line.c_str() + costs + 11;
+  while (*p && *p != ']') {
+    char* end = nullptr;
+    const double v = std::strtod(p, &end);
+    if (end == p) return false;
+    r->add_costs(v);
+    p = *end == ',' ? end + 1 : end;
+  }
+  return r->costs_size() > 0;
+}
 
 // Spawns argv in a process group of its own; waits for it, killing the group on timeout or
 // cancel. `status` gets the wait status when it exited.
@@ -105,7 +123,7 @@ std::string default_sandbox_helper(const std::string& fallback) {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    const fs::path beside = self.parent_path() / "kiln-farm-sandbox";
+    const fs::path beside = self.parent_path() / "kiln-kernel-runner";
     if (access(beside.c_str(), X_OK) == 0) return beside.string();
   }
   return fallback;
@@ -125,21 +143,33 @@ pb::Result run_in_sandbox(const pb::Job& job, const SandboxConfig& config,
     return finish(fail(r, pb::INVALID_JOB, why));
   }
   try {
+    // The job as files for the kernel runner: the .so, one file per argument (inputs filled
+    // as data.h describes, outputs zeroed), and where the outputs go.
     TempDir dir("kiln-farm");
-    const std::string so = dir.file("kernel.so"), job_file = dir.file("job.pb");
+    const std::string so = dir.file("kernel.so");
     write_all(so, job.so());
-    pb::Job spec = job;
-    spec.clear_so();
-    spec.mutable_check()->clear_reference();
-    write_all(job_file, spec.SerializeAsString());
-
     std::vector<std::string> argv = config.prefix;
-    argv.insert(argv.end(), {config.helper, "--job", job_file, "--lib", so, "--out-dir", dir.path(),
-                             "--mem-mb", std::to_string(config.mem_mb)});
+    argv.insert(argv.end(),
+                {config.helper, "--lib", so, "--fn", job.entry(), "--threads",
+                 std::to_string(std::max<uint32_t>(1, job.threads())), "--repeat",
+                 std::to_string(job.repeat()), "--number",
+                 std::to_string(std::max<uint32_t>(1, job.number())), "--min-repeat-ms",
+                 std::to_string(job.min_repeat_ms()), "--cooldown-ms",
+                 std::to_string(job.cooldown_ms()), "--mem-mb", std::to_string(config.mem_mb)});
+    if (job.flush_cache()) argv.push_back("--flush-cache");
+    std::vector<std::string> out_files;
+    for (int i = 0; i < job.args_size(); ++i) {
+      const std::vector<uint8_t> bytes = fill_arg(job.args(i), job.seed(), i);
+      const std::string file = dir.file("arg" + std::to_string(i) + ".bin");
+      write_all(file, std::string(bytes.begin(), bytes.end()));
+      argv.insert(argv.end(), {"--arg", file});
+      if (!job.args(i).is_output()) continue;
+      out_files.push_back(dir.file("out" + std::to_string(i) + ".bin"));
+      argv.insert(argv.end(), {"--out", std::to_string(i) + "=" + out_files.back()});
+    }
     int status = 0;
-    const std::string err_path = dir.file("stderr.txt");
-    const Ended ended =
-        spawn_and_watch(argv, dir.file("stdout.txt"), err_path, job.timeout_s(), cancel, &status);
+    const std::string err_path = dir.file("stderr.txt"), out_path = dir.file("stdout.txt");
+    const Ended ended = spawn_and_watch(argv, out_path, err_path, job.timeout_s(), cancel, &status);
     if (ended == Ended::kTimedOut) {
       return finish(
           fail(r, pb::TIMEOUT,
@@ -161,15 +191,11 @@ pb::Result run_in_sandbox(const pb::Job& job, const SandboxConfig& config,
           fail(r, pb::RUNTIME_ERROR, "exited with status " + std::to_string(code) + ": " + err));
     }
 
-    pb::Result measured;
-    if (!measured.ParseFromString(read_all(dir.file("result.pb")))) {
-      return finish(fail(r, pb::RUNTIME_ERROR, "the sandbox wrote no readable result"));
-    }
-    r.mutable_costs()->CopyFrom(measured.costs());
-    r.set_number(measured.number());
+    if (!parse_runner_line(read_all(out_path), &r))
+      return finish(fail(r, pb::RUNTIME_ERROR, "the kernel runner printed no readable result"));
     for (int i = 0, k = 0; i < job.args_size(); ++i) {
       if (!job.args(i).is_output()) continue;
-      const std::string out = read_all(dir.file("out" + std::to_string(k) + ".bin"));
+      const std::string out = read_all(out_files.at(k));
       if (job.check().reference_size() > 0) {
         const std::string why =
             compare_outputs(job.args(i).dtype(), std::vector<uint8_t>(out.begin(), out.end()),

@@ -1,4 +1,4 @@
-// The worker's side of measurement: runs one job in a fresh kiln-farm-sandbox child (maybe
+// The worker's side of measurement: runs one job in a fresh kiln-kernel-runner child (maybe
 // under qemu-aarch64), kills it when it runs past the job's timeout or is cancelled, turns
 // its exit into an error kind, and checks its outputs against the job's reference.
 #ifndef KILN_RPC_FARM_SANDBOX_H
@@ -13,12 +13,12 @@
 namespace kiln::farm {
 
 struct SandboxConfig {
-  std::string helper;               // path of kiln-farm-sandbox
+  std::string helper;               // path of kiln-kernel-runner (runtime/tools)
   std::vector<std::string> prefix;  // e.g. {"qemu-aarch64", "-cpu", "max", "-L", "/"}
   long mem_mb = 8192;               // address-space limit of the child (0: none)
 };
 
-// The path of kiln-farm-sandbox beside the running executable, else `fallback`.
+// The path of kiln-kernel-runner beside the running executable, else `fallback`.
 std::string default_sandbox_helper(const std::string& fallback);
 
 // Runs `job` and returns its result (error kind, message, costs, number, outputs when asked

@@ -36,7 +36,7 @@ inline void add_worker_options(CLI::App& app, WorkerCli& cli) {
                  "direct mode: PEM certificate (with --tls-key)");
   app.add_option("--tls-key", cli.options.tls_key, "direct mode: PEM private key");
   app.add_option("--name", cli.options.name, "label shown by `kiln farm status`");
-  app.add_option("--sandbox", cli.options.sandbox.helper, "path of kiln-farm-sandbox");
+  app.add_option("--sandbox", cli.options.sandbox.helper, "path of kiln-kernel-runner (the child each job runs in)");
   app.add_option("--sandbox-prefix", cli.sandbox_prefix,
                  "command the sandbox runs under, e.g. \"qemu-aarch64 -cpu max -L /\"");
   app.add_option("--mem-mb", cli.options.sandbox.mem_mb,

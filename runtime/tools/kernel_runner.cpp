@@ -1,25 +1,42 @@
-// kiln-kernel-runner: runs one kernel of a kernel .so out of process and times it.
+// kiln-kernel-runner: kiln's one child process for running a kernel. It runs one kernel of a
+// kernel .so, checks nothing, and times it; whoever spawned it compares the outputs.
 //
-// Tests and benchmarks use it to run kernels in a process of their own (a crashing kernel
-// takes only the runner down) and, cross-built for AArch64, under qemu-aarch64. It depends on
-// kiln_rt and the standard library only, hence the hand-written argument parsing and JSON.
+// Everything that runs kernels out of process uses it: tests and benchmarks (natively, and
+// cross-built for AArch64 under qemu-aarch64), and every farm worker, which runs each job in
+// a fresh one (a candidate that crashes, hangs or eats memory takes only this process down).
+// It depends on kiln_rt and the standard library only, hence the hand-written argument
+// parsing and JSON, so it builds for any board.
 //
 //   kiln-kernel-runner --lib K.so --fn NAME [--threads T] [--warmup W] [--repeat R]
-//                      --arg FILE [--arg FILE ...] [--out INDEX=FILE ...]
+//                      [--number N] [--min-repeat-ms MS] [--flush-cache] [--cooldown-ms MS]
+//                      [--mem-mb MB] --arg FILE [--arg FILE ...] [--out INDEX=FILE ...]
 //
-// Every --arg file is loaded into its own 64-byte-aligned buffer, in order; the kernel runs
-// W + R times; each --out INDEX=FILE then writes buffer INDEX to FILE (through FILE.tmp and a
-// rename, so a reader never sees half a file). stdout gets one JSON line:
-//   {"fn":"NAME","repeat":R,"times_ms":[...],"median_ms":M}
-// Any error: a message on stderr, exit status 1.
+// Every --arg file is loaded into its own 64-byte-aligned buffer, in order. The kernel runs
+// once on those inputs (the check run, whose results the --out files receive), W more times
+// untimed, then R timed repeats of N calls each; N is raised until one repeat lasts at least
+// --min-repeat-ms (AutoTVM's rule). --flush-cache sweeps a large buffer before each repeat;
+// --cooldown-ms sleeps between repeats; --mem-mb limits the address space. Each --out
+// INDEX=FILE gets buffer INDEX as the check run left it (through FILE.tmp and a rename, so a
+// reader never sees half a file). stdout gets one JSON line:
+//   {"fn":"NAME","repeat":R,"number":N,"times_ms":[...],"median_ms":M,"costs_s":[...]}
+// where times_ms and costs_s are the time of one call in each repeat.
+// Exit status: 0 ok; 10 the .so or its kernel does not load; 11 the kernel returned non-zero;
+// 12 bad arguments; 1 anything else. The message is on stderr.
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kiln/runtime.h"
@@ -28,7 +45,12 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: kiln-kernel-runner --lib K.so --fn NAME [--threads T] [--warmup W] [--repeat R]\n"
+    "                          [--number N] [--min-repeat-ms MS] [--flush-cache]\n"
+    "                          [--cooldown-ms MS] [--mem-mb MB]\n"
     "                          --arg FILE [--arg FILE ...] [--out INDEX=FILE ...]\n";
+
+// Exit statuses the farm worker turns into error kinds.
+constexpr int kExitLoad = 10, kExitKernel = 11, kExitUsage = 12;
 
 struct Output {
   std::size_t index;
@@ -41,6 +63,11 @@ struct Options {
   int threads = 0;  // 0: the runtime's default (KILN_NUM_THREADS, else usable CPUs)
   int warmup = 0;
   int repeat = 1;
+  int number = 1;
+  double min_repeat_ms = 0;
+  bool flush_cache = false;
+  double cooldown_ms = 0;
+  long mem_mb = 0;
   std::vector<std::string> args;
   std::vector<Output> outputs;
 };
@@ -60,6 +87,14 @@ int parse_int(const std::string& option, const std::string& text, int min) {
   return static_cast<int>(v);
 }
 
+double parse_ms(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(v >= 0) || v > 3.6e6)
+    throw UsageError(option + " expects milliseconds >= 0, got '" + text + "'");
+  return v;
+}
+
 Output parse_output(const std::string& spec) {
   const auto eq = spec.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
@@ -77,6 +112,10 @@ Options parse_options(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       std::exit(0);
     }
+    if (flag == "--flush-cache") {
+      o.flush_cache = true;
+      continue;
+    }
     if (i + 1 >= argc)
       throw UsageError(flag.rfind("--", 0) == 0 ? flag + " needs a value"
                                                 : "unexpected argument '" + flag + "'");
@@ -91,6 +130,14 @@ Options parse_options(int argc, char** argv) {
       o.warmup = parse_int(flag, value, 0);
     } else if (flag == "--repeat") {
       o.repeat = parse_int(flag, value, 1);
+    } else if (flag == "--number") {
+      o.number = parse_int(flag, value, 1);
+    } else if (flag == "--min-repeat-ms") {
+      o.min_repeat_ms = parse_ms(flag, value);
+    } else if (flag == "--cooldown-ms") {
+      o.cooldown_ms = parse_ms(flag, value);
+    } else if (flag == "--mem-mb") {
+      o.mem_mb = parse_int(flag, value, 0);
     } else if (flag == "--arg") {
       o.args.push_back(value);
     } else if (flag == "--out") {
@@ -172,37 +219,102 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// The limits of a sandboxed child: it dies with its parent (a killed worker leaves no
+// candidate spinning), leaves no core file, and with --mem-mb fails to allocate past it.
+void limit_resources(long mem_mb) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  if (mem_mb > 0) {
+    const rlim_t bytes = static_cast<rlim_t>(mem_mb) << 20;
+    const rlimit as{bytes, bytes};
+    setrlimit(RLIMIT_AS, &as);
+  }
+}
+
+struct Failure : std::runtime_error {
+  Failure(int code, const std::string& what) : std::runtime_error(what), code(code) {}
+  int code;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
 int run(const Options& o) {
+  limit_resources(o.mem_mb);
   std::vector<kiln::AlignedBuffer> buffers;
   std::vector<void*> pointers;
   for (const auto& path : o.args) buffers.push_back(read_file(path));
   for (auto& b : buffers) pointers.push_back(b.data());
 
   kiln::ThreadPool pool(o.threads);
-  kiln::KernelModule module(o.lib, pool);
-  const kiln::Kernel kernel = module.kernel(o.fn);
+  // Lives until exit, as the pool does: a module must not be unloaded under running threads.
+  static std::unique_ptr<kiln::KernelModule> module;
+  kiln::Kernel kernel = [&] {
+    try {
+      module = std::make_unique<kiln::KernelModule>(o.lib, pool);
+      return module->kernel(o.fn);
+    } catch (const std::exception& e) {
+      throw Failure(kExitLoad, e.what());
+    }
+  }();
+  auto call = [&] {
+    if (const int32_t status = kernel.run(pointers.data()); status != 0)
+      throw Failure(kExitKernel,
+                    "kernel '" + o.fn + "' returned status " + std::to_string(status));
+  };
 
-  for (int i = 0; i < o.warmup; ++i) kernel(pointers.data());
+  // The check run on the inputs as given; its outputs are what --out files receive.
+  call();
+  std::vector<std::vector<uint8_t>> outputs;
+  for (const auto& out : o.outputs) {
+    const auto* p = static_cast<const uint8_t*>(buffers[out.index].data());
+    outputs.emplace_back(p, p + buffers[out.index].size());
+  }
+  for (int i = 0; i < o.warmup; ++i) call();
+  int number = o.number;
+  if (o.min_repeat_ms > 0) {
+    const auto t0 = Clock::now();
+    call();
+    const double once = std::max(ms_since(t0), 1e-6);
+    number = static_cast<int>(
+        std::clamp<double>(std::ceil(o.min_repeat_ms / once), number, 1000000));
+  }
+  std::vector<uint8_t> flush(o.flush_cache ? (64u << 20) : 0);
   std::vector<double> times_ms;
   times_ms.reserve(o.repeat);
-  for (int i = 0; i < o.repeat; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    kernel(pointers.data());
-    const auto stop = std::chrono::steady_clock::now();
-    times_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  for (int r = 0; r < o.repeat; ++r) {
+    if (o.cooldown_ms > 0 && r > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.cooldown_ms));
+    for (std::size_t i = 0; i < flush.size(); i += 64) flush[i] += 1;  // evicts the caches
+    const auto t0 = Clock::now();
+    for (int n = 0; n < number; ++n) call();
+    times_ms.push_back(ms_since(t0) / number);
   }
 
-  for (const auto& out : o.outputs) write_file_atomically(out.path, buffers[out.index]);
+  for (std::size_t k = 0; k < o.outputs.size(); ++k) {
+    kiln::AlignedBuffer b(outputs[k].size());
+    if (!outputs[k].empty()) std::memcpy(b.data(), outputs[k].data(), outputs[k].size());
+    write_file_atomically(o.outputs[k].path, b);
+  }
 
   std::string line = "{\"fn\":" + json_string(o.fn) + ",\"repeat\":" + std::to_string(o.repeat) +
-                     ",\"times_ms\":[";
+                     ",\"number\":" + std::to_string(number) + ",\"times_ms\":[";
   char num[64];
   for (std::size_t i = 0; i < times_ms.size(); ++i) {
     std::snprintf(num, sizeof num, "%s%.6f", i ? "," : "", times_ms[i]);
     line += num;
   }
-  std::snprintf(num, sizeof num, "],\"median_ms\":%.6f}\n", median(times_ms));
+  std::snprintf(num, sizeof num, "],\"median_ms\":%.6f,\"costs_s\":[", median(times_ms));
   line += num;
+  for (std::size_t i = 0; i < times_ms.size(); ++i) {
+    std::snprintf(num, sizeof num, "%s%.9e", i ? "," : "", times_ms[i] / 1e3);
+    line += num;
+  }
+  line += "]}\n";
   std::fputs(line.c_str(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
@@ -214,6 +326,10 @@ int main(int argc, char** argv) {
     return run(parse_options(argc, argv));
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kiln-kernel-runner: %s\n%s", e.what(), kUsage);
+    return kExitUsage;
+  } catch (const Failure& e) {
+    std::fprintf(stderr, "kiln-kernel-runner: %s\n", e.what());
+    return e.code;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kiln-kernel-runner: %s\n", e.what());
   }

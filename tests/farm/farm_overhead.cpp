@@ -3,7 +3,7 @@
 // the worker's gRPC service and the tracker, compared with calling the kernel in process:
 //
 //   in process        the kernel called through kiln::KernelModule in this process
-//   sandbox only      run_in_sandbox() here: a fresh kiln-farm-sandbox child per job
+//   sandbox only      run_in_sandbox() here: a fresh kiln-kernel-runner child per job
 //   direct worker     client -> kiln-worker --listen (no tracker) -> sandbox
 //   tracker, N        client -> tracker -> N kiln-worker processes -> sandbox
 //

@@ -4,7 +4,7 @@
 // farm differ only in the runner chosen:
 //  - FarmRunner submits the batch to a tracker (or a direct-mode worker) for a device key
 //    and streams results back as they finish;
-//  - LocalRunner runs each job here in a sandboxed child process (kiln-farm-sandbox: a
+//  - LocalRunner runs each job here in a sandboxed child process (kiln-kernel-runner: a
 //    crashing or hanging candidate takes only the child down), AArch64 ones under qemu.
 #pragma once
 
