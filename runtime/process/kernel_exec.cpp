@@ -1,11 +1,11 @@
 // Out-of-process kernel runs: temp files in, kiln-kernel-runner (maybe under qemu), files out.
 #include "runtime/process/kernel_exec.h"
-#include "runtime/process/spawn.h"
-#include "runtime/process/temp_dir.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +21,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "runtime/process/spawn.h"
+#include "runtime/process/temp_dir.h"
 
 namespace kiln {
 namespace {
@@ -37,8 +39,6 @@ bool executable_on_path(const std::string& name) {
   return false;
 }
 
-// A fresh private directory, removed with everything in it when the object goes away.
-
 void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(bytes.data()),
@@ -46,15 +46,14 @@ void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  const std::string text = read_text(path);
+  return {text.begin(), text.end()};
 }
 
 std::string join(const std::vector<std::string>& argv) {
@@ -63,52 +62,71 @@ std::string join(const std::vector<std::string>& argv) {
   return s;
 }
 
-// Spawns argv (no shell) in a process group of its own, stdout/stderr to files; returns the
-// wait status, or throws after killing the whole group when it runs past timeout_s.
-int spawn_and_wait(const std::vector<std::string>& argv, const std::string& stdout_path,
-                   const std::string& stderr_path, double timeout_s) {
-  const pid_t pid = spawn_in_own_group(argv, stdout_path, stderr_path);
-
+// Spawns argv in a process group of its own; waits for it, killing the group on timeout or
+// cancel. `status` gets the wait status when it exited.
+RunnerResult::End spawn_and_watch(const std::vector<std::string>& argv, const std::string& out_path,
+                                  const std::string& err_path, double timeout_s,
+                                  const std::atomic<bool>* cancel, int* status) {
+  const pid_t pid = spawn_in_own_group(argv, out_path, err_path);
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(timeout_s));
-  auto nap = std::chrono::microseconds(200);
+  // A pidfd becomes readable the moment the child exits, so a short job is seen as done at
+  // once instead of at the next poll (polling cost a few ms per job). Where there is no
+  // pidfd_open (an old kernel, or an emulator without it), poll with growing naps.
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  auto nap = std::chrono::microseconds(100);
+  RunnerResult::End ended;
   for (;;) {
-    int status = 0;
-    const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) return status;
+    const pid_t done = waitpid(pid, status, WNOHANG);
+    if (done == pid) {
+      ended = RunnerResult::End::kExited;
+      break;
+    }
     if (done < 0 && errno != EINTR) {
+      if (pidfd >= 0) close(pidfd);
       throw std::runtime_error(std::string("waitpid failed: ") + std::strerror(errno));
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool late = now >= deadline;
+    if (late || (cancel && cancel->load())) {
       kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      throw std::runtime_error("'" + join(argv) + "' timed out after " + std::to_string(timeout_s) +
-                               " s and was killed; stderr:\n" + read_text(stderr_path));
+      int ignored = 0;
+      waitpid(pid, &ignored, 0);
+      ended = late ? RunnerResult::End::kTimedOut : RunnerResult::End::kCancelled;
+      break;
+    }
+    if (pidfd >= 0) {
+      // Wake for the exit, else every 20 ms to look at the deadline and the cancel flag.
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      pollfd p{pidfd, POLLIN, 0};
+      poll(&p, 1, static_cast<int>(std::clamp<int64_t>(left.count() + 1, 1, 20)));
+      continue;
     }
     std::this_thread::sleep_for(nap);
-    nap = std::min(nap * 2, std::chrono::microseconds(20000));
+    nap = std::min(nap * 2, std::chrono::microseconds(5000));
   }
+  if (pidfd >= 0) close(pidfd);
+  return ended;
 }
 
-std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    return "was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+// The runner's JSON line: "number":N, "median_ms":M and "costs_s":[...]. A plain scan: the
+// line's format is the runner's own (runtime/tools/kernel_runner.cpp).
+bool parse_result_line(const std::string& line, RunnerResult* r) {
+  const size_t number = line.find("\"number\":"), median = line.find("\"median_ms\":"),
+               costs = line.find("\"costs_s\":[");
+  if (number == std::string::npos || median == std::string::npos || costs == std::string::npos)
+    return false;
+  r->number = static_cast<uint32_t>(std::strtoul(line.c_str() + number + 9, nullptr, 10));
+  r->median_ms = std::strtod(line.c_str() + median + 12, nullptr);
+  for (const char* p = line.c_str() + costs + 11; *p && *p != ']';) {
+    char* end = nullptr;
+    const double v = std::strtod(p, &end);
+    if (end == p) return false;
+    r->costs_s.push_back(v);
+    p = *end == ',' ? end + 1 : end;
   }
-  return "ended with wait status " + std::to_string(status);
-}
-
-double parse_median_ms(const std::string& json) {
-  const std::string key = "\"median_ms\":";
-  const auto at = json.find(key);
-  if (at == std::string::npos) throw std::runtime_error("no median_ms in runner output: " + json);
-  const char* begin = json.c_str() + at + key.size();
-  char* end = nullptr;
-  const double v = std::strtod(begin, &end);
-  if (end == begin) throw std::runtime_error("bad median_ms in runner output: " + json);
-  return v;
+  return !r->costs_s.empty();
 }
 
 }  // namespace
@@ -119,51 +137,89 @@ std::vector<std::string> aarch64_qemu_prefix() {
   return {"qemu-aarch64", "-cpu", "max", "-L", multiarch ? "/" : "/usr/aarch64-linux-gnu"};
 }
 
+bool RunnerResult::ok() const {
+  return end == End::kExited && WIFEXITED(status) && WEXITSTATUS(status) == 0 && !costs_s.empty();
+}
+
+std::string RunnerResult::describe() const {
+  if (end == End::kTimedOut) return "timed out and was killed";
+  if (end == End::kCancelled) return "was cancelled";
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return "was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  }
+  return "ended with wait status " + std::to_string(status);
+}
+
+RunnerResult invoke_kernel_runner(const RunnerInvocation& job, const std::atomic<bool>* cancel) {
+  if (job.runner.empty()) throw std::runtime_error("invoke_kernel_runner: no runner given");
+  for (const int i : job.output_indices) {
+    if (i < 0 || static_cast<std::size_t>(i) >= job.args.size()) {
+      throw std::runtime_error("invoke_kernel_runner: output index " + std::to_string(i) +
+                               " is not one of the " + std::to_string(job.args.size()) +
+                               " arguments");
+    }
+  }
+  TempDir dir("kiln-kexec");
+  std::vector<std::string> argv = job.prefix;
+  argv.insert(argv.end(),
+              {job.runner, "--lib", job.so_path, "--fn", job.fn, "--threads",
+               std::to_string(job.threads), "--warmup", std::to_string(job.warmup), "--repeat",
+               std::to_string(job.repeat), "--number", std::to_string(job.number),
+               "--min-repeat-ms", std::to_string(job.min_repeat_ms), "--cooldown-ms",
+               std::to_string(job.cooldown_ms), "--mem-mb", std::to_string(job.mem_mb)});
+  if (job.flush_cache) argv.push_back("--flush-cache");
+  for (std::size_t i = 0; i < job.args.size(); ++i) {
+    const std::string path = dir.file("arg" + std::to_string(i) + ".bin");
+    write_bytes(path, job.args[i]);
+    argv.insert(argv.end(), {"--arg", path});
+  }
+  for (const int i : job.output_indices)
+    argv.insert(argv.end(),
+                {"--out", std::to_string(i) + "=" + dir.file("out" + std::to_string(i) + ".bin")});
+
+  RunnerResult r;
+  const std::string out_path = dir.file("stdout.txt"), err_path = dir.file("stderr.txt");
+  r.end = spawn_and_watch(argv, out_path, err_path, job.timeout_s, cancel, &r.status);
+  r.stderr_text = read_text(err_path);
+  while (!r.stderr_text.empty() && (r.stderr_text.back() == '\n' || r.stderr_text.back() == ' '))
+    r.stderr_text.pop_back();
+  if (r.end != RunnerResult::End::kExited || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+    return r;
+  if (!parse_result_line(read_text(out_path), &r)) {
+    r.stderr_text = "the kernel runner printed no readable result line (" + join(argv) + ")";
+    r.costs_s.clear();
+    return r;
+  }
+  for (const int i : job.output_indices)
+    r.outputs.push_back(read_bytes(dir.file("out" + std::to_string(i) + ".bin")));
+  return r;
+}
+
 KernelRun run_kernel_out_of_process(const std::string& runner, bool under_qemu,
                                     const std::string& so_path, const std::string& fn,
                                     const std::vector<std::vector<uint8_t>>& args,
                                     const std::vector<int>& output_indices, int repeat, int threads,
                                     double timeout_s) {
-  if (runner.empty()) throw std::runtime_error("run_kernel_out_of_process: no runner given");
-  for (const int i : output_indices) {
-    if (i < 0 || static_cast<std::size_t>(i) >= args.size()) {
-      throw std::runtime_error("run_kernel_out_of_process: output index " + std::to_string(i) +
-                               " is not one of the " + std::to_string(args.size()) + " arguments");
-    }
-  }
-  std::vector<std::string> argv;
+  RunnerInvocation job;
   if (under_qemu) {
-    argv = aarch64_qemu_prefix();
-    if (argv.empty()) throw std::runtime_error("qemu-aarch64 is not on PATH");
+    job.prefix = aarch64_qemu_prefix();
+    if (job.prefix.empty()) throw std::runtime_error("qemu-aarch64 is not on PATH");
   }
-
-  TempDir dir("kiln-kexec");
-  argv.insert(argv.end(), {runner, "--lib", so_path, "--fn", fn, "--repeat", std::to_string(repeat),
-                           "--threads", std::to_string(threads)});
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string path = dir.file("arg" + std::to_string(i) + ".bin");
-    write_bytes(path, args[i]);
-    argv.insert(argv.end(), {"--arg", path});
-  }
-  for (const int i : output_indices) {
-    argv.insert(argv.end(),
-                {"--out", std::to_string(i) + "=" + dir.file("out" + std::to_string(i) + ".bin")});
-  }
-
-  const std::string out_path = dir.file("stdout.txt");
-  const std::string err_path = dir.file("stderr.txt");
-  const int status = spawn_and_wait(argv, out_path, err_path, timeout_s);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw std::runtime_error("kernel '" + fn + "' of '" + so_path + "': '" + join(argv) + "' " +
-                             describe_status(status) + "; stderr:\n" + read_text(err_path));
-  }
-
-  KernelRun run;
-  run.median_ms = parse_median_ms(read_text(out_path));
-  for (const int i : output_indices) {
-    run.outputs.push_back(read_bytes(dir.file("out" + std::to_string(i) + ".bin")));
-  }
-  return run;
+  job.runner = runner;
+  job.so_path = so_path;
+  job.fn = fn;
+  job.args = args;
+  job.output_indices = output_indices;
+  job.repeat = repeat;
+  job.threads = threads;
+  job.timeout_s = timeout_s;
+  RunnerResult r = invoke_kernel_runner(job);
+  if (!r.ok())
+    throw std::runtime_error("kernel '" + fn + "' of '" + so_path + "': the runner " +
+                             r.describe() + "; stderr:\n" + r.stderr_text);
+  return {std::move(r.outputs), r.median_ms};
 }
 
 }  // namespace kiln

@@ -1,5 +1,5 @@
 // Running a kernel .so in a child process, natively or under qemu-aarch64: what kernel
-// tests, `kiln demo` and (later) the measurement sandbox of the device farm use.
+// tests, `kiln demo` and the farm worker's measurement sandbox use.
 //
 // The child is kiln-kernel-runner (runtime/tools): a kernel that crashes, hangs or scribbles
 // over memory takes only the child down, and AArch64 kernels run through a cross-built runner
@@ -7,6 +7,7 @@
 #ifndef KILN_RPC_KERNEL_EXEC_H
 #define KILN_RPC_KERNEL_EXEC_H
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -22,6 +23,48 @@ namespace kiln {
 // start-up), else the cross toolchain's "/usr/aarch64-linux-gnu". Empty when qemu-aarch64 is not
 // on PATH.
 std::vector<std::string> aarch64_qemu_prefix();
+
+// Exit statuses of kiln-kernel-runner (runtime/tools/kernel_runner.cpp) besides 0 and 1.
+inline constexpr int kRunnerExitLoad = 10;    // the .so or its kernel does not load
+inline constexpr int kRunnerExitKernel = 11;  // the kernel returned a non-zero status
+inline constexpr int kRunnerExitUsage = 12;   // the runner's arguments are wrong
+
+// One run of kiln-kernel-runner, the one child process that runs kernels (tests, benchmarks
+// and every farm job go through it): the arguments' bytes go to files in a private temporary
+// folder, the runner runs (under `prefix`, e.g. qemu-aarch64), the outputs come back.
+struct RunnerInvocation {
+  std::vector<std::string> prefix;  // e.g. aarch64_qemu_prefix(); empty for native runs
+  std::string runner;               // path of kiln-kernel-runner (for the right architecture)
+  std::string so_path, fn;
+  std::vector<std::vector<uint8_t>> args;  // argument i gets args[i]'s bytes
+  std::vector<int> output_indices;         // the buffers to return, in this order
+  int threads = 1, warmup = 0, repeat = 1, number = 1;
+  double min_repeat_ms = 0, cooldown_ms = 0;
+  bool flush_cache = false;
+  long mem_mb = 0;  // the child's address-space limit (0: none)
+  double timeout_s = 120;
+};
+
+struct RunnerResult {
+  enum class End { kExited, kTimedOut, kCancelled };
+  End end = End::kExited;
+  int status = 0;           // the wait status, when it exited
+  std::string stderr_text;  // the runner's messages
+  // When it exited with status 0:
+  std::vector<std::vector<uint8_t>> outputs;  // one per output index, in that order
+  std::vector<double> costs_s;                // seconds per call, one per repeat
+  uint32_t number = 0;                        // calls per repeat actually used
+  double median_ms = 0;
+  bool ok() const;  // exited with status 0 and printed its result line
+  // "exited with status 11", "was killed by signal 11 (Segmentation fault)", ...
+  std::string describe() const;
+};
+
+// Never throws for anything the kernel does (a crash, a hang past timeout_s: the child's whole
+// process group is killed); setting `cancel` stops it early. Throws std::runtime_error when the
+// runner cannot be started or its files cannot be written.
+RunnerResult invoke_kernel_runner(const RunnerInvocation& job,
+                                  const std::atomic<bool>* cancel = nullptr);
 
 struct KernelRun {
   std::vector<std::vector<uint8_t>> outputs;  // one per output index, in the order asked for

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "kiln/runtime.h"
+#include "runtime/process/kernel_exec.h"
 
 namespace {
 
@@ -50,7 +51,8 @@ constexpr const char* kUsage =
     "                          --arg FILE [--arg FILE ...] [--out INDEX=FILE ...]\n";
 
 // Exit statuses the farm worker turns into error kinds.
-constexpr int kExitLoad = 10, kExitKernel = 11, kExitUsage = 12;
+constexpr int kExitLoad = kiln::kRunnerExitLoad, kExitKernel = kiln::kRunnerExitKernel,
+              kExitUsage = kiln::kRunnerExitUsage;
 
 struct Output {
   std::size_t index;
