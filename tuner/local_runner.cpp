@@ -10,6 +10,7 @@
 #include "kiln/runtime.h"
 #include "runtime/process/kernel_exec.h"
 #include "runtime/process/temp_dir.h"
+#include "tuner/measure/job.h"
 
 namespace kiln::tuner {
 
@@ -74,44 +75,18 @@ KernelRunResult run_lowered(const ir::LoweredFunc& f, const Target& target,
 }
 
 CheckResult check_built_kernel(const schedules::OpTemplate& tpl, const schedules::Workload& w,
-                               const Target& target, const BuiltKernel& k,
-                               const RunOptions& o) {
-  // Each argument travels in its buffer's own element type (an f32 output of a bf16
-  // kernel, say), which the lowered function knows.
-  if (k.func.args.size() != k.args.size())
-    throw std::runtime_error("kernel " + k.func.name + " has " + std::to_string(k.func.args.size()) +
-                             " buffers but its template describes " + std::to_string(k.args.size()));
-  auto dtype_of = [&](size_t i) { return k.func.args[i]->dtype; };
-  std::vector<Values> logical;
-  std::vector<Bytes> args;
-  uint32_t seed = 11;
-  for (size_t i = 0; i < k.args.size(); ++i) {
-    const schedules::KernelArg& a = k.args[i];
-    if (a.is_output) {
-      args.emplace_back(static_cast<size_t>(a.kernel_elements) * dtype_of(i).bytes(), 0);
-      continue;
-    }
-    logical.push_back(random_values(a.logical.elements(), seed++, dtype_of(i)));
-    Values packed = a.pack ? a.pack(logical.back()) : logical.back();
-    if (static_cast<int64_t>(packed.size()) != a.kernel_elements)
-      throw std::runtime_error("argument " + a.logical.name + " packs to " +
-                               std::to_string(packed.size()) + " elements, the kernel expects " +
-                               std::to_string(a.kernel_elements));
-    args.push_back(encode(packed, dtype_of(i)));
-  }
+                               const Target& target, const BuiltKernel& k, const RunOptions& o) {
+  // The tuner's inputs, packing and judgement (tuner/measure/job.h), run here.
+  TaskData data(tpl, w);
+  std::vector<Bytes> args = kernel_arguments(k, data);
   int out_index = static_cast<int>(k.args.size()) - 1;
   KernelRunResult run = run_lowered(k.func, target, args, {out_index}, o);
   CheckResult c;
   c.skip_reason = run.skip_reason;
   if (!c.skip_reason.empty()) return c;
-  ir::DataType out_type = dtype_of(k.args.size() - 1);
-  Values got = decode(run.outputs[0], out_type);
-  if (k.args.back().unpack) got = k.args.back().unpack(got);
-  Values want = tpl.reference(w, logical);
-  for (float& x : want) x = round_to(x, out_type);
   // The tolerance follows the inputs' precision: bf16 inputs with an f32 output still
   // carry bf16's rounding in every product.
-  c.comparison = compare(got, want, tolerance(w.dtype));
+  c.comparison = compare_output(k, data, run.outputs[0], tolerance(w.dtype));
   c.median_ms = run.median_ms;
   c.gflops = run.median_ms > 0 ? k.flops / (run.median_ms * 1e6) : 0;
   return c;

@@ -40,12 +40,39 @@ const TaskData::Set& TaskData::for_kernel(const BuiltKernel& k) {
   return sets_.emplace(key, std::move(set)).first->second;
 }
 
-farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so,
-                       TaskData& data, const MeasureOptions& o) {
+std::vector<Bytes> kernel_arguments(const BuiltKernel& k, TaskData& data) {
   if (k.func.args.size() != k.args.size())
     throw std::runtime_error("kernel " + k.func.name + " has " + std::to_string(k.func.args.size()) +
                              " buffers but its template describes " + std::to_string(k.args.size()));
   const TaskData::Set& set = data.for_kernel(k);
+  std::vector<Bytes> out;
+  size_t input = 0;
+  for (size_t i = 0; i < k.args.size(); ++i) {
+    const schedules::KernelArg& a = k.args[i];
+    if (a.is_output) {
+      out.emplace_back(static_cast<size_t>(a.kernel_elements) * arg_dtype(k, i).bytes(), 0);
+      continue;
+    }
+    const Values& logical = set.inputs.at(input++);
+    Values packed = a.pack ? a.pack(logical) : logical;
+    if (static_cast<int64_t>(packed.size()) != a.kernel_elements)
+      throw std::runtime_error("argument " + a.logical.name + " packs to " +
+                               std::to_string(packed.size()) + " elements, the kernel expects " +
+                               std::to_string(a.kernel_elements));
+    out.push_back(encode(packed, arg_dtype(k, i)));
+  }
+  return out;
+}
+
+Comparison compare_output(const BuiltKernel& k, TaskData& data, const Bytes& raw, double rtol) {
+  Values got = decode(raw, arg_dtype(k, k.args.size() - 1));
+  if (k.args.back().unpack) got = k.args.back().unpack(got);
+  return compare(got, data.for_kernel(k).reference, rtol);
+}
+
+farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so, TaskData& data,
+                       const MeasureOptions& o) {
+  std::vector<Bytes> args = kernel_arguments(k, data);
   farm::pb::Job job;
   job.set_so(so.data(), so.size());
   job.set_entry(k.func.name);
@@ -56,30 +83,20 @@ farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so,
   job.set_threads(o.threads);
   job.set_flush_cache(o.flush_cache);
   job.mutable_check()->set_return_outputs(true);
-  size_t input = 0;
   for (size_t i = 0; i < k.args.size(); ++i) {
-    const schedules::KernelArg& a = k.args[i];
     farm::pb::Arg* arg = job.add_args();
     arg->set_dtype(wire_dtype(arg_dtype(k, i)));
-    arg->add_shape(a.kernel_elements);
-    if (a.is_output) {
+    arg->add_shape(k.args[i].kernel_elements);
+    // Outputs travel without data: the worker zeroes them.
+    if (k.args[i].is_output)
       arg->set_is_output(true);
-      continue;
-    }
-    const Values& logical = set.inputs.at(input++);
-    Values packed = a.pack ? a.pack(logical) : logical;
-    if (static_cast<int64_t>(packed.size()) != a.kernel_elements)
-      throw std::runtime_error("argument " + a.logical.name + " packs to " +
-                               std::to_string(packed.size()) + " elements, the kernel expects " +
-                               std::to_string(a.kernel_elements));
-    Bytes bytes = encode(packed, arg_dtype(k, i));
-    arg->set_data(bytes.data(), bytes.size());
+    else
+      arg->set_data(args[i].data(), args[i].size());
   }
   return job;
 }
 
-Judgement judge(const farm::pb::Result& r, const BuiltKernel& k, TaskData& data,
-                double rtol) {
+Judgement judge(const farm::pb::Result& r, const BuiltKernel& k, TaskData& data, double rtol) {
   Judgement j;
   j.error = r.error();
   j.message = r.message();
@@ -91,9 +108,7 @@ Judgement judge(const farm::pb::Result& r, const BuiltKernel& k, TaskData& data,
     return j;
   }
   const std::string& raw = r.outputs(0);
-  Values got = decode(Bytes(raw.begin(), raw.end()), arg_dtype(k, k.args.size() - 1));
-  if (k.args.back().unpack) got = k.args.back().unpack(got);
-  Comparison c = compare(got, data.for_kernel(k).reference, rtol);
+  Comparison c = compare_output(k, data, Bytes(raw.begin(), raw.end()), rtol);
   if (!c.close) {
     j.error = farm::pb::WRONG_RESULT;
     j.message = c.message();

@@ -48,6 +48,13 @@ class TaskData {
   std::map<std::vector<std::string>, Set> sets_;
 };
 
+// The kernel's arguments on the task's inputs, in call order: each input packed into the
+// kernel's layout and encoded in its buffer's element type; the output zeroed.
+std::vector<Bytes> kernel_arguments(const BuiltKernel& k, TaskData& data);
+// The kernel's raw output judged against the task's reference: read in the output buffer's
+// element type, unpacked to the logical layout, compared by the one rule (kiln/compare.h).
+Comparison compare_output(const BuiltKernel& k, TaskData& data, const Bytes& raw, double rtol);
+
 // The job that runs `k` (compiled into `so`) on the task's inputs and returns its output.
 farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so,
                        TaskData& data, const MeasureOptions& options);
