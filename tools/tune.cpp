@@ -1,7 +1,7 @@
 // `kiln tune`: tunes one operator on a device farm and appends every measurement to a log.
 //
 //   kiln tune --op dense --shape 1024,1024,1024 --target x86-avx512 --trials 200 --log d.jsonl
-//   kiln tune --op conv2d --shape 1,64,56,56,64,3,3 --pad 1 --tuner ga --farm 10.0.0.5:9190 \
+//   kiln tune --op conv2d --shape 1,64,56,56,64,3,3 --pad 1 --tuner ga --farm 10.0.0.5:9190
 //             --key rk3588 --token-file farm.token --trials 1000 --log c.jsonl
 //
 // Without --farm an embedded farm runs on loopback (a tracker and workers for the target:
@@ -72,6 +72,8 @@ int run_tune(const TuneArgs& a) {
   const schedules::OpTemplate& tpl = pick_template(w, target, a.tmpl);
   user_check(!a.log.empty()) << "--log is required: every measurement is appended to it";
   user_check(a.trials > 0) << "--trials must be positive";
+  user_check(a.farm.empty() || !a.key.empty())
+      << "--farm needs --key (the device key of the boards to use)";
 
   // Resume: this task's records in the log are never measured again.
   tuner::LoadOptions lo;
@@ -105,7 +107,6 @@ int run_tune(const TuneArgs& a) {
   std::unique_ptr<tuner::EmbeddedFarm> embedded;
   std::unique_ptr<tuner::Runner> runner;
   if (!a.farm.empty()) {
-    user_check(!a.key.empty()) << "--farm needs --key (the device key of the boards to use)";
     runner = std::make_unique<tuner::FarmRunner>(a.farm, farm::load_token(a.token_file), a.key, a.tls_ca);
   } else {
     embedded = std::make_unique<tuner::EmbeddedFarm>(target, a.workers);

@@ -19,17 +19,8 @@
 extern char** environ;
 
 namespace kiln::farm {
-namespace {
 
 namespace fs = std::filesystem;
-
-std::string make_temp_dir() {
-  std::string pattern = (fs::temp_directory_path() / "kiln-farm-XXXXXX").string();
-  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-  return pattern;
-}
-
-}  // namespace
 
 std::string wait_listening(const std::string& log, double timeout_s) {
   const std::regex listening("listening on (127\\.0\\.0\\.1:[0-9]+)");
@@ -96,8 +87,11 @@ std::string read_text(const std::string& path) {
 }
 
 LocalFarm::LocalFarm(const std::vector<std::string>& tracker_command, double heartbeat_timeout_s)
-    : dir_(make_temp_dir()) {
-  token_ = "farm-token-" + std::to_string(getpid()) + "-" + fs::path(dir_).filename().string();
+{
+  token_ = "farm-token-";
+  token_ += std::to_string(getpid());
+  token_ += "-";
+  token_ += fs::path(dir_).filename().string();
   token_file_ = dir_ + "/farm.token";
   std::ofstream(token_file_) << token_ << "\n";
   const std::string log = dir_ + "/tracker.log";
@@ -115,8 +109,6 @@ LocalFarm::LocalFarm(const std::vector<std::string>& tracker_command, double hea
 LocalFarm::~LocalFarm() {
   workers_.clear();
   tracker_.reset();
-  std::error_code ec;
-  fs::remove_all(dir_, ec);
 }
 
 std::size_t LocalFarm::start_worker(const std::vector<std::string>& command,

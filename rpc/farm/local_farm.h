@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rpc/farm/client.h"
+#include "runtime/process/temp_dir.h"
 
 namespace kiln::farm {
 
@@ -66,7 +67,8 @@ class LocalFarm {
   FarmClient client() const { return FarmClient(address_, token_); }
 
  private:
-  std::string dir_, token_, token_file_, address_;
+  TempDir scratch_{"kiln-farm"};  // logs and token; removed last, after every process is gone
+  std::string dir_ = scratch_.path(), token_, token_file_, address_;
   std::unique_ptr<ChildProcess> tracker_;
   std::vector<std::unique_ptr<ChildProcess>> workers_;
 };

@@ -11,21 +11,12 @@
 
 #include "cost_model/rank_correlation.h"
 #include "compiler/base/error.h"
+#include "runtime/process/temp_dir.h"
 
 namespace kiln::cost_model {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A temporary folder removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kiln-cost-model-XXXXXX").string();
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // Rows of 6 features in [0, 1) whose throughput is a monotone function of three of them
 // (the other three are noise the model must learn to ignore).
@@ -106,7 +97,7 @@ TEST(CostModel, SaveAndLoadGiveIdenticalPredictions) {
   CostModel m(opt);
   m.fit(train.x, train.y);
   TempDir dir;
-  std::string path = (dir.path / "model.ubj").string();
+  std::string path = (fs::path(dir.path()) / "model.ubj").string();
   m.save(path);
   EXPECT_FALSE(fs::exists(path + ".tmp")) << "the temporary is renamed away";
   CostModel loaded = CostModel::load(path);
@@ -148,9 +139,9 @@ TEST(CostModel, BadInputIsAUserError) {
 
 TEST(CostModel, LoadNamesTheBadFile) {
   TempDir dir;
-  std::string missing = (dir.path / "missing.ubj").string();
+  std::string missing = (fs::path(dir.path()) / "missing.ubj").string();
   EXPECT_THROW(CostModel::load(missing), UserError);
-  std::string junk = (dir.path / "junk.ubj").string();
+  std::string junk = (fs::path(dir.path()) / "junk.ubj").string();
   std::ofstream(junk) << "not a model at all";
   try {
     CostModel::load(junk);

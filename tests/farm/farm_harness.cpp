@@ -21,17 +21,8 @@
 extern char** environ;
 
 namespace kiln::farm::testing {
-namespace {
 
 namespace fs = std::filesystem;
-
-std::string make_temp_dir() {
-  std::string pattern = (fs::temp_directory_path() / "kiln-farm-test-XXXXXX").string();
-  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-  return pattern;
-}
-
-}  // namespace
 
 std::vector<uint8_t> read_binary(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -39,7 +30,7 @@ std::vector<uint8_t> read_binary(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-DirectWorker::DirectWorker(const std::vector<std::string>& extra) : dir_(make_temp_dir()) {
+DirectWorker::DirectWorker(const std::vector<std::string>& extra) {
   token_ = "direct-token-" + std::to_string(getpid()) + "-" + fs::path(dir_).filename().string();
   const std::string token_file = dir_ + "/farm.token";
   std::ofstream(token_file) << token_ << "\n";
@@ -53,8 +44,6 @@ DirectWorker::DirectWorker(const std::vector<std::string>& extra) : dir_(make_te
 
 DirectWorker::~DirectWorker() {
   process_.reset();
-  std::error_code ec;
-  fs::remove_all(dir_, ec);
 }
 
 pb::Job fixture_job(const std::string& entry, int64_t n, uint64_t seed, bool with_reference,

@@ -45,7 +45,8 @@ class DirectWorker {
   std::string log() const { return read_text(dir_ + "/worker.log"); }
 
  private:
-  std::string dir_, token_, address_;
+  TempDir scratch_{"kiln-farm-test"};
+  std::string dir_ = scratch_.path(), token_, address_;
   std::unique_ptr<Process> process_;
 };
 

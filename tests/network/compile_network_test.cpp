@@ -32,9 +32,9 @@ struct Compiled {
 std::unique_ptr<Compiled> compile_and_reference(const std::string& bytes, const std::string& target,
                                                 const graph::ShapeBindings& shapes = {}) {
   auto c = std::make_unique<Compiled>();
-  std::string onnx = c->dir.path + "/net.onnx";
+  std::string onnx = c->dir.path() + "/net.onnx";
   std::ofstream(onnx, std::ios::binary) << bytes;
-  CompileOptions o{onnx, target_from_name(target), {}, shapes, c->dir.path + "/out"};
+  CompileOptions o{onnx, target_from_name(target), {}, shapes, c->dir.path() + "/out"};
   c->report = compile_network(o);
   graph::Graph g = graph::import_onnx_bytes(bytes, "net.onnx");
   graph::bind_input_shapes(g, shapes);
@@ -58,7 +58,7 @@ void expect_close(const std::vector<float>& got, const graph::HostTensor& want, 
 
 // Runs the host build with the runtime and compares; prints the latency.
 void run_on_host(const Compiled& c) {
-  Model m = Model::load(c.dir.path + "/out/model.so", c.dir.path + "/out/model.params", 1);
+  Model m = Model::load(c.dir.path() + "/out/model.so", c.dir.path() + "/out/model.params", 1);
   std::vector<const void*> in;
   for (const TensorInfo& t : m.inputs()) in.push_back(c.inputs.at(t.name).raw());
   std::vector<std::vector<float>> out;
@@ -80,7 +80,7 @@ TEST(CompileNetwork, ConvBnReluPoolGemmSoftmaxOnHost) {
   auto c = compile_and_reference(conv_bn_relu_pool_gemm_softmax(), "host", {{"batch", {1}}});
   EXPECT_EQ(c->report.bn_folded, 1);
   EXPECT_GE(c->report.epilogues_fused, 1);
-  EXPECT_TRUE(fs::exists(c->dir.path + "/out/model.json"));
+  EXPECT_TRUE(fs::exists(c->dir.path() + "/out/model.json"));
   run_on_host(*c);
 }
 
@@ -119,11 +119,11 @@ TEST(CompileNetwork, ArmNeonUnderQemu) {
     GTEST_SKIP() << "qemu-aarch64 or the cross-built model_app is missing";
   auto c = compile_and_reference(depthwise_pointwise_block(), "arm-neon");
   const graph::HostTensor& x = c->inputs.at("x");
-  std::string in = c->dir.path + "/x.bin", out = c->dir.path + "/y.bin";
+  std::string in = c->dir.path() + "/x.bin", out = c->dir.path() + "/y.bin";
   std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char*>(x.raw()), x.nbytes());
   std::string cmd;
   for (const std::string& a : qemu) cmd += a + " ";
-  cmd += std::string(KILN_MODEL_APP_AARCH64) + " " + c->dir.path + "/out " + in +
+  cmd += std::string(KILN_MODEL_APP_AARCH64) + " " + c->dir.path() + "/out " + in +
          " --repeat 1 --save " + out + " > /dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::ifstream f(out, std::ios::binary);

@@ -12,13 +12,13 @@ namespace {
 
 std::string compile_error(const std::string& bytes, const graph::ShapeBindings& shapes = {}) {
   TempDir dir;
-  std::string onnx = dir.path + "/net.onnx";
+  std::string onnx = dir.path() + "/net.onnx";
   std::ofstream(onnx, std::ios::binary) << bytes;
-  CompileOptions o{onnx, host_target(), {}, shapes, dir.path + "/out"};
+  CompileOptions o{onnx, host_target(), {}, shapes, dir.path() + "/out"};
   try {
     compile_network(o);
   } catch (const UserError& e) {
-    EXPECT_FALSE(std::filesystem::exists(dir.path + "/out/model.so"));
+    EXPECT_FALSE(std::filesystem::exists(dir.path() + "/out/model.so"));
     return e.what();
   }
   ADD_FAILURE() << "compiled";

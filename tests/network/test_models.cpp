@@ -102,13 +102,4 @@ std::string depthwise_pointwise_block() {
   return b.bytes();
 }
 
-TempDir::TempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "kiln-network-XXXXXX").string();
-  path = mkdtemp(tmpl.data());
-}
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path, ec);
-}
-
 }  // namespace kiln::network::test

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "runtime/process/temp_dir.h"
 #include "tests/graph/model_builder.h"
 
 namespace kiln::network::test {
@@ -17,10 +18,6 @@ std::string residual_block();
 std::string depthwise_pointwise_block();
 
 // A fresh temporary directory, removed by the destructor.
-struct TempDir {
-  TempDir();
-  ~TempDir();
-  std::string path;
-};
+using kiln::TempDir;  // runtime/process/temp_dir.h
 
 }  // namespace kiln::network::test

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "rpc/farm/local_farm.h"
+#include "runtime/process/temp_dir.h"
 #include "tuner/records.h"
 #include "tuner/task_tuner.h"
 
@@ -39,14 +40,6 @@ Output run(const std::string& args) {
   return o;
 }
 
-std::string temp_log(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("kiln-tune-test-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  fs::path p = dir / name;
-  fs::remove(p);
-  fs::remove(p.string() + ".xgb");
-  return p.string();
-}
 
 size_t line_count(const std::string& path) {
   std::ifstream in(path);
@@ -67,7 +60,8 @@ const char* kTask = "--op dense --shape 24,64,40 --min-repeat-ms 1 --repeat 2 --
 class EveryTuner : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EveryTuner, FinishesOnTheEmbeddedFarmAndWritesAValidLog) {
-  const std::string log = temp_log("every_" + GetParam() + ".jsonl");
+  TempDir dir("kiln-tune-test");
+  const std::string log = dir.file("every_" + GetParam() + ".jsonl");
   Output o = run(std::string("tune ") + kTask + " --target host --trials 16 --tuner " + GetParam() +
                  " --log " + log);
   ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
@@ -82,7 +76,8 @@ TEST_P(EveryTuner, FinishesOnTheEmbeddedFarmAndWritesAValidLog) {
 INSTANTIATE_TEST_SUITE_P(Tune, EveryTuner, ::testing::Values("xgb", "ga", "random", "grid"));
 
 TEST(Tune, InspectWithRecordsUsesTheBestConfig) {
-  const std::string log = temp_log("inspect.jsonl");
+  TempDir dir("kiln-tune-test");
+  const std::string log = dir.file("inspect.jsonl");
   ASSERT_EQ(WEXITSTATUS(run(std::string("tune ") + kTask + " --target host --trials 8 --tuner random"
                             " --log " + log).status), 0);
   std::optional<tuner::TuningRecord> best;
@@ -100,7 +95,8 @@ TEST(Tune, InspectWithRecordsUsesTheBestConfig) {
 
 TEST(Tune, ArmNeonUnderQemu) {
   if (std::system("command -v qemu-aarch64 >/dev/null") != 0) GTEST_SKIP() << "no qemu-aarch64";
-  const std::string log = temp_log("arm.jsonl");
+  TempDir dir("kiln-tune-test");
+  const std::string log = dir.file("arm.jsonl");
   Output o = run("tune --op dense --shape 8,16,12 --min-repeat-ms 0 --repeat 1 --batch 4 --quiet "
                  "--target arm-neon --trials 8 --tuner xgb --workers 1 --log " + log);
   ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
@@ -108,7 +104,8 @@ TEST(Tune, ArmNeonUnderQemu) {
 }
 
 TEST(Tune, KilledMidRunResumesWithNothingLostOrMeasuredTwice) {
-  const std::string log = temp_log("killed.jsonl");
+  TempDir dir("kiln-tune-test");
+  const std::string log = dir.file("killed.jsonl");
   const std::string args = std::string(kTask) + " --target host --tuner random --trials 200 --log " + log;
   {
     farm::ChildProcess tune({"sh", "-c", std::string("exec ") + KILN_BIN + " tune " + args},
@@ -140,7 +137,8 @@ TEST(Tune, KilledMidRunResumesWithNothingLostOrMeasuredTwice) {
 }
 
 TEST(Tune, BadFlagsAndLogsAreOneLineAndExitTwo) {
-  const std::string bad_log = temp_log("bad.jsonl");
+  TempDir dir("kiln-tune-test");
+  const std::string bad_log = dir.file("bad.jsonl");
   std::ofstream(bad_log) << "{\"v\":1}\n";
   const std::vector<std::string> cases = {
       "tune --op dense --shape 8,8,8 --trials 4",                                  // no --log

@@ -14,26 +14,12 @@
 
 #include "schedules/registry.h"
 #include "compiler/target/target.h"
+#include "runtime/process/temp_dir.h"
 #include "tuner/records.h"
 
 namespace kiln::tuner::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "kiln-records-XXXXXX").string();
-    path_ = mkdtemp(pattern.data()) ? pattern : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using kiln::TempDir;  // runtime/process/temp_dir.h
 
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
