@@ -13,6 +13,7 @@ PACKAGES=(
   libxgboost-dev librsvg2-bin zlib1g-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libonnx-dev libonnx-testdata
+  chromium-headless-shell  # kiln report's page rendered in a real browser by the tests
   libclang-rt-19-dev  # libFuzzer and sanitizer runtimes for clang-19 (the ONNX loader fuzzer)
 )
 # Debian multiarch: the board-side kiln-worker links these, code generation stays on the host's

@@ -22,6 +22,7 @@
 
 #include "compiler/base/error.h"
 #include "tools/records_plot.h"
+#include "tools/write_file.h"
 #include "tools/subcommands.h"
 #include "tuner/history_best.h"
 
@@ -44,35 +45,6 @@ std::vector<tuner::TuningRecord> load_logs(const std::vector<std::string>& logs)
     std::fprintf(stderr, "kiln: warning: ... and %zu more bad lines skipped\n",
                  loaded.problems.size() - kShown);
   return loaded.records;
-}
-
-// Writes through a temporary file in the same folder and a rename, so OUT is either the old
-// file or the complete new one, never half of it (even when OUT is one of the inputs).
-void write_file_atomically(const std::string& path, const std::string& text) {
-  std::filesystem::path target(path);
-  std::string temp =
-      (target.parent_path() / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
-  int fd = mkstemp(temp.data());
-  user_check(fd >= 0) << "cannot create a temporary file beside '" << path
-                      << "': " << std::strerror(errno);
-  const char* p = text.data();
-  size_t left = text.size();
-  bool ok = fchmod(fd, 0644) == 0;
-  while (ok && left > 0) {
-    ssize_t n = write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) p += n, left -= static_cast<size_t>(n);
-  }
-  ok = ok && fsync(fd) == 0;
-  int saved = errno;
-  ok = close(fd) == 0 && ok;
-  ok = ok && rename(temp.c_str(), path.c_str()) == 0;
-  if (!ok) {
-    saved = saved ? saved : errno;
-    unlink(temp.c_str());
-    user_error() << "cannot write '" << path << "': " << std::strerror(saved);
-  }
 }
 
 std::string records_text(const std::vector<tuner::TuningRecord>& records) {
@@ -172,23 +144,10 @@ int run_plot(const RecordsOptions& o) {
   std::vector<TuningCurve> curves;
   for (const std::string& log : o.logs) {
     std::vector<tuner::TuningRecord> records = load_logs({log});
-    // One curve per task: mixing tasks would make "best so far" meaningless.
-    std::vector<std::string> order;
-    std::map<std::string, TuningCurve> by_task;
-    for (const tuner::TuningRecord& r : records) {
-      std::string key = tuner::task_key(r);
-      auto [it, inserted] = by_task.try_emplace(key);
-      if (inserted) {
-        order.push_back(key);
-        it->second.label = r.template_name + " " + r.workload.str() + " " + r.target.name;
-      }
-      std::vector<double>& b = it->second.best_so_far;
-      b.push_back(std::max(b.empty() ? 0.0 : b.back(), r.gflops()));
-    }
+    std::vector<TuningCurve> tasks = curves_by_task(records);
     std::string name = std::filesystem::path(log).filename().string();
-    for (const std::string& key : order) {
-      TuningCurve c = std::move(by_task[key]);
-      c.label = order.size() == 1 ? name : name + ": " + c.label;
+    for (TuningCurve& c : tasks) {
+      c.label = tasks.size() == 1 ? name : name + ": " + c.label;
       curves.push_back(std::move(c));
     }
   }

@@ -11,18 +11,41 @@
 
 #include "compiler/base/error.h"
 #include "kiln/model.h"
+#include "tools/model_profile.h"
 #include "tools/npy_file.h"
 #include "tools/subcommands.h"
+#include "tools/write_file.h"
 
 namespace kiln::tools {
 
 namespace {
 
 struct RunArgs {
-  std::string dir, output;
+  std::string dir, output, profile;
   std::vector<std::string> inputs;
   int runs = 10, threads = 0;
 };
+
+// Times every layer over the same number of runs, writes the medians as JSON and prints the
+// slowest layers.
+void write_layer_profile(const Model& m, const RunArgs& a, const std::vector<const void*>& ip,
+                         const std::vector<void*>& op) {
+  nlohmann::json layers = read_model_json(a.dir)["layers"];
+  ModelProfile p = profile_model(m, ip, op, layers.size(), a.runs);
+  write_file_atomically(a.profile, profile_to_json(p));
+  std::vector<size_t> order(layers.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return p.step_ms[x] > p.step_ms[y]; });
+  std::cout << "slowest layers (median ms of " << a.runs << " runs, sum "
+            << std::accumulate(p.step_ms.begin(), p.step_ms.end(), 0.0) << " ms):\n";
+  for (size_t i = 0; i < std::min<size_t>(5, order.size()); ++i) {
+    const auto& l = layers[order[i]];
+    std::cout << "  " << order[i] << "  " << p.step_ms[order[i]] << " ms  "
+              << l.value("node", "") << "  " << l.value("template", "") << "\n";
+  }
+  std::cout << "wrote " << a.profile << " (kiln report " << a.dir << " --profile " << a.profile
+            << " draws it)\n";
+}
 
 int run_model(const RunArgs& a) {
   namespace fs = std::filesystem;
@@ -66,6 +89,7 @@ int run_model(const RunArgs& a) {
             << sorted[sorted.size() / 2] << " ms, mean "
             << std::accumulate(ms.begin(), ms.end(), 0.0) / ms.size() << " ms, min "
             << sorted.front() << " ms, max " << sorted.back() << " ms\n";
+  if (!a.profile.empty()) write_layer_profile(m, a, ip, op);
   if (!a.output.empty()) {
     fs::create_directories(a.output);
     for (size_t i = 0; i < out.size(); ++i) {
@@ -87,6 +111,7 @@ Run add_run(CLI::App& app) {
   cmd->add_option("--runs", a->runs, "Timed runs")->check(CLI::Range(1, 1000000))->capture_default_str();
   cmd->add_option("--threads", a->threads, "Threads (0: KILN_NUM_THREADS or all CPUs)")->check(CLI::Range(0, 1024));
   cmd->add_option("--output", a->output, "Directory for the outputs as NAME.npy");
+  cmd->add_option("--profile", a->profile, "Also time every layer; write the medians to this JSON file");
   return [a] { return run_model(*a); };
 }
 

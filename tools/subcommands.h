@@ -15,6 +15,7 @@ Run add_tune(CLI::App& app);
 Run add_records(CLI::App& app);
 Run add_compile(CLI::App& app);
 Run add_run(CLI::App& app);
+Run add_report(CLI::App& app);
 // The device farm (only when built with gRPC: KILN_WITH_FARM).
 Run add_tracker(CLI::App& app);
 Run add_worker(CLI::App& app);

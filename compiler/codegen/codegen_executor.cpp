@@ -114,7 +114,8 @@ class PlanChecker {
       }
     }
     for (const auto& [name, k] : kernels_) {
-      user_check(name != KILN_MODEL_RUN_SYMBOL && name != KILN_MODEL_INFO_SYMBOL)
+      user_check(name != KILN_MODEL_RUN_SYMBOL && name != KILN_MODEL_INFO_SYMBOL &&
+                 name != KILN_MODEL_STEP_HOOK_SYMBOL)
           << "kernel name '" << name << "' is reserved for the model executor";
     }
     for (size_t s = 0; s < plan_.steps.size(); ++s) check_step(s);
@@ -241,6 +242,13 @@ void add_executor(llvm::Module& module, const ExecutorPlan& plan) {
                                text, KILN_MODEL_INFO_SYMBOL);
   info->setVisibility(llvm::GlobalValue::DefaultVisibility);
 
+  // The profiler's hook (kernel_abi.h): a null function pointer the profiler may overwrite.
+  auto* hook = new llvm::GlobalVariable(module, ptr, false, llvm::GlobalValue::ExternalLinkage,
+                                        llvm::ConstantPointerNull::get(b.getPtrTy()),
+                                        KILN_MODEL_STEP_HOOK_SYMBOL);
+  hook->setVisibility(llvm::GlobalValue::DefaultVisibility);
+  auto* hook_ty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
+
   auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {ptr, ptr, ptr, ptr}, false);
   llvm::Function* run = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage,
                                                KILN_MODEL_RUN_SYMBOL, module);
@@ -304,6 +312,16 @@ void add_executor(llvm::Module& module, const ExecutorPlan& plan) {
     status->addIncoming(result, b.GetInsertBlock());
     b.CreateCondBr(b.CreateICmpNE(result, b.getInt32(0)), failed, next);
     b.SetInsertPoint(next);
+    // Volatile: the profiler sets the hook between runs, so it is read at every step.
+    llvm::LoadInst* h = b.CreateLoad(ptr, hook, "hook");
+    h->setVolatile(true);
+    llvm::BasicBlock* call_hook = llvm::BasicBlock::Create(ctx, "call_hook", run, failed);
+    llvm::BasicBlock* after_hook = llvm::BasicBlock::Create(ctx, "after_hook", run, failed);
+    b.CreateCondBr(b.CreateIsNull(h), after_hook, call_hook);
+    b.SetInsertPoint(call_hook);
+    b.CreateCall(hook_ty, h, {b.getInt32(static_cast<int32_t>(s))});
+    b.CreateBr(after_hook);
+    b.SetInsertPoint(after_hook);
   }
   b.CreateRet(b.getInt32(0));
 }

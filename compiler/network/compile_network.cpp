@@ -23,7 +23,9 @@ std::vector<LayerRow> layer_rows(const NetworkProgram& p) {
   std::vector<LayerRow> rows;
   for (const Step& s : p.steps) {
     const Task& t = p.tasks[s.task];
-    rows.push_back({s.node, s.op_type, t.workload.str(), t.tpl->name(), !t.untuned});
+    uint64_t bytes = 0;
+    for (int b : s.args) bytes += p.buffers[b].bytes;
+    rows.push_back({s.node, s.op_type, t.workload.str(), t.tpl->name(), !t.untuned, t.flops, bytes});
   }
   return rows;
 }
@@ -48,7 +50,8 @@ std::string model_json(const CompileReport& r, const Target& target) {
   j["layers"] = json::array();
   for (const LayerRow& l : r.layers)
     j["layers"].push_back({{"node", l.node}, {"op", l.op_type}, {"workload", l.workload},
-                           {"template", l.tpl}, {"tuned", l.tuned}});
+                           {"template", l.tpl}, {"tuned", l.tuned}, {"flops", l.flops},
+                           {"bytes", l.bytes}});
   j["kernels"] = json::array();
   for (const Task& t : p.tasks)
     j["kernels"].push_back({{"name", t.kernel}, {"template", t.tpl->name()},

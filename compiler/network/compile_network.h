@@ -27,6 +27,8 @@ struct CompileOptions {
 struct LayerRow {
   std::string node, op_type, workload, tpl;
   bool tuned = false;
+  double flops = 0;    // of the call
+  uint64_t bytes = 0;  // its arguments' bytes: what it reads and writes at least once
 };
 
 struct CompileReport {

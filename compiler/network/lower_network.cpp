@@ -106,8 +106,9 @@ class Lowerer {
     auto [it, inserted] = task_index_.try_emplace(key, static_cast<int>(p_.tasks.size()));
     if (inserted) {
       std::string name = "k" + std::to_string(p_.tasks.size()) + "_" + identifier(d.tpl->name());
-      p_.tasks.push_back({d.tpl, w, d.config, d.untuned, name, 0});
-      task_args_.push_back(d.tpl->instantiate(w, target_, d.config).args);
+      schedules::ScheduledKernel k = d.tpl->instantiate(w, target_, d.config);
+      p_.tasks.push_back({d.tpl, w, d.config, d.untuned, name, 0, k.flops});
+      task_args_.push_back(std::move(k.args));
     }
     return it->second;
   }

@@ -32,6 +32,7 @@ struct Task {
   bool untuned = true;
   std::string kernel;  // the function name in model.so
   int calls = 0;
+  double flops = 0;    // floating-point operations of one call
 };
 
 struct Step {

@@ -68,6 +68,13 @@ typedef int32_t (*kiln_model_run_fn)(void* const* inputs, void* const* outputs, 
 #define KILN_MODEL_INFO_SYMBOL "kiln_model_info"
 #define KILN_MODEL_INFO_VERSION 1
 
+/* `kiln_model_step_hook`: a writable function pointer in model.so, NULL unless a profiler sets
+ * it. When set, kiln_model_run calls it after every step with the step's index (0-based, in
+ * the order of model.json's "layers"), so a profiler can time each layer from outside the
+ * generated code. Unset, it costs one load and one branch per step. */
+typedef void (*kiln_model_step_hook_fn)(int32_t step);
+#define KILN_MODEL_STEP_HOOK_SYMBOL "kiln_model_step_hook"
+
 #ifdef __cplusplus
 }
 #endif

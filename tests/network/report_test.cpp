@@ -1,0 +1,163 @@
+// `kiln run --profile` and `kiln report` as a user runs them: the real binary on a small
+// compiled network; the page rendered by a real browser (Debian's headless Chromium) and the
+// screenshot checked for the charts' colours; bad inputs give one line and exit status 2.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tests/network/test_models.h"
+#include "tests/tuner/png_reader.h"
+
+namespace kiln::network::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int status = -1;
+  std::string text;  // stdout and stderr
+};
+
+Output sh(const std::string& command) {
+  Output o;
+  std::FILE* p = popen((command + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), p)) o.text += buf.data();
+  o.status = WEXITSTATUS(pclose(p));
+  return o;
+}
+
+Output kiln(const std::string& args) { return sh(std::string(KILN_BIN) + " " + args); }
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A compiled small CNN and a raw input for it, shared by the tests.
+class Report : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("kiln-report-test");
+    std::ofstream(dir_->file("net.onnx"), std::ios::binary) << conv_bn_relu_pool_gemm_softmax();
+    std::vector<float> input(3 * 16 * 16, 0.5f);
+    std::ofstream(dir_->file("in.bin"), std::ios::binary)
+        .write(reinterpret_cast<const char*>(input.data()), input.size() * sizeof(float));
+    Output o = kiln("compile " + dir_->file("net.onnx") +
+                    " --target host --input-shape image=1,3,16,16 -o " + dir_->file("model"));
+    ASSERT_EQ(o.status, 0) << o.text;
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static std::string model() { return dir_->file("model"); }
+  static size_t layers() {
+    std::ifstream f(dir_->file("model/model.json"));
+    return nlohmann::json::parse(f)["layers"].size();
+  }
+  static TempDir* dir_;
+};
+TempDir* Report::dir_ = nullptr;
+
+TEST_F(Report, RunProfileTimesEveryLayer) {
+  const std::string profile = dir_->file("profile.json");
+  Output o = kiln("run " + model() + " --input image=" + dir_->file("in.bin") +
+                  " --runs 3 --profile " + profile);
+  ASSERT_EQ(o.status, 0) << o.text;
+  EXPECT_NE(o.text.find("slowest layers"), std::string::npos) << o.text;
+  nlohmann::json p = nlohmann::json::parse(read_text(profile));
+  ASSERT_EQ(p["step_ms"].size(), layers());
+  double sum = 0;
+  for (double ms : p["step_ms"]) {
+    EXPECT_GE(ms, 0);
+    sum += ms;
+  }
+  EXPECT_GT(sum, 0);
+  // The layers add up to the whole run (the hook is called after every step).
+  EXPECT_NEAR(sum, p["total_ms"].get<double>(), 0.5 * p["total_ms"].get<double>() + 0.05);
+}
+
+TEST_F(Report, PageFromAProfileHasEveryLayerAndChart) {
+  const std::string profile = dir_->file("profile2.json");
+  ASSERT_EQ(kiln("run " + model() + " --input image=" + dir_->file("in.bin") +
+                 " --runs 2 --profile " + profile).status, 0);
+  const std::string page = dir_->file("from_profile.html");
+  Output o = kiln("report " + model() + " --profile " + profile + " -o " + page);
+  ASSERT_EQ(o.status, 0) << o.text;
+  std::string html = read_text(page);
+  EXPECT_EQ(count(html, "<tr"), layers() + 1);  // a header row, then one per layer
+  EXPECT_NE(html.find("Time per layer (ms)"), std::string::npos);
+  // A profile may come from a board: this machine's roofline is not drawn against it.
+  EXPECT_EQ(html.find("Roofline ("), std::string::npos);
+}
+
+TEST_F(Report, MeasuresHereAndCachesTheRoofline) {
+  TempDir cache("kiln-report-cache");
+  const std::string env = "KILN_CACHE_DIR=" + cache.path() + " ";
+  const std::string page = dir_->file("here.html");
+  Output o = sh(env + KILN_BIN + " report " + model() + " --runs 2 -o " + page);
+  ASSERT_EQ(o.status, 0) << o.text;
+  nlohmann::json r = nlohmann::json::parse(read_text(cache.file("roofline.json")));
+  EXPECT_GT(r["peak_gflops_1t"].get<double>(), 0.5);
+  EXPECT_GT(r["bandwidth_gbs"].get<double>(), 0.1);
+  std::string html = read_text(page);
+  EXPECT_NE(html.find("Roofline ("), std::string::npos);
+  EXPECT_NE(html.find("measured by kiln report"), std::string::npos);
+  // The second report reuses the cached figures: the file is left as it was.
+  auto written = fs::last_write_time(cache.file("roofline.json"));
+  ASSERT_EQ(sh(env + KILN_BIN + " report " + model() + " --runs 1 -o " + page).status, 0);
+  EXPECT_EQ(fs::last_write_time(cache.file("roofline.json")), written);
+}
+
+TEST_F(Report, RendersInABrowser) {
+  TempDir cache("kiln-report-cache");
+  const std::string page = dir_->file("browser.html");
+  ASSERT_EQ(sh("KILN_CACHE_DIR=" + cache.path() + " " + KILN_BIN + " report " + model() +
+               " --runs 2 -o " + page).status, 0);
+  const std::string png = dir_->file("page.png");
+  Output o = sh(std::string(KILN_CHROMIUM) +
+                " --no-sandbox --disable-gpu --hide-scrollbars --window-size=1000,1800"
+                " --screenshot=" + png + " file://" + page);
+  ASSERT_EQ(o.status, 0) << o.text;
+  std::string error;
+  kiln::testing::Image img = kiln::testing::read_png(png, &error);
+  ASSERT_GT(img.width, 0u) << error;
+  // The fallback bars' grey and the roof's red are on the page, so the SVG was drawn.
+  std::set<uint32_t> colours;
+  for (uint32_t y = 0; y < img.height; ++y)
+    for (uint32_t x = 0; x < img.width; ++x) {
+      const uint8_t* p = img.pixel(x, y);
+      colours.insert(uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2]);
+    }
+  EXPECT_TRUE(colours.count(0x9e9e9e)) << "no fallback bar drawn";
+  EXPECT_TRUE(colours.count(0xd62728)) << "no roofline drawn";
+}
+
+TEST_F(Report, BadInputIsOneLineAndExitTwo) {
+  TempDir empty("kiln-report-empty");
+  std::ofstream(dir_->file("short.json")) << R"({"threads":1,"runs":1,"total_ms":1,"step_ms":[1]})";
+  std::ofstream(dir_->file("junk.json")) << "not json";
+  for (const std::string& args :
+       {"report " + empty.path(), "report " + model() + " --profile " + dir_->file("short.json"),
+        "report " + model() + " --profile " + dir_->file("junk.json"),
+        "report " + model() + " --profile " + dir_->file("missing.json"),
+        "report " + model() + " --runs 0"}) {
+    Output o = kiln(args);
+    EXPECT_EQ(o.status, 2) << args << "\n" << o.text;
+    EXPECT_EQ(count(o.text, "\n"), 1u) << args << "\n" << o.text;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::network::test

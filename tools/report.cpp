@@ -1,0 +1,163 @@
+// `kiln report DIR [--profile P.json] [--records LOG...] [-o FILE.html]`: an HTML page on a
+// compiled model: time per layer (tuned vs fallback), each layer against the machine's
+// roofline, and the tuning curves of its tasks. Without --profile the model is run here (when
+// it was built for this machine) with random inputs to time its layers.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "compiler/base/error.h"
+#include "kiln/model.h"
+#include "kiln/runtime.h"
+#include "tools/model_profile.h"
+#include "tools/report_page.h"
+#include "tools/subcommands.h"
+#include "tools/write_file.h"
+#include "tuner/records.h"
+
+namespace kiln::tools {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReportArgs {
+  std::string dir, profile, out;
+  std::vector<std::string> records;
+  int runs = 10, threads = 0;
+  bool remeasure = false;
+};
+
+std::vector<ReportLayer> layers_of(const nlohmann::json& j) {
+  std::vector<ReportLayer> layers;
+  for (const auto& l : j["layers"]) {
+    ReportLayer r;
+    r.node = l.value("node", "");
+    r.op = l.value("op", "");
+    r.workload = l.value("workload", "");
+    r.tpl = l.value("template", "");
+    r.tuned = l.value("tuned", false);
+    r.flops = l.value("flops", 0.0);
+    r.bytes = l.value("bytes", 0.0);
+    layers.push_back(std::move(r));
+  }
+  return layers;
+}
+
+// Times the model's layers on this machine, with random inputs (timings do not depend on the
+// values). Returns nothing, with the reason in `note`, when the model cannot run here.
+std::optional<ModelProfile> profile_here(const fs::path& dir, size_t steps, const ReportArgs& a,
+                                         std::string* note) {
+  std::optional<Model> m;
+  try {
+    m.emplace(Model::load((dir / "model.so").string(), (dir / "model.params").string(), a.threads));
+  } catch (const RuntimeError& e) {
+    *note = std::string("No layer times: the model does not run on this machine (") + e.what() +
+            "). Time it on its board with kiln run --profile and pass the file as --profile.";
+    return std::nullopt;
+  }
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<std::vector<float>> in, out;
+  for (const TensorInfo& t : m->inputs()) {
+    in.emplace_back((t.bytes + 3) / 4);
+    for (float& v : in.back()) v = dist(rng);
+  }
+  for (const TensorInfo& t : m->outputs()) out.emplace_back((t.bytes + 3) / 4);
+  std::vector<const void*> ip;
+  std::vector<void*> op;
+  for (auto& v : in) ip.push_back(v.data());
+  for (auto& v : out) op.push_back(v.data());
+  m->run(std::span<const void* const>(ip), std::span<void* const>(op));  // warm-up
+  ModelProfile p = profile_model(*m, ip, op, steps, a.runs);
+  *note = "Layer times: median of " + std::to_string(a.runs) +
+          " runs on this machine, measured by kiln report (random inputs).";
+  return p;
+}
+
+// The tuning curves of the logs' tasks that this model uses.
+std::vector<TuningCurve> model_curves(const std::vector<std::string>& logs,
+                                      const std::vector<ReportLayer>& layers) {
+  if (logs.empty()) return {};
+  std::set<std::string> used;
+  for (const ReportLayer& l : layers) used.insert(l.tpl + "|" + l.workload);
+  tuner::LoadedRecords loaded = tuner::load_records(logs);
+  for (const tuner::RecordProblem& p : loaded.problems)
+    std::fprintf(stderr, "kiln: warning: %s\n", p.str().c_str());
+  std::vector<tuner::TuningRecord> mine;
+  for (const tuner::TuningRecord& r : loaded.records)
+    if (used.count(r.template_name + "|" + r.workload.str())) mine.push_back(r);
+  return curves_by_task(mine);
+}
+
+int run_report(const ReportArgs& a) {
+  const fs::path dir(a.dir);
+  nlohmann::json j = read_model_json(a.dir);
+  ReportData d;
+  d.model_dir = a.dir;
+  d.target = j.value("target", "?");
+  d.workspace_bytes = j.value("workspace_bytes", uint64_t{0});
+  d.naive_workspace_bytes = j.value("naive_workspace_bytes", uint64_t{0});
+  d.params_bytes = j.value("params_bytes", uint64_t{0});
+  d.layers = layers_of(j);
+  user_check(!d.layers.empty()) << (dir / "model.json").string() << " lists no layers";
+
+  std::optional<ModelProfile> profile;
+  bool measured_here = false;
+  if (!a.profile.empty()) {
+    profile = read_profile(a.profile);
+    user_check(profile->step_ms.size() == d.layers.size())
+        << a.profile << " times " << profile->step_ms.size() << " layers, but the model has "
+        << d.layers.size() << ": it is the profile of another model";
+    d.timing_note = "Layer times from " + a.profile + " (" + std::to_string(profile->runs) +
+                    " runs, medians).";
+  } else {
+    std::cerr << "kiln: timing " << d.layers.size() << " layers (" << a.runs << " runs)...\n";
+    profile = profile_here(dir, d.layers.size(), a, &d.timing_note);
+    measured_here = profile.has_value();
+  }
+  if (profile) {
+    for (size_t i = 0; i < d.layers.size(); ++i) d.layers[i].ms = profile->step_ms[i];
+    d.total_ms = profile->total_ms;
+    d.threads = profile->threads;
+  }
+  // The roofline is this machine's: it only describes times measured here.
+  if (measured_here) {
+    std::cerr << "kiln: measuring this machine's roofline (cached after the first time)...\n";
+    d.roofline = machine_roofline(a.remeasure);
+  }
+  d.curves = model_curves(a.records, d.layers);
+
+  const std::string out = a.out.empty() ? (dir / "report.html").string() : a.out;
+  write_file_atomically(out, report_html(d));
+  std::cout << "wrote " << out << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Run add_report(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "report", "An HTML page on a compiled model: layer times, roofline, tuning curves");
+  auto a = std::make_shared<ReportArgs>();
+  cmd->add_option("dir", a->dir, "Directory that kiln compile wrote")->required();
+  cmd->add_option("--profile", a->profile,
+                  "Layer times from kiln run --profile (default: time the model here)");
+  cmd->add_option("--records", a->records, "Tuning logs: adds the curves of the model's tasks");
+  cmd->add_option("-o,--out", a->out, "The HTML file (default: DIR/report.html)");
+  cmd->add_option("--runs", a->runs, "Timed runs when timing here")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Threads when timing here (0: all CPUs)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_flag("--remeasure-roofline", a->remeasure,
+                "Measure the machine's peak and bandwidth again instead of using the cache");
+  return [a] { return run_report(*a); };
+}
+
+}  // namespace kiln::tools

@@ -1,0 +1,45 @@
+// The HTML page of `kiln report`: what a compiled model spends its time on and how close each
+// layer gets to the machine's limits. One self-contained file (inline SVG and CSS, no script),
+// readable in any browser and attachable to a bug report.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/records_plot.h"
+#include "tools/roofline.h"
+
+namespace kiln::tools {
+
+// One step of the model (model.json "layers"), with its time when it was measured.
+struct ReportLayer {
+  std::string node, op, workload, tpl;
+  bool tuned = false;
+  double flops = 0;
+  double bytes = 0;
+  double ms = -1;  // < 0: not measured
+};
+
+struct ReportData {
+  std::string model_dir, target;
+  uint64_t workspace_bytes = 0, naive_workspace_bytes = 0, params_bytes = 0;
+  std::vector<ReportLayer> layers;
+  std::optional<double> total_ms;  // a measured whole run
+  int threads = 1;
+  std::string timing_note;  // where the times come from, or why there are none
+  std::optional<Roofline> roofline;
+  std::vector<TuningCurve> curves;  // tuning curves of the model's tasks, when logs were given
+};
+
+// Horizontal bars, one per layer in execution order: its time, coloured tuned / fallback /
+// layout conversion. Empty string when no layer has a time.
+std::string layer_time_svg(const std::vector<ReportLayer>& layers);
+
+// Log-log roofline: attainable GFLOPS = min(peak, bandwidth x FLOP/byte) for `threads`,
+// with each timed layer that computes at its arithmetic intensity and achieved GFLOPS.
+std::string roofline_svg(const std::vector<ReportLayer>& layers, const Roofline& r, int threads);
+
+std::string report_html(const ReportData& d);
+
+}  // namespace kiln::tools
