@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "compiler/base/error.h"
+#include "schedules/validate.h"
 
 namespace kiln::schedules {
 
@@ -33,23 +34,13 @@ std::string Workload::str() const {
 
 int64_t TensorSpec::elements() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    std::optional<int64_t> next = checked_mul(n, d);
+    user_check(next.has_value()) << "tensor " << name << " has more elements than int64 holds";
+    n = *next;
+  }
   return n;
 }
-
-namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-bool contains(const std::vector<std::string>& names, const std::string& n) {
-  return std::find(names.begin(), names.end(), n) != names.end();
-}
-
-}  // namespace
 
 std::vector<ir::DataType> OpTemplate::dtypes() const {
   return {ir::DataType::f32(), ir::DataType::f16(), ir::DataType::bf16()};
@@ -57,24 +48,15 @@ std::vector<ir::DataType> OpTemplate::dtypes() const {
 
 void OpTemplate::check(const Workload&, const Target&) const {}
 
+void OpTemplate::validate(const Workload& w, const Target& t) const {
+  validate_descriptors(*this, w);
+  check(w, t);
+  validate_arguments(*this, w);
+}
+
 ScheduledKernel OpTemplate::instantiate(const Workload& w, const Target& t,
                                         const Config& cfg) const {
-  user_check(w.op == op()) << name() << " implements '" << op() << "', not '" << w.op << "'";
-  const std::vector<ir::DataType> types = dtypes();
-  std::vector<std::string> type_names;
-  for (ir::DataType d : types) type_names.push_back(d.str());
-  user_check(std::find(types.begin(), types.end(), w.dtype) != types.end())
-      << w.op << ": dtype " << w.dtype.str() << " is not supported (valid: " << joined(type_names)
-      << ")";
-  const std::vector<std::string> steps = epilogues();
-  for (const std::string& e : w.epilogue)
-    user_check(contains(steps, e))
-        << w.op << ": unknown epilogue '" << e << "' (valid: " << joined(steps) << ")";
-  const std::vector<std::string> signed_ok = value_params();
-  for (const auto& [k, v] : w.params)
-    user_check(v >= 0 || contains(signed_ok, k))
-        << w.op << ": shape parameter " << k << " = " << v << " is negative";
-  check(w, t);
+  validate(w, t);
   space(w, t).validate(cfg);
   return schedule(w, t, cfg);
 }

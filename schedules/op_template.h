@@ -38,7 +38,7 @@ struct Workload {
 struct TensorSpec {
   std::string name;
   std::vector<int64_t> shape;
-  int64_t elements() const;
+  int64_t elements() const;  // UserError naming the tensor when int64 cannot hold it
 };
 
 using Values = std::vector<float>;
@@ -77,10 +77,13 @@ class OpTemplate {
   virtual ConfigSpace space(const Workload& w, const Target& t) const = 0;
   virtual Config fallback(const Workload& w, const Target& t) const = 0;
 
-  // The kernel for `cfg`, after checking, with a UserError naming what is wrong, that the
-  // workload is this template's op with one of its dtypes() and epilogues() and no negative
-  // parameter but value_params(), that check() accepts it for `t`, and that `cfg` is a
-  // config of space(w, t).
+  // Checks, with a UserError naming what is wrong, that the workload is this template's op
+  // with one of its dtypes() and epilogues() and parameters in range (schedules/validate.h),
+  // that check() accepts it for `t`, and that every argument's size fits int64. Front ends
+  // call it before asking for a fallback or space; instantiate() always does.
+  void validate(const Workload& w, const Target& t) const;
+  // The kernel for `cfg`, after validate(w, t) and checking that `cfg` is a config of
+  // space(w, t).
   ScheduledKernel instantiate(const Workload& w, const Target& t, const Config& cfg) const;
 
   // Logical inputs (in call order) and the logical output.
