@@ -59,4 +59,19 @@ std::string validate_job(const pb::Job& job) {
   return "";
 }
 
+std::string validate_submit(const pb::SubmitRequest& request) {
+  if (request.key().empty() || request.key().size() > kMaxKeyChars) {
+    return "key: a device key of 1 to " + std::to_string(kMaxKeyChars) + " characters";
+  }
+  if (request.jobs_size() == 0 || request.jobs_size() > kMaxJobsPerBatch) {
+    return "jobs: a batch holds 1 to " + std::to_string(kMaxJobsPerBatch) + " jobs, not " +
+           std::to_string(request.jobs_size());
+  }
+  for (int i = 0; i < request.jobs_size(); ++i) {
+    const std::string why = validate_job(request.jobs(i));
+    if (!why.empty()) return "jobs[" + std::to_string(i) + "]: " + why;
+  }
+  return "";
+}
+
 }  // namespace kiln::farm
