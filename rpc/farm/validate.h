@@ -12,6 +12,8 @@ namespace kiln::farm {
 inline constexpr int kMaxArgs = 64;
 inline constexpr int kMaxJobsPerBatch = 10000;
 inline constexpr int64_t kMaxArgBytes = 1LL << 30;  // what the worker will allocate per buffer
+// ... and for all of a job's buffers together (the worker fills them all before the run).
+inline constexpr int64_t kMaxJobArgBytes = 4LL << 30;
 inline constexpr double kMaxTimeoutS = 3600;
 
 inline constexpr std::size_t kMaxKeyChars = 128;

@@ -102,6 +102,17 @@ void run_load(const LoadShape& shape) {
     clients.emplace_back(run_client, std::cref(farm), std::cref(shape), c, t0,
                          std::ref(completed), std::ref(logs[c]));
   }
+  // The tracker's RSS as the run goes on: one sample per quarter of the results, to show
+  // whether it levels off or keeps growing with the jobs run.
+  std::atomic<bool> finished{false};
+  std::vector<long> rss_at_quarter_kib;
+  std::thread sampler([&] {
+    for (int q = 1; q <= 4 && !finished; ++q) {
+      while (completed < total * q / 4 && !finished)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      rss_at_quarter_kib.push_back(proc_status_kib(tracker, "VmRSS"));
+    }
+  });
   // Kill a worker (mid-job, most likely) at each of `kills` even steps of the run, and start
   // a replacement at once, as a board's supervisor would.
   std::vector<double> killed_at;
@@ -114,6 +125,8 @@ void run_load(const LoadShape& shape) {
     farm.start_worker("load");
   }
   for (auto& t : clients) t.join();
+  finished = true;
+  sampler.join();
   const double wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   const long rss_after_kib = proc_status_kib(tracker, "VmRSS");
   const long hwm_kib = proc_status_kib(tracker, "VmHWM");
@@ -178,8 +191,11 @@ void run_load(const LoadShape& shape) {
   std::printf("  results per client before the first kill:");
   for (int n : before_kill) std::printf(" %d", n);
   std::printf(" (min/max %.3f)\n", calm_max ? double(calm_min) / calm_max : 0.0);
-  std::printf("  tracker RSS %.1f MiB before, %.1f MiB after, peak (VmHWM) %.1f MiB\n",
-              rss_before_kib / 1024.0, rss_after_kib / 1024.0, hwm_kib / 1024.0);
+  std::printf("  tracker RSS %.1f MiB before, %.1f MiB after, peak (VmHWM) %.1f MiB; at each "
+              "quarter of the results:", rss_before_kib / 1024.0, rss_after_kib / 1024.0,
+              hwm_kib / 1024.0);
+  for (long kib : rss_at_quarter_kib) std::printf(" %.1f", kib / 1024.0);
+  std::printf(" MiB\n");
   std::fflush(stdout);
 
   // Round-robin between clients: while all of them have work queued and no worker was lost,

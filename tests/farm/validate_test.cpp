@@ -50,5 +50,19 @@ TEST(ValidateSubmit, TheFirstBadJobIsNamedByIndex) {
   EXPECT_EQ(validate_submit(req), "jobs[2]: repeat: must be in [1, 10000]");
 }
 
+TEST(ValidateJob, BuffersAreBoundedOneByOneAndTogether) {
+  pb::Job job = good_job();
+  job.mutable_args(0)->set_shape(0, (kMaxArgBytes / 4) + 1);  // one f32 past 1 GiB
+  EXPECT_NE(validate_job(job).find("more than 1 GiB"), std::string::npos);
+  // Five buffers of 1 GiB each are each fine, but not together: the worker fills them all.
+  job = good_job();
+  job.mutable_args(0)->set_shape(0, kMaxArgBytes / 4);
+  for (int i = 0; i < 4; ++i) *job.add_args() = job.args(0);
+  EXPECT_EQ(validate_job(job).rfind("args[4]: the buffers up to this one hold 5120 MiB", 0), 0u)
+      << validate_job(job);
+  job.mutable_args()->RemoveLast();
+  EXPECT_EQ(validate_job(job), "");
+}
+
 }  // namespace
 }  // namespace kiln::farm

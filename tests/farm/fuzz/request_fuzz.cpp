@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include "rpc/farm/data.h"
 #include "rpc/farm/validate.h"
 
@@ -27,10 +29,13 @@ constexpr int64_t kFillAtMost = 1 << 20;
 void run_like_a_worker(const kiln::farm::pb::Job& job) {
   using namespace kiln::farm;
   int output = 0;
+  int64_t total = 0;
   for (int i = 0; i < job.args_size(); ++i) {
     const pb::Arg& arg = job.args(i);
     const int64_t bytes = arg_bytes(arg, kMaxArgBytes);
     if (bytes < 0 || bytes > kMaxArgBytes) fail("an accepted argument has no valid size", job.DebugString());
+    total += bytes;
+    if (total > kMaxJobArgBytes) fail("an accepted job needs more memory than allowed", job.DebugString());
     if (bytes > kFillAtMost) continue;
     const std::vector<uint8_t> filled = fill_arg(arg, job.seed(), static_cast<std::size_t>(i));
     if (static_cast<int64_t>(filled.size()) != bytes) {
@@ -47,6 +52,13 @@ void run_like_a_worker(const kiln::farm::pb::Job& job) {
 }
 
 }  // namespace
+
+// Protobuf logs a line for every string field that is not UTF-8 (and then fails the parse):
+// noise at fuzzing speed.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kiln::farm::pb::SubmitRequest request;
