@@ -1,7 +1,7 @@
-// Retry pacing for the farm's loops: exponential backoff with full jitter (each wait is
-// uniform in [0, current cap]), the cap doubling from `first_ms` to `max_ms`, so a fleet of
-// workers whose tracker restarts does not hammer it in lock step, nor wait long once it is
-// back. reset() after a success.
+// Retry pacing for every retry loop of the farm (workers, clients, the local farm's waits):
+// exponential backoff with jitter (each wait is uniform in [cap/2, cap]), the cap doubling
+// from `first_ms` to `max_ms`, so a fleet of workers whose tracker restarts does not hammer
+// it in lock step, nor wait long once it is back. reset() after a success.
 #ifndef KILN_RPC_FARM_BACKOFF_H
 #define KILN_RPC_FARM_BACKOFF_H
 

@@ -4,9 +4,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <random>
+#include <thread>
 
+#include "rpc/farm/backoff.h"
 #include "rpc/farm/data.h"
 #include "rpc/farm/transport.h"
 
@@ -27,12 +30,51 @@ FarmError error(const std::string& address, const char* call, const grpc::Status
                    s.error_code());
 }
 
+// Runs `call(context)` (a unary RPC with a fresh context each time, `timeout_s` apart from
+// the retries) until it returns anything but UNAVAILABLE or `retry.give_up_s` has passed.
+template <typename Call>
+grpc::Status call_with_retry(const std::string& address, const std::string& token,
+                             const RetryPolicy& retry, const char* what, double timeout_s,
+                             Call&& call) {
+  using Clock = std::chrono::steady_clock;
+  const auto give_up = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(retry.give_up_s));
+  auto log = [&](const std::string& line) {
+    if (retry.log)
+      retry.log(line);
+    else
+      std::fprintf(stderr, "%s\n", line.c_str());
+  };
+  Backoff backoff;
+  bool unreachable = false;
+  for (;;) {
+    grpc::ClientContext ctx;
+    prepare_context(ctx, token, timeout_s);
+    const grpc::Status s = call(ctx);
+    const auto now = Clock::now();
+    if (s.error_code() != grpc::StatusCode::UNAVAILABLE || now >= give_up) {
+      if (unreachable && s.error_code() != grpc::StatusCode::UNAVAILABLE)
+        log("kiln farm client: reached " + address + " again");
+      return s;
+    }
+    if (!unreachable)
+      log("kiln farm client: " + std::string(what) + " to " + address + ": " + s.error_message() +
+          "; retrying with backoff for up to " + std::to_string(static_cast<int>(retry.give_up_s)) +
+          " s");
+    unreachable = true;
+    std::this_thread::sleep_for(
+        std::min<Clock::duration>(std::chrono::milliseconds(backoff.next_ms()), give_up - now));
+  }
+}
+
 }  // namespace
 
-FarmClient::FarmClient(std::string address, std::string token, std::string tls_ca)
+FarmClient::FarmClient(std::string address, std::string token, std::string tls_ca,
+                       RetryPolicy retry)
     : address_(std::move(address)),
       token_(std::move(token)),
       client_id_(unique_client_id()),
+      retry_(std::move(retry)),
       stub_(pb::Tracker::NewStub(make_channel(address_, tls_ca))) {}
 
 std::unique_ptr<Batch> FarmClient::submit(const std::string& key, std::vector<pb::Job> jobs) {
@@ -41,29 +83,30 @@ std::unique_ptr<Batch> FarmClient::submit(const std::string& key, std::vector<pb
   req.set_key(key);
   for (auto& j : jobs) *req.add_jobs() = j;
   pb::SubmitReply reply;
-  grpc::ClientContext ctx;
-  prepare_context(ctx, token_, 60);
-  const grpc::Status s = stub_->Submit(&ctx, req, &reply);
+  const grpc::Status s = call_with_retry(address_, token_, retry_, "Submit", 60, [&](auto& ctx) {
+    return stub_->Submit(&ctx, req, &reply);
+  });
   if (!s.ok()) throw error(address_, "Submit", s);
   for (auto& j : jobs) j.clear_so();
   return std::unique_ptr<Batch>(
-      new Batch(stub_.get(), token_, address_, reply.batch_id(), std::move(jobs)));
+      new Batch(stub_.get(), token_, address_, retry_, reply.batch_id(), std::move(jobs)));
 }
 
 pb::StatusReply FarmClient::status() {
   pb::StatusReply reply;
-  grpc::ClientContext ctx;
-  prepare_context(ctx, token_, 10);
-  const grpc::Status s = stub_->Status(&ctx, pb::StatusRequest{}, &reply);
+  const grpc::Status s = call_with_retry(address_, token_, retry_, "Status", 10, [&](auto& ctx) {
+    return stub_->Status(&ctx, pb::StatusRequest{}, &reply);
+  });
   if (!s.ok()) throw error(address_, "Status", s);
   return reply;
 }
 
-Batch::Batch(pb::Tracker::Stub* stub, std::string token, std::string address, uint64_t id,
-             std::vector<pb::Job> jobs)
+Batch::Batch(pb::Tracker::Stub* stub, std::string token, std::string address, RetryPolicy retry,
+             uint64_t id, std::vector<pb::Job> jobs)
     : stub_(stub),
       token_(std::move(token)),
       address_(std::move(address)),
+      retry_(std::move(retry)),
       id_(id),
       jobs_(std::move(jobs)) {
   prepare_context(ctx_, token_, 0);
@@ -137,9 +180,9 @@ void Batch::cancel() {
   pb::CancelRequest req;
   req.set_batch_id(id_);
   pb::CancelReply reply;
-  grpc::ClientContext ctx;
-  prepare_context(ctx, token_, 10);
-  const grpc::Status s = stub_->Cancel(&ctx, req, &reply);
+  const grpc::Status s = call_with_retry(address_, token_, retry_, "Cancel", 10, [&](auto& ctx) {
+    return stub_->Cancel(&ctx, req, &reply);
+  });
   if (!s.ok() && s.error_code() != grpc::StatusCode::NOT_FOUND) throw error(address_, "Cancel", s);
 }
 

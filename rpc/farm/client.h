@@ -12,6 +12,7 @@
 #ifndef KILN_RPC_FARM_CLIENT_H
 #define KILN_RPC_FARM_CLIENT_H
 
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -32,6 +33,17 @@ class FarmError : public std::runtime_error {
   grpc::StatusCode code_;
 };
 
+// How the client rides out a tracker that cannot be reached (gRPC UNAVAILABLE: not started
+// yet, restarting, network gone): Submit, Status and Cancel retry with jittered exponential
+// backoff (backoff.h, capped at 3 s) for up to `give_up_s`, then fail with the last error.
+// Only UNAVAILABLE is retried: the call never reached the tracker, so a retried Submit does
+// not queue its batch twice. `log` gets one line when the tracker becomes unreachable and one
+// when it answers again, never one per attempt (default: stderr).
+struct RetryPolicy {
+  double give_up_s = 10;
+  std::function<void(const std::string&)> log;
+};
+
 class Batch {
  public:
   ~Batch();  // an unfinished batch stops watching; the tracker then cancels its jobs
@@ -47,12 +59,13 @@ class Batch {
 
  private:
   friend class FarmClient;
-  Batch(pb::Tracker::Stub* stub, std::string token, std::string address, uint64_t id,
-        std::vector<pb::Job> jobs);
+  Batch(pb::Tracker::Stub* stub, std::string token, std::string address, RetryPolicy retry,
+        uint64_t id, std::vector<pb::Job> jobs);
   void check_against_first_correct(pb::Result* result);
 
   pb::Tracker::Stub* stub_;
   const std::string token_, address_;
+  const RetryPolicy retry_;
   const uint64_t id_;
   std::vector<pb::Job> jobs_;  // without their .so bytes
   grpc::ClientContext ctx_;
@@ -65,13 +78,15 @@ class Batch {
 class FarmClient {
  public:
   // `address` is "HOST:PORT"; `tls_ca` a PEM file when the tracker speaks TLS.
-  FarmClient(std::string address, std::string token, std::string tls_ca = "");
+  FarmClient(std::string address, std::string token, std::string tls_ca = "",
+             RetryPolicy retry = {});
   std::unique_ptr<Batch> submit(const std::string& key, std::vector<pb::Job> jobs);
   pb::StatusReply status();
   const std::string& client_id() const { return client_id_; }
 
  private:
   const std::string address_, token_, client_id_;
+  const RetryPolicy retry_;
   std::unique_ptr<pb::Tracker::Stub> stub_;
 };
 

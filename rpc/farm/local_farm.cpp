@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "rpc/farm/backoff.h"
+
 extern char** environ;
 
 namespace kiln::farm {
@@ -25,11 +27,12 @@ namespace fs = std::filesystem;
 std::string wait_listening(const std::string& log, double timeout_s) {
   const std::regex listening("listening on (127\\.0\\.0\\.1:[0-9]+)");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  Backoff backoff(5, 200);  // a fresh process usually listens within milliseconds
   while (std::chrono::steady_clock::now() < deadline) {
     std::smatch m;
     const std::string text = read_text(log);
     if (std::regex_search(text, m, listening)) return m[1];
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    backoff.wait();
   }
   throw std::runtime_error("no 'listening on' line within " + std::to_string(timeout_s) +
                            " s; the log:\n" + read_text(log));
@@ -70,13 +73,14 @@ void ChildProcess::kill_now(int sig) {
 
 int ChildProcess::wait_exit(double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  Backoff backoff(5, 200);
   while (std::chrono::steady_clock::now() < deadline) {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       reaped_ = true;
       return status;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    backoff.wait();
   }
   return -1;
 }
@@ -131,14 +135,16 @@ std::string LocalFarm::worker_log(std::size_t i) const {
 }
 
 void LocalFarm::wait_for_workers(const std::string& key, int n, double timeout_s) {
-  FarmClient c = client();
+  // The client retries an unreachable tracker for no longer than this wait is allowed.
+  FarmClient c(address_, token_, "", RetryPolicy{timeout_s, nullptr});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  Backoff backoff(10, 500);
   while (std::chrono::steady_clock::now() < deadline) {
     int have = 0;
     const pb::StatusReply status = c.status();
     for (const auto& w : status.workers()) have += w.key() == key;
     if (have >= n) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    backoff.wait();
   }
   throw std::runtime_error("fewer than " + std::to_string(n) + " workers of key " + key +
                            " registered within " + std::to_string(timeout_s) + " s");

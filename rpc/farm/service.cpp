@@ -29,8 +29,9 @@ class FarmService final : public pb::Tracker::Service {
                         pb::RegisterReply* reply) override {
     if (grpc::Status s = check(*ctx, "Register"); !s.ok()) return s;
     if (o_.direct) return not_a_tracker();
-    if (req->key().empty() || req->key().size() > 128) {
-      return {StatusCode::INVALID_ARGUMENT, "key: must be 1 to 128 characters"};
+    if (req->key().empty() || req->key().size() > kMaxKeyChars) {
+      return {StatusCode::INVALID_ARGUMENT,
+              "key: must be 1 to " + std::to_string(kMaxKeyChars) + " characters"};
     }
     *reply = scheduler_.register_worker(*req);
     std::fprintf(stderr, "kiln tracker: worker %s (%s, %s) joined from %s\n",
@@ -79,7 +80,9 @@ class FarmService final : public pb::Tracker::Service {
   grpc::Status Submit(ServerContext* ctx, const pb::SubmitRequest* req,
                       pb::SubmitReply* reply) override {
     if (grpc::Status s = check(*ctx, "Submit"); !s.ok()) return s;
-    if (req->key().empty()) return {StatusCode::INVALID_ARGUMENT, "key: no device key given"};
+    if (const std::string why = validate_submit(*req); !why.empty()) {
+      return {StatusCode::INVALID_ARGUMENT, why};
+    }
     std::string key = req->key();
     if (o_.direct) {
       if (!o_.accept_any_key && key != o_.key) {
@@ -87,16 +90,6 @@ class FarmService final : public pb::Tracker::Service {
                 "key: this is a direct worker for key '" + o_.key + "', not '" + key + "'"};
       }
       key = o_.key;
-    }
-    if (req->jobs_size() == 0 || req->jobs_size() > kMaxJobsPerBatch) {
-      return {StatusCode::INVALID_ARGUMENT,
-              "jobs: a batch holds 1 to " + std::to_string(kMaxJobsPerBatch) + " jobs"};
-    }
-    for (int i = 0; i < req->jobs_size(); ++i) {
-      const std::string why = validate_job(req->jobs(i));
-      if (!why.empty()) {
-        return {StatusCode::INVALID_ARGUMENT, "jobs[" + std::to_string(i) + "]: " + why};
-      }
     }
     std::vector<pb::Job> jobs(req->jobs().begin(), req->jobs().end());
     const std::string client = req->client().empty() ? ctx->peer() : req->client();

@@ -16,12 +16,19 @@ std::string validate_job(const pb::Job& job) {
            std::to_string(kMaxArgs);
   }
   int outputs = 0;
+  int64_t total = 0;
   for (int i = 0; i < job.args_size(); ++i) {
     const pb::Arg& a = job.args(i);
     const std::string where = "args[" + std::to_string(i) + "]: ";
     if (dtype_size(a.dtype()) == 0) return where + "unknown dtype " + dtype_name(a.dtype());
     const int64_t bytes = arg_bytes(a, kMaxArgBytes);
     if (bytes < 0) return where + "negative dimension or more than 1 GiB";
+    total += bytes;
+    if (total > kMaxJobArgBytes) {
+      return where + "the buffers up to this one hold " + std::to_string(total >> 20) +
+             " MiB, more than the " + std::to_string(kMaxJobArgBytes >> 20) +
+             " MiB a job may use in all";
+    }
     if (!a.data().empty() && static_cast<int64_t>(a.data().size()) != bytes) {
       return where + "data has " + std::to_string(a.data().size()) + " bytes, its shape " +
              std::to_string(bytes);
@@ -56,6 +63,21 @@ std::string validate_job(const pb::Job& job) {
     return "cooldown_ms: must be in [0, 60000]";
   }
   if (job.threads() > 1024) return "threads: at most 1024";
+  return "";
+}
+
+std::string validate_submit(const pb::SubmitRequest& request) {
+  if (request.key().empty() || request.key().size() > kMaxKeyChars) {
+    return "key: a device key of 1 to " + std::to_string(kMaxKeyChars) + " characters";
+  }
+  if (request.jobs_size() == 0 || request.jobs_size() > kMaxJobsPerBatch) {
+    return "jobs: a batch holds 1 to " + std::to_string(kMaxJobsPerBatch) + " jobs, not " +
+           std::to_string(request.jobs_size());
+  }
+  for (int i = 0; i < request.jobs_size(); ++i) {
+    const std::string why = validate_job(request.jobs(i));
+    if (!why.empty()) return "jobs[" + std::to_string(i) + "]: " + why;
+  }
   return "";
 }
 

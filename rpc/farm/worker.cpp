@@ -209,12 +209,20 @@ class Worker {
             "; retrying with backoff");
       backoff.wait();
     }
+    // The tracker re-queues a job whose worker stays silent, so a dropped report loses time,
+    // not the job.
+    if (!g_stop) log("gave up reporting job " + std::to_string(job.job_id()));
   }
 
+  // Beats every heartbeat_ms while the tracker answers; while it does not, the pause grows
+  // with jittered backoff (the lease loop logs the outage, so nothing is logged here).
   void heartbeat_loop() {
     std::unique_lock lock(mu_);
+    Backoff backoff(static_cast<int>(heartbeat_ms_), 3000);
+    int pause_ms = static_cast<int>(heartbeat_ms_);
     while (!done_) {
-      cv_.wait_for(lock, std::chrono::milliseconds(heartbeat_ms_));
+      cv_.wait_for(lock, std::chrono::milliseconds(pause_ms));
+      pause_ms = static_cast<int>(heartbeat_ms_);
       if (done_ || id_.empty()) continue;
       pb::HeartbeatRequest req;
       req.set_worker_id(id_);
@@ -223,6 +231,10 @@ class Worker {
       pb::HeartbeatReply reply;
       const grpc::Status s = link_.heartbeat(req, &reply);
       if (s.ok() && reply.cancel_job() && req.job_id() == current_job_) cancel_ = true;
+      if (s.ok() || s.error_code() == grpc::StatusCode::NOT_FOUND)
+        backoff.reset();
+      else
+        pause_ms = backoff.next_ms();
       lock.lock();
     }
   }
