@@ -14,6 +14,9 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libonnx-dev libonnx-testdata
   libclang-rt-19-dev  # libFuzzer and sanitizer runtimes for clang-19 (the ONNX loader fuzzer)
+  # Model export for tests/models and bench/network_bench.py (torch comes with torchvision);
+  # onnxruntime is not packaged: scripts/python-env.sh puts it in a venv in the build folder.
+  python3-torchvision python3-venv
 )
 # Debian multiarch: the board-side kiln-worker links these, code generation stays on the host's
 # protoc and grpc_cpp_plugin (see TOOLCHAIN.md). Once libc6:arm64 is in, qemu-aarch64 must be run
