@@ -8,7 +8,10 @@ writes into OUT/NAME/:
                kiln binds it at compile time (`--input-shape batch=1`).
   input.npy    one fixed input, float32 [1, 3, 224, 224]
   ort.npy      ONNX Runtime's output for it (CPU provider), the reference kiln is judged by
-and OUT/done last (written only when every file is there), so a second call returns at once.
+  model.pt     the same network and weights traced with TorchScript (PyTorch's column of
+               bench/network_bench.py: torch 1.13 cannot load ONNX)
+and OUT/done last (written only when every file is there, naming what made them), so a second
+call with the same versions returns at once.
 
 Random weights alone are not a fair test: with torchvision's init, MobileNetV2 in eval mode
 (running mean 0, var 1) shrinks activations layer after layer to outputs of ~1e-9, where any
@@ -70,6 +73,8 @@ def export(name, out_dir):
     drift = float(np.abs(ref - torch_out).max())
     if drift > 1e-3 * max(1.0, float(np.abs(ref).max())):
         sys.exit(f"export_models: {name}: ONNX Runtime and torch disagree by {drift}")
+    with torch.no_grad():
+        torch.jit.trace(model, x).save(os.path.join(tmp, "model.pt"))
     np.save(os.path.join(tmp, "input.npy"), x.numpy())
     np.save(os.path.join(tmp, "ort.npy"), ref)
     shutil.rmtree(out_dir, ignore_errors=True)
@@ -84,15 +89,16 @@ def main():
     parser.add_argument("--force", action="store_true", help="export again even when present")
     args = parser.parse_args()
     done = os.path.join(args.out, "done")
-    if os.path.exists(done) and not args.force:
+    stamp = (f"torch {torch.__version__} torchvision {torchvision.__version__} opset {OPSET} "
+             f"seed {SEED} files model.onnx input.npy ort.npy model.pt\n")
+    if os.path.exists(done) and open(done).read() == stamp and not args.force:
         print(f"export_models: {args.out} is up to date")
         return
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for name in MODELS:
         export(name, os.path.join(args.out, name))
     with open(done, "w") as f:
-        f.write(f"torch {torch.__version__} torchvision {torchvision.__version__} opset {OPSET} "
-                f"seed {SEED}\n")
+        f.write(stamp)
 
 
 if __name__ == "__main__":
