@@ -15,6 +15,9 @@ PACKAGES=(
   libonnx-dev libonnx-testdata
   chromium-headless-shell  # kiln report's page rendered in a real browser by the tests
   libclang-rt-19-dev  # libFuzzer and sanitizer runtimes for clang-19 (the ONNX loader fuzzer)
+  # Model export for tests/models and bench/network_bench.py (torch comes with torchvision);
+  # onnxruntime is not packaged: scripts/python-env.sh puts it in a venv in the build folder.
+  python3-torchvision python3-venv
 )
 # Debian multiarch: the board-side kiln-worker links these, code generation stays on the host's
 # protoc and grpc_cpp_plugin (see TOOLCHAIN.md). Once libc6:arm64 is in, qemu-aarch64 must be run

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 
+#include "compiler/network/choose_template.h"
 #include "compiler/network/op_table.h"
 #include "kiln/params.h"
 #include "schedules/layout.h"
@@ -100,8 +101,8 @@ class Lowerer {
     return Values(f, f + t.numel());
   }
 
-  int task_for(const Workload& w) {
-    tuner::Dispatch d = history_.dispatch(w, target_);
+  int task_for(const Workload& w, const NeighbourLayouts& neighbours = {}) {
+    tuner::Dispatch d = choose_template(w, target_, history_, neighbours);
     std::string key = d.tpl->name() + "|" + w.str() + "|" + d.config.to_json();
     auto [it, inserted] = task_index_.try_emplace(key, static_cast<int>(p_.tasks.size()));
     if (inserted) {
@@ -148,9 +149,20 @@ class Lowerer {
     return dst;
   }
 
+  // The blocked layout `value` is already held in (0 when none), for choose_template.
+  Layout blocked_layout_of(const std::map<std::string, std::string>& operands,
+                           const std::string& name) {
+    auto op = operands.find(name);
+    if (op == operands.end() || g_.is_constant(op->second)) return 0;
+    for (const auto& [layout, buffer] : available_[op->second])
+      if (layout > 0) return layout;
+    return 0;
+  }
+
   void lower_node(const Node& n) {
     MappedNode m = map_node(g_, n);
-    const int task = task_for(m.workload);
+    const int task = task_for(m.workload, {blocked_layout_of(m.operands, "data"),
+                                           blocked_layout_of(m.operands, "residual")});
     const std::vector<KernelArg> args = task_args_[task];
     const std::string& tpl = p_.tasks[task].tpl->name();
     std::vector<int> bufs;

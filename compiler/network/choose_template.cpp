@@ -1,0 +1,87 @@
+#include "compiler/network/choose_template.h"
+
+#include <algorithm>
+
+#include "schedules/registry.h"
+
+namespace kiln::network {
+
+using schedules::Config;
+using schedules::ConfigSpace;
+using schedules::OpTemplate;
+using schedules::Workload;
+
+namespace {
+
+const std::vector<int64_t>* choices_of(const ConfigSpace& space, const std::string& knob) {
+  for (const schedules::Knob& k : space.knobs())
+    if (k.name == knob) return &k.choices;
+  return nullptr;
+}
+
+bool offers(const ConfigSpace& space, const std::string& knob, int64_t value) {
+  const std::vector<int64_t>* c = choices_of(space, knob);
+  return c && std::find(c->begin(), c->end(), value) != c->end();
+}
+
+const OpTemplate* template_named_in(const std::vector<const OpTemplate*>& candidates,
+                                    const std::string& name) {
+  for (const OpTemplate* t : candidates)
+    if (t->name() == name) return t;
+  return nullptr;
+}
+
+// The template for an untuned workload (see the header for why each rule).
+const OpTemplate* untuned_template(const Workload& w, const Target& t) {
+  std::vector<const OpTemplate*> candidates = schedules::templates_for(w, t);
+  if (w.op == "conv2d")
+    if (const OpTemplate* dw = template_named_in(candidates, "conv2d.depthwise")) return dw;
+  return candidates.front();
+}
+
+// Sets a channel-block knob to `block` when the space offers it.
+bool take_block(Config& cfg, const ConfigSpace& space, const std::string& knob, Layout block) {
+  if (block <= 0 || !cfg.has(knob) || !offers(space, knob, block)) return false;
+  cfg.set(knob, block);
+  return true;
+}
+
+// After the output block (`knob`) changed: narrows reg_n so the register tile (reg_n pixels x
+// the block's vectors) holds no more accumulators than the fallback's did; a wider tile
+// spills (measured: depthwise c_bn 32 with reg_n 8 is 14% slower than with reg_n 4).
+void fit_register_tile(Config& cfg, const Config& fallback, const ConfigSpace& space,
+                       const std::string& knob, int64_t lanes) {
+  const std::vector<int64_t>* reg_n = choices_of(space, "reg_n");
+  if (!reg_n || !fallback.has("reg_n")) return;
+  auto vectors = [&](int64_t b) { return std::max<int64_t>(1, (b + lanes - 1) / lanes); };
+  const int64_t accumulators = fallback["reg_n"] * vectors(fallback[knob]);
+  int64_t best = 0;
+  for (int64_t r : *reg_n)
+    if (r * vectors(cfg[knob]) <= accumulators && r <= fallback["reg_n"]) best = std::max(best, r);
+  if (best > 0) cfg.set("reg_n", best);
+}
+
+}  // namespace
+
+tuner::Dispatch choose_template(const Workload& w, const Target& t, const tuner::HistoryBest& h,
+                                const NeighbourLayouts& n) {
+  tuner::Dispatch d = h.dispatch(w, t);
+  if (!d.untuned) return d;
+  d.tpl = untuned_template(w, t);
+  d.config = d.tpl->fallback(w, t);
+  if (w.op != "conv2d") return d;
+  const ConfigSpace space = d.tpl->space(w, t);
+  const Config fallback = d.config;
+  const int64_t lanes = t.lanes(ir::DataType::f32());
+  if (d.config.has("c_bn")) {  // one block for input and output (depthwise)
+    if (take_block(d.config, space, "c_bn", n.input))
+      fit_register_tile(d.config, fallback, space, "c_bn", lanes);
+  } else {
+    take_block(d.config, space, "ic_bn", n.input);
+    if (take_block(d.config, space, "oc_bn", n.residual))
+      fit_register_tile(d.config, fallback, space, "oc_bn", lanes);
+  }
+  return d;
+}
+
+}  // namespace kiln::network

@@ -1,0 +1,34 @@
+// Which template and config the network compiler builds each workload with. Tuned workloads
+// take apply-history-best's answer unchanged. For untuned ones (no record) this is the one
+// place with the network compiler's fallback rules, because the operator library's default
+// for a workload in isolation is not always right inside a network:
+//   - a depthwise conv2d (groups == C == O) goes to conv2d.depthwise: the general
+//     conv2d.nchwc computes it through block-diagonal weights, groups x the FLOPs and the
+//     weight bytes (measured on MobileNetV2's 144-channel 56x56 layer, x86-avx512, 1 thread:
+//     35.9 ms against 0.25 ms);
+//   - 1x1 convolutions stay on the library's default (conv2d.nchwc): conv2d.1x1's fallback
+//     was not faster on any 1x1 layer of ResNet-18 or MobileNetV2 (0.86-1.0x, same setup);
+//   - the channel blocks follow the neighbours: a conv reads its input in the block its
+//     producer wrote (ic_bn, or c_bn for depthwise) and writes in the block of a fused
+//     residual, so consecutive kernels share one NCHW[x]c layout and nothing is converted
+//     between them. The register tile is shrunk to keep no more accumulators than the
+//     template's own fallback when a wider block is taken.
+#pragma once
+
+#include "compiler/network/kernel_layout.h"
+#include "compiler/target/target.h"
+#include "tuner/history_best.h"
+
+namespace kiln::network {
+
+// The layouts the activations around a node are already in (0: logical or not known).
+struct NeighbourLayouts {
+  Layout input = 0;     // the main data input ("data" of a conv)
+  Layout residual = 0;  // a fused residual operand
+};
+
+tuner::Dispatch choose_template(const schedules::Workload& workload, const Target& target,
+                                const tuner::HistoryBest& history,
+                                const NeighbourLayouts& neighbours = {});
+
+}  // namespace kiln::network

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Creates BUILD/pyenv, the Python that kiln's model tests and network benchmark use: Debian's
+# /usr/bin/python3 (which has python3-torch and python3-torchvision, see install-deps.sh) in a
+# venv that sees the system packages, plus onnxruntime from PyPI (not packaged by Debian).
+# Python is only for tests, benchmarks and model export, never a dependency of kiln itself.
+# Idempotent: when the venv already imports everything it returns at once. Prints the venv's
+# python on its last line.
+#
+#   scripts/python-env.sh build      # -> build/pyenv/bin/python
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+  echo "usage: $0 BUILD_DIR" >&2
+  exit 2
+fi
+venv="$1/pyenv"
+python="$venv/bin/python"
+check='import torch, torchvision, onnxruntime, numpy'
+
+if [ -x "$python" ] && "$python" -c "$check" 2>/dev/null; then
+  echo "$python"
+  exit 0
+fi
+if ! /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
+  echo "python-env: /usr/bin/python3 lacks torch/torchvision: run scripts/install-deps.sh" >&2
+  exit 1
+fi
+# A half-made venv (an interrupted earlier run) is rebuilt from scratch.
+rm -rf "$venv"
+/usr/bin/python3 -m venv --system-site-packages "$venv" >&2
+"$python" -m pip install --quiet --disable-pip-version-check onnxruntime >&2
+"$python" -c "$check"
+echo "$python"

@@ -1,0 +1,134 @@
+// Real models end to end: torchvision's ResNet-18 and MobileNetV2 (exported once into the
+// build folder by export_models.py, the ctest fixture `models_export`) compile for x86-avx512
+// and arm-neon; the host build runs with the runtime and the AArch64 build with the
+// cross-built examples/model_app under qemu; both must match ONNX Runtime's output by kiln's
+// f32 rule (kiln/compare.h, 1e-4). Each test prints the max abs / rel error and timings.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "compiler/network/compile_network.h"
+#include "kiln/compare.h"
+#include "kiln/cpu_features.h"
+#include "kiln/model.h"
+#include "runtime/process/kernel_exec.h"
+#include "runtime/process/temp_dir.h"
+#include "tools/npy_file.h"
+
+namespace kiln::network::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The exported model's folder (KILN_MODELS_CACHE/NAME: model.onnx, input.npy, ort.npy).
+std::string model_dir(const std::string& name) {
+  return (fs::path(KILN_MODELS_CACHE) / name).string();
+}
+
+struct Compiled {
+  TempDir dir;
+  CompileReport report;
+  std::string out() const { return dir.path() + "/out"; }
+};
+
+std::unique_ptr<Compiled> compile_model(const std::string& name, const std::string& target) {
+  auto c = std::make_unique<Compiled>();
+  // The export keeps torchvision's symbolic batch dimension; kiln binds it here.
+  CompileOptions o{model_dir(name) + "/model.onnx", target_from_name(target), {},
+                   {{"batch", {1}}}, c->out()};
+  c->report = compile_network(o);
+  std::cout << name << " for " << target << ": " << c->report.program.tasks.size()
+            << " kernels, " << c->report.program.steps.size() << " calls, params "
+            << c->report.program.params.size() << " bytes, compiled in " << c->report.seconds
+            << " s\n";
+  return c;
+}
+
+// Compares with ONNX Runtime's output, printing the errors (relative to max |reference|).
+void expect_matches_ort(const std::string& name, const std::vector<float>& got) {
+  tools::F32File want = tools::read_f32_file(model_dir(name) + "/ort.npy");
+  ASSERT_EQ(got.size(), want.values.size()) << name;
+  double max_abs = 0, max_ref = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    max_abs = std::max(max_abs, std::fabs(double(got[i]) - double(want.values[i])));
+    max_ref = std::max(max_ref, std::fabs(double(want.values[i])));
+  }
+  std::cout << name << ": max abs error " << max_abs << ", max rel error " << max_abs / max_ref
+            << " (max |ORT| " << max_ref << ")\n";
+  // Guards against a degenerate reference (the reason export_models.py calibrates BN).
+  EXPECT_GT(max_ref, 0.05) << name << ": the reference is too small to judge anything";
+  Closeness c = judge_closeness(
+      got.size(), [&](size_t i) { return double(got[i]); },
+      [&](size_t i) { return double(want.values[i]); }, 1e-4);
+  EXPECT_TRUE(c.close) << name << ": " << c.mismatches << " mismatches, first at " << c.first
+                       << " (got " << got[c.first] << ", want " << want.values[c.first] << ")";
+}
+
+void run_on_host(const std::string& name) {
+  if (!cpu_has("avx512f")) GTEST_SKIP() << "this CPU has no AVX-512";
+  auto c = compile_model(name, "x86-avx512");
+  Model m = Model::load(c->out() + "/model.so", c->out() + "/model.params", 1);
+  tools::F32File in = tools::read_f32_file(model_dir(name) + "/input.npy");
+  ASSERT_EQ(in.values.size() * 4, m.inputs()[0].bytes);
+  std::vector<float> out(m.outputs()[0].bytes / 4);
+  std::vector<const void*> ip = {in.values.data()};
+  std::vector<void*> op = {out.data()};
+  std::vector<double> ms;
+  for (int r = 0; r < 5; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    m.run(std::span<const void* const>(ip), std::span<void* const>(op));
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::cout << name << " host latency: median " << ms[ms.size() / 2] << " ms of 5, 1 thread\n";
+  expect_matches_ort(name, out);
+}
+
+void run_on_arm(const std::string& name) {
+  std::vector<std::string> qemu = aarch64_qemu_prefix();
+  if (qemu.empty() || !fs::exists(KILN_MODEL_APP_AARCH64))
+    GTEST_SKIP() << "qemu-aarch64 or the cross-built model_app is missing";
+  auto c = compile_model(name, "arm-neon");
+  std::string saved = c->dir.path() + "/logits.bin";
+  std::string cmd;
+  for (const std::string& a : qemu) cmd += a + " ";
+  cmd += std::string(KILN_MODEL_APP_AARCH64) + " " + c->out() + " " + model_dir(name) +
+         "/input.npy --repeat 1 --threads 2 --save " + saved + " > /dev/null";
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::cout << name << " under qemu: "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+            << " s (two runs, emulated)\n";
+  tools::F32File got = tools::read_f32_file(saved);
+  expect_matches_ort(name, got.values);
+}
+
+TEST(RealModels, ResNet18OnHost) { run_on_host("resnet18"); }
+TEST(RealModels, MobileNetV2OnHost) { run_on_host("mobilenet_v2"); }
+TEST(RealModels, MobileNetV2OnArmNeon) { run_on_arm("mobilenet_v2"); }
+TEST(RealModels, ResNet18OnArmNeon) { run_on_arm("resnet18"); }
+
+// Depthwise layers go to conv2d.depthwise, so the packed weights stay near the model's own
+// size (block-diagonal packing through conv2d.nchwc made them 12x the ONNX file).
+TEST(RealModels, MobileNetV2ParamsStayNearTheModelSize) {
+  auto c = compile_model("mobilenet_v2", "x86-avx512");
+  const uint64_t onnx = fs::file_size(model_dir("mobilenet_v2") + "/model.onnx");
+  EXPECT_LT(c->report.program.params.size(), onnx * 5 / 4);
+  int depthwise = 0, conversions = 0;
+  for (const Step& s : c->report.program.steps) {
+    depthwise += c->report.program.tasks[s.task].tpl->name() == "conv2d.depthwise";
+    conversions += s.op_type == "LayoutTransform";
+  }
+  EXPECT_EQ(depthwise, 17);
+  // Only at the edges: the image into blocks, the last feature map out for the pooling.
+  EXPECT_LE(conversions, 2);
+}
+
+}  // namespace
+}  // namespace kiln::network::test
