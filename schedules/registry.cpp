@@ -44,6 +44,11 @@ const std::vector<const OpTemplate*>& all_templates() {
       &elementwise_flat_template("min"),
       &elementwise_flat_template("max"),
       &elementwise_flat_template("pow"),
+      &elementwise_flat_template("prelu"),
+      &elementwise_flat_template("erf"),
+      &elementwise_flat_template("leaky_relu"),
+      &elementwise_flat_template("hard_sigmoid"),
+      &elementwise_flat_template("hard_swish"),
       &elementwise_flat_template("elementwise_chain"),
       // conv2d
       &conv2d_bf16_x86_template(),
@@ -66,6 +71,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &concat_template(),
       &transpose_template(),
       &pad_template(),
+      &slice_template(),
       &reshape_template(),
       &batch_matmul_template(),
   };

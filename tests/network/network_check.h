@@ -1,0 +1,20 @@
+// The check the operator tests of the network compiler share: compile an ONNX model for the
+// host, run model.so with the runtime on random inputs and compare every output with the
+// graph's reference evaluator by kiln's f32 rule (1e-4 relative).
+#pragma once
+
+#include <string>
+
+#include "compiler/graph/bind.h"
+#include "compiler/network/compile_network.h"
+
+namespace kiln::network::test {
+
+// Returns the compile report (its layers say which kernels ran); gtest failures on mismatch.
+CompileReport expect_host_matches_reference(const std::string& onnx_bytes,
+                                            const graph::ShapeBindings& shapes = {});
+
+// The op types of the report's layers, in order.
+std::vector<std::string> layer_ops(const CompileReport& report);
+
+}  // namespace kiln::network::test

@@ -1,0 +1,151 @@
+// Operators of CNN, detection and transformer networks compiled to kernels: small models
+// built here, compiled for the host and compared with the graph's reference evaluator; the
+// report's layers show which nodes the pattern rewrites fused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "tests/network/network_check.h"
+#include "tests/network/test_models.h"
+
+namespace kiln::network::test {
+namespace {
+
+using graph::HostTensor;
+using graph::test::attr_float;
+using graph::test::attr_int;
+using graph::test::attr_ints;
+using graph::test::f32_tensor;
+using graph::test::ModelBuilder;
+using graph::test::random_tensor;
+
+int count(const std::vector<std::string>& ops, const std::string& op) {
+  return static_cast<int>(std::count(ops.begin(), ops.end(), op));
+}
+
+void scalar(ModelBuilder& b, const std::string& name, double v) {
+  b.initializer(name, f32_tensor({}, {v}));
+}
+
+TEST(NetworkOps, CnnActivationsPadSliceSplit) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 4, 6, 6});
+  b.initializer("slope", random_tensor({4, 1, 1}, 3, 0.5f));
+  b.node("PRelu", {"x", "slope"}, {"a"});
+  b.node("HardSwish", {"a"}, {"b"});
+  b.initializer("pads", HostTensor::i64_vector({0, 0, 1, 2, 0, 0, 1, 0}));
+  scalar(b, "pad_value", 0.5);
+  b.node("Pad", {"b", "pads", "pad_value"}, {"c"});  // [1, 4, 8, 8]
+  b.initializer("starts", HostTensor::i64_vector({1, 0}));
+  b.initializer("ends", HostTensor::i64_vector({8, -1}));
+  b.initializer("axes", HostTensor::i64_vector({2, 3}));
+  b.initializer("steps", HostTensor::i64_vector({2, 1}));
+  b.node("Slice", {"c", "starts", "ends", "axes", "steps"}, {"d"});  // [1, 4, 4, 7]
+  attr_float(b.node("LeakyRelu", {"d"}, {"e"}), "alpha", 0.2f);
+  auto& hs = b.node("HardSigmoid", {"e"}, {"f"});
+  attr_float(hs, "alpha", 1.0f / 6.0f);
+  b.initializer("split", HostTensor::i64_vector({1, 3}));
+  attr_int(b.node("Split", {"f", "split"}, {"s0", "s1"}, "split"), "axis", 1);
+  b.node("Erf", {"s1"}, {"y1"});
+  b.output("s0");
+  b.output("y1");
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  for (const char* op : {"PRelu", "HardSwish", "Pad", "LeakyRelu", "HardSigmoid", "Erf"})
+    EXPECT_EQ(count(ops, op), 1) << op;
+  EXPECT_EQ(count(ops, "Slice"), 3);  // the Slice and the Split's two parts
+}
+
+// x -> decomposed LayerNorm -> Linear -> decomposed GELU -> Linear -> + residual.
+std::string encoder_ffn(bool squared_by_mul) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {2, 3, 8});
+  attr_ints(b.node("ReduceMean", {"x"}, {"mean"}), "axes", {-1});  // an attribute until opset 18
+  b.node("Sub", {"x", "mean"}, {"d"});
+  scalar(b, "two", 2.0);
+  if (squared_by_mul) b.node("Mul", {"d", "d"}, {"sq"});
+  else b.node("Pow", {"d", "two"}, {"sq"});
+  attr_ints(b.node("ReduceMean", {"sq"}, {"var"}), "axes", {2});
+  scalar(b, "eps", 1e-5);
+  b.node("Add", {"var", "eps"}, {"ve"});
+  b.node("Sqrt", {"ve"}, {"sd"});
+  b.node("Div", {"d", "sd"}, {"norm"});
+  b.initializer("gamma", random_tensor({8}, 4, 1.0f));
+  b.initializer("beta", random_tensor({8}, 5, 1.0f));
+  b.node("Mul", {"norm", "gamma"}, {"scaled"});
+  b.node("Add", {"scaled", "beta"}, {"ln"});
+  b.initializer("w1", random_tensor({8, 16}, 6, 0.5f));
+  b.initializer("b1", random_tensor({16}, 7, 0.5f));
+  b.node("MatMul", {"ln", "w1"}, {"mm1"});
+  b.node("Add", {"b1", "mm1"}, {"h"});
+  scalar(b, "one", 1.0);
+  scalar(b, "half", 0.5);
+  if (!squared_by_mul) {  // x * (1 + erf(x / sqrt 2)) * 0.5, as torch writes it
+    scalar(b, "sqrt2", std::sqrt(2.0));
+    b.node("Div", {"h", "sqrt2"}, {"hs"});
+    b.node("Erf", {"hs"}, {"he"});
+    b.node("Add", {"he", "one"}, {"h1"});
+    b.node("Mul", {"h", "h1"}, {"hm"});
+    b.node("Mul", {"hm", "half"}, {"g"});
+  } else {  // (0.5 * x) * (1 + erf(x * (1 / sqrt 2)))
+    scalar(b, "rsqrt2", 1.0 / std::sqrt(2.0));
+    b.node("Mul", {"h", "rsqrt2"}, {"hs"});
+    b.node("Erf", {"hs"}, {"he"});
+    b.node("Add", {"one", "he"}, {"h1"});
+    b.node("Mul", {"half", "h"}, {"hh"});
+    b.node("Mul", {"hh", "h1"}, {"g"});
+  }
+  b.initializer("w2", random_tensor({16, 8}, 8, 0.5f));
+  b.initializer("b2", random_tensor({8}, 9, 0.5f));
+  b.node("MatMul", {"g", "w2"}, {"mm2"});
+  b.node("Add", {"mm2", "b2"}, {"o"});
+  b.node("Add", {"o", "ln"}, {"y"});
+  b.output("y");
+  return b.bytes();
+}
+
+TEST(NetworkOps, DecomposedLayerNormGeluAndLinearBiasFuse) {
+  for (bool by_mul : {false, true}) {
+    std::vector<std::string> ops = layer_ops(expect_host_matches_reference(encoder_ffn(by_mul)));
+    // LayerNorm, Linear (+bias), Gelu, Linear (+bias +residual): nothing else.
+    EXPECT_EQ(ops, (std::vector<std::string>{"LayerNormalization", "MatMul", "Gelu", "MatMul"}))
+        << "variant " << by_mul;
+  }
+}
+
+TEST(NetworkOps, AttentionCoreGatherCastRank5Transpose) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {2, 4, 8});
+  attr_ints(b.node("Transpose", {"x"}, {"xt"}), "perm", {0, 2, 1});
+  b.node("MatMul", {"x", "xt"}, {"s"});  // both operands computed: batched
+  attr_int(b.node("Softmax", {"s"}, {"p"}), "axis", -1);
+  b.node("MatMul", {"p", "x"}, {"c"});
+  b.initializer("one", HostTensor::from_i64(graph::DataType::i64(), {}, {1}));
+  attr_int(b.node("Gather", {"c", "one"}, {"g0"}), "axis", 1);  // [2, 8]
+  b.initializer("even", HostTensor::i64_vector({0, 2}));
+  attr_int(b.node("Gather", {"c", "even"}, {"g1"}), "axis", 1);  // [2, 2, 8]
+  attr_int(b.node("Cast", {"g0"}, {"y0"}), "to", 1);              // f32 -> f32
+  b.initializer("shape5", HostTensor::i64_vector({2, 4, 2, 4, 1}));
+  b.node("Reshape", {"c", "shape5"}, {"c5"});
+  attr_ints(b.node("Transpose", {"c5"}, {"y2"}), "perm", {4, 2, 0, 1, 3});
+  b.output("y0");
+  b.output("g1");
+  b.output("y2");
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(count(ops, "MatMul"), 2);
+  EXPECT_EQ(count(ops, "Gather"), 2);
+}
+
+TEST(NetworkOps, LayerNormalizationOpset17WithoutBias) {
+  ModelBuilder b(17);
+  b.input("x", graph::DataType::f32(), {3, 2, 5});
+  b.initializer("gamma", random_tensor({2, 5}, 4, 1.0f));
+  auto& n = b.node("LayerNormalization", {"x", "gamma"}, {"y"});
+  attr_int(n, "axis", 1);
+  attr_float(n, "epsilon", 1e-3f);
+  b.output("y");
+  expect_host_matches_reference(b.bytes());
+}
+
+}  // namespace
+}  // namespace kiln::network::test
