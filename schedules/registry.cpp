@@ -13,6 +13,7 @@
 #include "schedules/elementwise.h"
 #include "schedules/layout.h"
 #include "schedules/pooling.h"
+#include "schedules/resize.h"
 #include "schedules/softmax.h"
 
 namespace kiln::schedules {
@@ -72,6 +73,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &transpose_template(),
       &pad_template(),
       &slice_template(),
+      &resize_template(),
       &reshape_template(),
       &batch_matmul_template(),
   };

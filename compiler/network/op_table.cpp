@@ -504,6 +504,50 @@ MappedNode map_pad(Graph& g, const Node& n) {
   return m;
 }
 
+// Resize / Upsample of H and W of an NCHW tensor, nearest or linear.
+MappedNode map_resize(Graph& g, const Node& n) {
+  std::vector<int64_t> x = rank4_input(g, n), y = dims_of(g, n.outputs[0]);
+  node_check(y[0] == x[0] && y[1] == x[1]) << "resizing N or C is not supported (only H and W)";
+  const std::string mode = n.attr_string("mode", "nearest");
+  node_check(mode == "nearest" || mode == "linear")
+      << "mode " << mode << " is not supported (nearest, linear)";
+  static const std::vector<std::string> kCoords = {"half_pixel", "pytorch_half_pixel",
+                                                   "align_corners", "asymmetric",
+                                                   "tf_half_pixel_for_nn"};
+  static const std::vector<std::string> kNearest = {"round_prefer_floor", "round_prefer_ceil",
+                                                    "floor", "ceil"};
+  const std::string coord = n.attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::string nearest = n.attr_string("nearest_mode", "round_prefer_floor");
+  auto code = [&](const std::vector<std::string>& names, const std::string& v, const char* what) {
+    auto it = std::find(names.begin(), names.end(), v);
+    std::string valid;
+    for (const std::string& s : names) valid += (valid.empty() ? "" : ", ") + s;
+    node_check(it != names.end()) << what << " " << v << " is not supported (" << valid << ")";
+    return static_cast<int64_t>(it - names.begin());
+  };
+  node_check(n.attr_int("antialias", 0) == 0) << "antialias is not supported";
+  // The scales the transformation divides by: given, or output / input in f32 as ONNX has it.
+  std::vector<double> scales;
+  if (n.has_input(2) && g.is_constant(n.inputs[2]) && g.initializers.at(n.inputs[2]).numel() > 0) {
+    scales = g.initializers.at(n.inputs[2]).to_f64();
+    node_check(scales.size() == 4) << "scales must have 4 values";
+  } else {
+    for (size_t i = 0; i < 4; ++i)
+      scales.push_back(static_cast<float>(y[i]) / static_cast<float>(x[i]));
+  }
+  MappedNode m;
+  Workload& w = m.workload;
+  w.op = "resize";
+  set_nchw(w, x);
+  w.params["OH"] = y[2], w.params["OW"] = y[3];
+  w.params["linear"] = mode == "linear" ? 1 : 0;
+  w.params["coord"] = code(kCoords, coord, "coordinate_transformation_mode");
+  w.params["nearest_mode"] = code(kNearest, nearest, "nearest_mode");
+  w.params["scale_h_e9"] = e9(scales[2]), w.params["scale_w_e9"] = e9(scales[3]);
+  m.operands = {{"X", n.inputs[0]}};
+  return m;
+}
+
 // Transpose after dropping dimensions of extent 1 and merging input dimensions that stay
 // neighbours in the same order (attention's rank-5 head shuffles become rank 3 or 4).
 MappedNode map_transpose(Graph& g, const Node& n) {
@@ -596,6 +640,7 @@ const std::map<std::string, Mapper>& table() {
       {"Slice", map_slice},
       {"Gather", map_gather},
       {"Pad", map_pad},
+      {"Resize", map_resize},
       {"Cast", map_reshape},  // f32 to f32 (any other type is refused as every non-f32 value)
   };
   return k;

@@ -16,6 +16,7 @@ using graph::HostTensor;
 using graph::test::attr_float;
 using graph::test::attr_int;
 using graph::test::attr_ints;
+using graph::test::attr_string;
 using graph::test::f32_tensor;
 using graph::test::ModelBuilder;
 using graph::test::random_tensor;
@@ -145,6 +146,37 @@ TEST(NetworkOps, LayerNormalizationOpset17WithoutBias) {
   attr_float(n, "epsilon", 1e-3f);
   b.output("y");
   expect_host_matches_reference(b.bytes());
+}
+
+// A detection neck's upsampling: nearest 2x by scales (opset 13, and Upsample at opset 9),
+// linear to given sizes with half_pixel and align_corners.
+TEST(NetworkOps, ResizeAndUpsample) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 3, 5, 6});
+  b.initializer("roi", HostTensor::from_f64(graph::DataType::f32(), {0}, {}));
+  b.initializer("scales", f32_tensor({4}, {1, 1, 2, 2}));
+  b.initializer("no_scales", HostTensor::from_f64(graph::DataType::f32(), {0}, {}));
+  b.initializer("sizes", HostTensor::i64_vector({1, 3, 9, 4}));
+  auto& nearest = b.node("Resize", {"x", "roi", "scales"}, {"up"});
+  attr_string(nearest, "mode", "nearest");
+  attr_string(nearest, "coordinate_transformation_mode", "asymmetric");
+  attr_string(nearest, "nearest_mode", "floor");
+  auto& linear = b.node("Resize", {"x", "roi", "no_scales", "sizes"}, {"lin"});
+  attr_string(linear, "mode", "linear");
+  auto& corners = b.node("Resize", {"up", "roi", "no_scales", "sizes"}, {"corners"});
+  attr_string(corners, "mode", "linear");
+  attr_string(corners, "coordinate_transformation_mode", "align_corners");
+  b.output("lin");
+  b.output("corners");
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(count(ops, "Resize"), 3);
+
+  ModelBuilder up(9);
+  up.input("x", graph::DataType::f32(), {1, 2, 3, 4});
+  up.initializer("scales", f32_tensor({4}, {1, 1, 2, 3}));
+  up.node("Upsample", {"x", "scales"}, {"y"});
+  up.output("y");
+  expect_host_matches_reference(up.bytes());
 }
 
 }  // namespace
