@@ -13,6 +13,7 @@
 #include "schedules/elementwise.h"
 #include "schedules/layout.h"
 #include "schedules/pooling.h"
+#include "schedules/reduce.h"
 #include "schedules/resize.h"
 #include "schedules/softmax.h"
 
@@ -74,6 +75,9 @@ const std::vector<const OpTemplate*>& all_templates() {
       &pad_template(),
       &slice_template(),
       &resize_template(),
+      &reduce_template("reduce_sum"),
+      &reduce_template("reduce_mean"),
+      &reduce_template("reduce_max"),
       &reshape_template(),
       &batch_matmul_template(),
   };

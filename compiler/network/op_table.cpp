@@ -504,6 +504,43 @@ MappedNode map_pad(Graph& g, const Node& n) {
   return m;
 }
 
+// ReduceSum / ReduceMean / ReduceMax over axes that are neighbours once extent-1 axes are
+// ignored, as [outer, reduced, inner]; GlobalMaxPool is a max over H, W.
+MappedNode map_reduce(Graph& g, const Node& n, const std::string& op) {
+  std::vector<int64_t> x = dims_of(g, n.inputs[0]);
+  const int64_t rank = static_cast<int64_t>(x.size());
+  std::vector<bool> reduced(rank, false);
+  if (n.op_type == "GlobalMaxPool") {
+    for (int64_t i = 2; i < rank; ++i) reduced[i] = true;
+  } else if (n.has_input(1) && g.initializers.count(n.inputs[1]) &&
+             g.initializers.at(n.inputs[1]).numel() > 0) {
+    for (int64_t a : constant_ints(g, n, 1, "axes")) reduced[normalized_axis(g, n, a, rank)] = true;
+  } else {
+    node_check(!n.has_input(1) || g.is_constant(n.inputs[1])) << "axes must be a constant";
+    // No axes: every axis, unless noop_with_empty_axes says none.
+    if (n.attr_int("noop_with_empty_axes", 0) == 0) reduced.assign(rank, true);
+  }
+  int64_t first = rank, last = -1;
+  for (int64_t i = 0; i < rank; ++i)
+    if (reduced[i] && x[i] > 1) first = std::min(first, i), last = i;
+  int64_t outer = 1, count = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i < first) outer *= x[i];
+    else if (i > last) inner *= x[i];
+    else {
+      node_check(reduced[i] || x[i] == 1)
+          << "reducing axes that are not neighbours (axis " << i << " lies between) is not supported";
+      count *= x[i];
+    }
+  }
+  MappedNode m;
+  m.workload.op = op;
+  m.workload.params["outer"] = outer, m.workload.params["reduced"] = count;
+  m.workload.params["inner"] = inner;
+  m.operands = {{"X", n.inputs[0]}};
+  return m;
+}
+
 // Resize / Upsample of H and W of an NCHW tensor, nearest or linear.
 MappedNode map_resize(Graph& g, const Node& n) {
   std::vector<int64_t> x = rank4_input(g, n), y = dims_of(g, n.outputs[0]);
@@ -598,6 +635,9 @@ const std::map<std::string, Mapper>& table() {
   auto unary = [](std::string op) {
     return [op](Graph& g, const Node& n) { return map_elementwise(g, n, op); };
   };
+  auto reduction = [](std::string op) {
+    return [op](Graph& g, const Node& n) { return map_reduce(g, n, op); };
+  };
   static const std::map<std::string, Mapper> k = {
       {"Conv", map_conv},
       {"Gemm", map_dense},
@@ -641,6 +681,10 @@ const std::map<std::string, Mapper>& table() {
       {"Gather", map_gather},
       {"Pad", map_pad},
       {"Resize", map_resize},
+      {"ReduceSum", reduction("reduce_sum")},
+      {"ReduceMean", reduction("reduce_mean")},
+      {"ReduceMax", reduction("reduce_max")},
+      {"GlobalMaxPool", reduction("reduce_max")},
       {"Cast", map_reshape},  // f32 to f32 (any other type is refused as every non-f32 value)
   };
   return k;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 
 #include "tests/network/network_check.h"
 #include "tests/network/test_models.h"
@@ -177,6 +178,42 @@ TEST(NetworkOps, ResizeAndUpsample) {
   up.node("Upsample", {"x", "scales"}, {"y"});
   up.output("y");
   expect_host_matches_reference(up.bytes());
+}
+
+// Reductions (last axis, a middle pair of axes, all axes, GlobalMaxPool) and
+// InstanceNormalization, which becomes a LayerNormalization over H, W and a scale and bias.
+TEST(NetworkOps, ReductionsAndInstanceNorm) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {2, 3, 4, 5});
+  attr_ints(b.node("ReduceMean", {"x"}, {"mean_w"}), "axes", {-1});
+  auto& mid = b.node("ReduceMax", {"x"}, {"max_hw"});
+  attr_ints(mid, "axes", {2, 3});
+  attr_int(mid, "keepdims", 0);
+  b.initializer("axes_c", HostTensor::i64_vector({1}));
+  b.node("ReduceSum", {"x", "axes_c"}, {"sum_c"});  // axes an input from opset 13
+  b.node("ReduceSum", {"x"}, {"sum_all"});
+  b.node("GlobalMaxPool", {"x"}, {"gmax"});
+  b.initializer("in_scale", random_tensor({3}, 21, 1.0f));
+  b.initializer("in_bias", random_tensor({3}, 22, 1.0f));
+  b.node("InstanceNormalization", {"x", "in_scale", "in_bias"}, {"inorm"});
+  for (const char* y : {"mean_w", "max_hw", "sum_c", "sum_all", "gmax", "inorm"}) b.output(y);
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(count(ops, "LayerNormalization"), 1);
+  EXPECT_EQ(count(ops, "ReduceSum"), 2);
+
+  ModelBuilder apart(13);
+  apart.input("x", graph::DataType::f32(), {2, 3, 4});
+  attr_ints(apart.node("ReduceMean", {"x"}, {"y"}, "apart"), "axes", {0, 2});
+  apart.output("y");
+  TempDir dir;
+  std::string path = dir.path() + "/apart.onnx";
+  std::ofstream(path, std::ios::binary) << apart.bytes();
+  try {
+    compile_network({path, target_from_name("host"), {}, {}, dir.path() + "/out"});
+    ADD_FAILURE() << "axes 0 and 2 compiled";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("not neighbours"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
