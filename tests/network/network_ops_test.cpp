@@ -56,6 +56,9 @@ TEST(NetworkOps, CnnActivationsPadSliceSplit) {
   for (const char* op : {"PRelu", "HardSwish", "Pad", "LeakyRelu", "HardSigmoid", "Erf"})
     EXPECT_EQ(count(ops, op), 1) << op;
   EXPECT_EQ(count(ops, "Slice"), 3);  // the Slice and the Split's two parts
+  // Under qemu on arm-neon: the first output (s0) depends on every op but Erf.
+  std::string skip = expect_arm_neon_matches_reference(b.bytes());
+  if (!skip.empty()) GTEST_SKIP() << skip;
 }
 
 // x -> decomposed LayerNorm -> Linear -> decomposed GELU -> Linear -> + residual.
@@ -171,6 +174,8 @@ TEST(NetworkOps, ResizeAndUpsample) {
   b.output("corners");
   std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
   EXPECT_EQ(count(ops, "Resize"), 3);
+  std::string skip = expect_arm_neon_matches_reference(b.bytes());  // "lin" under qemu
+  if (!skip.empty()) GTEST_SKIP() << skip;
 
   ModelBuilder up(9);
   up.input("x", graph::DataType::f32(), {1, 2, 3, 4});
