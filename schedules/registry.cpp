@@ -7,6 +7,7 @@
 #include "schedules/batch_norm.h"
 #include "schedules/conv2d.h"
 #include "schedules/conv2d_lowp.h"
+#include "schedules/conv2d_transpose.h"
 #include "schedules/data_movement.h"
 #include "schedules/dense.h"
 #include "schedules/dense_lowp.h"
@@ -59,6 +60,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &conv2d_nchwc_template(),
       &conv2d_1x1_template(),
       &conv2d_depthwise_template(),
+      &conv2d_transpose_template(),
       // layout transforms
       &layout_nchw_to_nchwc_template(),
       &layout_nchwc_to_nchw_template(),

@@ -95,6 +95,47 @@ MappedNode map_conv(Graph& g, const Node& n) {
   return m;
 }
 
+// ConvTranspose (2-D): the begin pads from `pads`, or from output_shape as ONNX derives them.
+MappedNode map_conv_transpose(Graph& g, const Node& n) {
+  std::vector<int64_t> x = rank4_input(g, n), k = dims_of(g, n.inputs[1]);
+  std::vector<int64_t> y = dims_of(g, n.outputs[0]);
+  const int64_t groups = n.attr_int("group", 1);
+  auto [sh, sw] = hw_attr(g, n, "strides", 1);
+  auto [dh, dw] = hw_attr(g, n, "dilations", 1);
+  std::vector<int64_t> pads = n.attr_ints("pads", {0, 0, 0, 0});
+  node_check(pads.size() == 4) << "pads must have 4 values for a 2-D operator, got " << pads.size();
+  const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  if (n.has_attr("output_shape") || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    // The padding the output size leaves, split as ONNX does (the extra one at the end
+    // unless SAME_UPPER).
+    std::vector<int64_t> out_pad = n.attr_ints("output_padding", {0, 0});
+    const int64_t strides[2] = {sh, sw}, dils[2] = {dh, dw};
+    for (int i = 0; i < 2; ++i) {
+      int64_t total = strides[i] * (x[2 + i] - 1) + out_pad[i] + (k[2 + i] - 1) * dils[i] + 1 -
+                      y[2 + i];
+      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    }
+  } else {
+    node_check(auto_pad == "NOTSET" || auto_pad == "VALID")
+        << "auto_pad " << auto_pad << " is not supported";
+  }
+  MappedNode m;
+  Workload& w = m.workload;
+  w.op = "conv2d_transpose";
+  set_nchw(w, x);
+  w.params["O"] = y[1], w.params["KH"] = k[2], w.params["KW"] = k[3];
+  w.params["SH"] = sh, w.params["SW"] = sw, w.params["DH"] = dh, w.params["DW"] = dw;
+  w.params["PH"] = pads[0], w.params["PW"] = pads[1];
+  w.params["OH"] = y[2], w.params["OW"] = y[3], w.params["groups"] = groups;
+  m.operands = {{"data", n.inputs[0]}, {"weight", n.inputs[1]}};
+  if (n.has_input(2)) {
+    w.epilogue.push_back("bias");
+    m.operands["bias"] = n.inputs[2];
+  }
+  add_epilogue(n, m);
+  return m;
+}
+
 // A constant scaled by `s` (Gemm's alpha and beta), under a new name.
 std::string scaled_constant(Graph& g, const std::string& value, double s,
                             std::vector<int64_t> shape, bool transpose) {
@@ -640,6 +681,7 @@ const std::map<std::string, Mapper>& table() {
   };
   static const std::map<std::string, Mapper> k = {
       {"Conv", map_conv},
+      {"ConvTranspose", map_conv_transpose},
       {"Gemm", map_dense},
       {"MatMul", map_matmul},
       {"Relu", unary("relu")},

@@ -185,6 +185,27 @@ TEST(NetworkOps, ResizeAndUpsample) {
   expect_host_matches_reference(up.bytes());
 }
 
+// ConvTranspose as OCR and segmentation heads use it: 2x2 stride 2 with a bias, and 3x3
+// stride 2 given an output_shape (pads derived) with groups.
+TEST(NetworkOps, ConvTranspose) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 4, 5, 6});
+  b.initializer("w", random_tensor({4, 3, 2, 2}, 31, 0.5f));
+  b.initializer("bias", random_tensor({3}, 32, 0.5f));
+  auto& up = b.node("ConvTranspose", {"x", "w", "bias"}, {"up"});
+  attr_ints(up, "strides", {2, 2});
+  attr_ints(up, "kernel_shape", {2, 2});
+  b.initializer("wg", random_tensor({4, 2, 3, 3}, 33, 0.5f));
+  auto& grouped = b.node("ConvTranspose", {"x", "wg"}, {"grouped"});
+  attr_ints(grouped, "strides", {2, 2});
+  attr_int(grouped, "group", 2);
+  attr_ints(grouped, "output_shape", {10, 12});
+  b.output("up");
+  b.output("grouped");
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(count(ops, "ConvTranspose"), 2);
+}
+
 // Reductions (last axis, a middle pair of axes, all axes, GlobalMaxPool) and
 // InstanceNormalization, which becomes a LayerNormalization over H, W and a scale and bias.
 TEST(NetworkOps, ReductionsAndInstanceNorm) {
