@@ -364,6 +364,75 @@ class Pad : public OpTemplate {
   }
 };
 
+// ---- slice ----------------------------------------------------------------------------
+
+struct SliceShape {
+  Shape in, start, step, out;
+};
+
+SliceShape slice_shape(const Workload& w) {
+  int64_t n = rank_of(w);
+  SliceShape s{dims(w, "D", n), dims(w, "S", n, false), dims(w, "T", n), dims(w, "O", n)};
+  for (int64_t i = 0; i < n; ++i)
+    user_check(s.start[i] + (s.out[i] - 1) * s.step[i] < s.in[i])
+        << "slice: dimension " << i << " reads elements " << s.start[i] << ", "
+        << s.start[i] + s.step[i] << ".. up to " << s.start[i] + (s.out[i] - 1) * s.step[i]
+        << " of " << s.in[i] << " in " << w.str();
+  return s;
+}
+
+class Slice : public OpTemplate {
+ public:
+  std::string name() const override { return "slice.strided"; }
+  std::string op() const override { return "slice"; }
+  bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
+  ConfigSpace space(const Workload& w, const Target&) const override {
+    slice_shape(w);
+    return copy_space();
+  }
+  Config fallback(const Workload& w, const Target& t) const override {
+    SliceShape s = slice_shape(w);
+    return Config({{"vecs", s.out.back() >= t.lanes(w.dtype) ? 1 : 0},
+                   {"parallel", worth_threads(product(s.out), w.dtype) ? 1 : 0}});
+  }
+  std::vector<TensorSpec> inputs(const Workload& w) const override { return {{"X", slice_shape(w).in}}; }
+  TensorSpec output(const Workload& w) const override { return {"Y", slice_shape(w).out}; }
+
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    SliceShape s = slice_shape(w);
+    Shape ist = strides(s.in), ost = strides(s.out);
+    Values y(static_cast<size_t>(product(s.out)));
+    for (int64_t f = 0; f < product(s.out); ++f) {
+      int64_t src = 0;
+      for (size_t i = 0; i < s.out.size(); ++i)
+        src += (s.start[i] + (f / ost[i]) % s.out[i] * s.step[i]) * ist[i];
+      y[f] = in[0][src];
+    }
+    return y;
+  }
+
+  std::vector<DataType> dtypes() const override { return move_dtypes(); }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const Target& t,
+                           const Config& cfg) const override {
+    SliceShape s = slice_shape(w);
+    te::Tensor x = te::placeholder(exprs(s.in), w.dtype, "X");
+    te::Tensor y = te::compute(
+        exprs(s.out),
+        [&](const std::vector<Var>& idx) {
+          std::vector<Expr> src;
+          for (size_t i = 0; i < idx.size(); ++i) src.push_back(idx[i] * s.step[i] + s.start[i]);
+          return x(src);
+        },
+        "Y");
+    te::Schedule sch({y});
+    te::Stage out = sch[y];
+    schedule_copy(out, t, w.dtype, cfg["vecs"], cfg["parallel"] != 0, out.axis(s.out.size() - 1));
+    return finish(std::move(sch), {x, y}, inputs(w), output(w), double(product(s.out)));
+  }
+};
+
 // ---- reshape --------------------------------------------------------------------------
 
 class Reshape : public OpTemplate {
@@ -432,6 +501,10 @@ const OpTemplate& transpose_template() {
 }
 const OpTemplate& pad_template() {
   static const Pad t;
+  return t;
+}
+const OpTemplate& slice_template() {
+  static const Slice t;
   return t;
 }
 const OpTemplate& reshape_template() {

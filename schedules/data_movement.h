@@ -1,4 +1,4 @@
-// Data movement: concat, transpose, pad and reshape/flatten — kernels that only move
+// Data movement: concat, transpose, pad, slice and reshape/flatten — kernels that only move
 // elements (any dtype of f32, f16, bf16; values are copied bit for bit, never converted).
 //
 // Workloads (shapes of up to 4 dimensions; "ndim" counts them, D0..D{ndim-1} name them):
@@ -8,6 +8,9 @@
 //                dim P_i, as numpy.transpose).
 //   "pad":       ndim, D0.. the input shape, B0.. / A0.. the padding before / after each
 //                dim (>= 0), value_e3: the constant in units of 1e-3 (default 0).
+//   "slice":     ndim, D0.. the input shape, S0.. the first element taken along each dim
+//                (>= 0), T0.. the step (>= 1), O0.. the output shape: Y[i] = X[S + i * T]
+//                (ONNX Slice with positive steps, Split's parts, Gather of one index).
 //   "reshape":   ndim, D0.. the input shape, ondim, O0.. the output shape (same element
 //                count). A copy kernel: in row-major memory a reshape moves nothing, so the
 //                graph compiler aliases the buffers and emits no kernel whenever the
@@ -28,6 +31,8 @@ const OpTemplate& transpose_template();
 // "pad.constant": the output's innermost loop vectorized; the select is removed from the
 // interior by loop partitioning.
 const OpTemplate& pad_template();
+// "slice.strided": the output's innermost loop vectorized (a gather when that step is not 1).
+const OpTemplate& slice_template();
 // "reshape.copy": a flat vectorized copy.
 const OpTemplate& reshape_template();
 

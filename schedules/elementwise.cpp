@@ -44,13 +44,16 @@ void scale_bias_relu_reference(const ElementwiseShape& s, const float* a, const 
 }
 
 const std::vector<std::string>& elementwise_unary_ops() {
-  static const std::vector<std::string> k = {"relu", "clip", "sigmoid", "tanh", "gelu", "exp",
-                                             "log",  "sqrt", "neg",     "abs",  "reciprocal"};
+  static const std::vector<std::string> k = {
+      "relu", "clip", "sigmoid", "tanh",       "gelu",        "exp",        "log",
+      "sqrt", "neg",  "abs",     "reciprocal", "erf",         "leaky_relu", "hard_sigmoid",
+      "hard_swish"};
   return k;
 }
 
 const std::vector<std::string>& elementwise_binary_ops() {
-  static const std::vector<std::string> k = {"add", "sub", "mul", "div", "min", "max", "pow"};
+  static const std::vector<std::string> k = {"add", "sub", "mul", "div", "min", "max", "pow",
+                                             "prelu"};
   return k;
 }
 
@@ -85,6 +88,19 @@ std::pair<double, double> clip_bounds(const Workload& w) {
   return {lo, hi};
 }
 
+// A coefficient given in units of 1e-9 (workload parameters are integers).
+double e9_param(const Workload& w, const std::string& key, int64_t fallback) {
+  return static_cast<double>(w.param_or(key, fallback)) * 1e-9;
+}
+// leaky_relu's slope for x < 0: "alpha_e9", default 0.01 as in ONNX.
+double leaky_alpha(const Workload& w) { return e9_param(w, "alpha_e9", 10'000'000); }
+// hard_sigmoid: max(0, min(1, alpha x + beta)), "alpha_e9"/"beta_e9", ONNX's 0.2 and 0.5.
+std::pair<double, double> hard_sigmoid_coefficients(const Workload& w) {
+  return {e9_param(w, "alpha_e9", 200'000'000), e9_param(w, "beta_e9", 500'000'000)};
+}
+// hard_swish is x * hard_sigmoid(x) with ONNX's fixed alpha 1/6 and beta 0.5.
+const double kHardSwishAlpha = 1.0 / 6.0;
+
 }  // namespace
 
 Expr elementwise_unary(const std::string& op, const Expr& x, const Workload& w) {
@@ -104,6 +120,14 @@ Expr elementwise_unary(const std::string& op, const Expr& x, const Workload& w) 
   if (op == "neg") return x * c(-1);  // not 0 - x: neg(0) is -0
   if (op == "abs") return ir::make_call(t, "fabs", {x});
   if (op == "reciprocal") return c(1) / x;
+  if (op == "erf") return math::erf(x);
+  if (op == "leaky_relu") return ir::make_select(x < c(0), x * c(leaky_alpha(w)), x);
+  if (op == "hard_sigmoid" || op == "hard_swish") {
+    auto [alpha, beta] = op == "hard_swish" ? std::pair{kHardSwishAlpha, 0.5}
+                                            : hard_sigmoid_coefficients(w);
+    Expr h = ir::min(ir::max(x * c(alpha) + c(beta), c(0)), c(1));
+    return op == "hard_swish" ? x * h : h;
+  }
   user_error() << "unknown unary elementwise op '" << op << "' (valid: "
                << join(elementwise_unary_ops()) << ")";
   return x;
@@ -117,6 +141,8 @@ Expr elementwise_binary(const std::string& op, const Expr& x, const Expr& y) {
   if (op == "min") return ir::min(x, y);
   if (op == "max") return ir::max(x, y);
   if (op == "pow") return math::exp(y * math::log(x));
+  // ONNX PRelu: y is the slope where x < 0.
+  if (op == "prelu") return ir::make_select(x < ir::make_float(x.type(), 0), x * y, x);
   user_error() << "unknown binary elementwise op '" << op << "' (valid: "
                << join(elementwise_binary_ops()) << ")";
   return x;
@@ -137,6 +163,14 @@ double elementwise_unary_reference(const std::string& op, double x, const Worklo
   if (op == "neg") return -x;
   if (op == "abs") return std::fabs(x);
   if (op == "reciprocal") return 1.0 / x;
+  if (op == "erf") return std::erf(x);
+  if (op == "leaky_relu") return x < 0 ? x * leaky_alpha(w) : x;
+  if (op == "hard_sigmoid" || op == "hard_swish") {
+    auto [alpha, beta] = op == "hard_swish" ? std::pair{kHardSwishAlpha, 0.5}
+                                            : hard_sigmoid_coefficients(w);
+    double h = std::min(std::max(x * alpha + beta, 0.0), 1.0);
+    return op == "hard_swish" ? x * h : h;
+  }
   user_error() << "unknown unary elementwise op '" << op << "'";
   return x;
 }
@@ -149,6 +183,7 @@ double elementwise_binary_reference(const std::string& op, double x, double y) {
   if (op == "min") return std::min(x, y);
   if (op == "max") return std::max(x, y);
   if (op == "pow") return std::pow(x, y);
+  if (op == "prelu") return x < 0 ? x * y : x;
   user_error() << "unknown binary elementwise op '" << op << "'";
   return x;
 }
@@ -323,8 +358,10 @@ class ElementwiseFlat : public OpTemplate {
     for (const std::string& b : elementwise_binary_ops()) steps.push_back(b);
     return steps;
   }
-  // clip's bounds (in thousandths) may be negative.
-  std::vector<std::string> value_params() const override { return {"lo_milli", "hi_milli"}; }
+  // clip's bounds (in thousandths) and the activations' coefficients may be negative.
+  std::vector<std::string> value_params() const override {
+    return {"lo_milli", "hi_milli", "alpha_e9", "beta_e9"};
+  }
 
  protected:
   ScheduledKernel schedule(const Workload& w, const Target& t,

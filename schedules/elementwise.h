@@ -3,7 +3,8 @@
 // "elementwise.flat.<op>", one instance per workload op; see elementwise_flat_template).
 //
 // Workloads. Unary ops: relu, clip, sigmoid, tanh, gelu, exp, log, sqrt, neg, abs,
-// reciprocal. Binary ops: add, sub, mul, div, min, max, pow. "elementwise_chain": the steps
+// reciprocal, erf, leaky_relu, hard_sigmoid, hard_swish. Binary ops: add, sub, mul, div, min,
+// max, pow, prelu (b is the slope where a < 0). "elementwise_chain": the steps
 // listed in Workload::epilogue, applied left to right to operand a; each binary step reads
 // the next operand (b, c, ...). Any op may also carry further steps in its epilogue, which
 // makes it a chain starting with that op. Shapes: "rank" (1..8, shared by every operand:
@@ -12,6 +13,9 @@
 // "hi_milli" (bounds in thousandths; default 0 and 6000, i.e. relu6). pow is exp(b log a):
 // defined for a > 0 (a = 0 gives 0 for b > 0, inf for b < 0; a < 0 gives NaN). Inputs and
 // output share the dtype (f32, f16, bf16); the arithmetic runs in f32 and rounds once.
+// leaky_relu reads "alpha_e9" (its slope in units of 1e-9, default 0.01), hard_sigmoid
+// "alpha_e9" and "beta_e9" (max(0, min(1, alpha x + beta)), default 0.2 and 0.5); hard_swish
+// is x * hard_sigmoid(x) with alpha 1/6 and beta 0.5, as ONNX defines it.
 //
 // Below: the older scale_bias_relu compute that the compiler core's tests use.
 #pragma once

@@ -7,12 +7,15 @@
 #include "schedules/batch_norm.h"
 #include "schedules/conv2d.h"
 #include "schedules/conv2d_lowp.h"
+#include "schedules/conv2d_transpose.h"
 #include "schedules/data_movement.h"
 #include "schedules/dense.h"
 #include "schedules/dense_lowp.h"
 #include "schedules/elementwise.h"
 #include "schedules/layout.h"
 #include "schedules/pooling.h"
+#include "schedules/reduce.h"
+#include "schedules/resize.h"
 #include "schedules/softmax.h"
 
 namespace kiln::schedules {
@@ -44,6 +47,11 @@ const std::vector<const OpTemplate*>& all_templates() {
       &elementwise_flat_template("min"),
       &elementwise_flat_template("max"),
       &elementwise_flat_template("pow"),
+      &elementwise_flat_template("prelu"),
+      &elementwise_flat_template("erf"),
+      &elementwise_flat_template("leaky_relu"),
+      &elementwise_flat_template("hard_sigmoid"),
+      &elementwise_flat_template("hard_swish"),
       &elementwise_flat_template("elementwise_chain"),
       // conv2d
       &conv2d_bf16_x86_template(),
@@ -52,6 +60,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &conv2d_nchwc_template(),
       &conv2d_1x1_template(),
       &conv2d_depthwise_template(),
+      &conv2d_transpose_template(),
       // layout transforms
       &layout_nchw_to_nchwc_template(),
       &layout_nchwc_to_nchw_template(),
@@ -66,6 +75,11 @@ const std::vector<const OpTemplate*>& all_templates() {
       &concat_template(),
       &transpose_template(),
       &pad_template(),
+      &slice_template(),
+      &resize_template(),
+      &reduce_template("reduce_sum"),
+      &reduce_template("reduce_mean"),
+      &reduce_template("reduce_max"),
       &reshape_template(),
       &batch_matmul_template(),
   };

@@ -12,6 +12,7 @@
 #include "compiler/network/artifact.h"
 #include "compiler/network/fold_batch_norm.h"
 #include "compiler/network/fuse_epilogues.h"
+#include "compiler/network/kernel_rewrites.h"
 #include "compiler/network/lower_network.h"
 #include "compiler/network/memory_plan.h"
 #include "tuner/history_best.h"
@@ -71,6 +72,7 @@ CompileReport compile_network(const CompileOptions& o) {
   graph::Graph g = graph::import_onnx_file(o.model_path);
   graph::bind_input_shapes(g, o.input_shapes);
   graph::run_graph_passes(g);
+  rewrite_for_kernels(g);  // Split, LayerNorm/GELU patterns, MatMul+bias: kernel-shaped nodes
   // BN folding before fusion: the folded Conv gets a bias, and its Relu can then fuse.
   r.bn_folded = fold_batch_norm(g);
   r.epilogues_fused = fuse_epilogues(g);

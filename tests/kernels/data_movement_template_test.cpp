@@ -46,7 +46,18 @@ Workload reshape(const Shape& in, const Shape& out, DataType t = DataType::f32()
   return w;
 }
 
+Workload slice(const Shape& in, const Shape& start, const Shape& step, const Shape& out,
+               DataType t = DataType::f32()) {
+  Workload w{"slice", {{"ndim", int64_t(in.size())}}, t, {}};
+  put(w, "D", in);
+  put(w, "S", start);
+  put(w, "T", step);
+  put(w, "O", out);
+  return w;
+}
+
 const OpTemplate& template_for(const Workload& w) {
+  if (w.op == "slice") return schedules::slice_template();
   if (w.op == "concat") return schedules::concat_template();
   if (w.op == "transpose") return schedules::transpose_template();
   if (w.op == "pad") return schedules::pad_template();
@@ -68,6 +79,9 @@ std::vector<TemplateCase> cases() {
                                  pad({13}, {3}, {0}),
                                  reshape({3, 5, 7}, {105}),
                                  reshape({2, 3, 1, 1}, {6, 1}),
+                                 slice({3, 4, 2, 37}, {1, 0, 0, 2}, {1, 1, 1, 1}, {1, 4, 2, 35}),
+                                 slice({13, 29}, {2, 3}, {3, 2}, {4, 13}),
+                                 slice({3, 8, 96}, {0, 0, 32}, {1, 1, 1}, {3, 8, 32}),
                              });
   for (const auto& [t, d] : half_targets())
     for (int c = -1; c < 1; ++c) {
@@ -76,6 +90,7 @@ std::vector<TemplateCase> cases() {
       out.push_back({transpose({6, 35}, {1, 0}, d), t, c});
       out.push_back({transpose({2, 5, 3, 20}, {0, 2, 1, 3}, d), t, c});
       out.push_back({pad({3, 10}, {1, 2}, {2, 5}, -1500, d), t, c});
+      out.push_back({slice({4, 40}, {1, 3}, {2, 1}, {2, 37}, d), t, c});
     }
   // Network shapes, natively: BERT-base head split and merge, a DenseNet/Inception-style
   // channel concat, a ResNet stem pad, a flatten before the classifier.
@@ -110,6 +125,8 @@ TEST(DataMovementTemplateErrors, BadShapesAndDtypes) {
   EXPECT_THROW(instantiate(transpose({2, 3, 4, 5, 6}, {0, 1, 2, 3, 4})), UserError);  // rank 5
   EXPECT_THROW(instantiate(pad({2, 3}, {0, -1}, {0, 0})), UserError);  // negative pad
   EXPECT_THROW(instantiate(reshape({2, 3}, {7})), UserError);          // element count
+  EXPECT_THROW(instantiate(slice({5}, {2}, {2}, {3})), UserError);      // reads element 6 of 5
+  EXPECT_THROW(instantiate(slice({5}, {0}, {0}, {1})), UserError);      // step 0
   EXPECT_THROW(instantiate(transpose({2, 3}, {1, 0}, DataType::i8())), UserError);
   Workload missing{"pad", {{"ndim", 2}, {"D0", 2}}, DataType::f32(), {}};
   EXPECT_THROW(schedules::pad_template().inputs(missing), UserError);

@@ -146,6 +146,16 @@ std::vector<TemplateCase> cases() {
   clip.params["lo_milli"] = -250, clip.params["hi_milli"] = 500;
   out.push_back({clip, "x86-avx512", -1});
   out.push_back({clip, "arm-neon", -1});
+  // Activations with coefficients other than ONNX's defaults (MobileNetV3's hard sigmoid is
+  // x / 6 + 0.5; a negative slope for leaky_relu is legal).
+  Workload leaky = ew("leaky_relu", {{300}});
+  leaky.params["alpha_e9"] = -300'000'000;
+  Workload hard = ew("hard_sigmoid", {{300}});
+  hard.params["alpha_e9"] = 166'666'667, hard.params["beta_e9"] = 500'000'000;
+  for (const Workload& w : {leaky, hard}) {
+    out.push_back({w, "x86-avx512", -1});
+    out.push_back({w, "arm-neon", -1});
+  }
   return out;
 }
 

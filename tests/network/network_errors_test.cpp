@@ -28,12 +28,16 @@ std::string compile_error(const std::string& bytes, const graph::ShapeBindings& 
 TEST(CompileNetworkErrors, UnsupportedOpNamesNodeAndOp) {
   graph::test::ModelBuilder b(13);
   b.input("x", graph::DataType::f32(), {1, 4});
-  b.node("Erf", {"x"}, {"y"}, "my_erf");
+  b.node("Hardmax", {"x"}, {"y"}, "my_hardmax");
   b.output("y");
   std::string msg = compile_error(b.bytes());
-  EXPECT_NE(msg.find("my_erf"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("Erf"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("my_hardmax"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Hardmax"), std::string::npos) << msg;
   EXPECT_NE(msg.find("not supported"), std::string::npos) << msg;
+  // One line that lists what is supported, the operators added for transformers among them.
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  for (const char* op : {"LayerNormalization", "Erf", "Slice", "Gather", "PRelu"})
+    EXPECT_NE(msg.find(op), std::string::npos) << op << " missing from: " << msg;
 }
 
 TEST(CompileNetworkErrors, UnboundSymbolicDimIsListed) {
@@ -56,6 +60,32 @@ TEST(CompileNetworkErrors, AsymmetricPadsAreRefused) {
   std::string msg = compile_error(b.bytes());
   EXPECT_NE(msg.find("odd_conv"), std::string::npos) << msg;
   EXPECT_NE(msg.find("asymmetric"), std::string::npos) << msg;
+}
+
+TEST(CompileNetworkErrors, UncompilableFormsOfSupportedOpsNameTheReason) {
+  struct Case {
+    const char* op;
+    std::vector<int64_t> indices;  // Gather's constant indices; empty: a Slice with step -1
+    const char* reason;
+  };
+  for (const Case& c : {Case{"Gather", {3, 0}, "step evenly"}, Case{"Slice", {}, "positive steps"}}) {
+    graph::test::ModelBuilder b(13);
+    b.input("x", graph::DataType::f32(), {4, 6});
+    if (std::string(c.op) == "Gather") {
+      b.initializer("i", graph::HostTensor::i64_vector(c.indices));
+      b.node("Gather", {"x", "i"}, {"y"}, "odd_gather");
+    } else {
+      b.initializer("s", graph::HostTensor::i64_vector({3}));
+      b.initializer("e", graph::HostTensor::i64_vector({0}));
+      b.initializer("a", graph::HostTensor::i64_vector({1}));
+      b.initializer("t", graph::HostTensor::i64_vector({-1}));
+      b.node("Slice", {"x", "s", "e", "a", "t"}, {"y"}, "odd_slice");
+    }
+    b.output("y");
+    std::string msg = compile_error(b.bytes());
+    EXPECT_NE(msg.find(c.op), std::string::npos) << msg;
+    EXPECT_NE(msg.find(c.reason), std::string::npos) << msg;
+  }
 }
 
 }  // namespace

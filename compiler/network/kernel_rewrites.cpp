@@ -1,0 +1,34 @@
+#include "compiler/network/kernel_rewrites.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "compiler/graph/printer.h"
+#include "compiler/network/fuse_gelu.h"
+#include "compiler/network/fuse_layer_norm.h"
+#include "compiler/network/fuse_matmul_bias.h"
+#include "compiler/network/instance_norm_to_layer_norm.h"
+#include "compiler/network/split_to_slices.h"
+
+namespace kiln::network {
+
+std::string RewriteCounts::str() const {
+  return std::to_string(layer_norms) + " LayerNormalization, " + std::to_string(gelus) +
+         " Gelu, " + std::to_string(matmul_biases) + " MatMul+bias fused, " +
+         std::to_string(splits) + " Split sliced, " + std::to_string(instance_norms) +
+         " InstanceNormalization as LayerNormalization";
+}
+
+RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
+  RewriteCounts c;
+  c.splits = split_to_slices(graph);
+  c.instance_norms = instance_norm_to_layer_norm(graph);
+  c.layer_norms = fuse_layer_norm(graph);
+  c.gelus = fuse_gelu(graph);
+  // After GELU: its input is often a Linear's output, read by two nodes until then.
+  c.matmul_biases = fuse_matmul_bias(graph);
+  if (std::getenv("KILN_DUMP_GRAPH")) std::cerr << "// after rewrite_for_kernels\n" << graph;
+  return c;
+}
+
+}  // namespace kiln::network

@@ -1,0 +1,21 @@
+// The graph rewrites that put an imported network into the forms the operator library has
+// kernels for, before batch-norm folding and epilogue fusion: Split into Slices,
+// InstanceNormalization into LayerNormalization + scale + bias, and the
+// written-out patterns of layer normalisation, GELU and Linear (MatMul + bias) into single
+// nodes. Each is its own pass file; this runs them in order.
+#pragma once
+
+#include <string>
+
+#include "compiler/graph/graph.h"
+
+namespace kiln::network {
+
+struct RewriteCounts {
+  int splits = 0, instance_norms = 0, layer_norms = 0, gelus = 0, matmul_biases = 0;
+  std::string str() const;  // "2 LayerNormalization, 1 Gelu, 3 MatMul+bias fused, ..."
+};
+
+RewriteCounts rewrite_for_kernels(graph::Graph& graph);
+
+}  // namespace kiln::network

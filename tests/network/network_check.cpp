@@ -1,0 +1,112 @@
+#include "tests/network/network_check.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "compiler/graph/evaluate.h"
+#include "compiler/graph/onnx_import.h"
+#include "kiln/compare.h"
+#include "kiln/model.h"
+#include "runtime/process/kernel_exec.h"
+#include "tests/network/test_models.h"
+
+namespace kiln::network::test {
+
+namespace {
+
+// A compiled model and the reference evaluator's outputs for random inputs.
+struct Compiled {
+  TempDir dir;
+  CompileReport report;
+  std::vector<std::string> input_order;  // graph inputs, in the model's order
+  std::map<std::string, graph::HostTensor> inputs, want;
+  std::string out() const { return dir.path() + "/out"; }
+};
+
+std::unique_ptr<Compiled> compile_with_reference(const std::string& bytes,
+                                                 const graph::ShapeBindings& shapes,
+                                                 const std::string& target) {
+  auto c = std::make_unique<Compiled>();
+  const std::string onnx = c->dir.path() + "/net.onnx";
+  std::ofstream(onnx, std::ios::binary) << bytes;
+  c->report = compile_network({onnx, target_from_name(target), {}, shapes, c->out()});
+  std::cout << format_report(c->report);
+  graph::Graph g = graph::import_onnx_bytes(bytes, "net.onnx");
+  graph::bind_input_shapes(g, shapes);
+  uint32_t seed = 7;
+  for (const std::string& in : g.inputs) {
+    c->input_order.push_back(in);
+    c->inputs[in] = graph::test::random_tensor(g.type_of(in)->dims(), seed++, 1.0f);
+  }
+  c->want = graph::evaluate(g, c->inputs);
+  return c;
+}
+
+void expect_close(const std::vector<float>& got, const graph::HostTensor& want,
+                  const std::string& name) {
+  ASSERT_EQ(static_cast<int64_t>(got.size()), want.numel()) << name;
+  const float* w = want.data<float>();
+  Closeness c = judge_closeness(
+      got.size(), [&](size_t k) { return double(got[k]); }, [&](size_t k) { return double(w[k]); },
+      1e-4);
+  EXPECT_TRUE(c.close) << name << ": " << c.mismatches << " mismatches, first at " << c.first
+                       << " (got " << got[c.first] << ", want " << w[c.first] << ")";
+}
+
+}  // namespace
+
+CompileReport expect_host_matches_reference(const std::string& bytes,
+                                            const graph::ShapeBindings& shapes) {
+  std::unique_ptr<Compiled> c = compile_with_reference(bytes, shapes, "host");
+  Model m = Model::load(c->out() + "/model.so", c->out() + "/model.params", 1);
+  std::vector<const void*> in_ptrs;
+  for (const TensorInfo& t : m.inputs()) in_ptrs.push_back(c->inputs.at(t.name).raw());
+  std::vector<std::vector<float>> got;
+  std::vector<void*> out_ptrs;
+  for (const TensorInfo& t : m.outputs()) got.emplace_back(t.bytes / 4);
+  for (auto& o : got) out_ptrs.push_back(o.data());
+  m.run(std::span<const void* const>(in_ptrs), std::span<void* const>(out_ptrs));
+  for (size_t i = 0; i < got.size(); ++i)
+    expect_close(got[i], c->want.at(m.outputs()[i].name), m.outputs()[i].name);
+  return c->report;
+}
+
+std::string expect_arm_neon_matches_reference(const std::string& bytes,
+                                              const graph::ShapeBindings& shapes) {
+  std::vector<std::string> qemu = aarch64_qemu_prefix();
+  if (qemu.empty() || !std::filesystem::exists(KILN_MODEL_APP_AARCH64))
+    return "qemu-aarch64 or the cross-built model_app is missing";
+  std::unique_ptr<Compiled> c = compile_with_reference(bytes, shapes, "arm-neon");
+  std::string cmd;
+  for (const std::string& a : qemu) cmd += a + " ";
+  cmd += std::string(KILN_MODEL_APP_AARCH64) + " " + c->out();
+  for (const std::string& name : c->input_order) {
+    const graph::HostTensor& x = c->inputs.at(name);
+    std::string path = c->dir.path() + "/" + std::to_string(&name - c->input_order.data()) + ".bin";
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(x.raw()), static_cast<std::streamsize>(x.nbytes()));
+    cmd += " " + path;
+  }
+  const std::string saved = c->dir.path() + "/y.bin";
+  cmd += " --repeat 1 --save " + saved + " > /dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string& first = c->report.program.output_names.at(0);
+  std::vector<float> got(static_cast<size_t>(c->want.at(first).numel()));
+  std::ifstream f(saved, std::ios::binary);
+  f.read(reinterpret_cast<char*>(got.data()), static_cast<std::streamsize>(got.size() * 4));
+  EXPECT_TRUE(f.good()) << "model_app wrote no output";
+  expect_close(got, c->want.at(first), first);
+  return "";
+}
+
+std::vector<std::string> layer_ops(const CompileReport& report) {
+  std::vector<std::string> ops;
+  for (const LayerRow& l : report.layers) ops.push_back(l.op_type);
+  return ops;
+}
+
+}  // namespace kiln::network::test

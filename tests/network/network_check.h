@@ -1,0 +1,26 @@
+// The check the operator tests of the network compiler share: compile an ONNX model for the
+// host (or arm-neon, run under qemu), run model.so on random inputs and compare the outputs
+// with the graph's reference evaluator by kiln's f32 rule (1e-4 relative).
+#pragma once
+
+#include <string>
+
+#include "compiler/graph/bind.h"
+#include "compiler/network/compile_network.h"
+
+namespace kiln::network::test {
+
+// Returns the compile report (its layers say which kernels ran); gtest failures on mismatch.
+CompileReport expect_host_matches_reference(const std::string& onnx_bytes,
+                                            const graph::ShapeBindings& shapes = {});
+
+// The same on arm-neon: model.so cross-compiled, run by the cross-built model_app under
+// qemu-aarch64, its first output compared. Returns a skip reason when qemu or model_app is
+// missing (empty when it ran).
+std::string expect_arm_neon_matches_reference(const std::string& onnx_bytes,
+                                              const graph::ShapeBindings& shapes = {});
+
+// The op types of the report's layers, in order.
+std::vector<std::string> layer_ops(const CompileReport& report);
+
+}  // namespace kiln::network::test

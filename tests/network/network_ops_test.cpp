@@ -1,0 +1,246 @@
+// Operators of CNN, detection and transformer networks compiled to kernels: small models
+// built here, compiled for the host and compared with the graph's reference evaluator; the
+// report's layers show which nodes the pattern rewrites fused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "tests/network/network_check.h"
+#include "tests/network/test_models.h"
+
+namespace kiln::network::test {
+namespace {
+
+using graph::HostTensor;
+using graph::test::attr_float;
+using graph::test::attr_int;
+using graph::test::attr_ints;
+using graph::test::attr_string;
+using graph::test::f32_tensor;
+using graph::test::ModelBuilder;
+using graph::test::random_tensor;
+
+int count(const std::vector<std::string>& ops, const std::string& op) {
+  return static_cast<int>(std::count(ops.begin(), ops.end(), op));
+}
+
+void scalar(ModelBuilder& b, const std::string& name, double v) {
+  b.initializer(name, f32_tensor({}, {v}));
+}
+
+TEST(NetworkOps, CnnActivationsPadSliceSplit) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 4, 6, 6});
+  b.initializer("slope", random_tensor({4, 1, 1}, 3, 0.5f));
+  b.node("PRelu", {"x", "slope"}, {"a"});
+  b.node("HardSwish", {"a"}, {"b"});
+  b.initializer("pads", HostTensor::i64_vector({0, 0, 1, 2, 0, 0, 1, 0}));
+  scalar(b, "pad_value", 0.5);
+  b.node("Pad", {"b", "pads", "pad_value"}, {"c"});  // [1, 4, 8, 8]
+  b.initializer("starts", HostTensor::i64_vector({1, 0}));
+  b.initializer("ends", HostTensor::i64_vector({8, -1}));
+  b.initializer("axes", HostTensor::i64_vector({2, 3}));
+  b.initializer("steps", HostTensor::i64_vector({2, 1}));
+  b.node("Slice", {"c", "starts", "ends", "axes", "steps"}, {"d"});  // [1, 4, 4, 7]
+  attr_float(b.node("LeakyRelu", {"d"}, {"e"}), "alpha", 0.2f);
+  auto& hs = b.node("HardSigmoid", {"e"}, {"f"});
+  attr_float(hs, "alpha", 1.0f / 6.0f);
+  b.initializer("split", HostTensor::i64_vector({1, 3}));
+  attr_int(b.node("Split", {"f", "split"}, {"s0", "s1"}, "split"), "axis", 1);
+  b.node("Erf", {"s1"}, {"y1"});
+  b.output("s0");
+  b.output("y1");
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  for (const char* op : {"PRelu", "HardSwish", "Pad", "LeakyRelu", "HardSigmoid", "Erf"})
+    EXPECT_EQ(count(ops, op), 1) << op;
+  EXPECT_EQ(count(ops, "Slice"), 3);  // the Slice and the Split's two parts
+  // Under qemu on arm-neon: the first output (s0) depends on every op but Erf.
+  std::string skip = expect_arm_neon_matches_reference(b.bytes());
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+// x -> decomposed LayerNorm -> Linear -> decomposed GELU -> Linear -> + residual.
+std::string encoder_ffn(bool squared_by_mul) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {2, 3, 8});
+  attr_ints(b.node("ReduceMean", {"x"}, {"mean"}), "axes", {-1});  // an attribute until opset 18
+  b.node("Sub", {"x", "mean"}, {"d"});
+  scalar(b, "two", 2.0);
+  if (squared_by_mul) b.node("Mul", {"d", "d"}, {"sq"});
+  else b.node("Pow", {"d", "two"}, {"sq"});
+  attr_ints(b.node("ReduceMean", {"sq"}, {"var"}), "axes", {2});
+  scalar(b, "eps", 1e-5);
+  b.node("Add", {"var", "eps"}, {"ve"});
+  b.node("Sqrt", {"ve"}, {"sd"});
+  b.node("Div", {"d", "sd"}, {"norm"});
+  b.initializer("gamma", random_tensor({8}, 4, 1.0f));
+  b.initializer("beta", random_tensor({8}, 5, 1.0f));
+  b.node("Mul", {"norm", "gamma"}, {"scaled"});
+  b.node("Add", {"scaled", "beta"}, {"ln"});
+  b.initializer("w1", random_tensor({8, 16}, 6, 0.5f));
+  b.initializer("b1", random_tensor({16}, 7, 0.5f));
+  b.node("MatMul", {"ln", "w1"}, {"mm1"});
+  b.node("Add", {"b1", "mm1"}, {"h"});
+  scalar(b, "one", 1.0);
+  scalar(b, "half", 0.5);
+  if (!squared_by_mul) {  // x * (1 + erf(x / sqrt 2)) * 0.5, as torch writes it
+    scalar(b, "sqrt2", std::sqrt(2.0));
+    b.node("Div", {"h", "sqrt2"}, {"hs"});
+    b.node("Erf", {"hs"}, {"he"});
+    b.node("Add", {"he", "one"}, {"h1"});
+    b.node("Mul", {"h", "h1"}, {"hm"});
+    b.node("Mul", {"hm", "half"}, {"g"});
+  } else {  // (0.5 * x) * (1 + erf(x * (1 / sqrt 2)))
+    scalar(b, "rsqrt2", 1.0 / std::sqrt(2.0));
+    b.node("Mul", {"h", "rsqrt2"}, {"hs"});
+    b.node("Erf", {"hs"}, {"he"});
+    b.node("Add", {"one", "he"}, {"h1"});
+    b.node("Mul", {"half", "h"}, {"hh"});
+    b.node("Mul", {"hh", "h1"}, {"g"});
+  }
+  b.initializer("w2", random_tensor({16, 8}, 8, 0.5f));
+  b.initializer("b2", random_tensor({8}, 9, 0.5f));
+  b.node("MatMul", {"g", "w2"}, {"mm2"});
+  b.node("Add", {"mm2", "b2"}, {"o"});
+  b.node("Add", {"o", "ln"}, {"y"});
+  b.output("y");
+  return b.bytes();
+}
+
+TEST(NetworkOps, DecomposedLayerNormGeluAndLinearBiasFuse) {
+  for (bool by_mul : {false, true}) {
+    std::vector<std::string> ops = layer_ops(expect_host_matches_reference(encoder_ffn(by_mul)));
+    // LayerNorm, Linear (+bias), Gelu, Linear (+bias +residual): nothing else.
+    EXPECT_EQ(ops, (std::vector<std::string>{"LayerNormalization", "MatMul", "Gelu", "MatMul"}))
+        << "variant " << by_mul;
+  }
+}
+
+TEST(NetworkOps, AttentionCoreGatherCastRank5Transpose) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {2, 4, 8});
+  attr_ints(b.node("Transpose", {"x"}, {"xt"}), "perm", {0, 2, 1});
+  b.node("MatMul", {"x", "xt"}, {"s"});  // both operands computed: batched
+  attr_int(b.node("Softmax", {"s"}, {"p"}), "axis", -1);
+  b.node("MatMul", {"p", "x"}, {"c"});
+  b.initializer("one", HostTensor::from_i64(graph::DataType::i64(), {}, {1}));
+  attr_int(b.node("Gather", {"c", "one"}, {"g0"}), "axis", 1);  // [2, 8]
+  b.initializer("even", HostTensor::i64_vector({0, 2}));
+  attr_int(b.node("Gather", {"c", "even"}, {"g1"}), "axis", 1);  // [2, 2, 8]
+  attr_int(b.node("Cast", {"g0"}, {"y0"}), "to", 1);              // f32 -> f32
+  b.initializer("shape5", HostTensor::i64_vector({2, 4, 2, 4, 1}));
+  b.node("Reshape", {"c", "shape5"}, {"c5"});
+  attr_ints(b.node("Transpose", {"c5"}, {"y2"}), "perm", {4, 2, 0, 1, 3});
+  b.output("y0");
+  b.output("g1");
+  b.output("y2");
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(count(ops, "MatMul"), 2);
+  EXPECT_EQ(count(ops, "Gather"), 2);
+}
+
+TEST(NetworkOps, LayerNormalizationOpset17WithoutBias) {
+  ModelBuilder b(17);
+  b.input("x", graph::DataType::f32(), {3, 2, 5});
+  b.initializer("gamma", random_tensor({2, 5}, 4, 1.0f));
+  auto& n = b.node("LayerNormalization", {"x", "gamma"}, {"y"});
+  attr_int(n, "axis", 1);
+  attr_float(n, "epsilon", 1e-3f);
+  b.output("y");
+  expect_host_matches_reference(b.bytes());
+}
+
+// A detection neck's upsampling: nearest 2x by scales (opset 13, and Upsample at opset 9),
+// linear to given sizes with half_pixel and align_corners.
+TEST(NetworkOps, ResizeAndUpsample) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 3, 5, 6});
+  b.initializer("roi", HostTensor::from_f64(graph::DataType::f32(), {0}, {}));
+  b.initializer("scales", f32_tensor({4}, {1, 1, 2, 2}));
+  b.initializer("no_scales", HostTensor::from_f64(graph::DataType::f32(), {0}, {}));
+  b.initializer("sizes", HostTensor::i64_vector({1, 3, 9, 4}));
+  auto& nearest = b.node("Resize", {"x", "roi", "scales"}, {"up"});
+  attr_string(nearest, "mode", "nearest");
+  attr_string(nearest, "coordinate_transformation_mode", "asymmetric");
+  attr_string(nearest, "nearest_mode", "floor");
+  auto& linear = b.node("Resize", {"x", "roi", "no_scales", "sizes"}, {"lin"});
+  attr_string(linear, "mode", "linear");
+  auto& corners = b.node("Resize", {"up", "roi", "no_scales", "sizes"}, {"corners"});
+  attr_string(corners, "mode", "linear");
+  attr_string(corners, "coordinate_transformation_mode", "align_corners");
+  b.output("lin");
+  b.output("corners");
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(count(ops, "Resize"), 3);
+  std::string skip = expect_arm_neon_matches_reference(b.bytes());  // "lin" under qemu
+  if (!skip.empty()) GTEST_SKIP() << skip;
+
+  ModelBuilder up(9);
+  up.input("x", graph::DataType::f32(), {1, 2, 3, 4});
+  up.initializer("scales", f32_tensor({4}, {1, 1, 2, 3}));
+  up.node("Upsample", {"x", "scales"}, {"y"});
+  up.output("y");
+  expect_host_matches_reference(up.bytes());
+}
+
+// ConvTranspose as OCR and segmentation heads use it: 2x2 stride 2 with a bias, and 3x3
+// stride 2 given an output_shape (pads derived) with groups.
+TEST(NetworkOps, ConvTranspose) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 4, 5, 6});
+  b.initializer("w", random_tensor({4, 3, 2, 2}, 31, 0.5f));
+  b.initializer("bias", random_tensor({3}, 32, 0.5f));
+  auto& up = b.node("ConvTranspose", {"x", "w", "bias"}, {"up"});
+  attr_ints(up, "strides", {2, 2});
+  attr_ints(up, "kernel_shape", {2, 2});
+  b.initializer("wg", random_tensor({4, 2, 3, 3}, 33, 0.5f));
+  auto& grouped = b.node("ConvTranspose", {"x", "wg"}, {"grouped"});
+  attr_ints(grouped, "strides", {2, 2});
+  attr_int(grouped, "group", 2);
+  attr_ints(grouped, "output_shape", {10, 12});
+  b.output("up");
+  b.output("grouped");
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(count(ops, "ConvTranspose"), 2);
+}
+
+// Reductions (last axis, a middle pair of axes, all axes, GlobalMaxPool) and
+// InstanceNormalization, which becomes a LayerNormalization over H, W and a scale and bias.
+TEST(NetworkOps, ReductionsAndInstanceNorm) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {2, 3, 4, 5});
+  attr_ints(b.node("ReduceMean", {"x"}, {"mean_w"}), "axes", {-1});
+  auto& mid = b.node("ReduceMax", {"x"}, {"max_hw"});
+  attr_ints(mid, "axes", {2, 3});
+  attr_int(mid, "keepdims", 0);
+  b.initializer("axes_c", HostTensor::i64_vector({1}));
+  b.node("ReduceSum", {"x", "axes_c"}, {"sum_c"});  // axes an input from opset 13
+  b.node("ReduceSum", {"x"}, {"sum_all"});
+  b.node("GlobalMaxPool", {"x"}, {"gmax"});
+  b.initializer("in_scale", random_tensor({3}, 21, 1.0f));
+  b.initializer("in_bias", random_tensor({3}, 22, 1.0f));
+  b.node("InstanceNormalization", {"x", "in_scale", "in_bias"}, {"inorm"});
+  for (const char* y : {"mean_w", "max_hw", "sum_c", "sum_all", "gmax", "inorm"}) b.output(y);
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(count(ops, "LayerNormalization"), 1);
+  EXPECT_EQ(count(ops, "ReduceSum"), 2);
+
+  ModelBuilder apart(13);
+  apart.input("x", graph::DataType::f32(), {2, 3, 4});
+  attr_ints(apart.node("ReduceMean", {"x"}, {"y"}, "apart"), "axes", {0, 2});
+  apart.output("y");
+  TempDir dir;
+  std::string path = dir.path() + "/apart.onnx";
+  std::ofstream(path, std::ios::binary) << apart.bytes();
+  try {
+    compile_network({path, target_from_name("host"), {}, {}, dir.path() + "/out"});
+    ADD_FAILURE() << "axes 0 and 2 compiled";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("not neighbours"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::network::test
