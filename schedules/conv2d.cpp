@@ -233,53 +233,6 @@ te::Tensor blocked_epilogue(const Workload& w, const EpilogueTensors& ep, const 
       "conv");
 }
 
-// The register tile shared by the blocked templates. `out` is [N, B, Y, X, bn] (the
-// epilogue stage), `acc` its f32 accumulation: output loops (N, B, Y fused, parallel),
-// X split by reg_n; the accumulators of one reg_n x bn tile live in registers (a Local
-// stage computed at the tile) over the whole reduction, X unrolled and the block
-// vectorized in the innermost loops.
-struct TileKnobs {
-  int64_t reg_n, lanes;
-  bool parallel, b_inner, unroll_kw;
-  int64_t k_unroll = 1;  // split of the innermost reduction axis, unrolled
-};
-
-void schedule_register_tile(te::Schedule& sch, const te::Tensor& out, const te::Tensor& acc,
-                            const TileKnobs& k, const std::vector<IterVar>& reduce_order,
-                            const IterVar& kw_axis) {
-  te::Stage os = sch[out];
-  auto [xo, xi] = os.split(os.axis(3), k.reg_n);
-  auto [lv, ll] = os.split(os.axis(4), k.lanes);
-  IterVar n = os.axis(0), b = os.axis(1), y = os.axis(2);
-  os.reorder(k.b_inner ? std::vector<IterVar>{n, y, b, xo, xi, lv, ll}
-                       : std::vector<IterVar>{n, b, y, xo, xi, lv, ll});
-  IterVar outer = k.b_inner ? os.fuse(os.fuse(n, y), b) : os.fuse(os.fuse(n, b), y);
-  if (k.parallel) os.parallel(outer);
-  os.unroll(xi);
-  os.unroll(lv);
-  os.vectorize(ll);
-
-  te::Stage as = sch[acc];
-  as.set_scope(ir::MemScope::Local);
-  as.compute_at(os, xo);
-  auto [alv, all] = as.split(as.axis(4), k.lanes);
-  std::vector<IterVar> order = {as.axis(0), as.axis(1), as.axis(2)};
-  std::vector<IterVar> red = reduce_order;
-  if (k.k_unroll > 1) {
-    auto [ko, ki] = as.split(red.back(), k.k_unroll);
-    red.back() = ko;
-    red.push_back(ki);
-  }
-  order.insert(order.end(), red.begin(), red.end());
-  order.insert(order.end(), {as.axis(3), alv, all});
-  as.reorder(order);
-  if (k.k_unroll > 1) as.unroll(red.back());
-  if (k.unroll_kw && kw_axis) as.unroll(kw_axis);
-  as.unroll(as.axis(3));
-  as.unroll(alv);
-  as.vectorize(all);
-}
-
 // ---------------------------------------------------------------------------------------
 // conv2d.nchwc
 
@@ -298,8 +251,12 @@ class Conv2dNchwc : public Conv2dTemplate {
     cs.define_knob("oc_bn", oc_bn_choices(p.o, lanes));
     cs.define_knob("reg_n", reg_n_choices(p.out_w()));
     cs.define_knob("unroll_kw", {0, 1});
-    cs.define_knob("oc_inner", {0, 1});  // output blocks inside the row loop (input reuse)
-    cs.define_knob("parallel", {0, 1});
+    cs.define_knob("unroll_kh", unroll_kh_choices(p));
+    cs.define_knob("k_unroll", {1, 2, 4});  // input channels of a block per unrolled step
+    // 0: rco, ry, rx, rci (a block's channels innermost); 1: ry, rx, rco, rci (one tap over
+    // all channel blocks: the weights stream in order, the input rows are revisited).
+    cs.define_knob("reduce_order", {0, 1});
+    define_tile_loop_knobs(cs);
     return cs;
   }
 
@@ -316,6 +273,9 @@ class Conv2dNchwc : public Conv2dTemplate {
                    {"oc_bn", vecs * lanes},
                    {"reg_n", reg_n},
                    {"unroll_kw", p.kw <= 3 ? 1 : 0},
+                   {"unroll_kh", 0},
+                   {"k_unroll", 1},
+                   {"reduce_order", 0},
                    {"oc_inner", 0},
                    {"parallel", p.flops() > 2e6 ? 1 : 0}});
   }
@@ -348,9 +308,11 @@ class Conv2dNchwc : public Conv2dTemplate {
 
     te::Schedule sch({out});
     if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
-    TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"] != 0, cfg["oc_inner"] != 0,
-                cfg["unroll_kw"] != 0};
-    schedule_register_tile(sch, out, acc, k, {rco, ry, rx, rci}, rx);
+    TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"], cfg["oc_inner"], cfg["unroll_kw"] != 0,
+                cfg["unroll_kh"] != 0, std::gcd(cfg["k_unroll"], icb), ry, rx};
+    schedule_register_tile(sch, out, acc, k,
+                           cfg["reduce_order"] ? std::vector<IterVar>{ry, rx, rco, rci}
+                                               : std::vector<IterVar>{rco, ry, rx, rci});
 
     return finish_blocked(
         w, p, std::move(sch), data, weight, ep, out, icb, ocb,
@@ -385,9 +347,8 @@ class Conv2d1x1 : public Conv2dTemplate {
     cs.define_knob("ic_bn", ic_bn_choices(p.c));
     cs.define_knob("oc_bn", oc_bn_choices(p.o, lanes));
     cs.define_knob("reg_n", reg_n_choices(p.out_h() * p.out_w()));
-    cs.define_knob("k_unroll", {1, 2, 4});
-    cs.define_knob("oc_inner", {0, 1});
-    cs.define_knob("parallel", {0, 1});
+    cs.define_knob("k_unroll", {1, 2, 4, 8});
+    define_tile_loop_knobs(cs);
     return cs;
   }
 
@@ -446,8 +407,8 @@ class Conv2d1x1 : public Conv2dTemplate {
     te::Schedule sch({out});
     if (strided) schedule_copy_stage(sch, src, cfg["parallel"] != 0);
     int64_t ku = std::gcd(cfg["k_unroll"], icb);
-    TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"] != 0, cfg["oc_inner"] != 0, false, ku};
-    schedule_register_tile(sch, out, acc, k, {rco, rci}, nullptr);
+    TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"], cfg["oc_inner"], false, false, ku, {}, {}};
+    schedule_register_tile(sch, out, acc, k, {rco, rci});
 
     return finish_blocked(
         w, p, std::move(sch), data, weight, ep, out, icb, ocb,
@@ -482,7 +443,8 @@ class Conv2dDepthwise : public Conv2dTemplate {
     cs.define_knob("c_bn", oc_bn_choices(p.c, lanes));
     cs.define_knob("reg_n", reg_n_choices(p.out_w()));
     cs.define_knob("unroll_kw", {0, 1});
-    cs.define_knob("parallel", {0, 1});
+    cs.define_knob("unroll_kh", unroll_kh_choices(p));
+    define_tile_loop_knobs(cs);
     return cs;
   }
 
@@ -496,6 +458,8 @@ class Conv2dDepthwise : public Conv2dTemplate {
     return Config({{"c_bn", vecs * lanes},
                    {"reg_n", reg_n},
                    {"unroll_kw", 1},
+                   {"unroll_kh", 0},
+                   {"oc_inner", 0},
                    {"parallel", double(p.n * p.c * p.out_h() * p.out_w()) > 2e4 ? 1 : 0}});
   }
 
@@ -524,8 +488,9 @@ class Conv2dDepthwise : public Conv2dTemplate {
 
     te::Schedule sch({out});
     if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
-    TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"] != 0, false, cfg["unroll_kw"] != 0};
-    schedule_register_tile(sch, out, acc, k, {ry, rx}, rx);
+    TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"], cfg["oc_inner"], cfg["unroll_kw"] != 0,
+                cfg["unroll_kh"] != 0, 1, ry, rx};
+    schedule_register_tile(sch, out, acc, k, {ry, rx});
 
     return finish_blocked(
         w, p, std::move(sch), data, weight, ep, out, bn, bn,

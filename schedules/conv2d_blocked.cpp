@@ -78,6 +78,61 @@ void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel) 
   if (parallel) st.parallel(outer);
 }
 
+void define_tile_loop_knobs(ConfigSpace& cs) {
+  cs.define_knob("oc_inner", {0, 1, 2});  // where the output-block loop sits
+  cs.define_knob("parallel", {0, 1, 2});  // serial, fine or coarse chunks
+}
+
+std::vector<int64_t> unroll_kh_choices(const Conv2dParams& p) {
+  return p.kh > 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0};
+}
+
+void schedule_register_tile(te::Schedule& sch, const te::Tensor& out, const te::Tensor& acc,
+                            const TileKnobs& k, const std::vector<ir::IterVar>& reduce_order) {
+  te::Stage os = sch[out];
+  auto [xo, xi] = os.split(os.axis(3), k.reg_n);
+  auto [lv, ll] = os.split(os.axis(4), k.lanes);
+  ir::IterVar n = os.axis(0), b = os.axis(1), y = os.axis(2);
+  std::vector<ir::IterVar> loops = k.oc_inner == 2   ? std::vector<ir::IterVar>{n, y, xo, b}
+                               : k.oc_inner == 1 ? std::vector<ir::IterVar>{n, y, b, xo}
+                                                 : std::vector<ir::IterVar>{n, b, y, xo};
+  std::vector<ir::IterVar> order = loops;
+  order.insert(order.end(), {xi, lv, ll});
+  os.reorder(order);
+  // The tile's accumulators are computed at the innermost of the four loops.
+  const ir::IterVar at = loops[3];
+  if (k.parallel == 2) {
+    os.parallel(os.fuse(loops[0], loops[1]));
+  } else {
+    ir::IterVar outer = os.fuse(os.fuse(loops[0], loops[1]), loops[2]);
+    if (k.parallel == 1) os.parallel(outer);
+  }
+  os.unroll(xi);
+  os.unroll(lv);
+  os.vectorize(ll);
+
+  te::Stage as = sch[acc];
+  as.set_scope(ir::MemScope::Local);
+  as.compute_at(os, at);
+  auto [alv, all] = as.split(as.axis(4), k.lanes);
+  std::vector<ir::IterVar> tile = {as.axis(0), as.axis(1), as.axis(2)};
+  std::vector<ir::IterVar> red = reduce_order;
+  if (k.k_unroll > 1) {
+    auto [ko, ki] = as.split(red.back(), k.k_unroll);
+    red.back() = ko;
+    red.push_back(ki);
+  }
+  tile.insert(tile.end(), red.begin(), red.end());
+  tile.insert(tile.end(), {as.axis(3), alv, all});
+  as.reorder(tile);
+  if (k.k_unroll > 1) as.unroll(red.back());
+  if (k.unroll_kw && k.kw_axis) as.unroll(k.kw_axis);
+  if (k.unroll_kh && k.kh_axis) as.unroll(k.kh_axis);
+  as.unroll(as.axis(3));
+  as.unroll(alv);
+  as.vectorize(all);
+}
+
 std::vector<KernelArg> blocked_conv_args(const std::vector<TensorSpec>& inputs,
                                          const TensorSpec& output, const Conv2dParams& p,
                                          int64_t icb, int64_t ocb,

@@ -38,6 +38,35 @@ te::Tensor pad_blocked(const te::Tensor& data, const Conv2dParams& p, ir::DataTy
 // along its channel block.
 void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel);
 
+// The knobs of the register tile the blocked templates share (schedule_register_tile).
+struct TileKnobs {
+  int64_t reg_n, lanes;
+  // 0: serial; 1: the loops outside the tile's fused and parallel (fine chunks); 2: only
+  // the outer two of them (coarse chunks: less scheduling, worse balance).
+  int64_t parallel = 0;
+  // Where the output-block loop B sits: 0 outermost but N (n, b, y, xo: weights reused
+  // across a whole plane), 1 inside the rows (n, y, b, xo), 2 inside the W tiles
+  // (n, y, xo, b: the input tile reused from L1 by every output block).
+  int64_t oc_inner = 0;
+  bool unroll_kw = false, unroll_kh = false;
+  int64_t k_unroll = 1;  // split of the innermost reduction axis, unrolled
+  ir::IterVar kh_axis, kw_axis;
+};
+
+// The loop-order and parallel knobs the blocked templates share (see TileKnobs).
+void define_tile_loop_knobs(ConfigSpace& cs);
+
+// Unroll choices for the kernel-height loop: {0, 1} where there is one to unroll, else {0}.
+std::vector<int64_t> unroll_kh_choices(const Conv2dParams& p);
+
+// The register tile. `out` is [N, B, Y, X, bn] (the epilogue stage), `acc` its
+// accumulation: output loops N, B, Y and X split by reg_n in the order oc_inner asks, the
+// outer ones fused (and parallel); the accumulators of one reg_n x bn tile live in
+// registers (a Local stage computed at the tile) over the whole reduction (`reduce_order`,
+// outermost first), X unrolled and the block vectorized in the innermost loops.
+void schedule_register_tile(te::Schedule& sch, const te::Tensor& out, const te::Tensor& acc,
+                            const TileKnobs& k, const std::vector<ir::IterVar>& reduce_order);
+
 // The arguments of a blocked conv2d kernel (data, weight, the epilogue's inputs, out) with
 // their logical specs `inputs` and `output` outside: data packed to NCHW[icb]c, weights by
 // `pack_weight` into `weight_elements`, bias padded to whole output blocks, residual and

@@ -70,37 +70,14 @@ class LowpConv2d : public OpTemplate {
         "conv");
   }
 
-  // Output loops (N, B, Y fused and parallel; X split by reg_n, the block by `lanes`) and
-  // the register tile `acc` computed at each reg_n x ocb tile: reduction loops `reduce`
-  // outside the tile's X and vector loops (X, vectors unrolled, lanes vectorized).
+  // The shared register tile (conv2d_blocked.h) with this config's tile and loop knobs;
+  // channel-pair unrolling, where there is any, is the tensorized tile's own.
   static void schedule_tile(te::Schedule& sch, const te::Tensor& out, const te::Tensor& acc,
                             const Config& cfg, int64_t lanes, const std::vector<IterVar>& reduce,
                             const IterVar& kw_axis) {
-    te::Stage os = sch[out];
-    auto [xo, xi] = os.split(os.axis(3), cfg["reg_n"]);
-    auto [lv, ll] = os.split(os.axis(4), lanes);
-    IterVar n = os.axis(0), b = os.axis(1), y = os.axis(2);
-    const bool b_inner = cfg["oc_inner"] != 0;
-    os.reorder(b_inner ? std::vector<IterVar>{n, y, b, xo, xi, lv, ll}
-                       : std::vector<IterVar>{n, b, y, xo, xi, lv, ll});
-    IterVar outer = b_inner ? os.fuse(os.fuse(n, y), b) : os.fuse(os.fuse(n, b), y);
-    if (cfg["parallel"]) os.parallel(outer);
-    os.unroll(xi);
-    os.unroll(lv);
-    os.vectorize(ll);
-
-    te::Stage as = sch[acc];
-    as.set_scope(ir::MemScope::Local);
-    as.compute_at(os, xo);
-    auto [alv, all] = as.split(as.axis(4), lanes);
-    std::vector<IterVar> order = {as.axis(0), as.axis(1), as.axis(2)};
-    order.insert(order.end(), reduce.begin(), reduce.end());
-    order.insert(order.end(), {as.axis(3), alv, all});
-    as.reorder(order);
-    if (cfg["unroll_kw"]) as.unroll(kw_axis);
-    as.unroll(as.axis(3));
-    as.unroll(alv);
-    as.vectorize(all);
+    TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"], cfg["oc_inner"], cfg["unroll_kw"] != 0,
+                false, 1, {}, kw_axis};
+    schedule_register_tile(sch, out, acc, k, reduce);
   }
 
   // The kernel (data, weight, the epilogue's tensors, out), its arguments logical outside
@@ -132,8 +109,7 @@ class Conv2dBf16Pair : public LowpConv2d {
     cs.define_knob("reg_n", reg_n_choices(p.out_w(), kWidestTile));
     cs.define_knob("unroll_kw", {0, 1});
     cs.define_knob("k_unroll", {1, 2, 4});  // channel pairs per iteration of the pair loop
-    cs.define_knob("oc_inner", {0, 1});
-    cs.define_knob("parallel", {0, 1});
+    define_tile_loop_knobs(cs);
     return cs;
   }
 
@@ -298,8 +274,7 @@ class Conv2dF16Arm final : public LowpConv2d {
     cs.define_knob("reg_n", reg_n_choices(p.out_w(), kWidestTile));
     cs.define_knob("unroll_kw", {0, 1});
     cs.define_knob("f16_acc", {0, 1});  // 1: accumulate in f16 (fmla .8h), looser error
-    cs.define_knob("oc_inner", {0, 1});
-    cs.define_knob("parallel", {0, 1});
+    define_tile_loop_knobs(cs);
     return cs;
   }
 

@@ -60,9 +60,8 @@ class DensePacked : public OpTemplate {
     ConfigSpace cs;
     cs.define_knob("mr", row_tile_choices(s.m, {1, 2, 4, 6, 8, 12}));
     cs.define_knob("nr_vecs", {1, 2, 3, 4});
-    cs.define_knob("k_unroll", {1, 2, 4});
-    cs.define_knob("panels_outer", {0, 1});  // loop order: column panels or row blocks outside
-    cs.define_knob("parallel", {0, 1});
+    cs.define_knob("k_unroll", {1, 2, 4, 8});
+    define_dense_loop_knobs(cs, s);
     return cs;
   }
 
@@ -78,7 +77,7 @@ class DensePacked : public OpTemplate {
     // memory-bound on more weight bytes than one core streams quickly (a GEMV).
     bool parallel = s.flops() > 2e6 || s.k * s.n * w.dtype.bytes() > (256 << 10);
     return Config({{"mr", mr}, {"nr_vecs", vecs}, {"k_unroll", 1}, {"panels_outer", 1},
-                   {"parallel", parallel ? 1 : 0}});
+                   {"parallel", parallel ? 1 : 0}, {"kc", 0}, {"mc_tiles", 1}});
   }
 
   std::vector<TensorSpec> inputs(const Workload& w) const override {
@@ -135,8 +134,9 @@ class DensePacked : public OpTemplate {
         "C");
 
     te::Schedule sch({c});
-    ir::IterVar at = schedule_dense_output(sch, c, mr, nr, lanes, cfg, false);
-    schedule_dense_tile(sch, acc, c, at, lanes, {sch[acc].reduce_axis(0)}, cfg["k_unroll"]);
+    DenseTiling tiling = dense_tiling(cfg, mr, nr, lanes);
+    ir::IterVar at = schedule_dense_output(sch, c, tiling);
+    schedule_dense_tile(sch, acc, c, at, tiling, {sch[acc].reduce_axis(0)});
     auto pack = [s, nr](const Values& v) { return pack_dense_b(s, nr, v.data()); };
     return finish_dense(*this, w, std::move(sch), a, b, ep, c, pack, panels * s.k * nr);
   }
@@ -178,44 +178,97 @@ int64_t fit_rows(int64_t want, int64_t m, std::initializer_list<int64_t> choices
   return 1;
 }
 
-ir::IterVar schedule_dense_output(te::Schedule& sch, const te::Tensor& c, int64_t mr, int64_t nr,
-                                  int64_t lanes, const Config& cfg, bool unroll_tile) {
+DenseTiling dense_tiling(const Config& cfg, int64_t mr, int64_t nr, int64_t lanes) {
+  DenseTiling t{mr, nr, lanes};
+  t.panels_outer = cfg["panels_outer"] != 0;
+  t.parallel = cfg["parallel"];
+  if (cfg.has("kc")) t.kc = cfg["kc"];
+  if (cfg.has("mc_tiles")) t.mc_tiles = cfg["mc_tiles"];
+  if (cfg.has("k_unroll")) t.k_unroll = cfg["k_unroll"];
+  return t;
+}
+
+void define_dense_loop_knobs(ConfigSpace& cs, const DenseShape& s) {
+  cs.define_knob("panels_outer", {0, 1});  // loop order: column panels or row blocks outside
+  cs.define_knob("parallel", {0, 1, 2});   // serial, outer loop, outer two loops fused
+  // K blocks that keep a kc x nr slice of B in L1 (32-48 KB: kc <= 256 at nr = 32) or L2;
+  // only those that split K.
+  std::vector<int64_t> kc = {0};
+  for (int64_t b : {32, 64, 128, 256, 512})
+    if (b < s.k) kc.push_back(b);
+  cs.define_knob("kc", kc);
+  std::vector<int64_t> mc = {1};
+  for (int64_t b : {2, 4, 8, 16})
+    if (b < s.m) mc.push_back(b);
+  cs.define_knob("mc_tiles", mc);
+}
+
+ir::IterVar schedule_dense_output(te::Schedule& sch, const te::Tensor& c, const DenseTiling& t) {
   te::Stage out = sch[c];
-  auto [io, ii] = out.split(out.axis(0), mr);
-  auto [jo, ji] = out.split(out.axis(1), nr);
-  auto [jv, jl] = out.split(ji, lanes);
-  bool panels_outer = cfg["panels_outer"] != 0;
-  out.reorder(panels_outer ? std::vector<ir::IterVar>{jo, io, ii, jv, jl}
-                           : std::vector<ir::IterVar>{io, jo, ii, jv, jl});
+  auto [io, ii] = out.split(out.axis(0), t.mr);
+  auto [jo, ji] = out.split(out.axis(1), t.nr);
+  auto [jv, jl] = out.split(ji, t.lanes);
+  // Blocked: row tiles grouped in blocks of mc_tiles; the accumulators of a block are
+  // computed at the block (or panel) loop, the tile loop `it` below reads them.
+  std::vector<ir::IterVar> tile_loops = {ii, jv, jl};
+  ir::IterVar rows = io;
+  if (t.blocked()) {
+    auto [ib, it] = out.split(io, t.mc_tiles);
+    rows = ib;
+    tile_loops.insert(tile_loops.begin(), it);
+  }
+  std::vector<ir::IterVar> outer = t.panels_outer ? std::vector<ir::IterVar>{jo, rows}
+                                                  : std::vector<ir::IterVar>{rows, jo};
+  std::vector<ir::IterVar> order = outer;
+  order.insert(order.end(), tile_loops.begin(), tile_loops.end());
+  out.reorder(order);
   out.vectorize(jl);
-  if (unroll_tile) {
+  if (t.unroll_tile) {
     // Every read of the tile then has a constant offset: LLVM keeps the whole tile in
     // registers (SROA) instead of on the stack.
     out.unroll(ii);
     out.unroll(jv);
   }
-  if (cfg["parallel"]) out.parallel(panels_outer ? jo : io);
-  return panels_outer ? io : jo;
+  if (t.parallel == 2) {
+    ir::IterVar fused = out.fuse(outer[0], outer[1]);
+    out.parallel(fused);
+    return fused;
+  }
+  if (t.parallel == 1) out.parallel(outer[0]);
+  return outer[1];
 }
 
 void schedule_dense_tile(te::Schedule& sch, const te::Tensor& acc, const te::Tensor& out,
-                         const ir::IterVar& at, int64_t lanes,
-                         const std::vector<ir::IterVar>& reduce, int64_t k_unroll) {
+                         const ir::IterVar& at, const DenseTiling& t,
+                         const std::vector<ir::IterVar>& reduce) {
   te::Stage tile = sch[acc];
   tile.set_scope(ir::MemScope::Local);
   tile.compute_at(sch[out], at);
-  auto [tv, tl] = tile.split(tile.axis(1), lanes);
-  std::vector<ir::IterVar> order = reduce;
-  if (k_unroll > 1) {
-    auto [ko, ki] = tile.split(order.back(), k_unroll);
-    order.back() = ko;
-    order.push_back(ki);
+  auto [tv, tl] = tile.split(tile.axis(1), t.lanes);
+  std::vector<ir::IterVar> order;
+  std::vector<ir::IterVar> red = reduce;
+  ir::IterVar rows = tile.axis(0);
+  if (t.blocked()) {
+    // The K block loop outside the block's row tiles: B's kc x nr slice is reused by each.
+    if (t.kc > 0) {
+      auto [ko, ki] = tile.split(red.front(), t.kc);
+      order.push_back(ko);
+      red.front() = ki;
+    }
+    auto [ro, ri] = tile.split(rows, t.mr);
+    order.push_back(ro);
+    rows = ri;
   }
-  const ir::IterVar k_inner = order.back();
-  order.insert(order.end(), {tile.axis(0), tv, tl});
+  if (t.k_unroll > 1) {
+    auto [ko, ki] = tile.split(red.back(), t.k_unroll);
+    red.back() = ko;
+    red.push_back(ki);
+  }
+  order.insert(order.end(), red.begin(), red.end());
+  order.insert(order.end(), {rows, tv, tl});
   tile.reorder(order);
-  if (k_unroll > 1) tile.unroll(k_inner);
-  tile.unroll(tile.axis(0));
+  if (t.k_unroll > 1) tile.unroll(red.back());
+  tile.unroll(rows);
   tile.unroll(tv);
   tile.vectorize(tl);
 }

@@ -49,17 +49,44 @@ std::vector<int64_t> row_tile_choices(int64_t m, std::initializer_list<int64_t> 
 // The largest of `choices` (largest first) not above `want` and M: a row tile the matrix fills.
 int64_t fit_rows(int64_t want, int64_t m, std::initializer_list<int64_t> choices);
 
-// C in tiles of mr x nr, vectors of `lanes`, column panels (config panels_outer=1) or row
-// blocks outermost, and parallel when config parallel=1. With `unroll_tile` the tile's
-// rows and vectors are unrolled. Returns the loop the accumulator tile is computed at.
-ir::IterVar schedule_dense_output(te::Schedule& sch, const te::Tensor& c, int64_t mr, int64_t nr,
-                                  int64_t lanes, const Config& cfg, bool unroll_tile);
-// The accumulator tile `acc` [mr, nr] in registers at `out`'s loop `at`: the reduction
-// axes (outermost first; the last split by k_unroll > 1, unrolled) outside the rows, the
-// rows and vectors of `lanes` unrolled, the lanes vectorized.
+// How a dense template tiles C, from its config: an mr x nr register tile (vectors of
+// `lanes`), column panels (panels_outer=1) or row blocks outermost, and the knobs that
+// shape the loops around the tile for other caches and core counts.
+struct DenseTiling {
+  int64_t mr, nr, lanes;
+  bool panels_outer = true;
+  // 0: serial; 1: the outermost tile loop in parallel; 2: the two outer loops fused and
+  // parallel (more, smaller chunks for many cores or few panels).
+  int64_t parallel = 0;
+  // K blocking (the KC of GEMM libraries): with kc > 0 or mc_tiles > 1 the accumulators of
+  // a block of mc_tiles row tiles x nr live in a local buffer, the K loop is split by kc
+  // (0: not split) and runs outside the block's row tiles, so the kc x nr slice of the
+  // packed B panel is reused from L1 across them. kc = 0, mc_tiles = 1 is the plain
+  // register tile over all of K.
+  int64_t kc = 0, mc_tiles = 1;
+  int64_t k_unroll = 1;      // the innermost reduction axis split by this and unrolled
+  bool unroll_tile = false;  // unroll C's tile loops too (constant offsets for SROA)
+  bool blocked() const { return kc > 0 || mc_tiles > 1; }
+};
+
+// The tiling a config of a dense template asks for: knobs panels_outer, parallel and, when
+// the space has them, kc, mc_tiles and k_unroll.
+DenseTiling dense_tiling(const Config& cfg, int64_t mr, int64_t nr, int64_t lanes);
+
+// The dense knobs that shape the loops around the register tile (the DenseTiling fields),
+// for a space over M x K: loop order, parallel granularity, K block and row tiles per block.
+void define_dense_loop_knobs(ConfigSpace& cs, const DenseShape& s);
+
+// C's loops for `t` (tile rows and vectors unrolled with unroll_tile; parallel as asked).
+// Returns the loop the accumulator stage is computed at.
+ir::IterVar schedule_dense_output(te::Schedule& sch, const te::Tensor& c, const DenseTiling& t);
+// The accumulator stage `acc` [mr, nr] (or [mc_tiles * mr, nr] when blocked) at `out`'s
+// loop `at`: the reduction axes (outermost first; the first split by kc when blocked, the
+// last by k_unroll > 1, unrolled) outside the rows, the rows and vectors unrolled, the
+// lanes vectorized. When blocked, the K block loop runs outside the block's row tiles.
 void schedule_dense_tile(te::Schedule& sch, const te::Tensor& acc, const te::Tensor& out,
-                         const ir::IterVar& at, int64_t lanes,
-                         const std::vector<ir::IterVar>& reduce, int64_t k_unroll);
+                         const ir::IterVar& at, const DenseTiling& t,
+                         const std::vector<ir::IterVar>& reduce);
 
 // The ScheduledKernel of a dense template: A, B, the epilogue's tensors, C; logical
 // arguments but for B, which `pack_b` packs into `packed_b_elements`.

@@ -95,9 +95,13 @@ class LowpDense : public OpTemplate {
     te::Tensor c = make_output(w, s, acc, ep);
 
     te::Schedule sch({c});
-    ir::IterVar at = schedule_dense_output(sch, c, mr, nr, p.lanes, cfg, true);
+    // The tensorized tile covers all of K: no K blocking, its own k_unroll.
+    DenseTiling tiling = dense_tiling(cfg, mr, nr, p.lanes);
+    tiling.k_unroll = 1;
+    tiling.unroll_tile = true;
+    ir::IterVar at = schedule_dense_output(sch, c, tiling);
     // The lanes vectorize the zero-initialisation of the tile, one vector store each.
-    schedule_dense_tile(sch, acc, c, at, p.lanes, {k2, kk}, 1);
+    schedule_dense_tile(sch, acc, c, at, tiling, {k2, kk});
     sch[acc].tensorize(k2, pair_dot_tile(s, p, pairs));
 
     auto pack = [s, nr](const Values& v) { return pack_dense_b_vnni(s, nr, v.data()); };
@@ -154,7 +158,7 @@ class DenseBf16X86 final : public LowpDense {
     cs.define_knob("nr_vecs", {1, 2, 3, 4});  // zmm of 16 f32 accumulators per row
     cs.define_knob("k_unroll", {1, 2, 4});    // K pairs per loop iteration
     cs.define_knob("panels_outer", {0, 1});
-    cs.define_knob("parallel", {0, 1});
+    cs.define_knob("parallel", {0, 1, 2});  // serial, outer loop, outer two loops fused
     return cs;
   }
 
@@ -203,7 +207,7 @@ class DenseBf16Arm final : public LowpDense {
     cs.define_knob("nr2", {1, 2, 3, 4});  // column pairs of the tile
     cs.define_knob("k_unroll", {1, 2});   // K blocks per loop iteration
     cs.define_knob("panels_outer", {0, 1});
-    cs.define_knob("parallel", {0, 1});
+    cs.define_knob("parallel", {0, 1, 2});  // serial, outer loop, outer two loops fused
     // 1: BFDOT instead of BFMMLA: 2*mr2 rows x nr2 vectors of 4 columns, B in the VNNI
     // layout, A broadcasting a pair (the x86 scheme at 128 bits; no repacking of A).
     cs.define_knob("bfdot", {0, 1});
@@ -267,8 +271,11 @@ class DenseBf16Arm final : public LowpDense {
     te::Schedule sch({c});
     te::Stage pack = sch[ap];
     pack.vectorize(pack.axis(2));
-    ir::IterVar at = schedule_dense_output(sch, c, mr, nr, 2, cfg, true);
-    schedule_dense_tile(sch, acc, c, at, 2, {kq, kc}, 1);
+    DenseTiling tiling = dense_tiling(cfg, mr, nr, 2);
+    tiling.k_unroll = 1;  // the tensorized tile unrolls its own K blocks
+    tiling.unroll_tile = true;
+    ir::IterVar at = schedule_dense_output(sch, c, tiling);
+    schedule_dense_tile(sch, acc, c, at, tiling, {kq, kc});
     sch[acc].tensorize(kq, bfmmla_tile(mr2, nr2, ku, quads));
 
     auto pack_b = [s, nr](const Values& v) { return pack_dense_b_bfmmla(s, nr, v.data()); };
@@ -323,8 +330,7 @@ class DenseF16Arm final : public LowpDense {
     cs.define_knob("nr_vecs", {1, 2, 3});  // vectors of 8 halves per row
     cs.define_knob("k_unroll", {1, 2, 4});
     cs.define_knob("f16_acc", {0, 1});  // 1: accumulate in f16 (fmla .8h), looser error
-    cs.define_knob("panels_outer", {0, 1});
-    cs.define_knob("parallel", {0, 1});
+    define_dense_loop_knobs(cs, s);
     return cs;
   }
 
@@ -340,7 +346,9 @@ class DenseF16Arm final : public LowpDense {
                    {"k_unroll", 1},
                    {"f16_acc", 0},
                    {"panels_outer", 1},
-                   {"parallel", parallel ? 1 : 0}});
+                   {"parallel", parallel ? 1 : 0},
+                   {"kc", 0},
+                   {"mc_tiles", 1}});
   }
 
   std::vector<DataType> dtypes() const override { return {DataType::f16()}; }
@@ -376,8 +384,10 @@ class DenseF16Arm final : public LowpDense {
 
     te::Schedule sch({c});
     if (cfg["f16_acc"]) sch[acc32].compute_inline();
-    ir::IterVar at = schedule_dense_output(sch, c, mr, nr, lanes, cfg, true);
-    schedule_dense_tile(sch, acc, c, at, lanes, {sch[acc].reduce_axis(0)}, cfg["k_unroll"]);
+    DenseTiling tiling = dense_tiling(cfg, mr, nr, lanes);
+    tiling.unroll_tile = true;
+    ir::IterVar at = schedule_dense_output(sch, c, tiling);
+    schedule_dense_tile(sch, acc, c, at, tiling, {sch[acc].reduce_axis(0)});
 
     auto pack = [s, nr](const Values& v) { return pack_dense_b(s, nr, v.data()); };
     return finish_dense(*this, w, std::move(sch), a, b, ep, c, pack, panels * s.k * nr);

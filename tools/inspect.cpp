@@ -4,6 +4,7 @@
 //
 //   kiln inspect --op dense --shape 128,768,768 --epilogue bias,relu --emit asm
 //   kiln inspect --op conv2d --shape 1,64,56,56,64,3,3 --pad 1 --run --threads 2 --json
+//   kiln inspect --op dense --shape 1024,1024,1024 --target arm-neon --space
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -26,14 +27,34 @@ struct InspectArgs {
   WorkloadArgs workload;
   std::string target = "host", tmpl, config, emit = "tir", so;
   std::vector<std::string> records;
-  bool run = false, json = false;
+  bool run = false, json = false, space = false;
   int threads = 1, repeat = 10;
   std::string runner;
 };
 
+// --space: each applicable template's knobs, their choices and the space size, so a user
+// sees what a tuner searches before tuning.
+int print_spaces(const schedules::Workload& w, const Target& target, const std::string& tmpl) {
+  std::vector<const schedules::OpTemplate*> tpls = schedules::templates_for(w, target);
+  if (!tmpl.empty()) tpls = {&pick_template(w, target, tmpl)};
+  user_check(!tpls.empty()) << "no template applies to " << w.str() << " on " << target.name;
+  for (const schedules::OpTemplate* t : tpls) {
+    schedules::ConfigSpace space = t->space(w, target);
+    std::printf("%s on %s: %llu configs\n", t->name().c_str(), target.name.c_str(),
+                static_cast<unsigned long long>(space.size()));
+    for (const schedules::Knob& k : space.knobs()) {
+      std::string choices;
+      for (int64_t v : k.choices) choices += " " + std::to_string(v);
+      std::printf("  %-14s %3zu:%s\n", k.name.c_str(), k.choices.size(), choices.c_str());
+    }
+  }
+  return 0;
+}
+
 int run_inspect(const InspectArgs& a) {
   schedules::Workload w = make_workload(a.workload);
   Target target = target_from_name(a.target);
+  if (a.space) return print_spaces(w, target, a.tmpl);
   const schedules::OpTemplate* chosen = &pick_template(w, target, a.tmpl);
   // A --config may name only some knobs; the fallback fills in the rest.
   schedules::Config cfg = chosen->fallback(w, target);
@@ -129,6 +150,8 @@ Run add_inspect(CLI::App& app) {
       ->check(CLI::IsMember({"tir", "llvm", "asm"}))
       ->capture_default_str();
   cmd->add_option("--so", a->so, "Write the kernel as a shared object to this path (and list its arguments)");
+  cmd->add_flag("--space", a->space,
+                "List each applicable template's knobs, choices and space size (--template: one)");
   cmd->add_flag("--run", a->run, "Build, run, check against the reference and time it");
   cmd->add_option("--threads", a->threads, "Threads for --run")->check(CLI::Range(1, 256));
   cmd->add_option("--repeat", a->repeat, "Timed runs for --run")->check(CLI::Range(1, 100000));

@@ -1,5 +1,6 @@
 #include "tests/kernels/template_harness.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -39,8 +40,13 @@ schedules::Config template_config(const schedules::OpTemplate& tpl, const schedu
 
 std::string check_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
                            const std::string& target_name, int config_seed) {
+  return check_template_config(
+      tpl, w, target_name, template_config(tpl, w, target_from_name(target_name), config_seed));
+}
+
+std::string check_template_config(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                                  const std::string& target_name, const schedules::Config& cfg) {
   Target target = target_from_name(target_name);
-  schedules::Config cfg = template_config(tpl, w, target, config_seed);
   SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target_name + " config " + cfg.to_json());
   tuner::BuiltKernel k = tuner::lower_template(tpl, w, target, cfg, "kernel");
   if (sweep_ir(tpl.name() + " " + w.str() + " " + target_name + " " + cfg.to_json(), k.func))
@@ -80,6 +86,24 @@ std::string check_template_inputs(const schedules::OpTemplate& tpl, const schedu
   for (float& x : want) x = round_to(x, check.out_dtype);
   EXPECT_TRUE(all_close(got, want, check.rtol));
   return "";
+}
+
+std::vector<schedules::Config> knob_sweep(const schedules::OpTemplate& tpl,
+                                         const schedules::Workload& w, const Target& target,
+                                         const std::vector<std::string>& knobs) {
+  const schedules::Config base = tpl.fallback(w, target);
+  const schedules::ConfigSpace space = tpl.space(w, target);
+  std::vector<schedules::Config> out;
+  for (const schedules::Knob& k : space.knobs()) {
+    if (std::find(knobs.begin(), knobs.end(), k.name) == knobs.end()) continue;
+    for (int64_t v : k.choices) {
+      if (v == base[k.name]) continue;  // the fallback itself runs in the other suites
+      schedules::Config c = base;
+      c.set(k.name, v);
+      out.push_back(c);
+    }
+  }
+  return out;
 }
 
 void PrintTo(const TemplateCase& c, std::ostream* os) {

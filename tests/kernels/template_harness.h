@@ -28,6 +28,16 @@ schedules::Config template_config(const schedules::OpTemplate& tpl, const schedu
 std::string check_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
                            const std::string& target, int config_seed);
 
+// check_template with an explicit config.
+std::string check_template_config(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                                  const std::string& target, const schedules::Config& cfg);
+
+// The fallback with one of `knobs` set to another of its choices, for every such choice of
+// each: every value of a knob is lowered, built and checked at least once.
+std::vector<schedules::Config> knob_sweep(const schedules::OpTemplate& tpl,
+                                         const schedules::Workload& w, const Target& target,
+                                         const std::vector<std::string>& knobs);
+
 // For tests that draw their own inputs (an op's domain, a non-negative variance, an f32
 // output of half inputs): check_template's steps with logical input i drawn as
 // random_values(elements, first_seed + i, w.dtype), then passed through `adjust`, packed
