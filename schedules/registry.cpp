@@ -14,6 +14,7 @@
 #include "schedules/layout.h"
 #include "schedules/pooling.h"
 #include "schedules/softmax.h"
+#include "schedules/winograd.h"
 
 namespace kiln::schedules {
 
@@ -52,6 +53,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &conv2d_nchwc_template(),
       &conv2d_1x1_template(),
       &conv2d_depthwise_template(),
+      &conv2d_winograd_template(),
       // layout transforms
       &layout_nchw_to_nchwc_template(),
       &layout_nchwc_to_nchw_template(),
