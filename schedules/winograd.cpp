@@ -371,15 +371,20 @@ bool winograd_form(const Workload& w) {
 }
 
 double winograd_error_scale(int64_t m) {
-  // Measured max error (kiln's rule: relative to max(1, |want|, rms)) on random inputs and
-  // ResNet layers, over the direct f32 tolerance; see bench/README.md.
   switch (m) {
     case 2: return 1.0;
     case 4: return 2.0;
-    case 6: return 10.0;
+    case 6: return 5.0;
   }
   user_error() << "winograd: output tile m must be 2, 4 or 6, got " << m;
   return 0;
+}
+
+double winograd_expected_error(int64_t m, int64_t channels) {
+  // Max error measured on ResNet-18's 64 -> 64 56x56 layer, random inputs (bench/README.md).
+  // Over 16 .. 512 channels it grew more slowly than sqrt(C); sqrt keeps this an upper bound.
+  const double at_64 = m == 2 ? 1.7e-6 : m == 4 ? 1.1e-5 : 4.3e-5;
+  return at_64 * std::sqrt(double(std::max<int64_t>(channels, 64)) / 64.0);
 }
 
 std::vector<int64_t> winograd_tile_choices(const Workload& w) {
@@ -387,7 +392,8 @@ std::vector<int64_t> winograd_tile_choices(const Workload& w) {
   Conv2dParams p = conv2d_params(w);
   std::vector<int64_t> out;
   for (int64_t m : {2, 4, 6}) {
-    if (winograd_error_scale(m) * 1e-4 > kWinogradMaxRtol) continue;
+    // Twice the expected error must stay within the tolerance the template declares.
+    if (2 * winograd_expected_error(m, p.c) > 1e-4 * winograd_error_scale(m)) continue;
     // Tiles that are more than half padding waste more than the transform saves.
     const double useful = double(p.out_h() * p.out_w()) /
                           double(ceil_div(p.out_h(), m) * ceil_div(p.out_w(), m) * m * m);

@@ -16,8 +16,9 @@
 //
 // Accuracy: the transforms amplify f32 rounding, more for larger m (their entries and the
 // number of terms grow). The template's tolerance is the f32 one scaled by the growth
-// measured for the largest m its space offers (winograd_error_scale); tile sizes whose
-// error would exceed kWinogradMaxRtol are not offered.
+// measured for the largest m its space offers (winograd_error_scale); a tile size whose
+// expected error (which grows with the input channels) would not fit is not offered, and
+// applies() is false where none is.
 #pragma once
 
 #include <cstdint>
@@ -36,10 +37,12 @@ bool winograd_form(const Workload& w);
 // whose error stays acceptable and whose tiles are not mostly padding on this output.
 std::vector<int64_t> winograd_tile_choices(const Workload& w);
 
-// The factor by which F(m, 3)'s measured f32 error exceeds the direct convolution's
-// tolerance budget (1 for m = 2), and the largest relative error kiln accepts from it.
+// The factor on the f32 tolerance (1e-4) that F(m, 3) is judged with: 1, 2 and 5 for
+// m = 2, 4, 6. A tile size is offered only where twice its expected error fits in it.
 double winograd_error_scale(int64_t m);
-inline constexpr double kWinogradMaxRtol = 1e-3;
+// F(m, 3)'s expected max error (kiln's rule: relative to max(1, |want|, rms)) on random
+// inputs with `channels` input channels, from the measured table in bench/README.md.
+double winograd_expected_error(int64_t m, int64_t channels);
 
 // The cost rule for untuned networks: whether conv2d.winograd (its fallback) beats the
 // direct conv2d.nchwc (its fallback) on this workload and target, from the measured table in
