@@ -193,8 +193,7 @@ void winograd_table(const kiln::Target& t, int threads, int evals) {
         row += " " + cell(0);
         continue;
       }
-      Config cfg = wg.fallback(w, t);
-      cfg.set("m", m);
+      Config cfg = kiln::schedules::winograd_fallback(w, t, m);
       row += " " + cell(g(time_config(wg, w, t, cfg, threads, true)));
     }
     Config fb = wg.fallback(w, t), best = fb;

@@ -107,23 +107,7 @@ class Conv2dWinograd : public OpTemplate {
   }
 
   Config fallback(const Workload& w, const Target& t) const override {
-    Conv2dParams p = params(w);
-    const int64_t lanes = t.lanes(DataType::f32());
-    std::vector<int64_t> ms = winograd_tile_choices(w);
-    // F(4) does 4x fewer multiplications than direct against F(2)'s 2.25x; F(6) gains
-    // little more for its error. F(2) where the output is too small for 4x4 tiles.
-    int64_t m = std::find(ms.begin(), ms.end(), 4) != ms.end() ? 4 : ms.front();
-    // The GEMM's register tile as dense.packed's: accumulators fill 3/4 of the registers.
-    int64_t vecs = std::min<int64_t>(t.is_x86() && lanes < 16 ? 2 : 4, ceil_div(p.o, lanes));
-    if (vecs == 3) vecs = 2;
-    const int64_t tiles = p.n * ceil_div(p.out_h(), m) * ceil_div(p.out_w(), m);
-    int64_t mr = fit_rows(vector_registers(t) * 3 / 4 / vecs, tiles, {12, 8, 6, 4, 3, 2, 1});
-    return Config({{"m", m},
-                   {"ic_bn", pick_ic_bn(p.c, vecs * lanes)},
-                   {"oc_bn", vecs * lanes},
-                   {"mr", mr},
-                   {"k_unroll", 1},
-                   {"parallel", p.flops() > 2e6 ? 1 : 0}});
+    return winograd_fallback(w, t, winograd_fallback_tile(w));
   }
 
   std::vector<TensorSpec> inputs(const Workload& w) const override {
@@ -403,10 +387,52 @@ std::vector<int64_t> winograd_tile_choices(const Workload& w) {
   return out;
 }
 
-bool winograd_preferred(const Workload& w, const Target& t) {
-  (void)t;
-  return winograd_form(w) && !winograd_tile_choices(w).empty() && w.param("C") >= 16 &&
-         w.param("O") >= 16;
+namespace {
+
+// Tiles of the whole output with m x m tiles.
+int64_t tile_count(const Workload& w, int64_t m) {
+  Conv2dParams p = conv2d_params(w);
+  return p.n * ceil_div(p.out_h(), m) * ceil_div(p.out_w(), m);
+}
+
+// Below this many tiles, each transformed weight (alpha^2 / 9 times the direct weights) is
+// used too few times to pay for streaming it: the GEMM is bound by memory, not arithmetic.
+constexpr int64_t kMinTiles = 16;
+
+}  // namespace
+
+int64_t winograd_fallback_tile(const Workload& w) {
+  std::vector<int64_t> ms = winograd_tile_choices(w);
+  user_check(!ms.empty()) << "conv2d.winograd: no output tile size suits " << w.str();
+  // F(4) does 4x fewer multiplications than direct against F(2)'s 2.25x, but each of its
+  // transformed weights is twice F(2)'s size: it needs twice as many tiles to reuse them.
+  // F(6) gains little more than F(4) for 4x its error; tuning may still pick it.
+  bool four = std::find(ms.begin(), ms.end(), 4) != ms.end();
+  return four && tile_count(w, 4) >= 2 * kMinTiles ? 4 : ms.front();
+}
+
+Config winograd_fallback(const Workload& w, const Target& t, int64_t m) {
+  Conv2dParams p = conv2d_params(w);
+  const int64_t lanes = t.lanes(DataType::f32());
+  // The GEMM's register tile as dense.packed's: accumulators fill 3/4 of the registers,
+  // 4 vectors of output channels (2 on AVX2) by as many tiles as fit.
+  int64_t vecs = std::min<int64_t>(t.is_x86() && lanes < 16 ? 2 : 4, ceil_div(p.o, lanes));
+  if (vecs == 3) vecs = 2;
+  int64_t mr = fit_rows(vector_registers(t) * 3 / 4 / vecs, tile_count(w, m),
+                        {12, 8, 6, 4, 3, 2, 1});
+  return Config({{"m", m},
+                 {"ic_bn", pick_ic_bn(p.c, vecs * lanes)},
+                 {"oc_bn", vecs * lanes},
+                 {"mr", mr},
+                 {"k_unroll", 1},
+                 {"parallel", p.flops() > 2e6 ? 1 : 0}});
+}
+
+bool winograd_preferred(const Workload& w, const Target&) {
+  if (!winograd_form(w) || winograd_tile_choices(w).empty()) return false;
+  // Few channels: the transforms (per channel) cost as much as the GEMM saves.
+  if (w.param("C") < 16 || w.param("O") < 16) return false;
+  return tile_count(w, winograd_fallback_tile(w)) >= kMinTiles;
 }
 
 }  // namespace kiln::schedules

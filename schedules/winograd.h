@@ -44,6 +44,13 @@ double winograd_error_scale(int64_t m);
 // inputs with `channels` input channels, from the measured table in bench/README.md.
 double winograd_expected_error(int64_t m, int64_t channels);
 
+// The fallback's output tile for the workload: F(4) where the output has enough tiles to
+// reuse its larger transformed weights, else F(2) (or the one size offered).
+int64_t winograd_fallback_tile(const Workload& w);
+// conv2d.winograd's fallback config with output tile `m` (its fallback is this with
+// winograd_fallback_tile): the register tile and channel blocks picked for that m.
+Config winograd_fallback(const Workload& w, const Target& t, int64_t m);
+
 // The cost rule for untuned networks: whether conv2d.winograd (its fallback) beats the
 // direct conv2d.nchwc (its fallback) on this workload and target, from the measured table in
 // bench/README.md. False for workloads that are not Winograd's form.

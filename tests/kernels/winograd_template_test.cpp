@@ -29,12 +29,6 @@ Workload conv3x3(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t 
                   std::move(epi)};
 }
 
-// Configs with each output tile size: the fallback with "m" replaced.
-schedules::Config with_m(const Workload& w, const Target& t, int64_t m) {
-  schedules::Config c = schedules::conv2d_winograd_template().fallback(w, t);
-  c.set("m", m);
-  return c;
-}
 
 std::vector<TemplateCase> cases() {
   const auto* wg = &schedules::conv2d_winograd_template();
@@ -78,7 +72,7 @@ TEST(WinogradTemplate, EveryTileSizeMatchesReference) {
   for (const std::string name : {"x86-avx512", "arm-neon"}) {
     Target t = target_from_name(name);
     for (int64_t m : schedules::winograd_tile_choices(w)) {
-      schedules::Config cfg = with_m(w, t, m);
+      schedules::Config cfg = schedules::winograd_fallback(w, t, m);
       SCOPED_TRACE(name + " " + cfg.to_json());
       tuner::BuiltKernel k = tuner::lower_template(wg, w, t, cfg, "kernel");
       tuner::CheckResult r = tuner::check_built_kernel(wg, w, t, k, test_run_options());
@@ -165,8 +159,7 @@ TEST(WinogradAccuracy, DISABLED_ErrorPerTileSize) {
     };
     std::printf("%-70s direct %.2e", w.str().c_str(), error(direct, direct.fallback(w, t)));
     for (int64_t m : schedules::winograd_tile_choices(w)) {
-      schedules::Config cfg = wg.fallback(w, t);
-      cfg.set("m", m);
+      schedules::Config cfg = schedules::winograd_fallback(w, t, m);
       std::printf("  F(%lld) %.2e", static_cast<long long>(m), error(wg, cfg));
     }
     std::printf("\n");
