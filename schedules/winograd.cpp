@@ -25,8 +25,17 @@ namespace {
 // add or a subtract, so the generated code does only the transform's real arithmetic.
 Expr literal_sum(int64_t n, const std::function<double(int64_t)>& coef,
                  const std::function<Expr(int64_t)>& term) {
+  // Terms in order, but a positive one first where there is one (no negation to start from).
+  std::vector<int64_t> order;
+  for (int64_t k = 0; k < n; ++k)
+    if (static_cast<float>(coef(k)) > 0.0f) {
+      order.push_back(k);
+      break;
+    }
+  for (int64_t k = 0; k < n; ++k)
+    if (order.empty() || k != order.front()) order.push_back(k);
   Expr sum;
-  for (int64_t k = 0; k < n; ++k) {
+  for (int64_t k : order) {
     const float c = static_cast<float>(coef(k));
     if (c == 0.0f) continue;
     Expr t = term(k);
@@ -397,7 +406,9 @@ int64_t tile_count(const Workload& w, int64_t m) {
 
 // Below this many tiles, each transformed weight (alpha^2 / 9 times the direct weights) is
 // used too few times to pay for streaming it: the GEMM is bound by memory, not arithmetic.
-constexpr int64_t kMinTiles = 16;
+// Measured (bench/README.md): F(2) lost to direct on ResNet-18's 7x7 layer (16 tiles) and
+// won on its 14x14 one (49); F(4) lost to F(2) at 14x14 (16 tiles) and won at 28x28 (49).
+constexpr int64_t kMinTiles = 24;
 
 }  // namespace
 

@@ -168,3 +168,24 @@ TEST(WinogradAccuracy, DISABLED_ErrorPerTileSize) {
 
 }  // namespace
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+namespace {
+
+// The cost rule and the fallback's tile size on ResNet-18's 3x3 stride-1 layers (the
+// measured table in bench/README.md) and on forms where Winograd does not pay.
+TEST(WinogradCostRule, PicksByLayer) {
+  Target t = target_from_name("x86-avx512");
+  EXPECT_TRUE(schedules::winograd_preferred(conv3x3(1, 64, 56, 56, 64, 1), t));
+  EXPECT_TRUE(schedules::winograd_preferred(conv3x3(1, 128, 28, 28, 128, 1), t));
+  EXPECT_TRUE(schedules::winograd_preferred(conv3x3(1, 256, 14, 14, 256, 1), t));
+  EXPECT_FALSE(schedules::winograd_preferred(conv3x3(1, 512, 7, 7, 512, 1), t));
+  EXPECT_TRUE(schedules::winograd_preferred(conv3x3(4, 512, 7, 7, 512, 1), t));  // batch 4
+  EXPECT_FALSE(schedules::winograd_preferred(conv3x3(1, 3, 224, 224, 64, 1), t));  // stem-like
+  EXPECT_EQ(schedules::winograd_fallback_tile(conv3x3(1, 64, 56, 56, 64, 1)), 4);
+  EXPECT_EQ(schedules::winograd_fallback_tile(conv3x3(1, 128, 28, 28, 128, 1)), 4);
+  EXPECT_EQ(schedules::winograd_fallback_tile(conv3x3(1, 256, 14, 14, 256, 1)), 2);
+}
+
+}  // namespace
+}  // namespace kiln::testing
