@@ -5,6 +5,7 @@
 // at (fallback within 1.5x of best; best >= 0.9x oneDNN; bf16 >= 1.8x f32).
 //
 //   build/bench/ops_bench [--threads 1,2] [--evals 24] [--filter conv]
+//   build/bench/ops_bench --winograd [--threads 1,2] [--evals N]   (the Winograd table)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "compiler/target/target.h"
 #include "bench/peers.h"
 #include "schedules/registry.h"
+#include "schedules/winograd.h"
 #include "tuner/builder.h"
 #include "tuner/local_runner.h"
 
@@ -161,12 +163,64 @@ double flops_of(const OpTemplate& tpl, const Workload& w, const kiln::Target& t)
   return tpl.instantiate(w, t, tpl.fallback(w, t)).flops;
 }
 
+// The Winograd table (--winograd): every 3x3 stride-1 layer of ResNet-18 (ResNet-50's are the
+// same four shapes), in effective GFLOPS (direct-convolution FLOPs / time): the direct
+// conv2d.nchwc fallback, conv2d.winograd's fallback with each output tile size m, the
+// template's fallback as is (its own pick of m), the best of a local search over its space
+// (`evals` builds), oneDNN direct and oneDNN's Winograd ("n/a" where it has none).
+void winograd_table(const kiln::Target& t, int threads, int evals) {
+  const OpTemplate& direct = kiln::schedules::template_named("conv2d.nchwc");
+  const OpTemplate& wg = kiln::schedules::template_named("conv2d.winograd");
+  std::printf("\n== Winograd, x86-avx512, %d thread(s), effective GFLOPS ==\n", threads);
+  std::printf("%-20s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", "layer", "direct", "F(2)",
+              "F(4)", "F(6)", "wg fb", "wg best", "dnn dir", "dnn wino", "best/dir", "best/dnn",
+              "rule / best config");
+  // "-": not offered (or oneDNN has no Winograd here); "fail": did not build or check.
+  auto cell = [](double gflops) {
+    char b[16];
+    std::snprintf(b, sizeof b, "%8.1f", gflops);
+    return gflops > 0 ? std::string(b) : std::string(gflops < 0 ? "    fail" : "       -");
+  };
+  for (auto [c, hw] : {std::pair<int64_t, int64_t>{64, 56}, {128, 28}, {256, 14}, {512, 7}}) {
+    Workload w = conv(c, hw, c, 3, 1, 1);
+    const double gflop = flops_of(direct, w, t) / 1e9;
+    auto g = [&](const Timing& tm) { return tm.ok ? gflop / (tm.ms / 1e3) : -1.0; };
+    Timing d = time_config(direct, w, t, direct.fallback(w, t), threads, true);
+    std::string row = cell(g(d));
+    const std::vector<int64_t> offered = kiln::schedules::winograd_tile_choices(w);
+    for (int64_t m : {2, 4, 6}) {
+      if (std::find(offered.begin(), offered.end(), m) == offered.end()) {
+        row += " " + cell(0);
+        continue;
+      }
+      Config cfg = kiln::schedules::winograd_fallback(w, t, m);
+      row += " " + cell(g(time_config(wg, w, t, cfg, threads, true)));
+    }
+    Config fb = wg.fallback(w, t), best = fb;
+    Timing f = time_config(wg, w, t, fb, threads, true);
+    double best_ms = f.ok ? f.ms : 0;
+    if (f.ok && evals > 0) std::tie(best, best_ms) = local_search(wg, w, t, fb, f.ms, threads, evals);
+    Timing b{best_ms, f.ok, ""};
+    double dnn = peer_ms(w, 20);
+    double wino = kiln::bench::onednn_conv_ms(1, c, hw, hw, c, 3, 3, 1, 1, 1, 20, true);
+    row += " " + cell(g(f)) + " " + cell(g(b)) + " " + cell(gflop / (dnn / 1e3)) + " " +
+           cell(wino > 0 ? gflop / (wino / 1e3) : 0);
+    std::printf("conv %3lld->%-3lld 3x3 %-3lld %s %8.2f %8.2f  %s %s\n", (long long)c,
+                (long long)c, (long long)hw, row.c_str(), d.ok && b.ok ? d.ms / best_ms : 0.0,
+                b.ok ? dnn / best_ms : 0.0,
+                kiln::schedules::winograd_preferred(w, t) ? "winograd" : "direct",
+                best.to_json().c_str());
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> thread_counts = {1, 2};
   int evals = 24;
   std::string filter;
+  bool winograd = false;  // only the Winograd table
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -182,8 +236,10 @@ int main(int argc, char** argv) {
       evals = std::stoi(next());
     } else if (a == "--filter") {
       filter = next();
+    } else if (a == "--winograd") {
+      winograd = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--threads 1,2] [--evals N] [--filter TEXT]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--threads 1,2] [--evals N] [--filter TEXT] [--winograd]\n", argv[0]);
       return 2;
     }
   }
@@ -191,6 +247,13 @@ int main(int argc, char** argv) {
   if (!kiln::host_can_run(target)) {
     std::fprintf(stderr, "this benchmark needs an AVX-512 CPU\n");
     return 1;
+  }
+  if (winograd) {
+    for (int threads : thread_counts) {
+      kiln::bench::set_peer_threads(threads);
+      winograd_table(target, threads, evals);
+    }
+    return 0;
   }
   for (int threads : thread_counts) {
     kiln::bench::set_peer_threads(threads);

@@ -12,8 +12,11 @@ namespace kiln::bench {
 void set_peer_threads(int threads);
 
 double onednn_matmul_ms(int64_t m, int64_t n, int64_t k, bool bf16, int repeat);
+// `winograd`: oneDNN's algorithm::convolution_winograd instead of its direct one; -1 when
+// oneDNN has no Winograd implementation for the shape on this CPU.
 double onednn_conv_ms(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh,
-                      int64_t kw, int64_t stride, int64_t pad, int64_t groups, int repeat);
+                      int64_t kw, int64_t stride, int64_t pad, int64_t groups, int repeat,
+                      bool winograd = false);
 double openblas_sgemm_ms(int64_t m, int64_t n, int64_t k, int repeat);
 
 }  // namespace kiln::bench

@@ -98,6 +98,10 @@ class OpTemplate {
   virtual std::vector<ir::DataType> dtypes() const;
   virtual std::vector<std::string> epilogues() const { return {}; }
   virtual std::vector<std::string> value_params() const { return {}; }
+  // The factor on the dtype's tolerance (tuner/host_values.h) by which the kernel's output
+  // may differ from the reference: 1 for exact algorithms; more where the algorithm itself
+  // trades accuracy for speed (Winograd's transforms amplify rounding).
+  virtual double tolerance_scale(const Workload&) const { return 1.0; }
 
  protected:
   // What else the workload must be for `t` (target features, a shape form): UserError

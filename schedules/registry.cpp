@@ -17,6 +17,7 @@
 #include "schedules/reduce.h"
 #include "schedules/resize.h"
 #include "schedules/softmax.h"
+#include "schedules/winograd.h"
 
 namespace kiln::schedules {
 
@@ -61,6 +62,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &conv2d_1x1_template(),
       &conv2d_depthwise_template(),
       &conv2d_transpose_template(),
+      &conv2d_winograd_template(),
       // layout transforms
       &layout_nchw_to_nchwc_template(),
       &layout_nchwc_to_nchw_template(),

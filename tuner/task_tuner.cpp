@@ -101,7 +101,9 @@ struct TaskTuner::Impl {
         options(std::move(o)),
         space(t.tpl->space(t.workload, t.target)),
         data(*t.tpl, t.workload),
-        rtol(options.rtol > 0 ? options.rtol : tolerance(task.workload.dtype)) {}
+        rtol(options.rtol > 0 ? options.rtol
+                             : tolerance(task.workload.dtype) *
+                                   t.tpl->tolerance_scale(t.workload)) {}
 
   // Builds the configs at `indices` on every core: lower + codegen + link, each failure
   // recorded as its kind.

@@ -1,0 +1,449 @@
+#include "schedules/winograd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+
+#include "compiler/base/error.h"
+#include "schedules/conv2d.h"
+#include "schedules/conv2d_blocked.h"
+#include "schedules/dense.h"
+#include "schedules/epilogue.h"
+#include "schedules/winograd_transform.h"
+
+namespace kiln::schedules {
+
+using ir::DataType;
+using ir::Expr;
+using ir::IterVar;
+using ir::Var;
+
+namespace {
+
+// Σ_k coef(k) * term(k) over k < n with literal f32 coefficients: zeros dropped, ±1 as an
+// add or a subtract, so the generated code does only the transform's real arithmetic.
+Expr literal_sum(int64_t n, const std::function<double(int64_t)>& coef,
+                 const std::function<Expr(int64_t)>& term) {
+  // Terms in order, but a positive one first where there is one (no negation to start from).
+  std::vector<int64_t> order;
+  for (int64_t k = 0; k < n; ++k)
+    if (static_cast<float>(coef(k)) > 0.0f) {
+      order.push_back(k);
+      break;
+    }
+  for (int64_t k = 0; k < n; ++k)
+    if (order.empty() || k != order.front()) order.push_back(k);
+  Expr sum;
+  for (int64_t k : order) {
+    const float c = static_cast<float>(coef(k));
+    if (c == 0.0f) continue;
+    Expr t = term(k);
+    if (c == 1.0f) {
+      sum = sum.defined() ? sum + t : t;
+    } else if (c == -1.0f) {
+      sum = sum.defined() ? sum - t : -t;
+    } else {
+      Expr p = ir::make_float(DataType::f32(), c) * t;
+      sum = sum.defined() ? sum + p : p;
+    }
+  }
+  return sum.defined() ? sum : ir::make_zero(DataType::f32());
+}
+
+// The row `row(k)` picked by the value of `index` (0 .. rows-1): a chain of selects that the
+// simplifier folds to one row once the loop over `index` is unrolled.
+Expr select_row(const Var& index, int64_t rows, const std::function<Expr(int64_t)>& row) {
+  Expr e = row(rows - 1);
+  for (int64_t k = rows - 2; k >= 0; --k) e = ir::make_select(Expr(index) == k, row(k), e);
+  return e;
+}
+
+// The weight transform U = G g G^T per (output, input channel), packed as
+// [alpha, alpha, O/ocb, C/icb, icb, ocb] (zero-padded channels), in double.
+Values pack_winograd_weight(const Values& wv, const Conv2dParams& p, const WinogradTransform& t,
+                            int64_t icb, int64_t ocb) {
+  const int64_t a = t.alpha, cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
+  Values out(static_cast<size_t>(a * a * ob * cb * icb * ocb), 0.0f);
+  for (int64_t o = 0; o < p.o; ++o)
+    for (int64_t c = 0; c < p.c; ++c) {
+      const float* g = &wv[static_cast<size_t>((o * p.c + c) * 9)];
+      std::vector<double> rows(  // G g: alpha x 3
+          static_cast<size_t>(a * 3), 0.0);
+      for (int64_t i = 0; i < a; ++i)
+        for (int64_t l = 0; l < 3; ++l)
+          for (int64_t k = 0; k < 3; ++k) rows[i * 3 + l] += t.g(i, k) * double(g[k * 3 + l]);
+      for (int64_t i = 0; i < a; ++i)
+        for (int64_t j = 0; j < a; ++j) {
+          double u = 0;
+          for (int64_t l = 0; l < 3; ++l) u += rows[i * 3 + l] * t.g(j, l);
+          out[static_cast<size_t>(((((i * a + j) * ob + o / ocb) * cb + c / icb) * icb + c % icb) *
+                                      ocb +
+                                  o % ocb)] = static_cast<float>(u);
+        }
+    }
+  return out;
+}
+
+int64_t vector_registers(const Target& t) {
+  return t.is_x86() && t.vector_bits < 512 ? 16 : 32;  // ymm on AVX2; zmm and v otherwise
+}
+
+class Conv2dWinograd : public OpTemplate {
+ public:
+  std::string name() const override { return "conv2d.winograd"; }
+  std::string op() const override { return "conv2d"; }
+  std::vector<DataType> dtypes() const override { return {DataType::f32()}; }
+  std::vector<std::string> epilogues() const override { return epilogue_names(); }
+
+  bool applies(const Workload& w, const Target&) const override {
+    return winograd_form(w) && !winograd_tile_choices(w).empty();
+  }
+
+  ConfigSpace space(const Workload& w, const Target& t) const override {
+    Conv2dParams p = params(w);
+    const int64_t lanes = t.lanes(DataType::f32());
+    std::vector<int64_t> ms = winograd_tile_choices(w);
+    const int64_t tiles = p.n * ceil_div(p.out_h(), ms.front()) * ceil_div(p.out_w(), ms.front());
+    ConfigSpace cs;
+    cs.define_knob("m", ms);
+    cs.define_knob("ic_bn", ic_bn_choices(p.c));
+    cs.define_knob("oc_bn", oc_bn_choices(p.o, lanes));
+    cs.define_knob("mr", row_tile_choices(tiles, {1, 2, 3, 4, 6, 8, 12}));
+    cs.define_knob("k_unroll", {1, 2, 4});
+    cs.define_knob("parallel", {0, 1});
+    return cs;
+  }
+
+  Config fallback(const Workload& w, const Target& t) const override {
+    return winograd_fallback(w, t, winograd_fallback_tile(w));
+  }
+
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    Conv2dParams p = conv2d_params(w);
+    std::vector<TensorSpec> in = {{"data", {p.n, p.c, p.h, p.w}},
+                                  {"weight", {p.o, p.c / p.groups, p.kh, p.kw}}};
+    auto extra = epilogue_inputs(w, p.o, {p.n, p.o, p.out_h(), p.out_w()});
+    in.insert(in.end(), extra.begin(), extra.end());
+    return in;
+  }
+  TensorSpec output(const Workload& w) const override {
+    Conv2dParams p = conv2d_params(w);
+    return {"out", {p.n, p.o, p.out_h(), p.out_w()}};
+  }
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    Conv2dParams p = conv2d_params(w);
+    Values out = conv2d_reference(p, in[0], in[1]);
+    std::vector<const Values*> extra;
+    for (size_t i = 2; i < in.size(); ++i) extra.push_back(&in[i]);
+    const int64_t hw = p.out_h() * p.out_w();
+    for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
+      out[i] = static_cast<float>(apply_epilogue_reference(w, extra, out[i], (i / hw) % p.o, i));
+    return out;
+  }
+  double tolerance_scale(const Workload& w) const override {
+    std::vector<int64_t> ms = winograd_tile_choices(w);
+    return ms.empty() ? 1.0 : winograd_error_scale(ms.back());
+  }
+
+ protected:
+  static Conv2dParams params(const Workload& w) {
+    user_check(winograd_form(w))
+        << "conv2d.winograd needs an f32 3x3 conv2d with stride 1, dilation 1 and groups 1, got "
+        << w.str() << " (use conv2d.nchwc)";
+    return conv2d_params(w);
+  }
+
+  void check(const Workload& w, const Target&) const override {
+    params(w);
+    user_check(!winograd_tile_choices(w).empty())
+        << "conv2d.winograd: no output tile size suits " << w.str() << " (use conv2d.nchwc)";
+  }
+
+  ScheduledKernel schedule(const Workload& w, const Target& t, const Config& cfg) const override;
+};
+
+ScheduledKernel Conv2dWinograd::schedule(const Workload& w, const Target& t,
+                                         const Config& cfg) const {
+  const Conv2dParams p = params(w);
+  const DataType f32 = DataType::f32();
+  const int64_t lanes = t.lanes(f32), m = cfg["m"], icb = cfg["ic_bn"], ocb = cfg["oc_bn"];
+  const WinogradTransform& tf = winograd_f3(m);
+  const int64_t a = tf.alpha, oh = p.out_h(), ow = p.out_w();
+  const int64_t th = ceil_div(oh, m), tw = ceil_div(ow, m), tiles = p.n * th * tw;
+  const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
+  const bool parallel = cfg["parallel"] != 0;
+
+  te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, f32, "data");
+  te::Tensor weight = te::placeholder({a, a, ob, cb, icb, ocb}, f32, "weight.winograd");
+  EpilogueTensors ep = make_epilogue_placeholders(w, ob * ocb, {p.n, ob, oh, ow, ocb});
+
+  // Zero-padded input covering every tile's window (the last tiles may reach past the pad).
+  const int64_t hp = th * m + 2, wp = tw * m + 2;
+  te::Tensor padded = te::compute(
+      {p.n, cb, hp, wp, icb},
+      [&](const std::vector<Var>& v) -> Expr {
+        Expr y = v[2], x = v[3];
+        Expr inside = y >= p.ph && y < p.h + p.ph && x >= p.pw && x < p.w + p.pw;
+        Expr yy = ir::max(ir::min(y - p.ph, Expr(p.h - 1)), Expr(0));
+        Expr xx = ir::max(ir::min(x - p.pw, Expr(p.w - 1)), Expr(0));
+        return ir::make_select(inside, data(v[0], v[1], yy, xx, v[4]), ir::make_zero(f32));
+      },
+      "data.pad");
+
+  // Input transform, rows then columns: d1 = B^T d, V = d1 B.
+  auto tile_y = [&](const Expr& t_) { return (t_ / tw) % th * m; };
+  auto tile_x = [&](const Expr& t_) { return t_ % tw * m; };
+  te::Tensor d1 = te::compute(
+      {cb, tiles, a, a, icb},
+      [&](const std::vector<Var>& v) -> Expr {
+        Expr n = v[1] / (th * tw), y0 = tile_y(v[1]), x0 = tile_x(v[1]);
+        return select_row(v[2], a, [&](int64_t xi) {
+          return literal_sum(
+              a, [&](int64_t i) { return tf.bt(xi, i); },
+              [&](int64_t i) { return padded(n, v[0], y0 + i, x0 + v[3], v[4]); });
+        });
+      },
+      "winograd.in_rows");
+  te::Tensor vt = te::compute(
+      {a, a, cb, tiles, icb},
+      [&](const std::vector<Var>& v) -> Expr {
+        return select_row(v[1], a, [&](int64_t nu) {
+          return literal_sum(
+              a, [&](int64_t j) { return tf.bt(nu, j); },
+              [&](int64_t j) { return d1(v[2], v[3], v[0], j, v[4]); });
+        });
+      },
+      "winograd.in");
+
+  // Batched GEMM over the alpha^2 positions, accumulated in registers (Local) per tile.
+  IterVar rco = te::reduce_axis(cb, "rco"), rci = te::reduce_axis(icb, "rci");
+  te::Tensor macc = te::compute(
+      {a, a, ob, tiles, ocb},
+      [&](const std::vector<Var>& v) -> Expr {
+        return te::sum(vt(v[0], v[1], rco, v[3], rci) * weight(v[0], v[1], v[2], rco, rci, v[4]),
+                       {rco, rci});
+      },
+      "winograd.gemm.acc");
+  te::Tensor mt = te::compute(
+      {a, a, ob, tiles, ocb},
+      [&](const std::vector<Var>& v) -> Expr { return macc(v[0], v[1], v[2], v[3], v[4]); },
+      "winograd.gemm");
+
+  // Output transform, rows then columns: o1 = A^T M, Y = o1 A; then the epilogue.
+  te::Tensor o1 = te::compute(
+      {p.n, ob, th, tw, m, a, ocb},
+      [&](const std::vector<Var>& v) -> Expr {
+        Expr t_ = (v[0] * th + v[2]) * tw + v[3];
+        return select_row(v[4], m, [&](int64_t yi) {
+          return literal_sum(
+              a, [&](int64_t k) { return tf.at(yi, k); },
+              [&](int64_t k) { return mt(Expr(k), v[5], v[1], t_, v[6]); });
+        });
+      },
+      "winograd.out_rows");
+  te::Tensor ytile = te::compute(
+      {p.n, ob, th, tw, m, m, ocb},
+      [&](const std::vector<Var>& v) -> Expr {
+        return select_row(v[5], m, [&](int64_t xi) {
+          return literal_sum(
+              a, [&](int64_t k) { return tf.at(xi, k); },
+              [&](int64_t k) { return o1(v[0], v[1], v[2], v[3], v[4], Expr(k), v[6]); });
+        });
+      },
+      "winograd.out");
+  te::Tensor out = te::compute(
+      {p.n, ob, oh, ow, ocb},
+      [&](const std::vector<Var>& v) -> Expr {
+        Expr value = ytile(v[0], v[1], v[2] / m, v[3] / m, v[2] % m, v[3] % m, v[4]);
+        std::vector<Expr> idx(v.begin(), v.end());
+        return ir::make_cast(w.dtype, apply_epilogue(w, ep, value, idx, v[1] * ocb + v[4]));
+      },
+      "conv");
+
+  te::Schedule sch({out});
+  schedule_copy_stage(sch, padded, parallel);
+
+  // Input transform: per (channel block, tile), the alpha x alpha window in registers.
+  {
+    te::Stage s = sch[vt];
+    s.reorder({s.axis(2), s.axis(3), s.axis(0), s.axis(1), s.axis(4)});
+    IterVar outer = s.fuse(s.axis(2), s.axis(3));
+    if (parallel) s.parallel(outer);
+    s.unroll(s.axis(0));
+    s.unroll(s.axis(1));
+    s.vectorize(s.axis(4));
+    te::Stage r = sch[d1];
+    r.set_scope(ir::MemScope::Local);
+    r.compute_at(s, outer);
+    r.unroll(r.axis(2));
+    r.unroll(r.axis(3));
+    r.vectorize(r.axis(4));
+  }
+  // GEMM: mr tiles x oc_bn channels of accumulators over the whole reduction.
+  {
+    te::Stage s = sch[mt];
+    auto [to, ti] = s.split(s.axis(3), cfg["mr"]);
+    auto [ov, ol] = s.split(s.axis(4), lanes);
+    IterVar outer = s.fuse(s.fuse(s.axis(0), s.axis(1)), s.axis(2));
+    s.reorder({outer, to, ti, ov, ol});
+    if (parallel) s.parallel(outer);
+    s.unroll(ti);
+    s.unroll(ov);
+    s.vectorize(ol);
+    te::Stage acc = sch[macc];
+    acc.set_scope(ir::MemScope::Local);
+    acc.compute_at(s, to);
+    auto [aov, aol] = acc.split(acc.axis(4), lanes);
+    std::vector<IterVar> order = {acc.axis(0), acc.axis(1), acc.axis(2), rco};
+    const int64_t ku = std::gcd(cfg["k_unroll"], icb);
+    IterVar k_inner = rci;
+    if (ku > 1) {
+      auto [ko, ki] = acc.split(rci, ku);
+      order.push_back(ko);
+      k_inner = ki;
+    }
+    order.insert(order.end(), {k_inner, acc.axis(3), aov, aol});
+    acc.reorder(order);
+    if (ku > 1) acc.unroll(k_inner);
+    acc.unroll(acc.axis(3));
+    acc.unroll(aov);
+    acc.vectorize(aol);
+  }
+  // Output transform and epilogue per m x m output tile, the tile's values in registers.
+  {
+    te::Stage s = sch[out];
+    auto [yo, yi] = s.split(s.axis(2), m);
+    auto [xo, xi] = s.split(s.axis(3), m);
+    auto [ov, ol] = s.split(s.axis(4), lanes);
+    s.reorder({s.axis(0), s.axis(1), yo, xo, yi, xi, ov, ol});
+    IterVar outer = s.fuse(s.fuse(s.axis(0), s.axis(1)), yo);
+    if (parallel) s.parallel(outer);
+    s.unroll(yi);
+    s.unroll(xi);
+    s.unroll(ov);
+    s.vectorize(ol);
+    // The tile's values (Y), and its row pass (o1) inside Y's loops (its only reader).
+    te::Stage parent = s;
+    IterVar at = xo;
+    for (const te::Tensor& stage : {ytile, o1}) {
+      te::Stage r = sch[stage];
+      r.set_scope(ir::MemScope::Local);
+      r.compute_at(parent, at);
+      at = r.axis(3);
+      auto [rv, rl] = r.split(r.axis(6), lanes);
+      r.unroll(r.axis(4));
+      r.unroll(r.axis(5));
+      r.unroll(rv);
+      r.vectorize(rl);
+      parent = r;
+    }
+  }
+
+  return {std::move(sch), with_epilogue_args({data, weight}, ep, out),
+          blocked_conv_args(inputs(w), output(w), p, icb, ocb,
+                            [p, tf = &tf, icb, ocb](const Values& v) {
+                              return pack_winograd_weight(v, p, *tf, icb, ocb);
+                            },
+                            a * a * ob * cb * icb * ocb),
+          p.flops()};
+}
+
+}  // namespace
+
+const OpTemplate& conv2d_winograd_template() {
+  static const Conv2dWinograd t;
+  return t;
+}
+
+bool winograd_form(const Workload& w) {
+  if (w.op != "conv2d" || w.dtype != DataType::f32()) return false;
+  Conv2dParams p = conv2d_params(w);
+  return p.kh == 3 && p.kw == 3 && p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 &&
+         p.groups == 1;
+}
+
+double winograd_error_scale(int64_t m) {
+  switch (m) {
+    case 2: return 1.0;
+    case 4: return 2.0;
+    case 6: return 5.0;
+  }
+  user_error() << "winograd: output tile m must be 2, 4 or 6, got " << m;
+  return 0;
+}
+
+double winograd_expected_error(int64_t m, int64_t channels) {
+  // Max error measured on ResNet-18's 64 -> 64 56x56 layer, random inputs (bench/README.md).
+  // Over 16 .. 512 channels it grew more slowly than sqrt(C); sqrt keeps this an upper bound.
+  const double at_64 = m == 2 ? 1.7e-6 : m == 4 ? 1.1e-5 : 4.3e-5;
+  return at_64 * std::sqrt(double(std::max<int64_t>(channels, 64)) / 64.0);
+}
+
+std::vector<int64_t> winograd_tile_choices(const Workload& w) {
+  if (!winograd_form(w)) return {};
+  Conv2dParams p = conv2d_params(w);
+  std::vector<int64_t> out;
+  for (int64_t m : {2, 4, 6}) {
+    // Twice the expected error must stay within the tolerance the template declares.
+    if (2 * winograd_expected_error(m, p.c) > 1e-4 * winograd_error_scale(m)) continue;
+    // Tiles that are more than half padding waste more than the transform saves.
+    const double useful = double(p.out_h() * p.out_w()) /
+                          double(ceil_div(p.out_h(), m) * ceil_div(p.out_w(), m) * m * m);
+    if (m > 2 && useful < 0.5) continue;
+    out.push_back(m);
+  }
+  return out;
+}
+
+namespace {
+
+// Tiles of the whole output with m x m tiles.
+int64_t tile_count(const Workload& w, int64_t m) {
+  Conv2dParams p = conv2d_params(w);
+  return p.n * ceil_div(p.out_h(), m) * ceil_div(p.out_w(), m);
+}
+
+// Below this many tiles, each transformed weight (alpha^2 / 9 times the direct weights) is
+// used too few times to pay for streaming it: the GEMM is bound by memory, not arithmetic.
+// Measured (bench/README.md): F(2) lost to direct on ResNet-18's 7x7 layer (16 tiles) and
+// won on its 14x14 one (49); F(4) lost to F(2) at 14x14 (16 tiles) and won at 28x28 (49).
+constexpr int64_t kMinTiles = 24;
+
+}  // namespace
+
+int64_t winograd_fallback_tile(const Workload& w) {
+  std::vector<int64_t> ms = winograd_tile_choices(w);
+  user_check(!ms.empty()) << "conv2d.winograd: no output tile size suits " << w.str();
+  // F(4) does 4x fewer multiplications than direct against F(2)'s 2.25x, but each of its
+  // transformed weights is twice F(2)'s size: it needs twice as many tiles to reuse them.
+  // F(6) gains little more than F(4) for 4x its error; tuning may still pick it.
+  bool four = std::find(ms.begin(), ms.end(), 4) != ms.end();
+  return four && tile_count(w, 4) >= 2 * kMinTiles ? 4 : ms.front();
+}
+
+Config winograd_fallback(const Workload& w, const Target& t, int64_t m) {
+  Conv2dParams p = conv2d_params(w);
+  const int64_t lanes = t.lanes(DataType::f32());
+  // The GEMM's register tile as dense.packed's: accumulators fill 3/4 of the registers,
+  // 4 vectors of output channels (2 on AVX2) by as many tiles as fit.
+  int64_t vecs = std::min<int64_t>(t.is_x86() && lanes < 16 ? 2 : 4, ceil_div(p.o, lanes));
+  if (vecs == 3) vecs = 2;
+  int64_t mr = fit_rows(vector_registers(t) * 3 / 4 / vecs, tile_count(w, m),
+                        {12, 8, 6, 4, 3, 2, 1});
+  return Config({{"m", m},
+                 {"ic_bn", pick_ic_bn(p.c, vecs * lanes)},
+                 {"oc_bn", vecs * lanes},
+                 {"mr", mr},
+                 {"k_unroll", 1},
+                 {"parallel", p.flops() > 2e6 ? 1 : 0}});
+}
+
+bool winograd_preferred(const Workload& w, const Target&) {
+  if (!winograd_form(w) || winograd_tile_choices(w).empty()) return false;
+  // Few channels: the transforms (per channel) cost as much as the GEMM saves.
+  if (w.param("C") < 16 || w.param("O") < 16) return false;
+  return tile_count(w, winograd_fallback_tile(w)) >= kMinTiles;
+}
+
+}  // namespace kiln::schedules
