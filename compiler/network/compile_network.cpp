@@ -6,13 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "compiler/graph/onnx_import.h"
-#include "compiler/graph/passes/pipeline.h"
 #include "compiler/network/artifact.h"
-#include "compiler/network/fold_batch_norm.h"
-#include "compiler/network/fuse_epilogues.h"
 #include "compiler/network/lower_network.h"
 #include "compiler/network/memory_plan.h"
+#include "compiler/network/prepare_graph.h"
 #include "tuner/history_best.h"
 
 namespace kiln::network {
@@ -62,14 +59,12 @@ std::string model_json(const CompileReport& r, const Target& target) {
 CompileReport compile_network(const CompileOptions& o) {
   auto start = std::chrono::steady_clock::now();
   CompileReport r;
-  // The ONNX file in canonical form, its inputs given sizes, then the generic graph passes
-  // (shape inference makes every value concrete, constant folding removes shape arithmetic).
-  graph::Graph g = graph::import_onnx_file(o.model_path);
-  graph::bind_input_shapes(g, o.input_shapes);
-  graph::run_graph_passes(g);
-  // BN folding before fusion: the folded Conv gets a bias, and its Relu can then fuse.
-  r.bn_folded = fold_batch_norm(g);
-  r.epilogues_fused = fuse_epilogues(g);
+  // Import, bind input shapes, graph passes, BN folding, fusion: what `kiln tune` extracts
+  // its tasks from, so the tuned workloads are the compiled ones.
+  PreparedGraph prepared = prepare_graph(o.model_path, o.input_shapes);
+  graph::Graph& g = prepared.graph;
+  r.bn_folded = prepared.bn_folded;
+  r.epilogues_fused = prepared.epilogues_fused;
   // Kernel calls, packed weights and layout conversions, then one arena for all activations.
   tuner::HistoryBest history = tuner::HistoryBest::from_logs(o.record_logs);
   r.program = lower_network(g, o.target, history);
