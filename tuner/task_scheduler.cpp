@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 
 #include "compiler/base/error.h"
 
@@ -27,12 +28,30 @@ size_t TaskScheduler::total_trials() const {
   return n;
 }
 
+double TaskScheduler::others_best(size_t task) const {
+  double best = INFINITY;
+  const std::string& key = tasks_[task].alternatives;
+  if (key.empty()) return best;
+  for (size_t j = 0; j < tasks_.size(); ++j)
+    if (j != task && tasks_[j].alternatives == key && state_[j].best > 0)
+      best = std::min(best, state_[j].best);
+  return best;
+}
+
 double TaskScheduler::estimated_latency_s(bool* complete) const {
+  // Each workload once, weighted by its calls, at the best time of its alternatives.
+  std::map<std::string, std::pair<double, double>> workloads;  // key -> (weight, best or inf)
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const std::string key = tasks_[i].alternatives.empty() ? "#" + std::to_string(i)
+                                                           : "=" + tasks_[i].alternatives;
+    auto [it, inserted] = workloads.try_emplace(key, tasks_[i].weight, INFINITY);
+    if (state_[i].best > 0) it->second.second = std::min(it->second.second, state_[i].best);
+  }
   double sum = 0;
   bool all = true;
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (state_[i].best > 0)
-      sum += tasks_[i].weight * state_[i].best;
+  for (const auto& [key, w] : workloads) {
+    if (std::isfinite(w.second))
+      sum += w.first * w.second;
     else
       all = false;
   }
@@ -60,10 +79,11 @@ double TaskScheduler::cost_or_penalty(size_t task) const {
 double TaskScheduler::gradient(size_t i) const {
   const State& s = state_[i];
   const double best = cost_or_penalty(i);
+  const double others = others_best(i);
   // Backward: the improvement per slice over the last `window` slices of this run.
   double backward = 0;
   const size_t w = options_.window;
-  if (s.history.size() > w) {
+  if (s.history.size() > w && s.best > 0 && s.best <= others) {
     const double now = s.history.back(), then = s.history[s.history.size() - 1 - w];
     if (now > 0 && then > 0) backward = std::min(0.0, (now - then) / double(w));
   }
@@ -82,7 +102,7 @@ double TaskScheduler::gradient(size_t i) const {
     }
     if (members > 1 && rate > 0) next = std::min(next, options_.beta * t.flops / rate);
   }
-  const double forward = std::min(0.0, next - best);
+  const double forward = std::min(0.0, std::min(next, others) - std::min(best, others));
   // The chain rule: the network's latency moves by weight x the task's time.
   return t.weight * (options_.alpha * backward + (1 - options_.alpha) * forward);
 }

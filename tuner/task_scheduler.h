@@ -3,7 +3,8 @@
 // task shortens the network's estimated latency most.
 //
 // The network's latency is estimated as the sum over tasks of weight (the calls of the task
-// in the network) x the task's best time. After a round-robin warm-up (every task gets one
+// in the network) x the task's best time; tasks that are alternatives (several templates of
+// one workload) count once, with the best time among them. After a round-robin warm-up (every task gets one
 // slice, so each has a time), each next slice goes to the task with the most negative
 // gradient of that estimate:
 //   weight_i x (alpha x backward_i + (1 - alpha) x forward_i)
@@ -11,7 +12,9 @@
 // forward_i an optimistic guess of the next slice's improvement: the smaller of best_i/rounds_i
 // (the curve keeps improving as it did on average) and, when other tasks of its group (one
 // template: comparable throughput) run faster, the time it would take at `beta` x their best
-// FLOPS rate. Equal gradients fall back to round-robin.
+// FLOPS rate. For one of several alternatives, only what would beat the other alternatives'
+// best counts, and its own past improvement only while it is the best of them. Equal
+// gradients fall back to round-robin.
 //
 // A task leaves the schedule when it reports itself finished (space exhausted, early
 // stopping) or measures nothing. The run ends when the trial budget is spent, the time
@@ -33,6 +36,7 @@ struct ScheduledTask {
   double weight = 1;      // calls of the task in the network
   double flops = 0;       // per call (0: unknown), for the forward estimate within a group
   std::string group;      // tasks of one template; "" is a group of its own
+  std::string alternatives;  // tasks computing one workload; "" is a workload of its own
   size_t trials = 0;      // already measured (a resumed log)
   double best_cost_s = 0; // the best time so far (0: none yet)
 };
@@ -89,6 +93,8 @@ class TaskScheduler {
   };
   double gradient(size_t task) const;
   double cost_or_penalty(size_t task) const;
+  // The best time among the other alternatives of `task` (infinity when none has one).
+  double others_best(size_t task) const;
 
   std::vector<ScheduledTask> tasks_;
   SchedulerOptions options_;

@@ -38,7 +38,10 @@ struct FakeNetwork {
 
 std::vector<ScheduledTask> weighted(const std::vector<double>& weights) {
   std::vector<ScheduledTask> t;
-  for (double w : weights) t.push_back({w, 0, "", 0, 0});
+  for (double w : weights) {
+    t.emplace_back();
+    t.back().weight = w;
+  }
   return t;
 }
 
@@ -165,6 +168,29 @@ TEST(TaskScheduler, AGroupsFasterMemberPullsTrialsToASlowOne) {
   TaskScheduler s(tasks, budget(320));
   s.run(net.fn(), kNoStop);
   EXPECT_GT(net.given[1], 2 * net.given[0]);
+}
+
+TEST(TaskScheduler, AlternativesCountOnceAtTheirBestTime) {
+  // Two templates of one workload (3 calls) and another workload (1 call).
+  FakeNetwork net({{1e-3, 1.0}, {2e-3, 1.0}, {5e-3, 1.0}});
+  std::vector<ScheduledTask> tasks = weighted({3, 3, 1});
+  tasks[0].alternatives = tasks[1].alternatives = "conv A";
+  TaskScheduler s(tasks, budget(48));
+  s.run(net.fn(), kNoStop);
+  bool complete = false;
+  EXPECT_DOUBLE_EQ(s.estimated_latency_s(&complete), 3 * 1e-3 + 5e-3);
+  EXPECT_TRUE(complete);
+}
+
+TEST(TaskScheduler, AnAlternativeFarBehindGetsFewTrials) {
+  // The second template of a workload is ten times slower than the first and improves only
+  // slowly: its trials are better spent on the first.
+  FakeNetwork net({{1e-3, 0.5}, {1e-2, 0.5, 400}});
+  std::vector<ScheduledTask> tasks = weighted({1, 1});
+  tasks[0].alternatives = tasks[1].alternatives = "conv A";
+  TaskScheduler s(tasks, budget(320));
+  s.run(net.fn(), kNoStop);
+  EXPECT_GT(net.given[0], 2 * net.given[1]);
 }
 
 }  // namespace
