@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -54,6 +55,31 @@ std::string model_json(const CompileReport& r, const Target& target) {
   return j.dump(2) + "\n";
 }
 
+std::string ms(double seconds) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(4) << seconds * 1e3 << " ms";
+  return s.str();
+}
+
+// The network's latency as the records measured it: calls x time over the tuned kernels.
+std::string estimated_latency(const NetworkProgram& p) {
+  double sum = 0;
+  int tuned = 0, calls = 0, tuned_calls = 0;
+  for (const Task& t : p.tasks) {
+    calls += t.calls;
+    if (t.untuned) continue;
+    sum += t.calls * t.tuned_cost_s;
+    ++tuned;
+    tuned_calls += t.calls;
+  }
+  if (tuned == 0) return "";
+  std::ostringstream s;
+  s << "estimated latency from the records: " << ms(sum) << " (" << tuned << " of " << p.tasks.size()
+    << " kernels tuned, " << tuned_calls << " of " << calls << " calls"
+    << (tuned_calls < calls ? "; untuned kernels not counted" : "") << ")\n";
+  return s.str();
+}
+
 }  // namespace
 
 CompileReport compile_network(const CompileOptions& o) {
@@ -83,7 +109,7 @@ std::string format_report(const CompileReport& r) {
   s << "tasks (" << p.tasks.size() << " unique kernels, " << p.steps.size() << " calls):\n";
   for (const Task& t : p.tasks)
     s << "  " << t.calls << "x  " << t.tpl->name() << "  " << t.workload.str()
-      << (t.untuned ? "  [fallback]" : "  [tuned]") << "\n";
+      << (t.untuned ? "  [fallback]" : "  [tuned " + ms(t.tuned_cost_s) + "]") << "\n";
   s << "layers:\n";
   for (size_t i = 0; i < r.layers.size(); ++i) {
     const LayerRow& l = r.layers[i];
@@ -99,6 +125,7 @@ std::string format_report(const CompileReport& r) {
     for (size_t i = 0; i < untuned.size(); ++i) s << (i ? "; " : " ") << untuned[i];
     s << "\n";
   }
+  s << estimated_latency(p);
   s << "folded " << r.bn_folded << " BatchNormalization, fused " << r.epilogues_fused
     << " epilogue ops\n";
   s << "arena " << p.workspace_bytes << " bytes (naive sum " << p.naive_workspace_bytes

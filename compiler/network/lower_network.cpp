@@ -106,7 +106,8 @@ class Lowerer {
     auto [it, inserted] = task_index_.try_emplace(key, static_cast<int>(p_.tasks.size()));
     if (inserted) {
       std::string name = "k" + std::to_string(p_.tasks.size()) + "_" + identifier(d.tpl->name());
-      p_.tasks.push_back({d.tpl, w, d.config, d.untuned, name, 0});
+      p_.tasks.push_back({d.tpl, w, d.config, d.untuned, name, 0,
+                          d.record ? d.record->result.mean_cost() : 0});
       task_args_.push_back(d.tpl->instantiate(w, target_, d.config).args);
     }
     return it->second;

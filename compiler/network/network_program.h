@@ -32,6 +32,7 @@ struct Task {
   bool untuned = true;
   std::string kernel;  // the function name in model.so
   int calls = 0;
+  double tuned_cost_s = 0;  // the record's measured time per call (0 when untuned)
 };
 
 struct Step {
