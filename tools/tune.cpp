@@ -1,4 +1,5 @@
-// `kiln tune`: tunes one operator on a device farm and appends every measurement to a log.
+// `kiln tune`: tunes one operator (or, given an .onnx file, every task of a network:
+// tune_network.cpp) on a device farm and appends every measurement to a log.
 //
 //   kiln tune --op dense --shape 1024,1024,1024 --target x86-avx512 --trials 200 --log d.jsonl
 //   kiln tune --op conv2d --shape 1,64,56,56,64,3,3 --pad 1 --tuner ga --farm 10.0.0.5:9190
@@ -7,19 +8,12 @@
 // Without --farm an embedded farm runs on loopback (a tracker and workers for the target:
 // native processes, or AArch64 workers under qemu). Ctrl-C stops after the batch in flight
 // is cancelled, with the log intact; running the same command again resumes from the log.
-#include <signal.h>
-#include <unistd.h>
-
-#include <atomic>
 #include <cstdio>
-#include <filesystem>
 
 #include "compiler/base/error.h"
 #include "schedules/registry.h"
 #include "tools/subcommands.h"
-#include "tools/workload_args.h"
-#include "rpc/farm/transport.h"
-#include "tuner/embedded_farm.h"
+#include "tools/tune_args.h"
 #include "tuner/records.h"
 #include "tuner/task_tuner.h"
 #include "tuner/transfer.h"
@@ -27,46 +21,13 @@
 namespace kiln::tools {
 namespace {
 
-std::atomic<bool> g_stop = false;
-
-void on_interrupt(int) {
-  if (g_stop) _exit(130);  // a second Ctrl-C: the user means it
-  g_stop = true;
-}
-
-struct TuneArgs {
-  WorkloadArgs workload;
-  std::string target = "host", tmpl, tuner = "xgb", log, features = "ir";
-  std::string farm, key, token_file, tls_ca;
-  std::vector<std::string> transfer;
-  size_t trials = 100, batch = 16, early_stopping = 0;
-  uint64_t seed = 0;
-  int threads = 1, workers = 0, repeat = 3;
-  double min_repeat_ms = 20, timeout_s = 10;
-  bool quiet = false;
-};
-
-// One progress line as AutoTVM prints it, refreshed in place on a terminal.
-class Progress {
- public:
-  Progress(bool quiet, size_t task, size_t tasks) : quiet_(quiet), task_(task), tasks_(tasks) {}
-  void operator()(const tuner::TuneStatus& s) {
-    if (quiet_) return;
-    std::fprintf(stderr, "%s[Task %2zu/%2zu] Current/Best: %7.1f/%7.1f GFLOPS | Progress: (%zu/%zu) | %.1f s%s",
-                 tty_ ? "\r" : "", task_, tasks_, s.last_gflops, s.best_gflops, s.trials, s.budget,
-                 s.elapsed_s, tty_ ? "" : "\n");
-    std::fflush(stderr);
-  }
-  void done() {
-    if (!quiet_ && tty_) std::fputc('\n', stderr);
-  }
-
- private:
-  bool quiet_, tty_ = isatty(2);
-  size_t task_, tasks_;
-};
-
 int run_tune(const TuneArgs& a) {
+  if (!a.model.empty()) return run_network_tune(a);
+  user_check(!a.workload.op.empty())
+      << "kiln tune needs an ONNX model (kiln tune MODEL.onnx ...) or an operator (--op)";
+  user_check(a.time_budget.empty() && a.input_shapes.empty())
+      << (a.time_budget.empty() ? "--input-shape" : "--time-budget")
+      << " applies to a network (kiln tune MODEL.onnx ...), not to --op";
   schedules::Workload w = make_workload(a.workload);
   Target target = target_from_name(a.target);
   const schedules::OpTemplate& tpl = pick_template(w, target, a.tmpl);
@@ -76,42 +37,20 @@ int run_tune(const TuneArgs& a) {
       << "--farm needs --key (the device key of the boards to use)";
 
   // Resume: this task's records in the log are never measured again.
-  tuner::LoadOptions lo;
-  lo.target = target;
-  tuner::LoadedRecords history;
-  if (std::filesystem::exists(a.log)) history = tuner::load_records({a.log}, lo);
-  for (const tuner::RecordProblem& p : history.problems)
-    std::fprintf(stderr, "kiln tune: skipping %s\n", p.str().c_str());
   std::vector<tuner::TuningRecord> mine;
-  for (const tuner::TuningRecord& r : history.records)
+  for (const tuner::TuningRecord& r : load_log(a.log, target))
     if (r.template_name == tpl.name() && r.workload.str() == w.str()) mine.push_back(r);
-  tuner::RecordWriter log(a.log);
-  if (log.repaired_tail())
-    std::fprintf(stderr, "kiln tune: %s (cut off)\n", log.repaired_tail()->str().c_str());
+  std::unique_ptr<tuner::RecordWriter> log_file = open_log(a.log);
+  tuner::RecordWriter& log = *log_file;
 
-  tuner::TuneOptions o;
-  o.search = a.tuner;
-  o.features = a.features;
-  o.seed = a.seed;
-  o.batch = a.batch;
-  o.early_stopping = a.early_stopping;
-  o.measure.threads = a.threads;
-  o.measure.repeat = a.threads > 1 ? std::max(a.repeat, 3 * a.repeat) : a.repeat;
-  o.measure.min_repeat_ms = a.min_repeat_ms;
-  o.measure.timeout_s = a.timeout_s;
+  tuner::TuneOptions o = task_options(a);
   if (!a.transfer.empty()) o.prior = tuner::transfer_samples(a.transfer, tpl, a.features);
   tuner::TuneTask task{&tpl, w, target};
   tuner::TaskTuner tuner(task, o, mine);
 
   // The runner: the farm given, or one embedded for this run.
   std::unique_ptr<tuner::EmbeddedFarm> embedded;
-  std::unique_ptr<tuner::Runner> runner;
-  if (!a.farm.empty()) {
-    runner = std::make_unique<tuner::FarmRunner>(a.farm, farm::load_token(a.token_file), a.key, a.tls_ca);
-  } else {
-    embedded = std::make_unique<tuner::EmbeddedFarm>(target, a.workers);
-    runner = embedded->runner();
-  }
+  std::unique_ptr<tuner::Runner> runner = make_runner(a, target, embedded);
   if (!a.quiet)
     std::fprintf(stderr, "kiln tune: %s, %s search over %llu configs, %zu trials%s on %s\n",
                  task.str().c_str(), a.tuner.c_str(),
@@ -119,11 +58,11 @@ int run_tune(const TuneArgs& a) {
                  mine.empty() ? "" : (" (resuming after " + std::to_string(mine.size()) + ")").c_str(),
                  embedded ? embedded->description().c_str() : a.farm.c_str());
 
-  signal(SIGINT, on_interrupt);
-  signal(SIGTERM, on_interrupt);
-  Progress progress(a.quiet, 1, 1);
-  tuner.tune(a.trials, *runner, log, g_stop, std::ref(progress));
-  progress.done();
+  install_interrupt_handler();
+  tuner.tune(a.trials, *runner, log, g_stop, [&](const tuner::TuneStatus& s) {
+    if (!a.quiet) print_progress(1, 1, s, "");
+  });
+  if (!a.quiet) end_progress_line();
   if (!g_stop) tuner.remeasure_best(*runner, log, g_stop);
   if (const cost_model::CostModel* m = tuner.model(); m && m->trained())
     m->save(a.log + ".xgb");
@@ -144,10 +83,14 @@ int run_tune(const TuneArgs& a) {
 Run add_tune(CLI::App& app) {
   auto* cmd = app.add_subcommand("tune", "Tune an operator's schedule on a device farm");
   auto a = std::make_shared<TuneArgs>();
+  cmd->add_option("model", a->model, "An ONNX network to tune every task of (else --op)");
   add_workload_options(*cmd, a->workload);
+  cmd->get_option("--op")->required(false);
+  cmd->add_option("--input-shape", a->input_shapes, "Network: NAME=1,3,224,224 (an input) or SYMBOL=1");
+  cmd->add_option("--time-budget", a->time_budget, "Network: stop after this long (90s, 30m, 1.5h)");
   cmd->add_option("--target", a->target, "Target preset")->capture_default_str();
   cmd->add_option("--template", a->tmpl, "Template name (default: the first that applies)");
-  cmd->add_option("--trials", a->trials, "Configs to measure")->capture_default_str();
+  cmd->add_option("--trials", a->trials, "Configs to measure (a network's, its log's included)")->capture_default_str();
   cmd->add_option("--tuner", a->tuner, "Search: xgb, ga, random or grid")
       ->check(CLI::IsMember({"xgb", "ga", "random", "grid"}))
       ->capture_default_str();

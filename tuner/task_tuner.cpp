@@ -219,6 +219,10 @@ bool TaskTuner::finished() const {
   return impl_->exhausted || impl_->stopped_early;
 }
 
+void TaskTuner::set_prior(PriorSamples prior) {
+  impl_->search->set_prior(std::move(prior));
+}
+
 const cost_model::CostModel* TaskTuner::model() const {
   return impl_->model ? &impl_->model->model() : nullptr;
 }

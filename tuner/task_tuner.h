@@ -80,6 +80,9 @@ class TaskTuner {
   size_t space_size() const;
   // GFLOPS of the best after each trial of this tuner (for curves and schedulers).
   const std::vector<double>& curve() const { return curve_; }
+  // Other tasks' samples for the cost model (see SearchStrategy::set_prior), replacing the
+  // options' prior.
+  void set_prior(PriorSamples prior);
   // The cost model, when the search has one (to save beside the log).
   const cost_model::CostModel* model() const;
 

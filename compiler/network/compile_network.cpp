@@ -3,18 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "compiler/graph/onnx_import.h"
-#include "compiler/graph/passes/pipeline.h"
 #include "compiler/network/artifact.h"
-#include "compiler/network/fold_batch_norm.h"
-#include "compiler/network/fuse_epilogues.h"
-#include "compiler/network/kernel_rewrites.h"
 #include "compiler/network/lower_network.h"
 #include "compiler/network/memory_plan.h"
+#include "compiler/network/prepare_graph.h"
 #include "tuner/history_best.h"
 
 namespace kiln::network {
@@ -62,20 +59,42 @@ std::string model_json(const CompileReport& r, const Target& target) {
   return j.dump(2) + "\n";
 }
 
+std::string ms(double seconds) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(4) << seconds * 1e3 << " ms";
+  return s.str();
+}
+
+// The network's latency as the records measured it: calls x time over the tuned kernels.
+std::string estimated_latency(const NetworkProgram& p) {
+  double sum = 0;
+  int tuned = 0, calls = 0, tuned_calls = 0;
+  for (const Task& t : p.tasks) {
+    calls += t.calls;
+    if (t.untuned) continue;
+    sum += t.calls * t.tuned_cost_s;
+    ++tuned;
+    tuned_calls += t.calls;
+  }
+  if (tuned == 0) return "";
+  std::ostringstream s;
+  s << "estimated latency from the records: " << ms(sum) << " (" << tuned << " of " << p.tasks.size()
+    << " kernels tuned, " << tuned_calls << " of " << calls << " calls"
+    << (tuned_calls < calls ? "; untuned kernels not counted" : "") << ")\n";
+  return s.str();
+}
+
 }  // namespace
 
 CompileReport compile_network(const CompileOptions& o) {
   auto start = std::chrono::steady_clock::now();
   CompileReport r;
-  // The ONNX file in canonical form, its inputs given sizes, then the generic graph passes
-  // (shape inference makes every value concrete, constant folding removes shape arithmetic).
-  graph::Graph g = graph::import_onnx_file(o.model_path);
-  graph::bind_input_shapes(g, o.input_shapes);
-  graph::run_graph_passes(g);
-  rewrite_for_kernels(g);  // Split, LayerNorm/GELU patterns, MatMul+bias: kernel-shaped nodes
-  // BN folding before fusion: the folded Conv gets a bias, and its Relu can then fuse.
-  r.bn_folded = fold_batch_norm(g);
-  r.epilogues_fused = fuse_epilogues(g);
+  // Import, bind input shapes, graph passes, BN folding, fusion: what `kiln tune` extracts
+  // its tasks from, so the tuned workloads are the compiled ones.
+  PreparedGraph prepared = prepare_graph(o.model_path, o.input_shapes);
+  graph::Graph& g = prepared.graph;
+  r.bn_folded = prepared.bn_folded;
+  r.epilogues_fused = prepared.epilogues_fused;
   // Kernel calls, packed weights and layout conversions, then one arena for all activations.
   tuner::HistoryBest history = tuner::HistoryBest::from_logs(o.record_logs);
   r.program = lower_network(g, o.target, history);
@@ -94,7 +113,7 @@ std::string format_report(const CompileReport& r) {
   s << "tasks (" << p.tasks.size() << " unique kernels, " << p.steps.size() << " calls):\n";
   for (const Task& t : p.tasks)
     s << "  " << t.calls << "x  " << t.tpl->name() << "  " << t.workload.str()
-      << (t.untuned ? "  [fallback]" : "  [tuned]") << "\n";
+      << (t.untuned ? "  [fallback]" : "  [tuned " + ms(t.tuned_cost_s) + "]") << "\n";
   s << "layers:\n";
   for (size_t i = 0; i < r.layers.size(); ++i) {
     const LayerRow& l = r.layers[i];
@@ -109,6 +128,7 @@ std::string format_report(const CompileReport& r) {
     s << "warning: " << untuned << " of " << p.tasks.size()
       << " kernels untuned (fallback configs): the [fallback] rows above, \"tuned\": false in "
       << "model.json\n";
+  s << estimated_latency(p);
   s << "folded " << r.bn_folded << " BatchNormalization, fused " << r.epilogues_fused
     << " epilogue ops\n";
   s << "arena " << p.workspace_bytes << " bytes (naive sum " << p.naive_workspace_bytes

@@ -108,7 +108,8 @@ class Lowerer {
     if (inserted) {
       std::string name = "k" + std::to_string(p_.tasks.size()) + "_" + identifier(d.tpl->name());
       schedules::ScheduledKernel k = d.tpl->instantiate(w, target_, d.config);
-      p_.tasks.push_back({d.tpl, w, d.config, d.untuned, name, 0, k.flops});
+      p_.tasks.push_back({d.tpl, w, d.config, d.untuned, name, 0, k.flops,
+                          d.record ? d.record->result.mean_cost() : 0});
       task_args_.push_back(std::move(k.args));
     }
     return it->second;

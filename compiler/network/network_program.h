@@ -33,6 +33,7 @@ struct Task {
   std::string kernel;  // the function name in model.so
   int calls = 0;
   double flops = 0;    // floating-point operations of one call
+  double tuned_cost_s = 0;  // the record's measured time per call (0 when untuned)
 };
 
 struct Step {

@@ -102,4 +102,18 @@ std::string depthwise_pointwise_block() {
   return b.bytes();
 }
 
+std::string repeated_conv_chain() {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 16, 10, 10});
+  std::string in = "x";
+  for (int i = 0; i < 3; ++i) {
+    const std::string c = "c" + std::to_string(i), r = "r" + std::to_string(i);
+    conv(b, in, c, 16, 16, 3, 1, 1, 80 + 2 * i, true);
+    b.node("Relu", {c}, {r}, r + "_relu");
+    in = r;
+  }
+  b.output(in);
+  return b.bytes();
+}
+
 }  // namespace kiln::network::test

@@ -17,6 +17,10 @@ std::string residual_block();
 // pointwise project, then AveragePool.
 std::string depthwise_pointwise_block();
 
+// Three identical conv3x3(16->16)+bias+relu layers in a row on a 1x16x10x10 input: one
+// workload computed three times.
+std::string repeated_conv_chain();
+
 // A fresh temporary directory, removed by the destructor.
 using kiln::TempDir;  // runtime/process/temp_dir.h
 

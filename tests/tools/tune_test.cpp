@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "rpc/farm/local_farm.h"
+#include "tests/tools/kiln_cli.h"
 #include "runtime/process/temp_dir.h"
 #include "tuner/records.h"
 #include "tuner/task_tuner.h"
@@ -25,35 +26,7 @@ namespace kiln::tools {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Output {
-  int status = -1;
-  std::string text;  // stdout and stderr
-};
-
-Output run(const std::string& args) {
-  Output o;
-  std::FILE* p = popen((std::string(KILN_BIN) + " " + args + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), p)) o.text += buf.data();
-  o.status = pclose(p);
-  return o;
-}
-
-
-size_t line_count(const std::string& path) {
-  std::ifstream in(path);
-  size_t n = 0;
-  for (std::string line; std::getline(in, line);) ++n;
-  return n;
-}
-
-// Every line a valid record; returns them.
-std::vector<tuner::TuningRecord> valid_log(const std::string& path) {
-  tuner::LoadedRecords loaded = tuner::load_records({path});
-  for (const tuner::RecordProblem& p : loaded.problems) ADD_FAILURE() << p.str();
-  return loaded.records;
-}
+using namespace kiln::tools::test;
 
 const char* kTask = "--op dense --shape 24,64,40 --min-repeat-ms 1 --repeat 2 --batch 8 --quiet";
 

@@ -1,5 +1,7 @@
 #include "tuner/measure/job.h"
 
+#include "tuner/host_values.h"
+
 #include <stdexcept>
 
 namespace kiln::tuner {
@@ -83,6 +85,10 @@ farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so, Tas
   job.set_threads(o.threads);
   job.set_flush_cache(o.flush_cache);
   job.mutable_check()->set_return_outputs(true);
+  // The farm client compares each candidate's outputs with the batch's first correct one; by
+  // the output type's tolerance, as the reference check, or a reduction summed in another
+  // order (a correct kernel) would count as wrong.
+  job.mutable_check()->set_rtol(tolerance(arg_dtype(k, k.args.size() - 1)));
   for (size_t i = 0; i < k.args.size(); ++i) {
     farm::pb::Arg* arg = job.add_args();
     arg->set_dtype(wire_dtype(arg_dtype(k, i)));

@@ -23,6 +23,10 @@ class ModelSearch : public SearchStrategy {
         options_(options),
         prior_(std::move(prior)) {}
   std::string name() const override { return "xgb"; }
+  void set_prior(PriorSamples prior) override {
+    prior_ = std::move(prior);
+    dirty_ = true;
+  }
 
  protected:
   std::vector<uint64_t> propose(size_t n) override {

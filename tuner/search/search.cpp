@@ -79,6 +79,8 @@ std::vector<uint64_t> SearchStrategy::random_unseen(size_t n) {
   return out;
 }
 
+void SearchStrategy::set_prior(PriorSamples) {}
+
 std::vector<std::string> search_names() {
   return {"xgb", "ga", "random", "grid"};
 }

@@ -40,6 +40,14 @@ struct Measured {
   double gflops = 0;
 };
 
+// Transferred knowledge: features and throughputs of other tasks' records (one group per
+// task), added to every fit.
+struct PriorSamples {
+  std::vector<std::vector<float>> x;
+  std::vector<float> y;
+  std::vector<uint32_t> groups;
+};
+
 class SearchStrategy {
  public:
   SearchStrategy(SpaceGrid grid, uint64_t seed) : grid_(std::move(grid)), rng_(seed) {}
@@ -51,6 +59,9 @@ class SearchStrategy {
   // Learns from measured points (also from a resumed log, before the first batch).
   void update(const std::vector<Measured>& results);
   bool exhausted() const { return seen_.size() >= grid_.size(); }
+  // Replaces the samples of other tasks that a model-based search learns from beside its own
+  // (a network tune shares each template's records between its tasks); others ignore them.
+  virtual void set_prior(PriorSamples prior);
   const SpaceGrid& grid() const { return grid_; }
 
  protected:
@@ -90,13 +101,6 @@ struct ModelSearchOptions {
   double start_temperature = 1.0; // of scores normalised to [0, 1]
 };
 
-// Transferred knowledge: features and throughputs of other tasks' records (one group per
-// task), added to every fit.
-struct PriorSamples {
-  std::vector<std::vector<float>> x;
-  std::vector<float> y;
-  std::vector<uint32_t> groups;
-};
 
 // name: "random", "grid", "ga", or "xgb" (needs `model` and `features`).
 std::unique_ptr<SearchStrategy> make_search(const std::string& name, SpaceGrid grid, uint64_t seed,

@@ -1,0 +1,39 @@
+#include "compiler/network/extract_tasks.h"
+
+#include <map>
+
+#include "compiler/network/lower_network.h"
+#include "compiler/network/prepare_graph.h"
+#include "schedules/registry.h"
+
+namespace kiln::network {
+namespace {
+
+bool tunable(const std::vector<const schedules::OpTemplate*>& templates,
+             const schedules::Workload& w, const Target& target) {
+  for (const schedules::OpTemplate* tpl : templates)
+    if (tpl->space(w, target).size() > 1) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Target& target,
+                                         const graph::ShapeBindings& input_shapes) {
+  PreparedGraph prepared = prepare_graph(model_path, input_shapes);
+  // No records: every workload gets the default template's fallback, as an untuned compile.
+  const NetworkProgram program = lower_network(prepared.graph, target, tuner::HistoryBest());
+  std::vector<ExtractedTask> tasks;
+  std::map<std::string, size_t> index;  // workload -> position in `tasks`
+  for (const Task& t : program.tasks) {
+    auto [it, inserted] = index.try_emplace(t.workload.str(), tasks.size());
+    if (inserted) tasks.push_back({t.workload, 0, schedules::templates_for(t.workload, target)});
+    tasks[it->second].occurrences += t.calls;
+  }
+  std::vector<ExtractedTask> out;
+  for (ExtractedTask& t : tasks)
+    if (tunable(t.templates, t.workload, target)) out.push_back(std::move(t));
+  return out;
+}
+
+}  // namespace kiln::network

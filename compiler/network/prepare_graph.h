@@ -1,0 +1,21 @@
+// The graph passes that `kiln compile` and `kiln tune MODEL.onnx` both run before a graph
+// becomes kernel calls: import the ONNX file, bind its input shapes, the generic graph passes,
+// BatchNormalization folding and epilogue fusion. Both commands call this one function so the
+// workloads a network tune measures are exactly the ones a compile builds.
+#pragma once
+
+#include <string>
+
+#include "compiler/graph/bind.h"
+#include "compiler/graph/graph.h"
+
+namespace kiln::network {
+
+struct PreparedGraph {
+  graph::Graph graph;
+  int bn_folded = 0, epilogues_fused = 0;
+};
+
+PreparedGraph prepare_graph(const std::string& model_path, const graph::ShapeBindings& input_shapes);
+
+}  // namespace kiln::network

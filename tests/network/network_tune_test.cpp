@@ -1,0 +1,191 @@
+// `kiln tune MODEL.onnx` run as a user runs it: the real binary, the embedded farm, tiny
+// budgets. A tuned network compiles with --records, reports its estimated latency, and its
+// outputs still match the reference evaluator (host, and arm-neon under qemu); a tune killed
+// with SIGKILL resumes from its log with nothing lost or measured twice; bad flags are one
+// line and exit status 2.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "compiler/graph/evaluate.h"
+#include "compiler/graph/onnx_import.h"
+#include "kiln/compare.h"
+#include "kiln/model.h"
+#include "rpc/farm/local_farm.h"
+#include "runtime/process/kernel_exec.h"
+#include "tests/network/test_models.h"
+#include "tests/tools/kiln_cli.h"
+#include "tuner/task_tuner.h"
+
+namespace kiln::network::test {
+namespace {
+
+namespace fs = std::filesystem;
+using tools::test::Output;
+using tools::test::run;
+using tools::test::valid_log;
+
+const char* kQuick = " --min-repeat-ms 1 --repeat 2 --quiet";
+
+struct Network {
+  TempDir dir{"kiln-net-tune-test"};
+  std::string onnx = dir.file("net.onnx"), log = dir.file("net.jsonl"), out = dir.file("out");
+  std::map<std::string, graph::HostTensor> inputs, want;
+
+  explicit Network(const std::string& bytes) {
+    std::ofstream(onnx, std::ios::binary) << bytes;
+    graph::Graph g = graph::import_onnx_bytes(bytes, "net.onnx");
+    uint32_t seed = 7;
+    for (const std::string& in : g.inputs)
+      inputs[in] = graph::test::random_tensor(g.type_of(in)->dims(), seed++, 1.0f);
+    want = graph::evaluate(g, inputs);
+  }
+};
+
+void expect_close(const float* got, const graph::HostTensor& want, const std::string& name) {
+  const float* w = want.data<float>();
+  Closeness c = judge_closeness(
+      want.numel(), [&](size_t i) { return double(got[i]); }, [&](size_t i) { return double(w[i]); },
+      1e-4);
+  EXPECT_TRUE(c.close) << name << ": " << c.mismatches << " mismatches, first at " << c.first;
+}
+
+// Per task (template and workload), how often each config was measured (re-measurements of
+// the best apart).
+std::map<std::string, int> measure_counts(const std::vector<tuner::TuningRecord>& records) {
+  std::map<std::string, int> n;
+  for (const tuner::TuningRecord& r : records)
+    if (r.result.message != tuner::kRemeasured)
+      ++n[r.template_name + " " + r.workload.str() + " " + r.config.to_json()];
+  return n;
+}
+
+TEST(NetworkTune, TunedNetworkCompilesWithRecordsAndMatchesTheReference) {
+  Network net(repeated_conv_chain());
+  Output o = run("tune " + net.onnx + " --target host --trials 12 --batch 4 --tuner xgb --log " +
+                 net.log + kQuick);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_NE(o.text.find("estimated network latency: "), std::string::npos) << o.text;
+  std::vector<tuner::TuningRecord> records = valid_log(net.log);
+  ASSERT_GE(records.size(), 12u);
+  // The heaviest task (the conv computed three times) is tuned first.
+  EXPECT_EQ(records.front().workload.op, "conv2d");
+
+  o = run("compile " + net.onnx + " --target host --records " + net.log + " -o " + net.out);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_NE(o.text.find("estimated latency from the records: "), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("3x  conv2d.nchwc  conv2d C=16"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("[tuned "), std::string::npos) << o.text;
+
+  Model m = Model::load(net.out + "/model.so", net.out + "/model.params", 1);
+  std::vector<const void*> in;
+  for (const TensorInfo& t : m.inputs()) in.push_back(net.inputs.at(t.name).raw());
+  std::vector<std::vector<float>> out;
+  for (const TensorInfo& t : m.outputs()) out.emplace_back(t.bytes / 4);
+  std::vector<void*> op;
+  for (auto& v : out) op.push_back(v.data());
+  m.run(std::span<const void* const>(in), std::span<void* const>(op));
+  for (size_t i = 0; i < out.size(); ++i)
+    expect_close(out[i].data(), net.want.at(m.outputs()[i].name), m.outputs()[i].name);
+}
+
+TEST(NetworkTune, ArmNeonUnderQemu) {
+  std::vector<std::string> qemu = aarch64_qemu_prefix();
+  if (qemu.empty() || !fs::exists(KILN_MODEL_APP_AARCH64))
+    GTEST_SKIP() << "qemu-aarch64 or the cross-built model_app is missing";
+  Network net(depthwise_pointwise_block());
+  Output o = run("tune " + net.onnx + " --target arm-neon --trials 4 --batch 2 --workers 1 --log " +
+                 net.log + kQuick);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  ASSERT_GE(valid_log(net.log).size(), 4u);
+  o = run("compile " + net.onnx + " --target arm-neon --records " + net.log + " -o " + net.out);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_NE(o.text.find("[tuned "), std::string::npos) << o.text;
+
+  const graph::HostTensor& x = net.inputs.at("x");
+  const std::string in = net.dir.file("x.bin"), out = net.dir.file("y.bin");
+  std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char*>(x.raw()), x.nbytes());
+  std::string cmd;
+  for (const std::string& a : qemu) cmd += a + " ";
+  cmd += std::string(KILN_MODEL_APP_AARCH64) + " " + net.out + " " + in + " --repeat 1 --save " +
+         out + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream f(out, std::ios::binary);
+  std::vector<float> got(net.want.at("y").numel());
+  f.read(reinterpret_cast<char*>(got.data()), got.size() * 4);
+  ASSERT_TRUE(f.good());
+  expect_close(got.data(), net.want.at("y"), "y");
+}
+
+TEST(NetworkTune, KilledMidTuneResumesWithNothingLostOrMeasuredTwice) {
+  Network net(repeated_conv_chain());
+  const std::string args = "tune " + net.onnx + " --target host --tuner random --batch 4" + kQuick +
+                           " --log " + net.log;
+  {
+    farm::ChildProcess tune({"sh", "-c", std::string("exec ") + KILN_BIN + " " + args + " --trials 400"},
+                            net.log + ".out");
+    // Let a few batches land, across tasks, then kill it without warning.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (tools::test::line_count(net.log) < 14 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    tune.kill_now(SIGKILL);
+    tune.wait_exit(10);
+  }
+  const std::vector<tuner::TuningRecord> before = tuner::load_records({net.log}).records;
+  ASSERT_GE(before.size(), 12u) << farm::read_text(net.log + ".out");
+
+  // The same command with a budget of what the log holds plus 8: 8 more trials.
+  const size_t budget = measure_counts(before).size() + 8;
+  Output o = run(args + " --trials " + std::to_string(budget));
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  std::vector<tuner::TuningRecord> after = valid_log(net.log);
+  // Nothing the killed run wrote is lost (a torn last line may have been cut).
+  ASSERT_GE(after.size() + 1, before.size());
+  for (size_t i = 0; i + 1 < before.size(); ++i)
+    EXPECT_EQ(tuner::record_to_json(after[i]), tuner::record_to_json(before[i])) << i;
+  const std::map<std::string, int> counts = measure_counts(after);
+  EXPECT_GE(counts.size(), budget - 1);
+  for (const auto& [config, n] : counts) EXPECT_EQ(n, 1) << config << " measured " << n << " times";
+}
+
+TEST(NetworkTune, StopsAtTheTimeBudget) {
+  Network net(repeated_conv_chain());
+  const auto t0 = std::chrono::steady_clock::now();
+  Output o = run("tune " + net.onnx + " --target host --trials 100000 --batch 4 --time-budget 3s "
+                 "--tuner random --log " + net.log + kQuick);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_LT(took, 60);
+  EXPECT_LT(valid_log(net.log).size(), 1000u);
+}
+
+TEST(NetworkTune, BadFlagsAreOneLineAndExitTwo) {
+  Network net(repeated_conv_chain());
+  const std::string text = net.dir.file("model.txt");
+  std::ofstream(text) << "not a model\n";
+  const std::vector<std::string> cases = {
+      "tune " + net.onnx + " --op dense --shape 8,8,8 --log x.jsonl",              // both
+      "tune " + net.onnx + " --log x.jsonl --time-budget 5x",                      // bad duration
+      "tune " + net.onnx + " --log x.jsonl --time-budget -3m",                     // negative
+      "tune " + net.onnx + " --log x.jsonl --template conv2d.nchwc",               // one template
+      "tune " + text + " --log x.jsonl",                                           // not .onnx
+      "tune --op dense --shape 8,8,8 --log x.jsonl --time-budget 1m",              // not a network
+      "tune --log x.jsonl --trials 4",                                             // nothing to tune
+  };
+  for (const std::string& c : cases) {
+    Output o = run(c);
+    EXPECT_TRUE(WIFEXITED(o.status)) << c;
+    EXPECT_EQ(WEXITSTATUS(o.status), 2) << c << "\n" << o.text;
+    EXPECT_EQ(std::count(o.text.begin(), o.text.end(), '\n'), 1) << c << "\n" << o.text;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::network::test

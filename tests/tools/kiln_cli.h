@@ -1,0 +1,45 @@
+// Running the `kiln` binary in tests as a user runs it (KILN_BIN, output and status captured),
+// and reading back the logs it writes.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tuner/records.h"
+
+namespace kiln::tools::test {
+
+struct Output {
+  int status = -1;
+  std::string text;  // stdout and stderr
+};
+
+inline Output run(const std::string& args) {
+  Output o;
+  std::FILE* p = popen((std::string(KILN_BIN) + " " + args + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), p)) o.text += buf.data();
+  o.status = pclose(p);
+  return o;
+}
+
+inline size_t line_count(const std::string& path) {
+  std::ifstream in(path);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+// Every line a valid record; returns them.
+inline std::vector<tuner::TuningRecord> valid_log(const std::string& path) {
+  tuner::LoadedRecords loaded = tuner::load_records({path});
+  for (const tuner::RecordProblem& p : loaded.problems) ADD_FAILURE() << p.str();
+  return loaded.records;
+}
+
+}  // namespace kiln::tools::test

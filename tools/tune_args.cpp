@@ -1,0 +1,81 @@
+#include "tools/tune_args.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "rpc/farm/transport.h"
+
+namespace kiln::tools {
+
+std::atomic<bool> g_stop = false;
+
+namespace {
+
+void on_interrupt(int) {
+  if (g_stop) _exit(130);  // a second Ctrl-C: the user means it
+  g_stop = true;
+}
+
+}  // namespace
+
+void install_interrupt_handler() {
+  signal(SIGINT, on_interrupt);
+  signal(SIGTERM, on_interrupt);
+}
+
+tuner::TuneOptions task_options(const TuneArgs& a) {
+  tuner::TuneOptions o;
+  o.search = a.tuner;
+  o.features = a.features;
+  o.seed = a.seed;
+  o.batch = a.batch;
+  o.early_stopping = a.early_stopping;
+  o.measure.threads = a.threads;
+  o.measure.repeat = a.threads > 1 ? std::max(a.repeat, 3 * a.repeat) : a.repeat;
+  o.measure.min_repeat_ms = a.min_repeat_ms;
+  o.measure.timeout_s = a.timeout_s;
+  return o;
+}
+
+std::unique_ptr<tuner::Runner> make_runner(const TuneArgs& a, const Target& target,
+                                           std::unique_ptr<tuner::EmbeddedFarm>& embedded) {
+  if (!a.farm.empty())
+    return std::make_unique<tuner::FarmRunner>(a.farm, farm::load_token(a.token_file), a.key, a.tls_ca);
+  embedded = std::make_unique<tuner::EmbeddedFarm>(target, a.workers);
+  return embedded->runner();
+}
+
+std::vector<tuner::TuningRecord> load_log(const std::string& path, const Target& target) {
+  tuner::LoadOptions lo;
+  lo.target = target;
+  tuner::LoadedRecords history;
+  if (std::filesystem::exists(path)) history = tuner::load_records({path}, lo);
+  for (const tuner::RecordProblem& p : history.problems)
+    std::fprintf(stderr, "kiln tune: skipping %s\n", p.str().c_str());
+  return std::move(history.records);
+}
+
+void print_progress(size_t task, size_t tasks, const tuner::TuneStatus& s, const std::string& extra) {
+  static const bool tty = isatty(2);
+  std::fprintf(stderr, "%s[Task %2zu/%2zu] Current/Best: %7.1f/%7.1f GFLOPS | Progress: (%zu/%zu) | %.1f s%s%s",
+               tty ? "\r" : "", task, tasks, s.last_gflops, s.best_gflops, s.trials, s.budget,
+               s.elapsed_s, extra.c_str(), tty ? "" : "\n");
+  std::fflush(stderr);
+}
+
+std::unique_ptr<tuner::RecordWriter> open_log(const std::string& path) {
+  auto log = std::make_unique<tuner::RecordWriter>(path);
+  if (log->repaired_tail())
+    std::fprintf(stderr, "kiln tune: %s (cut off)\n", log->repaired_tail()->str().c_str());
+  return log;
+}
+
+void end_progress_line() {
+  if (isatty(2)) std::fputc('\n', stderr);
+}
+
+}  // namespace kiln::tools

@@ -1,0 +1,58 @@
+// What `kiln tune` shares between tuning one operator (tune.cpp) and a whole network
+// (tune_network.cpp): the parsed flags, the per-task options built from them, the runner
+// (the farm given, or an embedded one), Ctrl-C handling and the AutoTVM-style progress line.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tools/workload_args.h"
+#include "tuner/embedded_farm.h"
+#include "tuner/records.h"
+#include "tuner/task_tuner.h"
+
+namespace kiln::tools {
+
+struct TuneArgs {
+  std::string model;  // an .onnx file: tune the whole network
+  std::vector<std::string> input_shapes;
+  std::string time_budget;
+  WorkloadArgs workload;
+  std::string target = "host", tmpl, tuner = "xgb", log, features = "ir";
+  std::string farm, key, token_file, tls_ca;
+  std::vector<std::string> transfer;
+  size_t trials = 100, batch = 16, early_stopping = 0;
+  uint64_t seed = 0;
+  int threads = 1, workers = 0, repeat = 3;
+  double min_repeat_ms = 20, timeout_s = 10;
+  bool quiet = false;
+};
+
+// Set by the first Ctrl-C (or SIGTERM) once install_interrupt_handler() ran; a second exits.
+extern std::atomic<bool> g_stop;
+void install_interrupt_handler();
+
+// The per-task tuning options the flags give.
+tuner::TuneOptions task_options(const TuneArgs& a);
+
+// The farm given by --farm, or an embedded one for `target` (kept in `embedded`).
+std::unique_ptr<tuner::Runner> make_runner(const TuneArgs& a, const Target& target,
+                                           std::unique_ptr<tuner::EmbeddedFarm>& embedded);
+
+// The records the log already holds for `target` (resume), its bad lines reported.
+std::vector<tuner::TuningRecord> load_log(const std::string& path, const Target& target);
+
+// The log opened for appending (a torn last line that a kill left is cut off and reported).
+std::unique_ptr<tuner::RecordWriter> open_log(const std::string& path);
+
+// "[Task  3/12] Current/Best: ... GFLOPS | Progress: (16/64) | 3.2 s", on stderr, refreshed
+// in place on a terminal; `extra` is appended (a network's running latency estimate).
+void print_progress(size_t task, size_t tasks, const tuner::TuneStatus& s, const std::string& extra);
+void end_progress_line();
+
+// `kiln tune MODEL.onnx ...` (tune_network.cpp).
+int run_network_tune(const TuneArgs& a);
+
+}  // namespace kiln::tools

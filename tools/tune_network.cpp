@@ -1,0 +1,130 @@
+// `kiln tune MODEL.onnx --target T --trials N --log LOG [--input-shape ...] [--time-budget 30m]
+// [--transfer OLD.jsonl...] [--farm ... --key ... --token-file ...]`: extracts the network's
+// tasks exactly as `kiln compile` would (compiler/network/extract_tasks.h) and tunes them all
+// under one trial budget, the task scheduler choosing where each batch goes
+// (tuner/network_tuner.h). Progress per task as AutoTVM prints it, with a running estimate of
+// the network's latency. The budget counts the log's trials of these tasks, so after Ctrl-C or
+// a kill the same command goes on where it stopped, measuring nothing twice.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "compiler/base/error.h"
+#include "compiler/graph/bind.h"
+#include "compiler/network/extract_tasks.h"
+#include "tools/tune_args.h"
+#include "tuner/network_tuner.h"
+#include "tuner/records.h"
+
+namespace kiln::tools {
+namespace {
+
+// "90", "90s", "30m", "1.5h" -> seconds.
+double parse_duration(const std::string& text) {
+  size_t used = 0;
+  double value = -1;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+  }
+  const std::string unit = text.substr(std::min(used, text.size()));
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
+  user_check(used > 0 && scale > 0 && value > 0 && std::isfinite(value))
+      << "--time-budget '" << text << "' is not a positive duration (valid: 90, 90s, 30m, 1.5h)";
+  return value * scale;
+}
+
+std::string latency_text(const tuner::NetworkTuner& t) {
+  size_t measured = 0;
+  const double s = t.estimated_latency_s(&measured);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.4f ms (%zu of %zu workloads measured)", s * 1e3, measured,
+                t.workloads());
+  return buf;
+}
+
+void print_summary(const tuner::NetworkTuner& t) {
+  std::printf("%-6s %-22s %-8s %-12s %-9s %s\n", "calls", "template", "trials", "best (ms)",
+              "GFLOPS", "workload");
+  for (const tuner::NetworkTaskSummary& s : t.summary()) {
+    std::printf("%-6d %-22s %-8zu ", s.occurrences, s.task.tpl->name().c_str(), s.trials);
+    if (s.best)
+      std::printf("%-12.4f %-9.1f ", s.best->result.mean_cost() * 1e3, s.best->gflops());
+    else
+      std::printf("%-12s %-9s ", "-", "-");
+    std::printf("%s\n", s.task.workload.str().c_str());
+  }
+  std::printf("estimated network latency: %s\n", latency_text(t).c_str());
+}
+
+}  // namespace
+
+int run_network_tune(const TuneArgs& a) {
+  user_check(a.workload.op.empty()) << "give either an ONNX model or --op, not both";
+  user_check(std::filesystem::path(a.model).extension() == ".onnx")
+      << "'" << a.model << "' is not an .onnx file (kiln tune MODEL.onnx, or --op for one operator)";
+  user_check(a.tmpl.empty()) << "--template applies to --op; a network tunes every template of each task";
+  user_check(a.trials > 0) << "--trials must be positive";
+  user_check(a.farm.empty() || !a.key.empty())
+      << "--farm needs --key (the device key of the boards to use)";
+  const Target target = target_from_name(a.target);
+  tuner::NetworkTuneOptions o;
+  o.task = task_options(a);
+  o.task.remeasure_top = 3;  // per task: a network has many
+  o.trials = a.trials;
+  o.time_budget_s = a.time_budget.empty() ? 0 : parse_duration(a.time_budget);
+  o.transfer = a.transfer;
+  graph::ShapeBindings shapes;
+  for (const std::string& spec : a.input_shapes) {
+    auto [name, dims] = graph::parse_shape_binding(spec);
+    shapes[name] = dims;
+  }
+
+  // The tasks exactly as `kiln compile` builds them.
+  std::vector<tuner::NetworkWorkload> workloads;
+  for (network::ExtractedTask& t : network::extract_tasks(a.model, target, shapes))
+    workloads.push_back({std::move(t.workload), t.occurrences, std::move(t.templates)});
+  user_check(!workloads.empty()) << a.model << ": no tunable operator in the network";
+
+  std::vector<tuner::TuningRecord> history = load_log(a.log, target);
+  std::unique_ptr<tuner::RecordWriter> log = open_log(a.log);
+  tuner::NetworkTuner tuner(workloads, target, o, history);
+  std::unique_ptr<tuner::EmbeddedFarm> embedded;
+  std::unique_ptr<tuner::Runner> runner = make_runner(a, target, embedded);
+  if (!a.quiet) {
+    std::fprintf(stderr, "kiln tune: %s on %s: %zu workloads, %zu tasks (workload x template), %s search, "
+                 "%zu trials%s%s on %s\n",
+                 a.model.c_str(), target.name.c_str(), tuner.workloads(), tuner.tasks(),
+                 a.tuner.c_str(), a.trials,
+                 tuner.resumed_trials() ? (" (" + std::to_string(tuner.resumed_trials()) + " in the log)").c_str() : "",
+                 a.time_budget.empty() ? "" : (" or " + a.time_budget).c_str(),
+                 embedded ? embedded->description().c_str() : a.farm.c_str());
+    const auto tasks = tuner.summary();
+    for (size_t i = 0; i < tasks.size(); ++i)
+      std::fprintf(stderr, "  task %2zu: %dx %s %s\n", i + 1, tasks[i].occurrences,
+                   tasks[i].task.tpl->name().c_str(), tasks[i].task.workload.str().c_str());
+  }
+
+  install_interrupt_handler();
+  tuner.tune(*runner, *log, g_stop, [&](const tuner::NetworkProgress& p) {
+    if (a.quiet) return;
+    if (p.slice_done) {
+      end_progress_line();
+      return;
+    }
+    char extra[200];
+    std::snprintf(extra, sizeof extra, " | network: %zu/%zu trials, est. %.4f ms (%zu/%zu workloads)",
+                  p.trials, p.budget, p.latency_s * 1e3, p.measured_workloads, p.workloads);
+    print_progress(p.task + 1, p.tasks, p.status, extra);
+  });
+  print_summary(tuner);
+  if (g_stop) {
+    std::fprintf(stderr, "kiln tune: stopped; %s holds every measurement so far (run the same "
+                 "command to go on)\n", a.log.c_str());
+    return 130;
+  }
+  return 0;
+}
+
+}  // namespace kiln::tools

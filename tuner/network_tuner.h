@@ -1,0 +1,101 @@
+// Tuning a whole network (`kiln tune MODEL.onnx`): one TaskTuner per (workload, template)
+// pair of the network's extracted workloads, driven by the task scheduler
+// (tuner/task_scheduler.h), which hands out the trial budget a batch at a time where it
+// shortens the network's estimated latency most.
+//
+// - Resume: the log's records of each task are its history (never measured again), count
+//   against the trial budget, and give the scheduler each task's best time to start from.
+// - Tasks of one template share the cost model's training data: before each slice, a task's
+//   model-based search gets the other tasks' records of its template (from the log, this run
+//   and --transfer logs) as prior samples, refreshed as new records arrive.
+// - The estimated latency is the sum over workloads of calls x the best time among its
+//   templates (workloads with no correct measurement yet are not counted, and said so).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/task_scheduler.h"
+#include "tuner/task_tuner.h"
+#include "tuner/transfer.h"
+
+namespace kiln::tuner {
+
+// A workload of the network, as task extraction finds it.
+struct NetworkWorkload {
+  schedules::Workload workload;
+  int occurrences = 1;                                  // kernel calls computing it
+  std::vector<const schedules::OpTemplate*> templates;  // every template that applies
+};
+
+struct NetworkTuneOptions {
+  TuneOptions task;           // per task: search, batch (the scheduler's slice), measure...
+  size_t trials = 0;          // the network's budget, the log's trials of its tasks included
+  double time_budget_s = 0;   // of this run (0: none)
+  std::vector<std::string> transfer;  // earlier logs the cost models learn from
+};
+
+// Where a network tune stands, after each measured batch.
+struct NetworkProgress {
+  size_t task = 0, tasks = 0;   // the task being tuned (0-based) and how many there are
+  const TuneTask* current = nullptr;
+  TuneStatus status;            // of the current task
+  bool slice_done = false;      // the task's slice has ended (else: a batch within it)
+  double latency_s = 0;         // estimate over the measured workloads
+  size_t measured_workloads = 0, workloads = 0;
+  size_t trials = 0, budget = 0;  // the network's, resumed ones included
+};
+
+using NetworkProgressFn = std::function<void(const NetworkProgress&)>;
+
+// One task's outcome, for the summary.
+struct NetworkTaskSummary {
+  TuneTask task;
+  int occurrences = 0;
+  size_t trials = 0;  // resumed ones included
+  std::optional<TuningRecord> best;
+};
+
+class NetworkTuner {
+ public:
+  // `log`: the records the log holds already (for the target), for resume.
+  NetworkTuner(const std::vector<NetworkWorkload>& workloads, const Target& target,
+               NetworkTuneOptions options, const std::vector<TuningRecord>& log);
+  ~NetworkTuner();
+
+  // Tunes until a budget is spent, every task finished or `stop` is set; then, unless
+  // stopped, measures each tuned task's best few again (TuneOptions::remeasure_top).
+  void tune(Runner& runner, RecordWriter& log, const std::atomic<bool>& stop,
+            const NetworkProgressFn& progress = nullptr);
+
+  size_t tasks() const;
+  size_t workloads() const { return workloads_; }
+  size_t resumed_trials() const { return resumed_; }
+  double estimated_latency_s(size_t* measured_workloads = nullptr) const;
+  std::vector<NetworkTaskSummary> summary() const;
+
+ private:
+  struct Slot;
+  Slot& slot(size_t task);
+  void share_samples(size_t task);
+  SliceResult tune_slice(size_t task, size_t trials, Runner& runner, RecordWriter& log,
+                         const std::atomic<bool>& stop, const NetworkProgressFn& progress);
+  NetworkProgress progress_of(size_t task, const TuneStatus& status, bool slice_done) const;
+
+  Target target_;
+  NetworkTuneOptions options_;
+  std::vector<Slot> tasks_;
+  size_t workloads_ = 0, resumed_ = 0;
+  size_t slice_start_ = 0;  // the network's trials when the current slice began
+  std::unique_ptr<TaskScheduler> scheduler_;
+  // Correct records by template (log, this run, --transfer): what tasks of it share.
+  std::map<std::string, std::vector<TuningRecord>> shared_;
+  FeatureCache features_;
+};
+
+}  // namespace kiln::tuner
