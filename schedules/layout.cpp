@@ -156,6 +156,82 @@ class LayoutTemplate : public OpTemplate {
   int dir_;
 };
 
+// NCHW[a]c -> NCHW[b]c in one pass (direction 2, params N, C, H, W, src_block = a, block = b):
+// where two kernels of a network block channels differently (tuned configs chose so), the
+// value is re-blocked directly instead of through NCHW, one copy instead of two.
+class ReblockTemplate : public OpTemplate {
+ public:
+  std::string name() const override { return "layout.nchwc_to_nchwc"; }
+  std::string op() const override { return "layout_transform"; }
+  bool applies(const Workload& w, const Target&) const override {
+    return w.op == "layout_transform" && w.param_or("direction", 0) == 2;
+  }
+
+  struct Shape {
+    int64_t n, c, h, w, from, to;
+  };
+  static Shape shape(const Workload& w) {
+    Shape s{w.param("N"), w.param("C"), w.param("H"), w.param("W"), w.param("src_block"),
+            w.param("block")};
+    user_check(s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0)
+        << "layout_transform: N, C, H, W must be positive, got " << s.n << ", " << s.c << ", "
+        << s.h << ", " << s.w;
+    user_check(s.from > 0 && s.to > 0) << "layout_transform: the channel blocks must be "
+                                       << "positive, got src_block " << s.from << ", block " << s.to;
+    user_check(w.param_or("direction", 0) == 2)
+        << "layout.nchwc_to_nchwc needs direction 2 (NCHW[src_block]c -> NCHW[block]c)";
+    return s;
+  }
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    Shape s = shape(w);
+    return {{"src", {s.n, ceil_div(s.c, s.from), s.h, s.w, s.from}}};
+  }
+  TensorSpec output(const Workload& w) const override {
+    Shape s = shape(w);
+    return {"dst", {s.n, ceil_div(s.c, s.to), s.h, s.w, s.to}};
+  }
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    Shape s = shape(w);
+    return pack_nchwc(unpack_nchwc(in[0], s.n, s.c, s.h, s.w, s.from), s.n, s.c, s.h, s.w, s.to);
+  }
+  ConfigSpace space(const Workload& w, const Target&) const override {
+    shape(w);
+    ConfigSpace cs;
+    cs.define_knob("parallel", {0, 1});
+    return cs;
+  }
+  Config fallback(const Workload& w, const Target&) const override {
+    Shape s = shape(w);
+    // Memory-bound like the other copies: threads only for large tensors.
+    bool big = double(s.n * s.c * s.h * s.w) * w.dtype.bytes() > (256 << 10);
+    return Config({{"parallel", big ? 1 : 0}});
+  }
+
+ protected:
+  ScheduledKernel schedule(const Workload& w, const Target&, const Config& cfg) const override {
+    Shape s = shape(w);
+    const int64_t from_blocks = ceil_div(s.c, s.from), to_blocks = ceil_div(s.c, s.to);
+    te::Tensor in = te::placeholder({s.n, from_blocks, s.h, s.w, s.from}, w.dtype, "src");
+    te::Tensor out = te::compute(
+        {s.n, to_blocks, s.h, s.w, s.to},
+        [&](const std::vector<Var>& v) -> Expr {
+          Expr ch = v[1] * s.to + v[4];
+          // Padded channels read a clamped (valid) address and select zero.
+          Expr c = s.c % s.to == 0 ? ch : ir::min(ch, Expr(s.c - 1));
+          Expr load = in(v[0], c / s.from, v[2], v[3], c % s.from);
+          return s.c % s.to == 0 ? load : ir::make_select(ch < s.c, load, ir::make_zero(w.dtype));
+        },
+        "dst");
+    te::Schedule sch({out});
+    te::Stage st = sch[out];
+    IterVar outer = st.fuse(st.fuse(st.axis(0), st.axis(1)), st.axis(2));
+    // Contiguous on both sides when one block is a multiple of the other; else a gather.
+    st.vectorize(st.axis(4));
+    if (cfg["parallel"]) st.parallel(outer);
+    return logical_kernel(std::move(sch), {in, out}, inputs(w), output(w), 0);
+  }
+};
+
 }  // namespace
 
 const OpTemplate& layout_nchw_to_nchwc_template() {
@@ -165,6 +241,11 @@ const OpTemplate& layout_nchw_to_nchwc_template() {
 
 const OpTemplate& layout_nchwc_to_nchw_template() {
   static const LayoutTemplate t(1);
+  return t;
+}
+
+const OpTemplate& layout_nchwc_to_nchwc_template() {
+  static const ReblockTemplate t;
   return t;
 }
 

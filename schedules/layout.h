@@ -3,7 +3,8 @@
 // last block zero. A network converts only at its edges and keeps the blocked layout
 // between layers, so these are kernels of their own (templates "layout.nchw_to_nchwc" and
 // "layout.nchwc_to_nchw", workload op "layout_transform" with params N, C, H, W, block and
-// direction 0 = to blocked, 1 = back to NCHW). The host-side functions below are their
+// direction 0 = to blocked, 1 = back to NCHW; "layout.nchwc_to_nchwc", direction 2, re-blocks
+// from src_block to block in one pass). The host-side functions below are their
 // reference and the pack/unpack of every blocked template's arguments.
 #pragma once
 
@@ -22,5 +23,7 @@ Values pad_channels(const Values& v, int64_t to);
 
 const OpTemplate& layout_nchw_to_nchwc_template();
 const OpTemplate& layout_nchwc_to_nchw_template();
+// NCHW[a]c -> NCHW[b]c directly (direction 2, params N, C, H, W, src_block a, block b).
+const OpTemplate& layout_nchwc_to_nchwc_template();
 
 }  // namespace kiln::schedules

@@ -66,6 +66,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       // layout transforms
       &layout_nchw_to_nchwc_template(),
       &layout_nchwc_to_nchw_template(),
+      &layout_nchwc_to_nchwc_template(),
       // pooling, normalisation
       &max_pool2d_template(),
       &avg_pool2d_template(),

@@ -132,18 +132,14 @@ class Lowerer {
     }
     internal_check(!have.empty()) << "value '" << value << "' is read before it is written";
     std::vector<int64_t> d = dims(value);
-    int src = -1;
-    Layout from = 0;
-    if (layout == 0) {
-      std::tie(from, src) = *have.begin();
-    } else {
-      src = ensure(value, 0);
-    }
-    Layout block = layout == 0 ? from : layout;
+    // From a blocked copy when there is one: back to NCHW, or re-blocked in one pass.
+    const auto [from, src] = *have.rbegin();
+    const int direction = layout == 0 ? 1 : from == 0 ? 0 : 2;
     Workload w{"layout_transform",
-               {{"N", d[0]}, {"C", d[1]}, {"H", d[2]}, {"W", d[3]}, {"block", block},
-                {"direction", layout == 0 ? 1 : 0}},
+               {{"N", d[0]}, {"C", d[1]}, {"H", d[2]}, {"W", d[3]},
+                {"block", layout == 0 ? from : layout}, {"direction", direction}},
                ir::DataType::f32(), {}};
+    if (direction == 2) w.params["src_block"] = from;
     int task = task_for(w);
     int dst = new_buffer(value, layout);
     add_step(task, {src, dst}, "layout " + value, "LayoutTransform");

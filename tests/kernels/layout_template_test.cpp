@@ -3,6 +3,8 @@
 // the user errors.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "compiler/base/error.h"
 #include "schedules/layout.h"
 #include "tests/kernels/template_harness.h"
@@ -38,6 +40,15 @@ std::vector<TemplateCase> cases() {
     out.push_back({layout(1, 13, 5, 6, 8, dir, DataType::bf16()), "x86-avx512", 0, tpl});
     out.push_back({layout(1, 13, 5, 6, 8, dir, DataType::f16()), "arm-fp16", -1, tpl});
   }
+  // Re-blocking NCHW[a]c -> NCHW[b]c: wider, narrower, non-multiple and padded blocks.
+  const OpTemplate* reblock = &schedules::layout_nchwc_to_nchwc_template();
+  for (auto [from, to, c] : std::vector<std::array<int64_t, 3>>{
+           {16, 32, 64}, {32, 16, 64}, {8, 12, 13}, {3, 16, 3}, {64, 16, 24}}) {
+    Workload w = layout(1, c, 5, 7, to, 2);
+    w.params["src_block"] = from;
+    for (const std::string t : {"x86-avx512", "arm-neon"})
+      for (int cfg = -1; cfg < 2; ++cfg) out.push_back({w, t, cfg, reblock});
+  }
   return out;
 }
 
@@ -61,6 +72,14 @@ TEST(LayoutTemplateErrors, BadShapes) {
   EXPECT_THROW(t.instantiate(layout(1, 8, 4, 4, 4, 0, DataType::i8()), x86, cfg), UserError);
   EXPECT_FALSE(t.applies(layout(1, 8, 4, 4, 4, 1), x86));
   EXPECT_TRUE(schedules::layout_nchwc_to_nchw_template().applies(layout(1, 8, 4, 4, 4, 1), x86));
+  const auto& reblock = schedules::layout_nchwc_to_nchwc_template();
+  Workload w = layout(1, 8, 4, 4, 4, 2);
+  EXPECT_THROW(reblock.fallback(w, x86), UserError);  // no src_block
+  w.params["src_block"] = 0;
+  EXPECT_THROW(reblock.fallback(w, x86), UserError);
+  w.params["src_block"] = 8;
+  EXPECT_TRUE(reblock.applies(w, x86));
+  EXPECT_FALSE(reblock.applies(layout(1, 8, 4, 4, 4, 1), x86));
 }
 
 }  // namespace

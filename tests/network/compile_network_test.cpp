@@ -17,6 +17,7 @@
 #include "kiln/model.h"
 #include "runtime/process/kernel_exec.h"
 #include "tests/network/test_models.h"
+#include "tuner/record.h"
 
 namespace kiln::network::test {
 namespace {
@@ -30,11 +31,12 @@ struct Compiled {
 };
 
 std::unique_ptr<Compiled> compile_and_reference(const std::string& bytes, const std::string& target,
-                                                const graph::ShapeBindings& shapes = {}) {
+                                                const graph::ShapeBindings& shapes = {},
+                                                const std::vector<std::string>& records = {}) {
   auto c = std::make_unique<Compiled>();
   std::string onnx = c->dir.path() + "/net.onnx";
   std::ofstream(onnx, std::ios::binary) << bytes;
-  CompileOptions o{onnx, target_from_name(target), {}, shapes, c->dir.path() + "/out"};
+  CompileOptions o{onnx, target_from_name(target), records, shapes, c->dir.path() + "/out"};
   c->report = compile_network(o);
   graph::Graph g = graph::import_onnx_bytes(bytes, "net.onnx");
   graph::bind_input_shapes(g, shapes);
@@ -111,6 +113,45 @@ TEST(CompileNetwork, SharedKernelsAreBuiltOnce) {
     calls += t.calls;
   }
   EXPECT_EQ(calls, static_cast<int>(p.steps.size()));
+}
+
+// The layout conversions of a program by direction (0: to blocked, 1: to NCHW, 2: re-block).
+std::map<int64_t, int> conversions(const NetworkProgram& p) {
+  std::map<int64_t, int> n;
+  for (const Step& s : p.steps)
+    if (s.op_type == "LayoutTransform") ++n[p.tasks[s.task].workload.param("direction")];
+  return n;
+}
+
+// A tuned depthwise layer whose channel block differs from its producer's: the value is
+// re-blocked in one kernel (not through NCHW), and the next conv reads the new block.
+TEST(CompileNetwork, ATunedBlockIsReblockedDirectly) {
+  auto untuned = compile_and_reference(depthwise_pointwise_block(), "host");
+  const Task* dw = nullptr;
+  for (const Task& t : untuned->report.program.tasks)
+    if (t.tpl->name() == "conv2d.depthwise") dw = &t;
+  ASSERT_NE(dw, nullptr);
+  const Target host = target_from_name("host");
+  schedules::Config cfg = dw->config;
+  const schedules::ConfigSpace space = dw->tpl->space(dw->workload, host);
+  for (const schedules::Knob& k : space.knobs())
+    if (k.name == "c_bn")
+      for (int64_t b : k.choices)
+        if (b != dw->config["c_bn"]) cfg.set("c_bn", b);
+  if (cfg == dw->config) GTEST_SKIP() << "the depthwise layer has one channel block here ";
+  tuner::TuningRecord r{host, dw->tpl->name(), dw->workload, cfg, {}, 1e6};
+  r.result.costs = {1e-4};
+  std::string log = untuned->dir.path() + "/tuned.jsonl";
+  std::ofstream(log) << tuner::record_to_json(r) << "\n";
+
+  auto c = compile_and_reference(depthwise_pointwise_block(), "host", {}, {log});
+  std::map<int64_t, int> before = conversions(untuned->report.program);
+  std::map<int64_t, int> after = conversions(c->report.program);
+  EXPECT_EQ(before[2], 0);
+  EXPECT_EQ(after[2], 1);
+  EXPECT_EQ(after[0], before[0]);
+  EXPECT_EQ(after[1], before[1]);
+  run_on_host(*c);
 }
 
 TEST(CompileNetwork, ArmNeonUnderQemu) {
