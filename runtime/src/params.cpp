@@ -1,4 +1,4 @@
-// Params files: the FNV-1a checksum, the header check, the read-only mapping, and the writer
+// Params files: the checksum (four FNV-1a lanes), the header check, the read-only mapping, and the writer
 // (temporary file, fsync, rename). Plain POSIX I/O, no iostreams: this is part of the tiny
 // runtime.
 #include "kiln/params.h"
@@ -62,14 +62,19 @@ bool write_all(int fd, const uint8_t* data, std::size_t size) {
 
 }  // namespace
 
-uint64_t params_checksum_update(uint64_t hash, const void* data, std::size_t bytes) noexcept {
-  const auto* p = static_cast<const uint8_t*>(data);
-  for (std::size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * kFnvPrime;
-  return hash;
-}
-
 uint64_t params_checksum(const void* data, std::size_t bytes) noexcept {
-  return params_checksum_update(kParamsChecksumSeed, data, bytes);
+  // Four FNV-1a lanes over interleaved 64-bit words (see params.h): independent multiply
+  // chains, so hashing runs at several bytes a cycle instead of one byte per multiply latency.
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint64_t lane[4];
+  for (uint64_t j = 0; j < 4; ++j) lane[j] = kParamsChecksumSeed ^ j;
+  std::size_t i = 0;
+  for (; i + 32 <= bytes; i += 32)
+    for (int j = 0; j < 4; ++j) lane[j] = (lane[j] ^ read_u64(p + i + 8 * j)) * kFnvPrime;
+  for (; i < bytes; ++i) lane[0] = (lane[0] ^ p[i]) * kFnvPrime;
+  uint64_t hash = kParamsChecksumSeed;
+  for (uint64_t l : lane) hash = (hash ^ l) * kFnvPrime;
+  return (hash ^ static_cast<uint64_t>(bytes)) * kFnvPrime;
 }
 
 ParamsView parse_params(const void* data, std::size_t size, const std::string& name) {
@@ -138,7 +143,14 @@ ParamsFile ParamsFile::open(const std::string& path) {
   if (size > 0) {
     // Read-only and private: the weights are shared with the page cache, never copied, and a
     // kernel that tried to write them would fault instead of corrupting them silently.
-    void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    // MAP_POPULATE: the checksum reads every page at load anyway; faulting them in one call is
+    // much cheaper than one page fault per 4 KiB.
+#ifdef MAP_POPULATE
+    constexpr int kFlags = MAP_PRIVATE | MAP_POPULATE;
+#else
+    constexpr int kFlags = MAP_PRIVATE;
+#endif
+    void* map = mmap(nullptr, size, PROT_READ, kFlags, fd, 0);
     if (map == MAP_FAILED) {
       const int e = errno;
       ::close(fd);
@@ -147,7 +159,6 @@ ParamsFile ParamsFile::open(const std::string& path) {
     }
     f.map_ = map;
     f.map_size_ = size;
-    madvise(map, size, MADV_WILLNEED);
   }
   ::close(fd);  // the mapping keeps the file
   static const uint8_t kEmpty = 0;

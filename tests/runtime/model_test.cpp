@@ -222,9 +222,9 @@ TEST_F(ModelTest, TruncatedParams) {
 }
 
 TEST_F(ModelTest, UnknownParamsVersion) {
-  const std::string path = edited_params("v2", [](auto& b) { b[8] = 2; });
+  const std::string path = edited_params("v3", [](auto& b) { b[8] = 3; });
   expect_error([&] { Model::load(so(), path, 1); }, ErrorCode::kParams,
-               {"unknown format version 2", "reads version 1"});
+               {"unknown format version 3", "reads version 2"});
 }
 
 TEST_F(ModelTest, NotAParamsFile) {

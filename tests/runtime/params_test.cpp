@@ -22,13 +22,52 @@ std::vector<uint8_t> read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-TEST(ParamsChecksum, Fnv1a64ReferenceValues) {
-  // Published FNV-1a 64 test vectors.
-  EXPECT_EQ(params_checksum("", 0), 0xcbf29ce484222325ull);
-  EXPECT_EQ(params_checksum("a", 1), 0xaf63dc4c8601ec8cull);
-  EXPECT_EQ(params_checksum("foobar", 6), 0x85944171f73967e8ull);
-  // In pieces, the same.
-  EXPECT_EQ(params_checksum_update(params_checksum("foo", 3), "bar", 3), 0x85944171f73967e8ull);
+// The checksum as params.h defines it, written the slow, obvious way.
+uint64_t fnv(uint64_t h, uint8_t byte) { return (h ^ byte) * 0x100000001b3ull; }
+uint64_t reference_checksum(const std::vector<uint8_t>& payload) {
+  const uint64_t seed = 0xcbf29ce484222325ull;
+  uint64_t lane[4] = {seed, seed ^ 1, seed ^ 2, seed ^ 3};
+  const size_t blocks = payload.size() / 32;
+  for (size_t b = 0; b < blocks; ++b)
+    for (int j = 0; j < 4; ++j) {
+      uint64_t word = 0;
+      for (int k = 7; k >= 0; --k) word = word << 8 | payload[b * 32 + 8 * j + k];
+      lane[j] = (lane[j] ^ word) * 0x100000001b3ull;
+    }
+  for (size_t i = blocks * 32; i < payload.size(); ++i) lane[0] = fnv(lane[0], payload[i]);
+  uint64_t h = seed;
+  for (uint64_t l : lane) h = (h ^ l) * 0x100000001b3ull;
+  return (h ^ payload.size()) * 0x100000001b3ull;
+}
+
+TEST(ParamsChecksum, MatchesTheDefinitionAtEverySizeAroundTheBlocks) {
+  // Lane 0 alone on a short input is plain FNV-1a 64 (a published test vector: "a").
+  uint64_t h = 0xcbf29ce484222325ull;
+  h = (h ^ 0xaf63dc4c8601ec8cull) * 0x100000001b3ull;
+  for (uint64_t j = 1; j < 4; ++j) h = (h ^ (0xcbf29ce484222325ull ^ j)) * 0x100000001b3ull;
+  EXPECT_EQ(params_checksum("a", 1), (h ^ 1) * 0x100000001b3ull);
+  for (size_t n : {0, 1, 7, 8, 31, 32, 33, 63, 64, 65, 100, 1000}) {
+    std::vector<uint8_t> payload(n);
+    for (size_t i = 0; i < n; ++i) payload[i] = static_cast<uint8_t>(i * 131 + 7);
+    EXPECT_EQ(params_checksum(payload.data(), n), reference_checksum(payload)) << n << " bytes";
+  }
+}
+
+TEST(ParamsChecksum, EveryByteAndPositionCounts) {
+  std::vector<uint8_t> payload(96, 0);
+  const uint64_t base = params_checksum(payload.data(), payload.size());
+  for (size_t i = 0; i < payload.size(); ++i) {
+    payload[i] = 1;
+    EXPECT_NE(params_checksum(payload.data(), payload.size()), base) << "byte " << i;
+    payload[i] = 0;
+  }
+  // Two words swapped between lanes change it too.
+  payload[0] = 1;
+  std::vector<uint8_t> swapped(96, 0);
+  swapped[8] = 1;
+  EXPECT_NE(params_checksum(payload.data(), 96), params_checksum(swapped.data(), 96));
+  // So does the length alone (trailing zero bytes).
+  EXPECT_NE(params_checksum(payload.data(), 95), params_checksum(payload.data(), 96));
 }
 
 TEST(ParamsFile, WriteThenOpen) {
