@@ -92,6 +92,7 @@ NetworkTuner::NetworkTuner(const std::vector<NetworkWorkload>& workloads, const 
   so.trials = options_.trials;
   so.time_budget_s = options_.time_budget_s;
   so.slice = std::max<size_t>(1, options_.task.batch);
+  so.warmup = std::min(options_.warmup, so.slice);
   scheduler_ = std::make_unique<TaskScheduler>(std::move(scheduled), so);
 }
 

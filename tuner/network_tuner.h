@@ -37,6 +37,9 @@ struct NetworkTuneOptions {
   TuneOptions task;           // per task: search, batch (the scheduler's slice), measure...
   size_t trials = 0;          // the network's budget, the log's trials of its tasks included
   double time_budget_s = 0;   // of this run (0: none)
+  // Trials of each task's first slice. Small, so every task has a time early (a network has
+  // dozens of tasks, and which is slow is known only once measured); 0: a whole batch.
+  size_t warmup = 4;
   std::vector<std::string> transfer;  // earlier logs the cost models learn from
 };
 

@@ -155,6 +155,23 @@ TEST(NetworkTune, KilledMidTuneResumesWithNothingLostOrMeasuredTwice) {
   for (const auto& [config, n] : counts) EXPECT_EQ(n, 1) << config << " measured " << n << " times";
 }
 
+TEST(NetworkTune, CtrlCStopsWithTheLogIntact) {
+  Network net(repeated_conv_chain());
+  farm::ChildProcess tune({"sh", "-c", std::string("exec ") + KILN_BIN + " tune " + net.onnx +
+                                           " --target host --tuner random --batch 4 --trials 400" +
+                                           kQuick + " --log " + net.log},
+                          net.log + ".out");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (tools::test::line_count(net.log) < 8 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  tune.kill_now(SIGINT);
+  const int status = tune.wait_exit(60);
+  ASSERT_TRUE(WIFEXITED(status)) << farm::read_text(net.log + ".out");
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_NE(farm::read_text(net.log + ".out").find("holds every measurement so far"), std::string::npos);
+  EXPECT_GE(valid_log(net.log).size(), 8u);
+}
+
 TEST(NetworkTune, StopsAtTheTimeBudget) {
   Network net(repeated_conv_chain());
   const auto t0 = std::chrono::steady_clock::now();
