@@ -13,9 +13,9 @@
 namespace kiln::network {
 
 std::string RewriteCounts::str() const {
-  return std::to_string(layer_norms) + " LayerNormalization, " + std::to_string(gelus) +
-         " Gelu, " + std::to_string(matmul_biases) + " MatMul+bias fused, " +
-         std::to_string(splits) + " Split sliced, " + std::to_string(instance_norms) +
+  return std::to_string(layer_norms) + " LayerNormalization, " + std::to_string(gelus) + " Gelu, " +
+         std::to_string(matmul_biases) + " MatMul+bias fused, " + std::to_string(splits) +
+         " Split sliced, " + std::to_string(instance_norms) +
          " InstanceNormalization as LayerNormalization";
 }
 

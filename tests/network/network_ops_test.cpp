@@ -68,8 +68,10 @@ std::string encoder_ffn(bool squared_by_mul) {
   attr_ints(b.node("ReduceMean", {"x"}, {"mean"}), "axes", {-1});  // an attribute until opset 18
   b.node("Sub", {"x", "mean"}, {"d"});
   scalar(b, "two", 2.0);
-  if (squared_by_mul) b.node("Mul", {"d", "d"}, {"sq"});
-  else b.node("Pow", {"d", "two"}, {"sq"});
+  if (squared_by_mul)
+    b.node("Mul", {"d", "d"}, {"sq"});
+  else
+    b.node("Pow", {"d", "two"}, {"sq"});
   attr_ints(b.node("ReduceMean", {"sq"}, {"var"}), "axes", {2});
   scalar(b, "eps", 1e-5);
   b.node("Add", {"var", "eps"}, {"ve"});
@@ -129,7 +131,7 @@ TEST(NetworkOps, AttentionCoreGatherCastRank5Transpose) {
   attr_int(b.node("Gather", {"c", "one"}, {"g0"}), "axis", 1);  // [2, 8]
   b.initializer("even", HostTensor::i64_vector({0, 2}));
   attr_int(b.node("Gather", {"c", "even"}, {"g1"}), "axis", 1);  // [2, 2, 8]
-  attr_int(b.node("Cast", {"g0"}, {"y0"}), "to", 1);              // f32 -> f32
+  attr_int(b.node("Cast", {"g0"}, {"y0"}), "to", 1);             // f32 -> f32
   b.initializer("shape5", HostTensor::i64_vector({2, 4, 2, 4, 1}));
   b.node("Reshape", {"c", "shape5"}, {"c5"});
   attr_ints(b.node("Transpose", {"c5"}, {"y2"}), "perm", {4, 2, 0, 1, 3});
