@@ -19,12 +19,32 @@ struct TransposeConvShape {
   std::vector<int64_t> out() const { return {n, o, oh, ow}; }
 };
 
+// OH / OW, or when absent the full output minus the pad at both ends, as ONNX's default.
+int64_t output_extent(const Workload& w, const std::string& out, const std::string& in,
+                      const std::string& k, const std::string& stride, const std::string& dil,
+                      const std::string& pad) {
+  if (w.params.count(out)) return w.param(out);
+  return w.param_or(stride, 1) * (w.param(in) - 1) + w.param_or(dil, 1) * (w.param(k) - 1) + 1 -
+         2 * w.param_or(pad, 0);
+}
+
 TransposeConvShape shape_of(const Workload& w) {
-  TransposeConvShape s{
-      w.param("N"),        w.param("C"),        w.param("H"),        w.param("W"),
-      w.param("O"),        w.param("KH"),       w.param("KW"),       w.param_or("SH", 1),
-      w.param_or("SW", 1), w.param_or("DH", 1), w.param_or("DW", 1), w.param_or("PH", 0),
-      w.param_or("PW", 0), w.param("OH"),       w.param("OW"),       w.param_or("groups", 1)};
+  TransposeConvShape s{w.param("N"),
+                       w.param("C"),
+                       w.param("H"),
+                       w.param("W"),
+                       w.param("O"),
+                       w.param("KH"),
+                       w.param("KW"),
+                       w.param_or("SH", 1),
+                       w.param_or("SW", 1),
+                       w.param_or("DH", 1),
+                       w.param_or("DW", 1),
+                       w.param_or("PH", 0),
+                       w.param_or("PW", 0),
+                       output_extent(w, "OH", "H", "KH", "SH", "DH", "PH"),
+                       output_extent(w, "OW", "W", "KW", "SW", "DW", "PW"),
+                       w.param_or("groups", 1)};
   for (int64_t v :
        {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.dh, s.dw, s.oh, s.ow, s.groups})
     user_check(v > 0) << "conv2d_transpose: every extent, stride, dilation and groups must be "

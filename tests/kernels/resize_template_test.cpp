@@ -69,7 +69,7 @@ TEST(ResizeTemplateErrors, BadWorkloads) {
   EXPECT_THROW(instantiate(resize({1, 1, 4, 4}, 8, 8, false, 0, 4)), UserError);  // rounding
   EXPECT_THROW(instantiate(resize({1, 1, 4, 4}, 0, 8, false, 0)), UserError);     // empty
   Workload missing = resize({1, 1, 4, 4}, 8, 8, true, 0);
-  missing.params.erase("scale_h_e9");
+  missing.params.erase("OH");
   EXPECT_THROW(t.inputs(missing), UserError);
 }
 
