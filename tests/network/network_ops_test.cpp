@@ -187,6 +187,28 @@ TEST(NetworkOps, ResizeAndUpsample) {
   expect_host_matches_reference(up.bytes());
 }
 
+// A causal attention mask baked into the model (masked_fill of -inf before the softmax), a
+// finite fill on the false side, and a select between two computed tensors.
+TEST(NetworkOps, WhereOfConstantMasks) {
+  ModelBuilder b(13);
+  b.input("s", graph::DataType::f32(), {2, 4, 4});
+  std::vector<int64_t> upper;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) upper.push_back(j > i ? 1 : 0);
+  b.initializer("future", HostTensor::from_i64(graph::DataType::boolean(), {4, 4}, upper));
+  scalar(b, "minus_inf", -INFINITY);
+  scalar(b, "big", -1e4);
+  b.node("Where", {"future", "minus_inf", "s"}, {"masked"});
+  attr_int(b.node("Softmax", {"masked"}, {"p"}), "axis", -1);
+  b.node("Where", {"future", "s", "big"}, {"kept"});
+  b.node("Exp", {"s"}, {"e"});
+  b.node("Where", {"future", "e", "s"}, {"both"});
+  for (const char* y : {"p", "kept", "both"}) b.output(y);
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(count(ops, "Where"), 0);  // Add; Mul + Add; Mul, Mul, Add
+  EXPECT_EQ(count(ops, "Add"), 3);
+}
+
 // ConvTranspose as OCR and segmentation heads use it: 2x2 stride 2 with a bias, and 3x3
 // stride 2 given an output_shape (pads derived) with groups.
 TEST(NetworkOps, ConvTranspose) {
