@@ -19,13 +19,34 @@ struct TransposeConvShape {
   std::vector<int64_t> out() const { return {n, o, oh, ow}; }
 };
 
+// OH / OW, or when absent the full output minus the pad at both ends, as ONNX's default.
+int64_t output_extent(const Workload& w, const std::string& out, const std::string& in,
+                      const std::string& k, const std::string& stride, const std::string& dil,
+                      const std::string& pad) {
+  if (w.params.count(out)) return w.param(out);
+  return w.param_or(stride, 1) * (w.param(in) - 1) + w.param_or(dil, 1) * (w.param(k) - 1) + 1 -
+         2 * w.param_or(pad, 0);
+}
+
 TransposeConvShape shape_of(const Workload& w) {
-  TransposeConvShape s{w.param("N"),  w.param("C"),  w.param("H"),  w.param("W"),
-                       w.param("O"),  w.param("KH"), w.param("KW"), w.param_or("SH", 1),
-                       w.param_or("SW", 1), w.param_or("DH", 1), w.param_or("DW", 1),
-                       w.param_or("PH", 0), w.param_or("PW", 0), w.param("OH"), w.param("OW"),
+  TransposeConvShape s{w.param("N"),
+                       w.param("C"),
+                       w.param("H"),
+                       w.param("W"),
+                       w.param("O"),
+                       w.param("KH"),
+                       w.param("KW"),
+                       w.param_or("SH", 1),
+                       w.param_or("SW", 1),
+                       w.param_or("DH", 1),
+                       w.param_or("DW", 1),
+                       w.param_or("PH", 0),
+                       w.param_or("PW", 0),
+                       output_extent(w, "OH", "H", "KH", "SH", "DH", "PH"),
+                       output_extent(w, "OW", "W", "KW", "SW", "DW", "PW"),
                        w.param_or("groups", 1)};
-  for (int64_t v : {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.dh, s.dw, s.oh, s.ow, s.groups})
+  for (int64_t v :
+       {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.dh, s.dw, s.oh, s.ow, s.groups})
     user_check(v > 0) << "conv2d_transpose: every extent, stride, dilation and groups must be "
                          "positive in "
                       << w.str();
@@ -75,11 +96,13 @@ class Conv2dTranspose : public OpTemplate {
             for (int64_t oc = 0; oc < s.o_per_group(); ++oc)
               for (int64_t ky = 0; ky < s.kh; ++ky)
                 for (int64_t kx = 0; kx < s.kw; ++kx) {
-                  const int64_t oy = iy * s.sh - s.ph + ky * s.dh, ox = ix * s.sw - s.pw + kx * s.dw;
+                  const int64_t oy = iy * s.sh - s.ph + ky * s.dh,
+                                ox = ix * s.sw - s.pw + kx * s.dw;
                   if (oy < 0 || oy >= s.oh || ox < 0 || ox >= s.ow) continue;
                   const int64_t o = g * s.o_per_group() + oc;
                   const double wv =
-                      in[1][static_cast<size_t>(((c * s.o_per_group() + oc) * s.kh + ky) * s.kw + kx)];
+                      in[1]
+                        [static_cast<size_t>(((c * s.o_per_group() + oc) * s.kh + ky) * s.kw + kx)];
                   acc[static_cast<size_t>(((n * s.o + o) * s.oh + oy) * s.ow + ox)] += x * wv;
                 }
           }
@@ -142,9 +165,9 @@ class Conv2dTranspose : public OpTemplate {
     a.set_scope(ir::MemScope::Local);
     a.compute_at(st, st.axis(3));  // one accumulator per output element
     if (cfg["unroll_kw"]) a.unroll(a.reduce_axis(2));
-    return logical_kernel(std::move(sch), with_epilogue_args({x, wt}, epi, out), inputs(w),
-                          output(w),
-                          2.0 * double(s.n * s.o * s.oh * s.ow) * double(s.c_per_group() * s.kh * s.kw));
+    return logical_kernel(
+        std::move(sch), with_epilogue_args({x, wt}, epi, out), inputs(w), output(w),
+        2.0 * double(s.n * s.o * s.oh * s.ow) * double(s.c_per_group() * s.kh * s.kw));
   }
 };
 

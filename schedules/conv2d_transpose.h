@@ -3,8 +3,8 @@
 //
 // Workload "conv2d_transpose": N, C, H, W (input), O (output channels), KH, KW, SH, SW
 // (strides), DH, DW (dilations), PH, PW (the padding removed at the top and left of the
-// full output), OH, OW (the output size: the full size minus the pads, plus any
-// output_padding), groups. The weight is [C, O / groups, KH, KW] as in ONNX. Input element
+// full output), OH, OW (the output size: by default the full size minus PH / PW at both ends;
+// larger with ONNX's output_padding, smaller with asymmetric pads), groups. The weight is [C, O / groups, KH, KW] as in ONNX. Input element
 // (iy, ix) contributes to output (iy * SH - PH + ky * DH, ix * SW - PW + kx * DW). Epilogues as
 // conv2d's (schedules/epilogue.h): bias, activations, residual. dtypes f32, f16, bf16 with f32
 // accumulation.

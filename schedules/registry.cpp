@@ -110,6 +110,11 @@ std::vector<std::string> shape_form(const std::string& op) {
       {"softmax", {"M", "N"}},
       {"layer_norm", {"M", "N"}},
       {"layout_transform", {"N", "C", "H", "W", "block"}},
+      {"conv2d_transpose", {"N", "C", "H", "W", "O", "KH", "KW"}},
+      {"resize", {"N", "C", "H", "W", "OH", "OW"}},
+      {"reduce_sum", {"outer", "reduced", "inner"}},
+      {"reduce_mean", {"outer", "reduced", "inner"}},
+      {"reduce_max", {"outer", "reduced", "inner"}},
   };
   auto it = k.find(op);
   return it == k.end() ? std::vector<std::string>{} : it->second;

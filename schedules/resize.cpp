@@ -24,13 +24,25 @@ struct ResizeShape {
   double scale_h, scale_w;
 };
 
+// A scale in units of 1e-9, or output / input size when the workload does not give it.
+double scale_param(const Workload& w, const std::string& key, const std::string& out,
+                   const std::string& in) {
+  if (w.params.count(key)) return static_cast<double>(w.param(key)) * 1e-9;
+  return static_cast<double>(w.param(out)) / static_cast<double>(std::max<int64_t>(w.param(in), 1));
+}
+
 ResizeShape resize_shape(const Workload& w) {
-  ResizeShape s{w.param("N"),  w.param("C"),  w.param("H"),
-                w.param("W"),  w.param("OH"), w.param("OW"),
-                w.param_or("linear", 0) != 0, w.param_or("coord", kHalfPixel),
+  ResizeShape s{w.param("N"),
+                w.param("C"),
+                w.param("H"),
+                w.param("W"),
+                w.param("OH"),
+                w.param("OW"),
+                w.param_or("linear", 0) != 0,
+                w.param_or("coord", kHalfPixel),
                 w.param_or("nearest_mode", kRoundPreferFloor),
-                static_cast<double>(w.param("scale_h_e9")) * 1e-9,
-                static_cast<double>(w.param("scale_w_e9")) * 1e-9};
+                scale_param(w, "scale_h_e9", "OH", "H"),
+                scale_param(w, "scale_w_e9", "OW", "W")};
   for (int64_t v : {s.n, s.c, s.h, s.w, s.oh, s.ow})
     user_check(v > 0) << "resize: every extent must be positive in " << w.str();
   user_check(s.coord >= kHalfPixel && s.coord <= kTfHalfPixelForNn)
@@ -54,12 +66,16 @@ struct Transform {
 
 Transform transform(int64_t coord, double scale, int64_t in, int64_t out) {
   switch (coord) {
-    case kHalfPixel: return {0.5, scale, -0.5};
-    case kPytorchHalfPixel: return {0.5, scale, -0.5, out <= 1};
+    case kHalfPixel:
+      return {0.5, scale, -0.5};
+    case kPytorchHalfPixel:
+      return {0.5, scale, -0.5, out <= 1};
     case kAlignCorners:
       return {0, in > 1 && out > 1 ? double(out - 1) / double(in - 1) : 1, 0, out <= 1 || in <= 1};
-    case kAsymmetric: return {0, scale, 0};
-    default: return {0.5, scale, 0};  // tf_half_pixel_for_nn
+    case kAsymmetric:
+      return {0, scale, 0};
+    default:
+      return {0.5, scale, 0};  // tf_half_pixel_for_nn
   }
 }
 
@@ -79,10 +95,10 @@ Tap reference_tap(const ResizeShape& s, int64_t o, bool vertical) {
     int64_t x0 = static_cast<int64_t>(std::floor(x));
     return {x0, clamp(x0 + 1), x - double(x0)};
   }
-  double r = s.nearest == kFloor               ? std::floor(x)
-             : s.nearest == kCeil              ? std::ceil(x)
+  double r = s.nearest == kFloor              ? std::floor(x)
+             : s.nearest == kCeil             ? std::ceil(x)
              : s.nearest == kRoundPreferFloor ? std::ceil(x - 0.5)
-                                               : std::floor(x + 0.5);
+                                              : std::floor(x + 0.5);
   int64_t i = clamp(static_cast<int64_t>(r));
   return {i, i, 0.0};
 }
@@ -119,10 +135,13 @@ class Resize : public OpTemplate {
         Tap ty = reference_tap(s, oy, true);
         for (int64_t ox = 0; ox < s.ow; ++ox) {
           Tap tx = reference_tap(s, ox, false);
-          auto at = [&](int64_t iy, int64_t ix) { return double(in[0][(p * s.h + iy) * s.w + ix]); };
+          auto at = [&](int64_t iy, int64_t ix) {
+            return double(in[0][(p * s.h + iy) * s.w + ix]);
+          };
           double top = at(ty.i0, tx.i0) * (1 - tx.weight) + at(ty.i0, tx.i1) * tx.weight;
           double bottom = at(ty.i1, tx.i0) * (1 - tx.weight) + at(ty.i1, tx.i1) * tx.weight;
-          y[(p * s.oh + oy) * s.ow + ox] = static_cast<float>(top * (1 - ty.weight) + bottom * ty.weight);
+          y[(p * s.oh + oy) * s.ow + ox] =
+              static_cast<float>(top * (1 - ty.weight) + bottom * ty.weight);
         }
       }
     return y;
@@ -139,8 +158,8 @@ class Resize : public OpTemplate {
       Transform t = transform(s.coord, vertical ? s.scale_h : s.scale_w, in, out);
       auto c = [&](double v) { return ir::make_float(f32, v); };
       const Expr half = c(0.5);
-      Expr pos = t.zero ? c(0)
-                        : (ir::make_cast(f32, o) + c(t.offset_in)) / c(t.divisor) + c(t.offset_out);
+      Expr pos =
+          t.zero ? c(0) : (ir::make_cast(f32, o) + c(t.offset_in)) / c(t.divisor) + c(t.offset_out);
       auto to_index = [&](Expr v) {
         Expr i = ir::make_cast(o.type(), v);
         return ir::max(ir::min(i, ir::make_int(o.type(), in - 1)), ir::make_int(o.type(), 0));

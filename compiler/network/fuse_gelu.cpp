@@ -14,8 +14,8 @@ using graph::Node;
 namespace {
 
 struct GeluMatch {
-  std::string x;                 // the GELU's input
-  std::string out;               // the value the pattern's last node defines
+  std::string x;                   // the GELU's input
+  std::string out;                 // the value the pattern's last node defines
   std::set<std::string> interior;  // values of the pattern's nodes (all but `out` read once)
 };
 
@@ -51,9 +51,9 @@ std::optional<GeluMatch> match_at(const Graph& g, const Node& erf) {
   const Node* first = only_mul_reader(g, plus->outputs[0]);
   if (!first) return std::nullopt;
   const std::string u = other_input(*first, plus->outputs[0]);
-  if (const Node* half_x = producer_op(g, u, "Mul");
-      half_x && other_input(*half_x, m.x) != "" && is_scalar(g, other_input(*half_x, m.x), 0.5) &&
-      only_reader(g, u)) {
+  if (const Node* half_x = producer_op(g, u, "Mul"); half_x && other_input(*half_x, m.x) != "" &&
+                                                     is_scalar(g, other_input(*half_x, m.x), 0.5) &&
+                                                     only_reader(g, u)) {
     m.interior.insert(u);  // (0.5 * x) * (1 + erf)
     m.out = first->outputs[0];
     return m;

@@ -43,7 +43,8 @@ std::optional<LayerNormMatch> match_at(const Graph& g, const Node& mean) {
   const int64_t cols = g.type_of(m.x)->dims().back();
   // d = X - mean: the only reader of mean.
   const Node* sub = only_reader(g, mean.outputs[0]);
-  if (!sub || sub->op_type != "Sub" || sub->inputs != std::vector<std::string>{m.x, mean.outputs[0]})
+  if (!sub || sub->op_type != "Sub" ||
+      sub->inputs != std::vector<std::string>{m.x, mean.outputs[0]})
     return std::nullopt;
   const std::string d = sub->outputs[0];
   // d is read by the square and by the division, nothing else.
@@ -66,7 +67,8 @@ std::optional<LayerNormMatch> match_at(const Graph& g, const Node& mean) {
   if (!g.is_constant(eps) || g.initializers.at(eps).numel() != 1) return std::nullopt;
   m.eps = g.initializers.at(eps).f64_at(0);
   const Node* sqrt = only_reader(g, add_eps->outputs[0]);
-  if (!sqrt || sqrt->op_type != "Sqrt" || only_reader(g, sqrt->outputs[0]) != div) return std::nullopt;
+  if (!sqrt || sqrt->op_type != "Sqrt" || only_reader(g, sqrt->outputs[0]) != div)
+    return std::nullopt;
   m.interior = {mean.outputs[0], d, square->outputs[0], var->outputs[0], add_eps->outputs[0],
                 sqrt->outputs[0]};
   m.out = div->outputs[0];
@@ -87,8 +89,8 @@ std::optional<LayerNormMatch> match_at(const Graph& g, const Node& mean) {
 }
 
 std::string row_constant(Graph& g, const std::string& base, int64_t cols, double value) {
-  return g.add_constant(base, HostTensor::from_f64(graph::DataType::f32(), {cols},
-                                                   std::vector<double>(cols, value)));
+  return g.add_constant(
+      base, HostTensor::from_f64(graph::DataType::f32(), {cols}, std::vector<double>(cols, value)));
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ std::vector<const Node*> readers(const Graph& g, const std::string& value) {
   std::vector<const Node*> out;
   for (const Node& n : g.nodes) {
     bool reads = std::count(n.inputs.begin(), n.inputs.end(), value) > 0;
-    for (const Node& e : n.epilogue) reads = reads || std::count(e.inputs.begin(), e.inputs.end(), value);
+    for (const Node& e : n.epilogue)
+      reads = reads || std::count(e.inputs.begin(), e.inputs.end(), value);
     if (reads) out.push_back(&n);
   }
   return out;
@@ -52,7 +53,8 @@ std::string other_input(const Node& n, const std::string& value) {
 }
 
 void erase_nodes_defining(Graph& g, const std::set<std::string>& values) {
-  std::erase_if(g.nodes, [&](const Node& n) { return !n.outputs.empty() && values.count(n.outputs[0]); });
+  std::erase_if(g.nodes,
+                [&](const Node& n) { return !n.outputs.empty() && values.count(n.outputs[0]); });
 }
 
 }  // namespace kiln::network

@@ -9,20 +9,23 @@
 #include "compiler/network/fuse_matmul_bias.h"
 #include "compiler/network/instance_norm_to_layer_norm.h"
 #include "compiler/network/split_to_slices.h"
+#include "compiler/network/where_to_arithmetic.h"
 
 namespace kiln::network {
 
 std::string RewriteCounts::str() const {
-  return std::to_string(layer_norms) + " LayerNormalization, " + std::to_string(gelus) +
-         " Gelu, " + std::to_string(matmul_biases) + " MatMul+bias fused, " +
-         std::to_string(splits) + " Split sliced, " + std::to_string(instance_norms) +
-         " InstanceNormalization as LayerNormalization";
+  return std::to_string(layer_norms) + " LayerNormalization, " + std::to_string(gelus) + " Gelu, " +
+         std::to_string(matmul_biases) + " MatMul+bias fused, " + std::to_string(splits) +
+         " Split sliced, " + std::to_string(instance_norms) +
+         " InstanceNormalization as LayerNormalization, " + std::to_string(wheres) +
+         " Where as arithmetic";
 }
 
 RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
   RewriteCounts c;
   c.splits = split_to_slices(graph);
   c.instance_norms = instance_norm_to_layer_norm(graph);
+  c.wheres = where_to_arithmetic(graph);
   c.layer_norms = fuse_layer_norm(graph);
   c.gelus = fuse_gelu(graph);
   // After GELU: its input is often a Linear's output, read by two nodes until then.

@@ -19,9 +19,22 @@ Workload deconv(int64_t c, int64_t h, int64_t o, int64_t k, int64_t stride, int6
   const int64_t w = h + 1;
   auto size = [&](int64_t in) { return stride * (in - 1) + (k - 1) * dil + 1 - 2 * pad + out_pad; };
   return Workload{"conv2d_transpose",
-                  {{"N", 1}, {"C", c}, {"H", h}, {"W", w}, {"O", o}, {"KH", k}, {"KW", k},
-                   {"SH", stride}, {"SW", stride}, {"DH", dil}, {"DW", dil}, {"PH", pad},
-                   {"PW", pad}, {"OH", size(h)}, {"OW", size(w)}, {"groups", groups}},
+                  {{"N", 1},
+                   {"C", c},
+                   {"H", h},
+                   {"W", w},
+                   {"O", o},
+                   {"KH", k},
+                   {"KW", k},
+                   {"SH", stride},
+                   {"SW", stride},
+                   {"DH", dil},
+                   {"DW", dil},
+                   {"PH", pad},
+                   {"PW", pad},
+                   {"OH", size(h)},
+                   {"OW", size(w)},
+                   {"groups", groups}},
                   t,
                   std::move(epilogue)};
 }
@@ -29,10 +42,10 @@ Workload deconv(int64_t c, int64_t h, int64_t o, int64_t k, int64_t stride, int6
 std::vector<TemplateCase> cases() {
   std::vector<TemplateCase> out;
   add_small_shape_cases(out, {
-                                 deconv(4, 5, 3, 2, 2, 0),                   // DBNet's 2x2 / 2
-                                 deconv(3, 4, 5, 3, 2, 1, 1, 1, 1),          // output padding
-                                 deconv(4, 3, 4, 3, 1, 1, 2),                // groups, stride 1
-                                 deconv(2, 4, 2, 3, 3, 0, 1, 2),             // dilation
+                                 deconv(4, 5, 3, 2, 2, 0),           // DBNet's 2x2 / 2
+                                 deconv(3, 4, 5, 3, 2, 1, 1, 1, 1),  // output padding
+                                 deconv(4, 3, 4, 3, 1, 1, 2),        // groups, stride 1
+                                 deconv(2, 4, 2, 3, 3, 0, 1, 2),     // dilation
                                  deconv(3, 4, 6, 4, 2, 1, 1, 1, 0, {"bias", "relu"}),
                              });
   for (const auto& [t, d] : half_targets())

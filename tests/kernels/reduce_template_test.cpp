@@ -22,10 +22,10 @@ std::vector<TemplateCase> cases() {
   std::vector<TemplateCase> out;
   std::vector<Workload> shapes;
   for (const std::string& op : schedules::reduce_ops()) {
-    shapes.push_back(reduce(op, 7, 37, 1));   // the last axis, a ragged tail of partials
-    shapes.push_back(reduce(op, 3, 5, 19));   // a middle axis
-    shapes.push_back(reduce(op, 1, 64, 1));   // everything
-    shapes.push_back(reduce(op, 2, 1, 33));   // nothing to reduce
+    shapes.push_back(reduce(op, 7, 37, 1));  // the last axis, a ragged tail of partials
+    shapes.push_back(reduce(op, 3, 5, 19));  // a middle axis
+    shapes.push_back(reduce(op, 1, 64, 1));  // everything
+    shapes.push_back(reduce(op, 2, 1, 33));  // nothing to reduce
   }
   add_small_shape_cases(out, shapes);
   for (const auto& [t, d] : half_targets())

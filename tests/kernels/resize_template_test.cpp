@@ -19,9 +19,17 @@ Workload resize(std::vector<int64_t> in, int64_t oh, int64_t ow, bool linear, in
   if (sh == 0) sh = double(oh) / double(in[2]);
   if (sw == 0) sw = double(ow) / double(in[3]);
   return Workload{"resize",
-                  {{"N", in[0]}, {"C", in[1]}, {"H", in[2]}, {"W", in[3]}, {"OH", oh}, {"OW", ow},
-                   {"linear", linear ? 1 : 0}, {"coord", coord}, {"nearest_mode", nearest},
-                   {"scale_h_e9", std::llround(sh * 1e9)}, {"scale_w_e9", std::llround(sw * 1e9)}},
+                  {{"N", in[0]},
+                   {"C", in[1]},
+                   {"H", in[2]},
+                   {"W", in[3]},
+                   {"OH", oh},
+                   {"OW", ow},
+                   {"linear", linear ? 1 : 0},
+                   {"coord", coord},
+                   {"nearest_mode", nearest},
+                   {"scale_h_e9", std::llround(sh * 1e9)},
+                   {"scale_w_e9", std::llround(sw * 1e9)}},
                   t,
                   {}};
 }
@@ -31,9 +39,9 @@ std::vector<TemplateCase> cases() {
   std::vector<Workload> shapes;
   for (int64_t coord = 0; coord < 5; ++coord) {
     shapes.push_back(resize({1, 3, 5, 7}, 10, 14, false, coord, coord % 4));  // 2x nearest
-    shapes.push_back(resize({2, 2, 6, 9}, 4, 5, true, coord));               // linear down
+    shapes.push_back(resize({2, 2, 6, 9}, 4, 5, true, coord));                // linear down
   }
-  shapes.push_back(resize({1, 2, 4, 4}, 8, 8, true, 0));  // the FPN / U-Net 2x linear
+  shapes.push_back(resize({1, 2, 4, 4}, 8, 8, true, 0));   // the FPN / U-Net 2x linear
   shapes.push_back(resize({1, 4, 3, 5}, 7, 11, true, 2));  // align_corners, odd sizes
   shapes.push_back(resize({1, 1, 8, 8}, 3, 3, false, 3, 2, DataType::f32(), 0.4, 0.4));  // scales
   add_small_shape_cases(out, shapes);
@@ -61,7 +69,7 @@ TEST(ResizeTemplateErrors, BadWorkloads) {
   EXPECT_THROW(instantiate(resize({1, 1, 4, 4}, 8, 8, false, 0, 4)), UserError);  // rounding
   EXPECT_THROW(instantiate(resize({1, 1, 4, 4}, 0, 8, false, 0)), UserError);     // empty
   Workload missing = resize({1, 1, 4, 4}, 8, 8, true, 0);
-  missing.params.erase("scale_h_e9");
+  missing.params.erase("OH");
   EXPECT_THROW(t.inputs(missing), UserError);
 }
 

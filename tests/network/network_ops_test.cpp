@@ -68,8 +68,10 @@ std::string encoder_ffn(bool squared_by_mul) {
   attr_ints(b.node("ReduceMean", {"x"}, {"mean"}), "axes", {-1});  // an attribute until opset 18
   b.node("Sub", {"x", "mean"}, {"d"});
   scalar(b, "two", 2.0);
-  if (squared_by_mul) b.node("Mul", {"d", "d"}, {"sq"});
-  else b.node("Pow", {"d", "two"}, {"sq"});
+  if (squared_by_mul)
+    b.node("Mul", {"d", "d"}, {"sq"});
+  else
+    b.node("Pow", {"d", "two"}, {"sq"});
   attr_ints(b.node("ReduceMean", {"sq"}, {"var"}), "axes", {2});
   scalar(b, "eps", 1e-5);
   b.node("Add", {"var", "eps"}, {"ve"});
@@ -129,7 +131,7 @@ TEST(NetworkOps, AttentionCoreGatherCastRank5Transpose) {
   attr_int(b.node("Gather", {"c", "one"}, {"g0"}), "axis", 1);  // [2, 8]
   b.initializer("even", HostTensor::i64_vector({0, 2}));
   attr_int(b.node("Gather", {"c", "even"}, {"g1"}), "axis", 1);  // [2, 2, 8]
-  attr_int(b.node("Cast", {"g0"}, {"y0"}), "to", 1);              // f32 -> f32
+  attr_int(b.node("Cast", {"g0"}, {"y0"}), "to", 1);             // f32 -> f32
   b.initializer("shape5", HostTensor::i64_vector({2, 4, 2, 4, 1}));
   b.node("Reshape", {"c", "shape5"}, {"c5"});
   attr_ints(b.node("Transpose", {"c5"}, {"y2"}), "perm", {4, 2, 0, 1, 3});
@@ -183,6 +185,28 @@ TEST(NetworkOps, ResizeAndUpsample) {
   up.node("Upsample", {"x", "scales"}, {"y"});
   up.output("y");
   expect_host_matches_reference(up.bytes());
+}
+
+// A causal attention mask baked into the model (masked_fill of -inf before the softmax), a
+// finite fill on the false side, and a select between two computed tensors.
+TEST(NetworkOps, WhereOfConstantMasks) {
+  ModelBuilder b(13);
+  b.input("s", graph::DataType::f32(), {2, 4, 4});
+  std::vector<int64_t> upper;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) upper.push_back(j > i ? 1 : 0);
+  b.initializer("future", HostTensor::from_i64(graph::DataType::boolean(), {4, 4}, upper));
+  scalar(b, "minus_inf", -INFINITY);
+  scalar(b, "big", -1e4);
+  b.node("Where", {"future", "minus_inf", "s"}, {"masked"});
+  attr_int(b.node("Softmax", {"masked"}, {"p"}), "axis", -1);
+  b.node("Where", {"future", "s", "big"}, {"kept"});
+  b.node("Exp", {"s"}, {"e"});
+  b.node("Where", {"future", "e", "s"}, {"both"});
+  for (const char* y : {"p", "kept", "both"}) b.output(y);
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(count(ops, "Where"), 0);  // Add; Mul + Add; Mul, Mul, Add
+  EXPECT_EQ(count(ops, "Add"), 3);
 }
 
 // ConvTranspose as OCR and segmentation heads use it: 2x2 stride 2 with a bias, and 3x3

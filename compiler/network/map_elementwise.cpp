@@ -1,0 +1,69 @@
+// op_table mappers for elementwise operators: activations (with their coefficients) and
+// numpy-broadcasting binary ops.
+#include <algorithm>
+#include <cmath>
+
+#include "compiler/network/op_mapping.h"
+
+namespace kiln::network::mapping {
+
+// Elementwise ops: "a", "b" padded to the output's rank with leading 1s.
+MappedNode map_elementwise(const Graph& g, const Node& n, const std::string& op) {
+  MappedNode m;
+  Workload& w = m.workload;
+  w.op = op;
+  std::vector<int64_t> out = dims_of(g, n.outputs[0]);
+  if (out.empty()) out = {1};
+  node_check(out.size() <= 8) << "rank " << out.size() << " is more than the kernels' 8";
+  w.params["rank"] = static_cast<int64_t>(out.size());
+  const char* names[] = {"a", "b"};
+  size_t operands = op == "clip" ? 1 : std::min<size_t>(n.inputs.size(), 2);
+  for (size_t o = 0; o < operands; ++o) {
+    std::vector<int64_t> d = dims_of(g, n.inputs[o]);
+    d.insert(d.begin(), out.size() - d.size(), 1);
+    for (size_t i = 0; i < d.size(); ++i) w.params[names[o] + std::to_string(i)] = d[i];
+    m.operands[names[o]] = n.inputs[o];
+  }
+  return m;
+}
+
+namespace {
+
+// Clip bounds in thousandths, as the clip kernel takes them (constants only).
+int64_t clip_bound(const Graph& g, const Node& n, size_t input, double fallback) {
+  double v = fallback;
+  if (n.has_input(input)) {
+    node_check(g.is_constant(n.inputs[input])) << "Clip bounds must be constants";
+    v = g.initializers.at(n.inputs[input]).f64_at(0);
+  }
+  // Beyond 1e12 every f32 activation is inside the bound anyway.
+  v = std::clamp(v, -1e12, 1e12);
+  double milli = v * 1000.0;
+  node_check(std::abs(milli - std::round(milli)) < 1e-6 * std::max(1.0, std::abs(milli)))
+      << "Clip bound " << v << " is not a multiple of 0.001 (the clip kernel's resolution)";
+  return static_cast<int64_t>(std::llround(milli));
+}
+
+}  // namespace
+
+MappedNode map_clip(Graph& g, const Node& n) {
+  MappedNode m = map_elementwise(g, n, "clip");
+  m.workload.params["lo_milli"] = clip_bound(g, n, 1, -1e12);
+  m.workload.params["hi_milli"] = clip_bound(g, n, 2, 1e12);
+  return m;
+}
+
+MappedNode map_leaky_relu(Graph& g, const Node& n) {
+  MappedNode m = map_elementwise(g, n, "leaky_relu");
+  m.workload.params["alpha_e9"] = e9(n.attr_float("alpha", 0.01f));
+  return m;
+}
+
+MappedNode map_hard_sigmoid(Graph& g, const Node& n) {
+  MappedNode m = map_elementwise(g, n, "hard_sigmoid");
+  m.workload.params["alpha_e9"] = e9(n.attr_float("alpha", 0.2f));
+  m.workload.params["beta_e9"] = e9(n.attr_float("beta", 0.5f));
+  return m;
+}
+
+}  // namespace kiln::network::mapping
