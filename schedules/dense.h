@@ -55,8 +55,8 @@ int64_t fit_rows(int64_t want, int64_t m, std::initializer_list<int64_t> choices
 struct DenseTiling {
   int64_t mr, nr, lanes;
   bool panels_outer = true;
-  // 0: serial; 1: the outermost tile loop in parallel; 2: the two outer loops fused and
-  // parallel (more, smaller chunks for many cores or few panels).
+  // 0: serial; 1: the outermost tile loop in parallel; 2: the second one (more, smaller
+  // chunks for many cores or few panels, one parallel region per outer iteration).
   int64_t parallel = 0;
   // K blocking (the KC of GEMM libraries): with kc > 0 or mc_tiles > 1 the accumulators of
   // a block of mc_tiles row tiles x nr live in a local buffer, the K loop is split by kc

@@ -158,7 +158,7 @@ class DenseBf16X86 final : public LowpDense {
     cs.define_knob("nr_vecs", {1, 2, 3, 4});  // zmm of 16 f32 accumulators per row
     cs.define_knob("k_unroll", {1, 2, 4});    // K pairs per loop iteration
     cs.define_knob("panels_outer", {0, 1});
-    cs.define_knob("parallel", {0, 1, 2});  // serial, outer loop, outer two loops fused
+    cs.define_knob("parallel", {0, 1, 2});  // serial, outer loop, second loop
     return cs;
   }
 
@@ -207,7 +207,7 @@ class DenseBf16Arm final : public LowpDense {
     cs.define_knob("nr2", {1, 2, 3, 4});  // column pairs of the tile
     cs.define_knob("k_unroll", {1, 2});   // K blocks per loop iteration
     cs.define_knob("panels_outer", {0, 1});
-    cs.define_knob("parallel", {0, 1, 2});  // serial, outer loop, outer two loops fused
+    cs.define_knob("parallel", {0, 1, 2});  // serial, outer loop, second loop
     // 1: BFDOT instead of BFMMLA: 2*mr2 rows x nr2 vectors of 4 columns, B in the VNNI
     // layout, A broadcasting a pair (the x86 scheme at 128 bits; no repacking of A).
     cs.define_knob("bfdot", {0, 1});

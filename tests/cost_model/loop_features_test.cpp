@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "cost_model/affine.h"
 #include "cost_model/ir_features.h"
@@ -320,6 +321,33 @@ TEST(IrFeatures, FixedLengthAcrossRealKernels) {
     }
   }
   EXPECT_GE(kernels, 3);
+}
+
+// The IR features tell apart configs that differ only in a loop-shaping knob (K block,
+// row tiles per block, which loop is parallel, conv loop order): the model can learn them.
+TEST(IrFeatures, SeeTheLoopShapingKnobs) {
+  Target target = target_from_name("x86-avx512");
+  auto features_with = [&](const schedules::Workload& w, const std::string& tpl_name,
+                           const std::map<std::string, int64_t>& knobs) {
+    const schedules::OpTemplate& tpl = schedules::template_named(tpl_name);
+    schedules::Config c = tpl.fallback(w, target);
+    for (const auto& [k, v] : knobs) c.set(k, v);
+    return ir_features(tuner::lower_template(tpl, w, target, c, "k").func);
+  };
+  schedules::Workload dense{"dense", {{"M", 64}, {"N", 128}, {"K", 256}}, DataType::f32(), {}};
+  const std::vector<float> base = features_with(dense, "dense.packed", {});
+  EXPECT_NE(base, features_with(dense, "dense.packed", {{"kc", 64}}));
+  EXPECT_NE(base, features_with(dense, "dense.packed", {{"mc_tiles", 4}}));
+  EXPECT_NE(base, features_with(dense, "dense.packed", {{"parallel", 2}}));
+  schedules::Workload conv{
+      "conv2d",
+      {{"N", 1}, {"C", 16}, {"H", 14}, {"W", 14}, {"O", 32}, {"KH", 3}, {"KW", 3}, {"pad", 1}},
+      DataType::f32(),
+      {}};
+  // Two input-channel blocks, so the reduction order has blocks to move.
+  const std::vector<float> conv_base = features_with(conv, "conv2d.nchwc", {{"ic_bn", 8}});
+  EXPECT_NE(conv_base, features_with(conv, "conv2d.nchwc", {{"ic_bn", 8}, {"reduce_order", 1}}));
+  EXPECT_NE(conv_base, features_with(conv, "conv2d.nchwc", {{"ic_bn", 8}, {"oc_inner", 2}}));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <set>
 
@@ -113,6 +114,40 @@ TEST(Search, GeneticAndModelBeatRandomOnASmoothLandscape) {
               random);
   EXPECT_LT(ga, random);
   EXPECT_LT(xgb, random / 2);
+}
+
+// Spaces of 10^7 points: no strategy lists the space, and the model search featurises (for
+// IR features: lowers) a bounded number of points per batch however many its chains meet.
+TEST(Search, ScalesToTenMillionPoints) {
+  SpaceGrid grid({16, 12, 10, 8, 6, 5, 4, 3, 2});
+  ASSERT_GT(grid.size(), 10'000'000u);
+  std::atomic<size_t> featurised{0};
+  FeatureFn positions = [grid, &featurised](uint64_t i) {
+    ++featurised;  // called from several threads
+    std::vector<uint32_t> p = grid.point(i);
+    return std::vector<float>(p.begin(), p.end());
+  };
+  ModelSearchOptions options;
+  for (const std::string name : {"xgb", "ga", "random", "grid"}) {
+    featurised = 0;
+    std::shared_ptr<ScoreModel> model = std::make_shared<XgbScoreModel>();
+    auto s = make_search(name, grid, 5, model, positions, options);
+    std::set<uint64_t> seen;
+    const size_t batches = 6, n = 16;
+    for (size_t b = 0; b < batches; ++b) {
+      std::vector<uint64_t> batch = s->next_batch(n);
+      ASSERT_EQ(batch.size(), n) << name;
+      std::vector<Measured> results;
+      for (uint64_t i : batch) {
+        EXPECT_TRUE(seen.insert(i).second) << name << " proposed " << i << " twice";
+        const std::vector<uint32_t> p = grid.point(i);
+        results.push_back({i, 1.0 + p[0] + 2.0 * p[3]});  // any landscape: this is about cost
+      }
+      s->update(results);
+    }
+    // Each measured point once, plus at most the budget per model-guided batch.
+    EXPECT_LE(featurised.load(), batches * n + batches * options.max_new_features) << name;
+  }
 }
 
 }  // namespace

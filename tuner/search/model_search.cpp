@@ -4,9 +4,13 @@
 // batch takes the best-predicted unseen points it met, with a few random ones (epsilon-greedy)
 // so that a wrong model cannot trap the search.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "tuner/search/strategies.h"
 
@@ -47,17 +51,40 @@ class ModelSearch : public SearchStrategy {
   }
 
  private:
-  // Features of a point, cached; empty when the point cannot be instantiated.
-  const std::vector<float>& features(uint64_t index) {
+  // Computes and caches the features of those `points` not yet cached, at most `budget` of
+  // them, on all cores; a point that cannot be instantiated caches as empty (never a
+  // candidate). Returns how many it computed.
+  size_t featurise(const std::vector<uint64_t>& points, size_t budget) {
+    std::vector<uint64_t> todo;
+    std::unordered_set<uint64_t> queued;
+    for (uint64_t p : points)
+      if (todo.size() < budget && !cache_.count(p) && queued.insert(p).second) todo.push_back(p);
+    std::vector<std::vector<float>> out(todo.size());
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t i = next++; i < todo.size(); i = next++) {
+        try {
+          out[i] = features_(todo[i]);
+        } catch (const std::exception&) {
+          out[i].clear();
+        }
+      }
+    };
+    const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                            todo.size());
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (std::thread& t : pool) t.join();
+    for (size_t i = 0; i < todo.size(); ++i) cache_.emplace(todo[i], std::move(out[i]));
+    return todo.size();
+  }
+
+  // The cached features of a point; empty when it is invalid or not featurised yet.
+  const std::vector<float>& features(uint64_t index) const {
+    static const std::vector<float> kNone;
     auto it = cache_.find(index);
-    if (it != cache_.end()) return it->second;
-    std::vector<float> f;
-    try {
-      f = features_(index);
-    } catch (const std::exception&) {
-      f.clear();  // an invalid config: never a candidate
-    }
-    return cache_.emplace(index, std::move(f)).first->second;
+    return it == cache_.end() ? kNone : it->second;
   }
 
   void fit() {
@@ -67,7 +94,12 @@ class ModelSearch : public SearchStrategy {
     std::vector<float> y = prior_.y;
     std::vector<uint32_t> groups = prior_.groups;
     double best = 0;
-    for (const auto& [index, gflops] : measured_) best = std::max(best, gflops);
+    std::vector<uint64_t> measured;
+    for (const auto& [index, gflops] : measured_) {
+      best = std::max(best, gflops);
+      measured.push_back(index);
+    }
+    featurise(measured, std::numeric_limits<size_t>::max());
     uint32_t rows = 0;
     for (const auto& [index, gflops] : measured_) {
       const std::vector<float>& f = features(index);
@@ -80,8 +112,10 @@ class ModelSearch : public SearchStrategy {
     if (!x.empty()) model_->fit(x, y, groups);
   }
 
-  // Scores for `points` from one model call; points without features score -infinity.
+  // Scores for `points` from one model call; points without features (invalid, or past
+  // this batch's featurising budget) score -infinity.
   std::vector<double> predict(const std::vector<uint64_t>& points) {
+    budget_left_ -= featurise(points, budget_left_);
     std::vector<std::vector<float>> x;
     std::vector<size_t> rows;
     for (size_t i = 0; i < points.size(); ++i) {
@@ -98,6 +132,7 @@ class ModelSearch : public SearchStrategy {
   }
 
   std::vector<uint64_t> anneal(size_t want) {
+    budget_left_ = options_.max_new_features;
     // Start from the best measured points, the rest of the chains at random.
     std::vector<std::pair<double, uint64_t>> by_gflops;
     for (const auto& [index, gflops] : measured_) by_gflops.emplace_back(gflops, index);
@@ -150,6 +185,7 @@ class ModelSearch : public SearchStrategy {
   std::unordered_map<uint64_t, double> measured_;
   std::unordered_map<uint64_t, std::vector<float>> cache_;
   bool dirty_ = false;
+  size_t budget_left_ = 0;  // points predict() may still featurise in this batch
 };
 
 }  // namespace

@@ -99,6 +99,11 @@ struct ModelSearchOptions {
   size_t chains = 64;             // parallel simulated-annealing chains
   size_t steps = 60;              // annealing steps per batch
   double start_temperature = 1.0; // of scores normalised to [0, 1]
+  // Points whose features are computed per batch: IR features lower the config (ms each),
+  // and in a space of 10^4-10^7 almost every step of every chain meets a new point, so an
+  // unbounded walk would lower thousands per batch. Past the budget, a step to a point not
+  // yet featurised is rejected. Features are computed on all cores.
+  size_t max_new_features = 384;
 };
 
 
