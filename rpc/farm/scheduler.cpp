@@ -70,7 +70,7 @@ Scheduler::Wait Scheduler::lease(const std::string& worker_id, Clock::time_point
       // restarted its loop). Put the job back rather than lose it.
       auto jit = jobs_.find(w.job);
       if (jit != jobs_.end() && jit->second.cancelled) {
-        jobs_.erase(jit);
+        erase_job_locked(jit);
       } else if (jit != jobs_.end()) {
         jit->second.worker.clear();
         enqueue_locked(w.job, true);
@@ -117,7 +117,18 @@ void Scheduler::finish_locked(JobState& state, pb::Result result) {
     bit->second.results.push_back(std::move(result));
     result_cv_.notify_all();
   }
-  jobs_.erase(state.job.job_id());
+  erase_job_locked(jobs_.find(state.job.job_id()));
+}
+
+void Scheduler::erase_job_locked(std::map<uint64_t, JobState>::iterator it) {
+  if (it == jobs_.end()) return;
+  held_bytes_ -= it->second.bytes;
+  jobs_.erase(it);
+}
+
+uint64_t Scheduler::held_bytes() const {
+  std::lock_guard lock(mu_);
+  return held_bytes_;
 }
 
 bool Scheduler::report(const std::string& worker_id, pb::Result result) {
@@ -139,9 +150,14 @@ bool Scheduler::report(const std::string& worker_id, pb::Result result) {
   return true;
 }
 
-uint64_t Scheduler::submit(const std::string& client, const std::string& key,
-                           std::vector<pb::Job> jobs) {
+std::optional<uint64_t> Scheduler::submit(const std::string& client, const std::string& key,
+                                          std::vector<pb::Job> jobs) {
+  std::vector<uint64_t> sizes;
+  uint64_t batch_bytes = 0;
+  for (const pb::Job& j : jobs) batch_bytes += sizes.emplace_back(j.ByteSizeLong());
   std::lock_guard lock(mu_);
+  if (held_bytes_ > 0 && held_bytes_ + batch_bytes > options_.max_held_bytes) return std::nullopt;
+  held_bytes_ += batch_bytes;
   const uint64_t batch_id = next_batch_++;
   Batch& b = batches_[batch_id];
   b.client = client;
@@ -156,6 +172,7 @@ uint64_t Scheduler::submit(const std::string& client, const std::string& key,
     s.batch = batch_id;
     s.client = client;
     s.key = key;
+    s.bytes = sizes[i];
     enqueue_locked(id, false);
   }
   work_cv_.notify_all();
@@ -205,8 +222,13 @@ int Scheduler::cancel(uint64_t batch_id) {
     JobState copy = s;
     finish_locked(copy, r);  // erases the job
     if (running) {
-      // Keep a tombstone so the worker's heartbeat is told to stop, and its report dropped.
+      // Keep a tombstone so the worker's heartbeat is told to stop, and its report dropped;
+      // without the job's kernel and data, which count no more.
       copy.cancelled = true;
+      copy.bytes = 0;
+      copy.job.clear_so();
+      copy.job.clear_args();
+      copy.job.clear_check();
       jobs_[id] = std::move(copy);
     }
   }
@@ -268,7 +290,7 @@ std::vector<std::string> Scheduler::reap() {
       JobState& s = jit->second;
       s.worker.clear();
       if (s.cancelled) {
-        jobs_.erase(jit);
+        erase_job_locked(jit);
       } else if (s.attempts >= options_.max_attempts) {
         pb::Result r;
         r.set_error(pb::WORKER_LOST);

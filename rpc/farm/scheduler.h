@@ -26,6 +26,10 @@ struct SchedulerOptions {
   double heartbeat_timeout_s = 5;  // silence after which a worker counts as gone
   uint32_t heartbeat_ms = 500;     // how often workers are told to send heartbeats
   uint32_t max_attempts = 3;       // workers a job may be lost by before it fails
+  // Bytes of jobs (kernels and inputs, as sent) held queued or running across all clients:
+  // a Submit that would pass it is refused until some finish, so no client can grow the
+  // tracker's memory without bound. A batch is always taken when nothing is held.
+  uint64_t max_held_bytes = 2ULL << 30;
 };
 
 class Scheduler {
@@ -45,8 +49,13 @@ class Scheduler {
   // False when the worker is unknown; a result for a job the worker no longer holds is dropped.
   bool report(const std::string& worker_id, pb::Result result);
 
-  // Clients. `jobs` must already be validated.
-  uint64_t submit(const std::string& client, const std::string& key, std::vector<pb::Job> jobs);
+  // Clients. `jobs` must already be validated. The batch id, or nullopt (nothing queued) when
+  // the batch would take the jobs held past max_held_bytes.
+  std::optional<uint64_t> submit(const std::string& client, const std::string& key,
+                                 std::vector<pb::Job> jobs);
+  // Bytes of jobs held now, and the most it takes (SchedulerOptions::max_held_bytes).
+  uint64_t held_bytes() const;
+  uint64_t max_held_bytes() const { return options_.max_held_bytes; }
   // Waits until `deadline` for result number `next` of the batch: kGot (result set), kNothing
   // (deadline passed), kDone (all results delivered) or kUnknown.
   Wait next_result(uint64_t batch_id, std::size_t next, Clock::time_point deadline,
@@ -69,6 +78,7 @@ class Scheduler {
     std::string client, key, worker;  // worker: "" while queued
     uint32_t attempts = 0;
     bool cancelled = false;
+    uint64_t bytes = 0;  // counted in held_bytes_
   };
   struct Batch {
     std::string client, key;
@@ -89,12 +99,14 @@ class Scheduler {
   void enqueue_locked(uint64_t job_id, bool front);
   std::optional<uint64_t> dequeue_locked(const std::string& key);
   void finish_locked(JobState& state, pb::Result result);
+  void erase_job_locked(std::map<uint64_t, JobState>::iterator it);
 
   const SchedulerOptions options_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_, result_cv_;
   bool shutdown_ = false;
   uint64_t next_job_ = 1, next_batch_ = 1, next_worker_ = 1;
+  uint64_t held_bytes_ = 0;
   std::map<uint64_t, JobState> jobs_;  // queued or running
   std::map<uint64_t, Batch> batches_;
   std::map<std::string, KeyQueue> queues_;
