@@ -160,6 +160,7 @@ std::optional<uint64_t> Scheduler::submit(const std::string& client, const std::
   held_bytes_ += batch_bytes;
   const uint64_t batch_id = next_batch_++;
   Batch& b = batches_[batch_id];
+  b.submitted = Clock::now();
   b.client = client;
   b.key = key;
   b.total = jobs.size();
@@ -185,6 +186,7 @@ Scheduler::Wait Scheduler::next_result(uint64_t batch_id, std::size_t next,
   for (;;) {
     auto bit = batches_.find(batch_id);
     if (bit == batches_.end()) return Wait::kUnknown;
+    bit->second.watched = true;
     if (next < bit->second.results.size()) {
       *result = bit->second.results[next];
       return Wait::kGot;
@@ -197,6 +199,24 @@ Scheduler::Wait Scheduler::next_result(uint64_t batch_id, std::size_t next,
 
 int Scheduler::cancel(uint64_t batch_id) {
   std::lock_guard lock(mu_);
+  return cancel_locked(batch_id);
+}
+
+std::vector<uint64_t> Scheduler::drop_unwatched_batches() {
+  std::lock_guard lock(mu_);
+  const auto limit = std::chrono::duration<double>(options_.unwatched_batch_timeout_s);
+  const auto now = Clock::now();
+  std::vector<uint64_t> dropped;
+  for (const auto& [id, b] : batches_)
+    if (!b.watched && now - b.submitted >= limit) dropped.push_back(id);
+  for (const uint64_t id : dropped) {
+    cancel_locked(id);
+    batches_.erase(id);
+  }
+  return dropped;
+}
+
+int Scheduler::cancel_locked(uint64_t batch_id) {
   auto bit = batches_.find(batch_id);
   if (bit == batches_.end()) return -1;
   std::vector<uint64_t> ids;

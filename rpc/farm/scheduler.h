@@ -30,6 +30,10 @@ struct SchedulerOptions {
   // a Submit that would pass it is refused until some finish, so no client can grow the
   // tracker's memory without bound. A batch is always taken when nothing is held.
   uint64_t max_held_bytes = 2ULL << 30;
+  // A batch nobody has watched this long after its Submit (its client died before watching,
+  // or lost the Submit's reply and submitted again) is cancelled and forgotten, so that its
+  // results do not stay in memory for ever.
+  double unwatched_batch_timeout_s = 600;
 };
 
 class Scheduler {
@@ -63,6 +67,9 @@ class Scheduler {
   // Every unfinished job of the batch ends as CANCELLED; returns how many. -1: unknown batch.
   int cancel(uint64_t batch_id);
   void forget_batch(uint64_t batch_id);
+  // Cancels and forgets the batches nobody has watched within unwatched_batch_timeout_s of
+  // their Submit; returns their ids.
+  std::vector<uint64_t> drop_unwatched_batches();
 
   pb::StatusReply status() const;
   // Drops workers silent for longer than the heartbeat timeout, re-queueing their jobs.
@@ -84,6 +91,8 @@ class Scheduler {
     std::string client, key;
     std::size_t total = 0;
     std::vector<pb::Result> results;
+    Clock::time_point submitted;
+    bool watched = false;  // a client has asked for its results
   };
   struct KeyQueue {
     std::map<std::string, std::deque<uint64_t>> per_client;
@@ -99,6 +108,7 @@ class Scheduler {
   void enqueue_locked(uint64_t job_id, bool front);
   std::optional<uint64_t> dequeue_locked(const std::string& key);
   void finish_locked(JobState& state, pb::Result result);
+  int cancel_locked(uint64_t batch_id);
   void erase_job_locked(std::map<uint64_t, JobState>::iterator it);
 
   const SchedulerOptions options_;

@@ -1,5 +1,6 @@
 // The tracker's state without gRPC (rpc/farm/scheduler.h): how many bytes of jobs it holds,
-// and that a Submit past its limit is refused until finished, cancelled or lost jobs make room.
+// that a Submit past its limit is refused until finished, cancelled or lost jobs make room,
+// and that batches nobody watches do not stay for ever.
 #include <gtest/gtest.h>
 
 #include "rpc/farm/scheduler.h"
@@ -87,6 +88,21 @@ TEST(SchedulerMemory, CancelledAndLostJobsFreeTheirBytes) {
     }
   }
   EXPECT_EQ(s.held_bytes(), 0u);
+}
+
+TEST(SchedulerMemory, ABatchNobodyWatchesIsDroppedAWatchedOneIsKept) {
+  SchedulerOptions o;
+  o.unwatched_batch_timeout_s = 0;
+  Scheduler s(o);
+  const std::optional<uint64_t> lonely = s.submit("a", "k", batch_of(2, 100));
+  const std::optional<uint64_t> watched = s.submit("b", "k", batch_of(2, 100));
+  ASSERT_TRUE(lonely && watched);
+  pb::Result r;
+  EXPECT_EQ(s.next_result(*watched, 0, Scheduler::Clock::now(), &r), Scheduler::Wait::kNothing);
+  EXPECT_EQ(s.drop_unwatched_batches(), std::vector<uint64_t>{*lonely});
+  EXPECT_EQ(s.next_result(*lonely, 0, Scheduler::Clock::now(), &r), Scheduler::Wait::kUnknown);
+  EXPECT_EQ(s.held_bytes(), 2 * job_of(100).ByteSizeLong());  // the watched batch's jobs
+  EXPECT_TRUE(s.drop_unwatched_batches().empty());
 }
 
 }  // namespace
