@@ -36,8 +36,9 @@ class FarmError : public std::runtime_error {
 // How the client rides out a tracker that cannot be reached (gRPC UNAVAILABLE: not started
 // yet, restarting, network gone): Submit, Status and Cancel retry with jittered exponential
 // backoff (backoff.h, capped at 3 s) for up to `give_up_s`, then fail with the last error.
-// Only UNAVAILABLE is retried: the call never reached the tracker, so a retried Submit does
-// not queue its batch twice. `log` gets one line when the tracker becomes unreachable and one
+// Only UNAVAILABLE is retried: the call never reached the tracker, or the tracker was full
+// (scheduler.h max_held_bytes) and queued nothing, so a retried Submit does not queue its
+// batch twice. `log` gets one line when the tracker becomes unreachable and one
 // when it answers again, never one per attempt (default: stderr).
 struct RetryPolicy {
   double give_up_s = 10;

@@ -70,7 +70,7 @@ Scheduler::Wait Scheduler::lease(const std::string& worker_id, Clock::time_point
       // restarted its loop). Put the job back rather than lose it.
       auto jit = jobs_.find(w.job);
       if (jit != jobs_.end() && jit->second.cancelled) {
-        jobs_.erase(jit);
+        erase_job_locked(jit);
       } else if (jit != jobs_.end()) {
         jit->second.worker.clear();
         enqueue_locked(w.job, true);
@@ -117,7 +117,18 @@ void Scheduler::finish_locked(JobState& state, pb::Result result) {
     bit->second.results.push_back(std::move(result));
     result_cv_.notify_all();
   }
-  jobs_.erase(state.job.job_id());
+  erase_job_locked(jobs_.find(state.job.job_id()));
+}
+
+void Scheduler::erase_job_locked(std::map<uint64_t, JobState>::iterator it) {
+  if (it == jobs_.end()) return;
+  held_bytes_ -= it->second.bytes;
+  jobs_.erase(it);
+}
+
+uint64_t Scheduler::held_bytes() const {
+  std::lock_guard lock(mu_);
+  return held_bytes_;
 }
 
 bool Scheduler::report(const std::string& worker_id, pb::Result result) {
@@ -139,11 +150,17 @@ bool Scheduler::report(const std::string& worker_id, pb::Result result) {
   return true;
 }
 
-uint64_t Scheduler::submit(const std::string& client, const std::string& key,
-                           std::vector<pb::Job> jobs) {
+std::optional<uint64_t> Scheduler::submit(const std::string& client, const std::string& key,
+                                          std::vector<pb::Job> jobs) {
+  std::vector<uint64_t> sizes;
+  uint64_t batch_bytes = 0;
+  for (const pb::Job& j : jobs) batch_bytes += sizes.emplace_back(j.ByteSizeLong());
   std::lock_guard lock(mu_);
+  if (held_bytes_ > 0 && held_bytes_ + batch_bytes > options_.max_held_bytes) return std::nullopt;
+  held_bytes_ += batch_bytes;
   const uint64_t batch_id = next_batch_++;
   Batch& b = batches_[batch_id];
+  b.submitted = Clock::now();
   b.client = client;
   b.key = key;
   b.total = jobs.size();
@@ -156,6 +173,7 @@ uint64_t Scheduler::submit(const std::string& client, const std::string& key,
     s.batch = batch_id;
     s.client = client;
     s.key = key;
+    s.bytes = sizes[i];
     enqueue_locked(id, false);
   }
   work_cv_.notify_all();
@@ -168,6 +186,7 @@ Scheduler::Wait Scheduler::next_result(uint64_t batch_id, std::size_t next,
   for (;;) {
     auto bit = batches_.find(batch_id);
     if (bit == batches_.end()) return Wait::kUnknown;
+    bit->second.watched = true;
     if (next < bit->second.results.size()) {
       *result = bit->second.results[next];
       return Wait::kGot;
@@ -180,6 +199,24 @@ Scheduler::Wait Scheduler::next_result(uint64_t batch_id, std::size_t next,
 
 int Scheduler::cancel(uint64_t batch_id) {
   std::lock_guard lock(mu_);
+  return cancel_locked(batch_id);
+}
+
+std::vector<uint64_t> Scheduler::drop_unwatched_batches() {
+  std::lock_guard lock(mu_);
+  const auto limit = std::chrono::duration<double>(options_.unwatched_batch_timeout_s);
+  const auto now = Clock::now();
+  std::vector<uint64_t> dropped;
+  for (const auto& [id, b] : batches_)
+    if (!b.watched && now - b.submitted >= limit) dropped.push_back(id);
+  for (const uint64_t id : dropped) {
+    cancel_locked(id);
+    batches_.erase(id);
+  }
+  return dropped;
+}
+
+int Scheduler::cancel_locked(uint64_t batch_id) {
   auto bit = batches_.find(batch_id);
   if (bit == batches_.end()) return -1;
   std::vector<uint64_t> ids;
@@ -205,8 +242,13 @@ int Scheduler::cancel(uint64_t batch_id) {
     JobState copy = s;
     finish_locked(copy, r);  // erases the job
     if (running) {
-      // Keep a tombstone so the worker's heartbeat is told to stop, and its report dropped.
+      // Keep a tombstone so the worker's heartbeat is told to stop, and its report dropped;
+      // without the job's kernel and data, which count no more.
       copy.cancelled = true;
+      copy.bytes = 0;
+      copy.job.clear_so();
+      copy.job.clear_args();
+      copy.job.clear_check();
       jobs_[id] = std::move(copy);
     }
   }
@@ -268,7 +310,7 @@ std::vector<std::string> Scheduler::reap() {
       JobState& s = jit->second;
       s.worker.clear();
       if (s.cancelled) {
-        jobs_.erase(jit);
+        erase_job_locked(jit);
       } else if (s.attempts >= options_.max_attempts) {
         pb::Result r;
         r.set_error(pb::WORKER_LOST);

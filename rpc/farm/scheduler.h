@@ -26,6 +26,14 @@ struct SchedulerOptions {
   double heartbeat_timeout_s = 5;  // silence after which a worker counts as gone
   uint32_t heartbeat_ms = 500;     // how often workers are told to send heartbeats
   uint32_t max_attempts = 3;       // workers a job may be lost by before it fails
+  // Bytes of jobs (kernels and inputs, as sent) held queued or running across all clients:
+  // a Submit that would pass it is refused until some finish, so no client can grow the
+  // tracker's memory without bound. A batch is always taken when nothing is held.
+  uint64_t max_held_bytes = 2ULL << 30;
+  // A batch nobody has watched this long after its Submit (its client died before watching,
+  // or lost the Submit's reply and submitted again) is cancelled and forgotten, so that its
+  // results do not stay in memory for ever.
+  double unwatched_batch_timeout_s = 600;
 };
 
 class Scheduler {
@@ -45,8 +53,13 @@ class Scheduler {
   // False when the worker is unknown; a result for a job the worker no longer holds is dropped.
   bool report(const std::string& worker_id, pb::Result result);
 
-  // Clients. `jobs` must already be validated.
-  uint64_t submit(const std::string& client, const std::string& key, std::vector<pb::Job> jobs);
+  // Clients. `jobs` must already be validated. The batch id, or nullopt (nothing queued) when
+  // the batch would take the jobs held past max_held_bytes.
+  std::optional<uint64_t> submit(const std::string& client, const std::string& key,
+                                 std::vector<pb::Job> jobs);
+  // Bytes of jobs held now, and the most it takes (SchedulerOptions::max_held_bytes).
+  uint64_t held_bytes() const;
+  uint64_t max_held_bytes() const { return options_.max_held_bytes; }
   // Waits until `deadline` for result number `next` of the batch: kGot (result set), kNothing
   // (deadline passed), kDone (all results delivered) or kUnknown.
   Wait next_result(uint64_t batch_id, std::size_t next, Clock::time_point deadline,
@@ -54,6 +67,9 @@ class Scheduler {
   // Every unfinished job of the batch ends as CANCELLED; returns how many. -1: unknown batch.
   int cancel(uint64_t batch_id);
   void forget_batch(uint64_t batch_id);
+  // Cancels and forgets the batches nobody has watched within unwatched_batch_timeout_s of
+  // their Submit; returns their ids.
+  std::vector<uint64_t> drop_unwatched_batches();
 
   pb::StatusReply status() const;
   // Drops workers silent for longer than the heartbeat timeout, re-queueing their jobs.
@@ -69,11 +85,14 @@ class Scheduler {
     std::string client, key, worker;  // worker: "" while queued
     uint32_t attempts = 0;
     bool cancelled = false;
+    uint64_t bytes = 0;  // counted in held_bytes_
   };
   struct Batch {
     std::string client, key;
     std::size_t total = 0;
     std::vector<pb::Result> results;
+    Clock::time_point submitted;
+    bool watched = false;  // a client has asked for its results
   };
   struct KeyQueue {
     std::map<std::string, std::deque<uint64_t>> per_client;
@@ -89,12 +108,15 @@ class Scheduler {
   void enqueue_locked(uint64_t job_id, bool front);
   std::optional<uint64_t> dequeue_locked(const std::string& key);
   void finish_locked(JobState& state, pb::Result result);
+  int cancel_locked(uint64_t batch_id);
+  void erase_job_locked(std::map<uint64_t, JobState>::iterator it);
 
   const SchedulerOptions options_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_, result_cv_;
   bool shutdown_ = false;
   uint64_t next_job_ = 1, next_batch_ = 1, next_worker_ = 1;
+  uint64_t held_bytes_ = 0;
   std::map<uint64_t, JobState> jobs_;  // queued or running
   std::map<uint64_t, Batch> batches_;
   std::map<std::string, KeyQueue> queues_;

@@ -93,7 +93,17 @@ class FarmService final : public pb::Tracker::Service {
     }
     std::vector<pb::Job> jobs(req->jobs().begin(), req->jobs().end());
     const std::string client = req->client().empty() ? ctx->peer() : req->client();
-    reply->set_batch_id(scheduler_.submit(client, key, std::move(jobs)));
+    const std::optional<uint64_t> batch = scheduler_.submit(client, key, std::move(jobs));
+    // UNAVAILABLE, as for a tracker that cannot be reached: nothing was queued, and the
+    // client library retries it with backoff until jobs finish and make room.
+    if (!batch) {
+      return {StatusCode::UNAVAILABLE,
+              "the farm is full (" + std::to_string(scheduler_.held_bytes() >> 20) +
+                  " MiB of jobs held, at most " +
+                  std::to_string(scheduler_.max_held_bytes() >> 20) +
+                  " MiB): this batch must wait until some finish"};
+    }
+    reply->set_batch_id(*batch);
     return grpc::Status::OK;
   }
 

@@ -1,5 +1,5 @@
 // The tracker process: the farm service (service.h) over a Scheduler, plus the reaper of
-// silent workers.
+// silent workers and of batches nobody watches.
 #include "rpc/farm/tracker.h"
 
 #include <signal.h>
@@ -43,6 +43,10 @@ int run_tracker(const TrackerOptions& options) {
     for (const std::string& id : scheduler.reap()) {
       std::fprintf(stderr, "kiln tracker: worker %s went silent; its job (if any) re-queued\n",
                    id.c_str());
+    }
+    for (const uint64_t id : scheduler.drop_unwatched_batches()) {
+      std::fprintf(stderr, "kiln tracker: nobody watched batch %llu; cancelled and dropped\n",
+                   static_cast<unsigned long long>(id));
     }
   }
   std::fprintf(stderr, "kiln tracker: shutting down\n");
