@@ -406,9 +406,10 @@ int64_t tile_count(const Workload& w, int64_t m) {
 
 // Below this many tiles, each transformed weight (alpha^2 / 9 times the direct weights) is
 // used too few times to pay for streaming it: the GEMM is bound by memory, not arithmetic.
-// Measured (bench/README.md): F(2) lost to direct on ResNet-18's 7x7 layer (16 tiles) and
-// won on its 14x14 one (49); F(4) lost to F(2) at 14x14 (16 tiles) and won at 28x28 (49).
-constexpr int64_t kMinTiles = 24;
+// Measured (bench/README.md): F(2) beat direct by 1.2-1.4x on ResNet-18's 7x7 layer (16
+// tiles) on a lightly loaded machine, though not under heavy memory contention; F(4) lost to
+// F(2) at 14x14 (16 tiles) and won at 28x28 (49).
+constexpr int64_t kMinTiles = 16;
 
 }  // namespace
 
