@@ -68,18 +68,16 @@ Values pack_winograd_weight(const Values& wv, const Conv2dParams& p, const Winog
   for (int64_t o = 0; o < p.o; ++o)
     for (int64_t c = 0; c < p.c; ++c) {
       const float* g = &wv[static_cast<size_t>((o * p.c + c) * 9)];
-      std::vector<double> rows(  // G g: alpha x 3
-          static_cast<size_t>(a * 3), 0.0);
+      std::vector<double> gg(static_cast<size_t>(a * 3), 0.0);  // G g: alpha x 3
       for (int64_t i = 0; i < a; ++i)
         for (int64_t l = 0; l < 3; ++l)
-          for (int64_t k = 0; k < 3; ++k) rows[i * 3 + l] += t.g(i, k) * double(g[k * 3 + l]);
+          for (int64_t k = 0; k < 3; ++k) gg[i * 3 + l] += t.g(i, k) * double(g[k * 3 + l]);
       for (int64_t i = 0; i < a; ++i)
         for (int64_t j = 0; j < a; ++j) {
-          double u = 0;
-          for (int64_t l = 0; l < 3; ++l) u += rows[i * 3 + l] * t.g(j, l);
-          out[static_cast<size_t>(((((i * a + j) * ob + o / ocb) * cb + c / icb) * icb + c % icb) *
-                                      ocb +
-                                  o % ocb)] = static_cast<float>(u);
+          double u = 0;  // (G g G^T)[i][j]
+          for (int64_t l = 0; l < 3; ++l) u += gg[i * 3 + l] * t.g(j, l);
+          const int64_t panel = ((i * a + j) * ob + o / ocb) * cb + c / icb;
+          out[static_cast<size_t>((panel * icb + c % icb) * ocb + o % ocb)] = static_cast<float>(u);
         }
     }
   return out;
@@ -119,6 +117,8 @@ class Conv2dWinograd : public OpTemplate {
     return winograd_fallback(w, t, winograd_fallback_tile(w));
   }
 
+  // The logical interface and reference of every conv2d template (NCHW data, OIHW weights,
+  // the epilogue's inputs; conv2d.cpp keeps its own base class private).
   std::vector<TensorSpec> inputs(const Workload& w) const override {
     Conv2dParams p = conv2d_params(w);
     std::vector<TensorSpec> in = {{"data", {p.n, p.c, p.h, p.w}},
@@ -406,9 +406,10 @@ int64_t tile_count(const Workload& w, int64_t m) {
 
 // Below this many tiles, each transformed weight (alpha^2 / 9 times the direct weights) is
 // used too few times to pay for streaming it: the GEMM is bound by memory, not arithmetic.
-// Measured (bench/README.md): F(2) lost to direct on ResNet-18's 7x7 layer (16 tiles) and
-// won on its 14x14 one (49); F(4) lost to F(2) at 14x14 (16 tiles) and won at 28x28 (49).
-constexpr int64_t kMinTiles = 24;
+// Measured (bench/README.md): F(2) beat direct by 1.2-1.4x on ResNet-18's 7x7 layer (16
+// tiles) on a lightly loaded machine, though not under heavy memory contention; F(4) lost to
+// F(2) at 14x14 (16 tiles) and won at 28x28 (49).
+constexpr int64_t kMinTiles = 16;
 
 }  // namespace
 
