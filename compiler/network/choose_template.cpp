@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "schedules/registry.h"
+#include "schedules/winograd.h"
 
 namespace kiln::network {
 
@@ -34,8 +35,11 @@ const OpTemplate* template_named_in(const std::vector<const OpTemplate*>& candid
 // The template for an untuned workload (see the header for why each rule).
 const OpTemplate* untuned_template(const Workload& w, const Target& t) {
   std::vector<const OpTemplate*> candidates = schedules::templates_for(w, t);
-  if (w.op == "conv2d")
+  if (w.op == "conv2d") {
     if (const OpTemplate* dw = template_named_in(candidates, "conv2d.depthwise")) return dw;
+    if (schedules::winograd_preferred(w, t))
+      if (const OpTemplate* wg = template_named_in(candidates, "conv2d.winograd")) return wg;
+  }
   return candidates.front();
 }
 

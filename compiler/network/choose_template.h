@@ -6,6 +6,9 @@
 //     conv2d.nchwc computes it through block-diagonal weights, groups x the FLOPs and the
 //     weight bytes (measured on MobileNetV2's 144-channel 56x56 layer, x86-avx512, 1 thread:
 //     35.9 ms against 0.25 ms);
+//   - a 3x3 stride-1 conv goes to conv2d.winograd when schedules::winograd_preferred says so
+//     (enough channels and output tiles; measured on ResNet-18's layers: 1.9-2.6x oneDNN's
+//     direct conv on the 56x56 and 28x28 ones, see bench/README.md);
 //   - 1x1 convolutions stay on the library's default (conv2d.nchwc): conv2d.1x1's fallback
 //     was not faster on any 1x1 layer of ResNet-18 or MobileNetV2 (0.86-1.0x, same setup);
 //   - the channel blocks follow the neighbours: a conv reads its input in the block its

@@ -1,5 +1,6 @@
 // The network compiler's template choice for untuned workloads (compiler/network/
-// choose_template.h): depthwise convolutions to conv2d.depthwise, channel blocks that follow
+// choose_template.h): depthwise convolutions to conv2d.depthwise, wide 3x3 stride-1 ones to
+// conv2d.winograd, channel blocks that follow
 // the neighbouring layouts, register tiles narrowed to the fallback's accumulator count.
 #include <gtest/gtest.h>
 
@@ -27,6 +28,19 @@ TEST(ChooseTemplate, DepthwiseGoesToTheDepthwiseTemplate) {
   EXPECT_TRUE(d.untuned);
   // Grouped but not depthwise stays on the general template.
   EXPECT_EQ(choose_template(conv(64, 64, 3, 2), avx512(), {}).tpl->name(), "conv2d.nchwc");
+}
+
+TEST(ChooseTemplate, Wide3x3Stride1GoesToWinograd) {
+  tuner::Dispatch d = choose_template(conv(64, 64, 3, 1), avx512(), {});
+  EXPECT_EQ(d.tpl->name(), "conv2d.winograd");
+  EXPECT_TRUE(d.tpl->space(conv(64, 64, 3, 1), avx512()).contains(d.config));
+  // Too few output tiles, too few channels, or not 3x3: direct.
+  EXPECT_EQ(choose_template(conv(64, 64, 3, 1, 3), avx512(), {}).tpl->name(), "conv2d.nchwc");
+  EXPECT_EQ(choose_template(conv(3, 64, 3, 1), avx512(), {}).tpl->name(), "conv2d.nchwc");
+  EXPECT_EQ(choose_template(conv(64, 64, 1, 1), avx512(), {}).tpl->name(), "conv2d.nchwc");
+  // The Winograd conv also reads its producer's block.
+  tuner::Dispatch n = choose_template(conv(64, 64, 3, 1), avx512(), {}, {32, 0});
+  EXPECT_EQ(n.config["ic_bn"], 32);
 }
 
 TEST(ChooseTemplate, WithoutNeighboursItIsTheTemplatesFallback) {

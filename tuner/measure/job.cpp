@@ -73,7 +73,7 @@ Comparison compare_output(const BuiltKernel& k, TaskData& data, const Bytes& raw
 }
 
 farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so, TaskData& data,
-                       const MeasureOptions& o) {
+                       const MeasureOptions& o, double rtol) {
   std::vector<Bytes> args = kernel_arguments(k, data);
   farm::pb::Job job;
   job.set_so(so.data(), so.size());
@@ -86,9 +86,9 @@ farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so, Tas
   job.set_flush_cache(o.flush_cache);
   job.mutable_check()->set_return_outputs(true);
   // The farm client compares each candidate's outputs with the batch's first correct one; by
-  // the output type's tolerance, as the reference check, or a reduction summed in another
-  // order (a correct kernel) would count as wrong.
-  job.mutable_check()->set_rtol(tolerance(arg_dtype(k, k.args.size() - 1)));
+  // the task's tolerance, as the reference check, or a reduction summed in another order (a
+  // correct kernel) would count as wrong.
+  job.mutable_check()->set_rtol(rtol);
   for (size_t i = 0; i < k.args.size(); ++i) {
     farm::pb::Arg* arg = job.add_args();
     arg->set_dtype(wire_dtype(arg_dtype(k, i)));
