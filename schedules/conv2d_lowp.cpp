@@ -118,7 +118,11 @@ class Conv2dBf16Pair : public LowpConv2d {
   Config pair_fallback(const Workload& w, int64_t max_vecs, int64_t ic_cap) const {
     Conv2dParams p = conv2d_params(w);
     const int64_t lanes = this->lanes();
-    int64_t vecs = std::min<int64_t>(max_vecs, ceil_div(p.o, lanes));
+    // The widest block of the space's choices within max_vecs: a block of 3 vectors (what
+    // 9 to 12 channels would round to on NEON) is not one of them.
+    int64_t vecs = 1;
+    for (int64_t oc_bn : oc_bn_choices(p.o, lanes))
+      if (oc_bn / lanes <= max_vecs) vecs = std::max(vecs, oc_bn / lanes);
     int64_t reg_n = pick_reg_n(p.out_w(), 24 / vecs, kWidestTile);
     int64_t icb = pick_ic_bn(p.c, ic_cap, true);
     return Config({{"ic_bn", icb},

@@ -3,6 +3,7 @@
 
 #include "rpc/farm/client.h"
 #include "rpc/farm/transport.h"
+#include "tools/farm_args.h"
 #include "tools/subcommands.h"
 
 namespace kiln::tools {
@@ -20,8 +21,12 @@ Run add_farm(CLI::App& app) {
                      "(default: $KILN_FARM_TOKEN)");
   status->add_option("--tls-ca", *tls_ca, "PEM root certificate of a TLS tracker");
   return [=] {
-    farm::FarmClient client(*farm_address, farm::load_token(*token_file), *tls_ca);
-    std::fputs(farm::format_status(client.status()).c_str(), stdout);
+    // A missing token or a farm that cannot be reached at the address given: bad flags.
+    std::string status = as_user_error([&] {
+      farm::FarmClient client(*farm_address, farm::load_token(*token_file), *tls_ca);
+      return farm::format_status(client.status());
+    });
+    std::fputs(status.c_str(), stdout);
     return 0;
   };
 }

@@ -1,6 +1,7 @@
 // `kiln tracker`: runs the device farm's tracker (rpc/farm/tracker.h) until SIGINT/SIGTERM.
 #include "rpc/farm/tracker.h"
 #include "rpc/farm/transport.h"
+#include "tools/farm_args.h"
 #include "tools/subcommands.h"
 
 namespace kiln::tools {
@@ -10,6 +11,7 @@ Run add_tracker(CLI::App& app) {
   auto options = std::make_shared<farm::TrackerOptions>();
   auto token_file = std::make_shared<std::string>();
   cmd->add_option("--port", options->port, "port to listen on (0: any free port)")
+      ->check(CLI::Range(0, 65535))
       ->default_val(9190);
   cmd->add_option("--bind", options->bind, "address to listen on")->default_val("127.0.0.1");
   cmd->add_option("--token-file", *token_file,
@@ -19,9 +21,13 @@ Run add_tracker(CLI::App& app) {
   cmd->add_option("--tls-key", options->tls_key, "PEM private key");
   cmd->add_option("--heartbeat-timeout", options->scheduler.heartbeat_timeout_s,
                   "seconds of silence after which a worker's job is re-queued")
+      ->check(CLI::Range(0.1, 86400.0))
       ->default_val(5.0);
   return [options, token_file] {
-    options->token = farm::load_token(*token_file);
+    options->token = as_user_error([&] { return farm::load_token(*token_file); });
+    user_check(options->tls_cert.empty() == options->tls_key.empty())
+        << "TLS needs both --tls-cert and --tls-key";
+    check_bind_address(options->bind);
     return farm::run_tracker(*options);
   };
 }

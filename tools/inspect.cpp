@@ -5,7 +5,10 @@
 //   kiln inspect --op dense --shape 128,768,768 --epilogue bias,relu --emit asm
 //   kiln inspect --op conv2d --shape 1,64,56,56,64,3,3 --pad 1 --run --threads 2 --json
 //   kiln inspect --op dense --shape 1024,1024,1024 --target arm-neon --space
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "compiler/codegen/codegen.h"
@@ -13,6 +16,7 @@
 #include "compiler/base/error.h"
 #include "compiler/ir/printer.h"
 #include "schedules/registry.h"
+#include "schedules/validate.h"
 #include "tools/subcommands.h"
 #include "tools/workload_args.h"
 #include "tuner/builder.h"
@@ -56,6 +60,8 @@ int run_inspect(const InspectArgs& a) {
   Target target = target_from_name(a.target);
   if (a.space) return print_spaces(w, target, a.tmpl);
   const schedules::OpTemplate* chosen = &pick_template(w, target, a.tmpl);
+  // Before any allocation: a shape too big for this machine is a message, not bad_alloc.
+  if (a.run) schedules::check_memory_for_run(*chosen, w, schedules::available_memory_bytes());
   // A --config may name only some knobs; the fallback fills in the rest.
   schedules::Config cfg = chosen->fallback(w, target);
   if (!a.records.empty()) {
@@ -78,6 +84,9 @@ int run_inspect(const InspectArgs& a) {
     for (const auto& [knob, value] : given.values()) cfg.set(knob, value);
   }
   if (!a.so.empty()) {
+    const std::filesystem::path folder = std::filesystem::path(a.so).parent_path();
+    user_check(folder.empty() || std::filesystem::is_directory(folder))
+        << "--so " << a.so << ": folder '" << folder.string() << "' does not exist";
     // The kernel alone, as a shared object a board program loads with the runtime; its
     // arguments in call order, in the kernel's own layout.
     tuner::BuiltKernel k = tuner::build_template(tpl, w, target, cfg, w.op, a.so);
@@ -112,6 +121,8 @@ int run_inspect(const InspectArgs& a) {
   o.repeat = a.repeat;
   o.warmup = 1;
   o.aarch64_runner = a.runner.empty() ? KILN_DEFAULT_AARCH64_RUNNER : a.runner;
+  user_check(a.runner.empty() || access(a.runner.c_str(), X_OK) == 0)
+      << "--runner " << a.runner << ": not an executable file";
   tuner::CheckResult r = tuner::check_built_kernel(tpl, w, target, k, o);
   user_check(r.skip_reason.empty()) << "cannot run on " << target.name << ": " << r.skip_reason;
   if (a.json) {

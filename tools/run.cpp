@@ -49,8 +49,18 @@ void write_layer_profile(const Model& m, const RunArgs& a, const std::vector<con
 
 int run_model(const RunArgs& a) {
   namespace fs = std::filesystem;
-  Model m = Model::load((fs::path(a.dir) / "model.so").string(),
-                        (fs::path(a.dir) / "model.params").string(), a.threads);
+  user_check(fs::is_directory(a.dir)) << a.dir << " is not a folder (kiln compile -o writes one)";
+  // The runtime reports a missing or broken model as std::runtime_error; here the folder is
+  // the user's input, so it is a user error.
+  Model m = [&] {
+    try {
+      return Model::load((fs::path(a.dir) / "model.so").string(),
+                         (fs::path(a.dir) / "model.params").string(), a.threads);
+    } catch (const std::runtime_error& e) {
+      user_error() << a.dir << ": " << e.what();
+      throw;
+    }
+  }();
   std::map<std::string, std::string> files;
   for (const std::string& spec : a.inputs) {
     size_t eq = spec.rfind('=');

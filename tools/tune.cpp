@@ -12,6 +12,8 @@
 
 #include "compiler/base/error.h"
 #include "schedules/registry.h"
+#include "schedules/validate.h"
+#include "tools/farm_args.h"
 #include "tools/subcommands.h"
 #include "tools/tune_args.h"
 #include "tuner/records.h"
@@ -31,6 +33,7 @@ int run_tune(const TuneArgs& a) {
   schedules::Workload w = make_workload(a.workload);
   Target target = target_from_name(a.target);
   const schedules::OpTemplate& tpl = pick_template(w, target, a.tmpl);
+  schedules::check_memory_for_run(tpl, w, schedules::available_memory_bytes());
   user_check(!a.log.empty()) << "--log is required: every measurement is appended to it";
   user_check(a.trials > 0) << "--trials must be positive";
   user_check(a.farm.empty() || !a.key.empty())
@@ -90,18 +93,18 @@ Run add_tune(CLI::App& app) {
   cmd->add_option("--time-budget", a->time_budget, "Network: stop after this long (90s, 30m, 1.5h)");
   cmd->add_option("--target", a->target, "Target preset")->capture_default_str();
   cmd->add_option("--template", a->tmpl, "Template name (default: the first that applies)");
-  cmd->add_option("--trials", a->trials, "Configs to measure (a network's, its log's included)")->capture_default_str();
+  cmd->add_option("--trials", a->trials, "Configs to measure (a network's, its log's included)")->check(CLI::Range(1, 100000000))->capture_default_str();
   cmd->add_option("--tuner", a->tuner, "Search: xgb, ga, random or grid")
       ->check(CLI::IsMember({"xgb", "ga", "random", "grid"}))
       ->capture_default_str();
   cmd->add_option("--features", a->features, "Cost model features: ir or knob")
       ->check(CLI::IsMember({"ir", "knob"}))
       ->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Random seed of the search")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Random seed of the search")->check(CLI::Range(int64_t{0}, INT64_MAX))->capture_default_str();
   cmd->add_option("--log", a->log, "Records file (JSON lines), appended and resumed from")->required();
   cmd->add_option("--transfer", a->transfer, "Earlier logs to pre-train the cost model on");
   cmd->add_option("--batch", a->batch, "Candidates per batch")->check(CLI::Range(1, 4096))->capture_default_str();
-  cmd->add_option("--early-stopping", a->early_stopping, "Stop after N trials without improvement (0: never)");
+  cmd->add_option("--early-stopping", a->early_stopping, "Stop after N trials without improvement (0: never)")->check(CLI::Range(int64_t{0}, INT64_MAX));
   cmd->add_option("--threads", a->threads, "Threads of each kernel")->check(CLI::Range(1, 256))->capture_default_str();
   cmd->add_option("--repeat", a->repeat, "Timed repeats per candidate")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--min-repeat-ms", a->min_repeat_ms, "Each repeat lasts at least this long")->check(CLI::Range(0.0, 10000.0))->capture_default_str();

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "rpc/farm/transport.h"
+#include "tools/farm_args.h"
 
 namespace kiln::tools {
 
@@ -43,8 +44,10 @@ tuner::TuneOptions task_options(const TuneArgs& a) {
 
 std::unique_ptr<tuner::Runner> make_runner(const TuneArgs& a, const Target& target,
                                            std::unique_ptr<tuner::EmbeddedFarm>& embedded) {
-  if (!a.farm.empty())
-    return std::make_unique<tuner::FarmRunner>(a.farm, farm::load_token(a.token_file), a.key, a.tls_ca);
+  if (!a.farm.empty()) {
+    const std::string token = as_user_error([&] { return farm::load_token(a.token_file); });
+    return std::make_unique<tuner::FarmRunner>(a.farm, token, a.key, a.tls_ca);
+  }
   embedded = std::make_unique<tuner::EmbeddedFarm>(target, a.workers);
   return embedded->runner();
 }

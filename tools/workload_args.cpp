@@ -1,5 +1,6 @@
 #include "tools/workload_args.h"
 
+#include <map>
 #include <sstream>
 
 #include "compiler/base/error.h"
@@ -26,6 +27,22 @@ std::vector<int64_t> parse_list(const std::string& text, const std::string& what
   return out;
 }
 
+// The parameters an attribute flag sets for `op`: pooling has a stride and a padding per
+// axis. Empty when the op takes no such attribute.
+std::vector<std::string> attribute_params(const std::string& op, const std::string& flag) {
+  static const std::map<std::string, std::map<std::string, std::vector<std::string>>> k = {
+      {"conv2d",
+       {{"--stride", {"stride"}}, {"--pad", {"pad"}}, {"--groups", {"groups"}},
+        {"--dilation", {"dilation"}}}},
+      {"max_pool2d", {{"--stride", {"SH", "SW"}}, {"--pad", {"PH", "PW"}}}},
+      {"avg_pool2d", {{"--stride", {"SH", "SW"}}, {"--pad", {"PH", "PW"}}}},
+  };
+  auto op_it = k.find(op);
+  if (op_it == k.end()) return {};
+  auto it = op_it->second.find(flag);
+  return it == op_it->second.end() ? std::vector<std::string>{} : it->second;
+}
+
 }  // namespace
 
 void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
@@ -37,8 +54,9 @@ void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
   cmd.add_option("--pad", a.pad, "conv2d/pool padding (>= 0)");
   cmd.add_option("--groups", a.groups, "conv2d groups (>= 1)");
   cmd.add_option("--dilation", a.dilation, "conv2d dilation (>= 1)");
-  cmd.add_option("--epilogue", a.epilogue, "Fused epilogue steps (bias, relu, relu6, residual, ...)")
-      ->delimiter(',');
+  // Split here rather than by CLI11, which drops an empty last item ("bias,").
+  cmd.add_option("--epilogue", a.epilogue,
+                 "Fused epilogue steps, comma-separated (bias, relu, relu6, residual, ...)");
   cmd.add_option("--dtype", a.dtype, "f32, f16 or bf16")->capture_default_str();
 }
 
@@ -46,13 +64,14 @@ schedules::Workload make_workload(const WorkloadArgs& a) {
   schedules::Workload w;
   w.op = a.op;
   w.dtype = ir::parse_data_type(a.dtype);
-  for (size_t i = 0; i < a.epilogue.size(); ++i) {
-    user_check(!a.epilogue[i].empty()) << "--epilogue: an empty step (a stray comma?)";
-    for (size_t j = 0; j < i; ++j)
-      user_check(a.epilogue[i] != a.epilogue[j])
-          << "--epilogue: '" << a.epilogue[i] << "' is given twice";
+  for (const std::string& list : a.epilogue) {
+    std::stringstream ss(list + ",");  // the comma makes a trailing empty step visible
+    for (std::string step; std::getline(ss, step, ',');) {
+      user_check(!step.empty()) << "--epilogue '" << list << "': an empty step (a stray comma?)";
+      user_check(!w.has_epilogue(step)) << "--epilogue: '" << step << "' is given twice";
+      w.epilogue.push_back(step);
+    }
   }
-  w.epilogue = a.epilogue;
   if (!a.shape.empty()) {
     std::vector<std::string> names = schedules::shape_form(a.op);
     user_check(!names.empty()) << "op '" << a.op << "' has no --shape form; use --param NAME=VALUE";
@@ -67,15 +86,19 @@ schedules::Workload make_workload(const WorkloadArgs& a) {
       w.params[names[i]] = dims[i];
     }
   }
-  auto attribute = [&](const char* flag, const char* name, int64_t v, int64_t unset, int64_t min) {
-    if (v == unset) return;
-    user_check(v >= min) << flag << " " << v << " is out of range (at least " << min << ")";
-    w.params[name] = v;
+  auto attribute = [&](const char* flag, const std::optional<int64_t>& v, int64_t min) {
+    if (!v) return;
+    user_check(*v >= min) << flag << " " << *v << " is out of range (at least " << min << ")";
+    const std::vector<std::string> names = attribute_params(a.op, flag);
+    user_check(!names.empty()) << flag << " does not apply to " << a.op
+                               << " (conv2d takes --stride, --pad, --groups, --dilation; "
+                                  "max_pool2d and avg_pool2d --stride, --pad)";
+    for (const std::string& n : names) w.params[n] = *v;
   };
-  attribute("--stride", "stride", a.stride, 0, 1);
-  attribute("--pad", "pad", a.pad, -1, 0);
-  attribute("--groups", "groups", a.groups, 0, 1);
-  attribute("--dilation", "dilation", a.dilation, 0, 1);
+  attribute("--stride", a.stride, 1);
+  attribute("--pad", a.pad, 0);
+  attribute("--groups", a.groups, 1);
+  attribute("--dilation", a.dilation, 1);
   for (const std::string& p : a.params) {
     auto eq = p.find('=');
     user_check(eq != std::string::npos && eq > 0) << "--param '" << p << "' is not NAME=VALUE";
@@ -91,15 +114,19 @@ schedules::Workload make_workload(const WorkloadArgs& a) {
 
 const schedules::OpTemplate& pick_template(const schedules::Workload& w, const Target& target,
                                            const std::string& name) {
+  const schedules::OpTemplate* tpl = nullptr;
   if (name.empty()) {
     std::vector<const schedules::OpTemplate*> all = schedules::templates_for(w, target);
     user_check(!all.empty()) << "no template implements " << w.str() << " on " << target.name;
-    return *all.front();
+    tpl = all.front();
+  } else {
+    tpl = &schedules::template_named(name);
+    user_check(tpl->op() == w.op) << "template '" << tpl->name() << "' implements " << tpl->op()
+                                  << ", not " << w.op;
   }
-  const schedules::OpTemplate& tpl = schedules::template_named(name);
-  user_check(tpl.op() == w.op) << "template '" << tpl.name() << "' implements " << tpl.op()
-                               << ", not " << w.op;
-  return tpl;
+  // Before anything asks it for a fallback or a space: sizes in range, products in int64.
+  tpl->validate(w, target);
+  return *tpl;
 }
 
 }  // namespace kiln::tools

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,16 +17,16 @@ namespace kiln::tools {
 struct WorkloadArgs {
   std::string op, shape, dtype = "f32";
   std::vector<std::string> params, epilogue;
-  // Unset (0) unless given; given values must be in range (no silent defaults).
-  int64_t stride = 0, groups = 0, dilation = 0;
-  int64_t pad = -1;
+  // Unset unless given; given values must be in range and taken by the op (no silent
+  // defaults, nothing ignored).
+  std::optional<int64_t> stride, pad, groups, dilation;
 };
 
 void add_workload_options(CLI::App& cmd, WorkloadArgs& a);
 // UserError naming the flag for anything malformed or out of range.
 schedules::Workload make_workload(const WorkloadArgs& a);
 // The named template (it must implement the workload's op and apply to it on `target`), or
-// the registry's first for the workload.
+// the registry's first for the workload; the workload validated for it (OpTemplate::validate).
 const schedules::OpTemplate& pick_template(const schedules::Workload& w, const Target& target,
                                            const std::string& name);
 
