@@ -105,12 +105,32 @@ std::vector<Workload> pool_shapes() {
                        {}});
       out.push_back({"global_avg_pool2d", {{"N", 1}, {"C", c}, {"H", hw}, {"W", hw}}, DataType::f32(), {}});
       out.push_back({"batch_norm", {{"N", 1}, {"C", c}, {"H", hw}, {"W", hw}}, DataType::f32(), {}});
-      for (int64_t block : {4, 8, 16})
+      for (int64_t block : {4, 8, 16}) {
         for (int64_t dir : {0, 1})
           out.push_back({"layout_transform",
                          {{"N", 1}, {"C", c}, {"H", hw}, {"W", hw}, {"block", block}, {"direction", dir}},
                          DataType::f32(),
                          {}});
+        // Re-blocking from one NCHW[x]c to another.
+        out.push_back({"layout_transform",
+                       {{"N", 1}, {"C", c}, {"H", hw}, {"W", hw}, {"src_block", block},
+                        {"block", block == 16 ? 4 : 2 * block}, {"direction", 2}},
+                       DataType::f32(),
+                       {}});
+      }
+      for (int64_t linear : {0, 1})
+        out.push_back({"resize",
+                       {{"N", 1}, {"C", c}, {"H", hw}, {"W", hw + 2}, {"OH", 2 * hw}, {"OW", hw + 5},
+                        {"linear", linear}},
+                       DataType::f32(),
+                       {}});
+      out.push_back({"conv2d_transpose",
+                     {{"N", 1}, {"C", c}, {"H", hw}, {"W", hw}, {"O", (c % 7) + 1}, {"KH", 2},
+                      {"KW", 3}, {"SH", 2}, {"SW", 1}},
+                     DataType::f32(),
+                     {}});
+      for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"})
+        out.push_back({op, {{"outer", hw}, {"reduced", c}, {"inner", hw + 1}}, DataType::f32(), {}});
     }
   return out;
 }
@@ -158,6 +178,12 @@ std::vector<Workload> data_movement_shapes() {
       put(pad, "B", {0, 1, 2});
       put(pad, "A", {1, 0, 2});
       out.push_back(pad);
+      Workload slice{"slice", {{"ndim", 3}}, DataType::f32(), {}};
+      put(slice, "D", {c + 2, hw, hw + 4});
+      put(slice, "S", {1, 0, 2});
+      put(slice, "T", {1, 1, 2});
+      put(slice, "O", {c, hw, 2});
+      out.push_back(slice);
       Workload reshape{"reshape", {{"ndim", 3}, {"ondim", 2}}, DataType::f32(), {}};
       put(reshape, "D", {c, hw, 2});
       put(reshape, "O", {c * hw, 2});
@@ -173,7 +199,8 @@ std::vector<Workload> shapes_for(const OpTemplate& tpl) {
   if (op == "dense" || op == "batch_matmul") all = matmul_shapes(op);
   else if (op == "conv2d") all = conv_shapes();
   else if (op == "softmax" || op == "layer_norm") all = row_shapes();
-  else if (op == "concat" || op == "transpose" || op == "pad" || op == "reshape") all = data_movement_shapes();
+  else if (op == "concat" || op == "transpose" || op == "pad" || op == "reshape" || op == "slice")
+    all = data_movement_shapes();
   else if (schedules::shape_form(op).empty()) {
     bool binary = false;
     for (const std::string& b : schedules::elementwise_binary_ops()) binary |= b == op;

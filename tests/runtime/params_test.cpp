@@ -80,7 +80,7 @@ TEST(ParamsFile, WriteThenOpen) {
   const std::vector<uint8_t> bytes = read_file(path);
   ASSERT_EQ(bytes.size(), kParamsHeaderBytes + payload.size());
   EXPECT_EQ(std::memcmp(bytes.data(), "KILNPRM\0", 8), 0);
-  EXPECT_EQ(bytes[8], 1);    // version, little-endian
+  EXPECT_EQ(bytes[8], 2);    // version, little-endian
   EXPECT_EQ(bytes[12], 64);  // payload offset
   EXPECT_EQ(bytes[16] | bytes[17] << 8, 1000);
   EXPECT_EQ(std::memcmp(bytes.data() + 64, payload.data(), payload.size()), 0);
