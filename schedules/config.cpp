@@ -38,6 +38,16 @@ void ConfigSpace::define_knob(const std::string& name, std::vector<int64_t> choi
   knobs_.push_back({name, std::move(choices)});
 }
 
+ConfigSpace ConfigSpace::pinned(const Config& fixed) const {
+  ConfigSpace out = *this;
+  for (Knob& k : out.knobs_) {
+    if (!fixed.has(k.name)) continue;
+    const int64_t v = fixed[k.name];
+    if (std::find(k.choices.begin(), k.choices.end(), v) != k.choices.end()) k.choices = {v};
+  }
+  return out;
+}
+
 void ConfigSpace::define_split(const std::string& name, int64_t extent, int64_t max_factor) {
   std::vector<int64_t> f;
   for (int64_t d = 1; d <= std::min(extent, max_factor); ++d)

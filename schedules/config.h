@@ -53,6 +53,10 @@ class ConfigSpace {
   bool contains(const Config& c) const;
   // The index of a point of the space (at(index_of(c)) == c); InternalError when it is not one.
   uint64_t index_of(const Config& c) const;
+  // The subspace where each knob `fixed` names, and this space offers that value of, has only
+  // that value (other knobs of `fixed` are ignored): a search that must keep some choices,
+  // such as a network's channel blocks, walks the rest.
+  ConfigSpace pinned(const Config& fixed) const;
 
  private:
   std::vector<Knob> knobs_;

@@ -84,7 +84,8 @@ int run_network_tune(const TuneArgs& a) {
   // The tasks exactly as `kiln compile` builds them.
   std::vector<tuner::NetworkWorkload> workloads;
   for (network::ExtractedTask& t : network::extract_tasks(a.model, target, shapes))
-    workloads.push_back({std::move(t.workload), t.occurrences, std::move(t.templates)});
+    workloads.push_back({std::move(t.workload), t.occurrences, std::move(t.templates),
+                         std::move(t.blocks)});
   user_check(!workloads.empty()) << a.model << ": no tunable operator in the network";
 
   std::vector<tuner::TuningRecord> history = load_log(a.log, target);

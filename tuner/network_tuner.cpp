@@ -50,7 +50,7 @@ NetworkTuner::NetworkTuner(const std::vector<NetworkWorkload>& workloads, const 
   for (const NetworkWorkload& w : workloads)
     for (const schedules::OpTemplate* tpl : w.templates) {
       Slot s;
-      s.task = TuneTask{tpl, w.workload, target};
+      s.task = TuneTask{tpl, w.workload, target, w.pinned};
       s.occurrences = w.occurrences;
       s.flops = flops_of(*tpl, w.workload, target);
       tasks_.push_back(std::move(s));

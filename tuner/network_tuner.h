@@ -31,6 +31,7 @@ struct NetworkWorkload {
   schedules::Workload workload;
   int occurrences = 1;                                  // kernel calls computing it
   std::vector<const schedules::OpTemplate*> templates;  // every template that applies
+  schedules::Config pinned;  // knobs every template's search keeps (TuneTask::pinned)
 };
 
 struct NetworkTuneOptions {

@@ -99,7 +99,7 @@ struct TaskTuner::Impl {
   Impl(const TuneTask& t, TuneOptions o)
       : task(t),
         options(std::move(o)),
-        space(t.tpl->space(t.workload, t.target)),
+        space(t.tpl->space(t.workload, t.target).pinned(t.pinned)),
         data(*t.tpl, t.workload),
         rtol(options.rtol > 0 ? options.rtol
                              : tolerance(task.workload.dtype) *

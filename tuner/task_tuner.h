@@ -30,6 +30,9 @@ struct TuneTask {
   const schedules::OpTemplate* tpl = nullptr;
   schedules::Workload workload;
   Target target;
+  // Knobs the search keeps at these values (ConfigSpace::pinned): a network's channel blocks,
+  // so that tuned kernels read and write the layouts their neighbours do.
+  schedules::Config pinned;
   std::string str() const;  // "dense.packed dense M=... f32 on x86-avx512"
 };
 

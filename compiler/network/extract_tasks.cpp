@@ -16,6 +16,15 @@ bool tunable(const std::vector<const schedules::OpTemplate*>& templates,
   return false;
 }
 
+// The channel-block knobs of a config: what decides the NCHW[x]c layouts a conv reads and
+// writes.
+schedules::Config block_knobs(const schedules::Config& c) {
+  schedules::Config blocks;
+  for (const char* knob : {"ic_bn", "oc_bn", "c_bn"})
+    if (c.has(knob)) blocks.set(knob, c[knob]);
+  return blocks;
+}
+
 }  // namespace
 
 std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Target& target,
@@ -27,7 +36,9 @@ std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Ta
   std::map<std::string, size_t> index;  // workload -> position in `tasks`
   for (const Task& t : program.tasks) {
     auto [it, inserted] = index.try_emplace(t.workload.str(), tasks.size());
-    if (inserted) tasks.push_back({t.workload, 0, schedules::templates_for(t.workload, target)});
+    if (inserted)
+      tasks.push_back({t.workload, 0, schedules::templates_for(t.workload, target),
+                       block_knobs(t.config)});
     tasks[it->second].occurrences += t.calls;
   }
   std::vector<ExtractedTask> out;

@@ -5,9 +5,13 @@
 // network compute it and every template that can build it on the target; a workload is
 // tunable when one of those templates has more than one config.
 //
-// Layout conversions are extracted for the blocks of the untuned kernels; once a tuned
-// convolution picks another block, its conversions are other workloads, compiled with their
-// fallback configs.
+// Each task also carries the channel blocks its untuned kernel reads and writes (the knobs
+// ic_bn, oc_bn, c_bn of the config the untuned compile chose, which follow the neighbouring
+// layouts: choose_template.h). The network tuner keeps those blocks fixed, so a tuned kernel
+// still shares its neighbours' NCHW[x]c layout: otherwise each tuned conv would pick its own
+// blocks and the compiled network would gain a layout conversion around it, costing more than
+// tuning won (measured on MobileNetV2: 43 kernels and 71 calls untuned, 58 and 95 after a
+// short tune without pinning, and slower than untuned).
 #pragma once
 
 #include <string>
@@ -23,6 +27,7 @@ struct ExtractedTask {
   schedules::Workload workload;
   int occurrences = 0;                                  // kernel calls computing it
   std::vector<const schedules::OpTemplate*> templates;  // templates_for(workload, target)
+  schedules::Config blocks;  // the untuned kernel's channel-block knobs (empty: none)
 };
 
 // The tunable workloads, in the order the network first computes them.

@@ -55,6 +55,29 @@ TEST(ExtractTasks, RepeatedLayersAreOneTaskWithTheirCount) {
   EXPECT_EQ(conversions, 2);
 }
 
+TEST(ExtractTasks, ConvTasksCarryTheirUntunedBlocksWhichPinTheSearch) {
+  auto e = extract(residual_block(), "host");
+  int convs = 0;
+  for (const ExtractedTask& t : e->tasks) {
+    if (t.workload.op != "conv2d") continue;
+    ++convs;
+    ASSERT_TRUE(t.blocks.has("ic_bn") || t.blocks.has("c_bn")) << t.workload.str();
+    // Every template's space, pinned to those blocks, keeps only those blocks (where the
+    // template offers them) and still has configs to search.
+    for (const schedules::OpTemplate* tpl : t.templates) {
+      schedules::ConfigSpace full = tpl->space(t.workload, target_from_name("host"));
+      schedules::ConfigSpace pinned = full.pinned(t.blocks);
+      EXPECT_GE(pinned.size(), 1u);
+      EXPECT_LE(pinned.size(), full.size());
+      for (const schedules::Knob& k : pinned.knobs())
+        if (t.blocks.has(k.name) && full.contains(tpl->fallback(t.workload, target_from_name("host"))) &&
+            k.choices.size() == 1)
+          EXPECT_EQ(k.choices[0], t.blocks[k.name]) << tpl->name() << " " << k.name;
+    }
+  }
+  EXPECT_GE(convs, 2);
+}
+
 TEST(ExtractTasks, FusedEpiloguesAndEveryApplicableTemplate) {
   auto e = extract(depthwise_pointwise_block(), "host");
   // BN folded into the depthwise conv's bias, Clip fused as relu6: no elementwise task left.

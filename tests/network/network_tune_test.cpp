@@ -86,6 +86,14 @@ TEST(NetworkTune, TunedNetworkCompilesWithRecordsAndMatchesTheReference) {
               o.text.find("3x  conv2d.winograd  conv2d C=16") != std::string::npos)
       << o.text;
   EXPECT_NE(o.text.find("[tuned "), std::string::npos) << o.text;
+  // The search kept the untuned kernels' channel blocks (extract_tasks.h), so the tuned
+  // network converts layouts exactly where the untuned one does: into the first conv and out
+  // of the last.
+  size_t conversions = 0;
+  for (size_t at = o.text.find("  LayoutTransform  "); at != std::string::npos;
+       at = o.text.find("  LayoutTransform  ", at + 1))
+    ++conversions;
+  EXPECT_EQ(conversions, 2u) << o.text;
 
   Model m = Model::load(net.out + "/model.so", net.out + "/model.params", 1);
   std::vector<const void*> in;
