@@ -80,6 +80,13 @@ double TaskScheduler::gradient(size_t i) const {
   const State& s = state_[i];
   const double best = cost_or_penalty(i);
   const double others = others_best(i);
+  // A template far behind another template of the same workload after its warm-up (a general
+  // conv on a depthwise workload, 100x slower than the depthwise template) would have to beat
+  // it many times over before the network gained anything; the group estimate below would
+  // still call it promising, since its group runs fast on other workloads. Its trials go
+  // elsewhere.
+  constexpr double kFarBehind = 4;
+  if (s.rounds > 0 && s.best > 0 && std::isfinite(others) && s.best > kFarBehind * others) return 0;
   // Backward: the improvement per slice over the last `window` slices of this run.
   double backward = 0;
   const size_t w = options_.window;

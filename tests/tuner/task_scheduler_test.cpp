@@ -193,5 +193,21 @@ TEST(TaskScheduler, AnAlternativeFarBehindGetsFewTrials) {
   EXPECT_GT(net.given[0], 2 * net.given[1]);
 }
 
+TEST(TaskScheduler, AnAlternativeFarBehindGetsNoTrialsAfterItsWarmUp) {
+  // Task 1 is a general template on a workload whose other template (task 0) is 100x faster;
+  // its group (task 2, same template, other workload) runs fast, which alone would make it
+  // look the most promising. After the warm-up it gets nothing more.
+  FakeNetwork net({{1e-4, 0.9}, {1e-2, 0.5, 50}, {1e-3, 0.5}});
+  std::vector<ScheduledTask> tasks = weighted({1, 1, 1});
+  tasks[0].alternatives = tasks[1].alternatives = "depthwise A";
+  tasks[1].group = tasks[2].group = "conv2d.nchwc";
+  tasks[1].flops = tasks[2].flops = 1e6;
+  SchedulerOptions o = budget(320);
+  TaskScheduler s(tasks, o);
+  s.run(net.fn(), kNoStop);
+  EXPECT_EQ(net.given[1], o.warmup ? o.warmup : o.slice);
+  EXPECT_GT(net.given[2], net.given[1]);
+}
+
 }  // namespace
 }  // namespace kiln::tuner
