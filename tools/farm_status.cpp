@@ -23,7 +23,9 @@ Run add_farm(CLI::App& app) {
   return [=] {
     // A missing token or a farm that cannot be reached at the address given: bad flags.
     std::string status = as_user_error([&] {
-      farm::FarmClient client(*farm_address, farm::load_token(*token_file), *tls_ca);
+      // A status query answers now or says why: no retrying a tracker that is not there.
+      farm::FarmClient client(*farm_address, farm::load_token(*token_file), *tls_ca,
+                              farm::RetryPolicy{0, nullptr});
       return farm::format_status(client.status());
     });
     std::fputs(status.c_str(), stdout);

@@ -57,7 +57,10 @@ int run_model(const RunArgs& a) {
       return Model::load((fs::path(a.dir) / "model.so").string(),
                          (fs::path(a.dir) / "model.params").string(), a.threads);
     } catch (const std::runtime_error& e) {
-      user_error() << a.dir << ": " << e.what();
+      // The runtime's message names the file and starts with "kiln: ", as main's line will.
+      std::string what = e.what();
+      if (what.rfind("kiln: ", 0) == 0) what.erase(0, 6);
+      user_error() << what;
       throw;
     }
   }();

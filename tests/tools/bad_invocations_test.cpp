@@ -239,6 +239,7 @@ TEST_P(BadInvocation, ExitsTwoWithOneLineOnStderr) {
   ASSERT_FALSE(e.err.empty());
   EXPECT_EQ(e.err.find('\n'), e.err.size() - 1) << "not exactly one line";
   EXPECT_EQ(e.err.rfind("kiln: error: ", 0), 0u);
+  EXPECT_EQ(e.err.find("kiln:", 1), std::string::npos) << "a second \"kiln:\" in the line";
   EXPECT_NE(e.err.find(c.expected), std::string::npos) << "expected: " << c.expected;
 }
 
