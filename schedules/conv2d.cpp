@@ -172,37 +172,9 @@ Values pack_depthwise_weight(const Values& wv, const Conv2dParams& p, int64_t bn
   return out;
 }
 
-// Base of the conv2d templates: the logical interface (NCHW data, OIHW weights, epilogue
-// inputs, NCHW output) and the reference.
-class Conv2dTemplate : public OpTemplate {
- public:
-  std::string op() const override { return "conv2d"; }
-
-  std::vector<TensorSpec> inputs(const Workload& w) const override {
-    Conv2dParams p = conv2d_params(w);
-    std::vector<TensorSpec> in = {{"data", {p.n, p.c, p.h, p.w}},
-                                  {"weight", {p.o, p.c / p.groups, p.kh, p.kw}}};
-    auto extra = epilogue_inputs(w, p.o, {p.n, p.o, p.out_h(), p.out_w()});
-    in.insert(in.end(), extra.begin(), extra.end());
-    return in;
-  }
-  TensorSpec output(const Workload& w) const override {
-    Conv2dParams p = conv2d_params(w);
-    return {"out", {p.n, p.o, p.out_h(), p.out_w()}};
-  }
-  Values reference(const Workload& w, const std::vector<Values>& in) const override {
-    Conv2dParams p = conv2d_params(w);
-    Values out = conv2d_reference(p, in[0], in[1]);
-    std::vector<const Values*> extra;
-    for (size_t i = 2; i < in.size(); ++i) extra.push_back(&in[i]);
-    const int64_t hw = p.out_h() * p.out_w();
-    for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
-      out[i] = static_cast<float>(apply_epilogue_reference(w, extra, out[i], (i / hw) % p.o, i));
-    return out;
-  }
-
-  std::vector<std::string> epilogues() const override { return epilogue_names(); }
-
+// Base of the direct conv2d templates: the shared conv2d interface (conv2d.h) plus the
+// kernel assembly of the blocked ones.
+class DirectConv2dTemplate : public Conv2dTemplate {
  protected:
   // The kernel (data, weight, the epilogue's tensors, out) of a blocked template, its
   // arguments logical outside (blocked_conv_args).
@@ -236,7 +208,7 @@ te::Tensor blocked_epilogue(const Workload& w, const EpilogueTensors& ep, const 
 // ---------------------------------------------------------------------------------------
 // conv2d.nchwc
 
-class Conv2dNchwc : public Conv2dTemplate {
+class Conv2dNchwc : public DirectConv2dTemplate {
  public:
   std::string name() const override { return "conv2d.nchwc"; }
   bool applies(const Workload& w, const Target&) const override {
@@ -324,7 +296,7 @@ class Conv2dNchwc : public Conv2dTemplate {
 // ---------------------------------------------------------------------------------------
 // conv2d.1x1
 
-class Conv2d1x1 : public Conv2dTemplate {
+class Conv2d1x1 : public DirectConv2dTemplate {
  public:
   std::string name() const override { return "conv2d.1x1"; }
   static bool is_1x1(const Conv2dParams& p) {
@@ -420,7 +392,7 @@ class Conv2d1x1 : public Conv2dTemplate {
 // ---------------------------------------------------------------------------------------
 // conv2d.depthwise
 
-class Conv2dDepthwise : public Conv2dTemplate {
+class Conv2dDepthwise : public DirectConv2dTemplate {
  public:
   std::string name() const override { return "conv2d.depthwise"; }
   static bool is_depthwise(const Conv2dParams& p) {
@@ -500,6 +472,33 @@ class Conv2dDepthwise : public Conv2dTemplate {
 };
 
 }  // namespace
+
+std::vector<TensorSpec> Conv2dTemplate::inputs(const Workload& w) const {
+  Conv2dParams p = conv2d_params(w);
+  std::vector<TensorSpec> in = {{"data", {p.n, p.c, p.h, p.w}},
+                                {"weight", {p.o, p.c / p.groups, p.kh, p.kw}}};
+  auto extra = epilogue_inputs(w, p.o, {p.n, p.o, p.out_h(), p.out_w()});
+  in.insert(in.end(), extra.begin(), extra.end());
+  return in;
+}
+
+TensorSpec Conv2dTemplate::output(const Workload& w) const {
+  Conv2dParams p = conv2d_params(w);
+  return {"out", {p.n, p.o, p.out_h(), p.out_w()}};
+}
+
+Values Conv2dTemplate::reference(const Workload& w, const std::vector<Values>& in) const {
+  Conv2dParams p = conv2d_params(w);
+  Values out = conv2d_reference(p, in[0], in[1]);
+  std::vector<const Values*> extra;
+  for (size_t i = 2; i < in.size(); ++i) extra.push_back(&in[i]);
+  const int64_t hw = p.out_h() * p.out_w();
+  for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
+    out[i] = static_cast<float>(apply_epilogue_reference(w, extra, out[i], (i / hw) % p.o, i));
+  return out;
+}
+
+std::vector<std::string> Conv2dTemplate::epilogues() const { return epilogue_names(); }
 
 const OpTemplate& conv2d_nchwc_template() {
   static const Conv2dNchwc t;

@@ -67,6 +67,18 @@ Conv2dParams conv2d_params(const Workload& w);
 // Grouped, dilated, asymmetric-stride reference in double on logical NCHW/OIHW values.
 Values conv2d_reference(const Conv2dParams& p, const Values& data, const Values& weight);
 
+// What every conv2d template shares: the logical interface (NCHW data, OIHW weights, the
+// epilogue's inputs, NCHW output), the reference, and the epilogues. Direct (conv2d.cpp) and
+// Winograd (winograd.cpp) templates derive from it and add their schedules.
+class Conv2dTemplate : public OpTemplate {
+ public:
+  std::string op() const override { return "conv2d"; }
+  std::vector<TensorSpec> inputs(const Workload& w) const override;
+  TensorSpec output(const Workload& w) const override;
+  Values reference(const Workload& w, const std::vector<Values>& in) const override;
+  std::vector<std::string> epilogues() const override;
+};
+
 const OpTemplate& conv2d_nchwc_template();
 const OpTemplate& conv2d_1x1_template();
 const OpTemplate& conv2d_depthwise_template();

@@ -82,6 +82,13 @@ ConfigSpace copy_space() {
 // Waking the second thread costs more than copying less than ~64 KiB.
 bool worth_threads(int64_t elements, DataType t) { return elements * t.bytes() >= (64 << 10); }
 
+// The fallback of a copy whose output is `out`: vectors along the last axis when it holds a
+// whole one, threads when the copy is big enough to pay for them.
+Config copy_fallback(const Shape& out, const Workload& w, const Target& t) {
+  return Config({{"vecs", out.back() >= t.lanes(w.dtype) ? 1 : 0},
+                 {"parallel", worth_threads(product(out), w.dtype) ? 1 : 0}});
+}
+
 // ---- concat ---------------------------------------------------------------------------
 
 struct ConcatShape {
@@ -309,9 +316,7 @@ class Pad : public OpTemplate {
     return copy_space();
   }
   Config fallback(const Workload& w, const Target& t) const override {
-    PadShape s = pad_shape(w);
-    return Config({{"vecs", s.out.back() >= t.lanes(w.dtype) ? 1 : 0},
-                   {"parallel", worth_threads(product(s.out), w.dtype) ? 1 : 0}});
+    return copy_fallback(pad_shape(w).out, w, t);
   }
   std::vector<TensorSpec> inputs(const Workload& w) const override { return {{"X", pad_shape(w).in}}; }
   TensorSpec output(const Workload& w) const override { return {"Y", pad_shape(w).out}; }
@@ -391,9 +396,7 @@ class Slice : public OpTemplate {
     return copy_space();
   }
   Config fallback(const Workload& w, const Target& t) const override {
-    SliceShape s = slice_shape(w);
-    return Config({{"vecs", s.out.back() >= t.lanes(w.dtype) ? 1 : 0},
-                   {"parallel", worth_threads(product(s.out), w.dtype) ? 1 : 0}});
+    return copy_fallback(slice_shape(w).out, w, t);
   }
   std::vector<TensorSpec> inputs(const Workload& w) const override { return {{"X", slice_shape(w).in}}; }
   TensorSpec output(const Workload& w) const override { return {"Y", slice_shape(w).out}; }

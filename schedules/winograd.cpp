@@ -87,12 +87,10 @@ int64_t vector_registers(const Target& t) {
   return t.is_x86() && t.vector_bits < 512 ? 16 : 32;  // ymm on AVX2; zmm and v otherwise
 }
 
-class Conv2dWinograd : public OpTemplate {
+class Conv2dWinograd : public Conv2dTemplate {
  public:
   std::string name() const override { return "conv2d.winograd"; }
-  std::string op() const override { return "conv2d"; }
   std::vector<DataType> dtypes() const override { return {DataType::f32()}; }
-  std::vector<std::string> epilogues() const override { return epilogue_names(); }
 
   bool applies(const Workload& w, const Target&) const override {
     return winograd_form(w) && !winograd_tile_choices(w).empty();
@@ -117,30 +115,6 @@ class Conv2dWinograd : public OpTemplate {
     return winograd_fallback(w, t, winograd_fallback_tile(w));
   }
 
-  // The logical interface and reference of every conv2d template (NCHW data, OIHW weights,
-  // the epilogue's inputs; conv2d.cpp keeps its own base class private).
-  std::vector<TensorSpec> inputs(const Workload& w) const override {
-    Conv2dParams p = conv2d_params(w);
-    std::vector<TensorSpec> in = {{"data", {p.n, p.c, p.h, p.w}},
-                                  {"weight", {p.o, p.c / p.groups, p.kh, p.kw}}};
-    auto extra = epilogue_inputs(w, p.o, {p.n, p.o, p.out_h(), p.out_w()});
-    in.insert(in.end(), extra.begin(), extra.end());
-    return in;
-  }
-  TensorSpec output(const Workload& w) const override {
-    Conv2dParams p = conv2d_params(w);
-    return {"out", {p.n, p.o, p.out_h(), p.out_w()}};
-  }
-  Values reference(const Workload& w, const std::vector<Values>& in) const override {
-    Conv2dParams p = conv2d_params(w);
-    Values out = conv2d_reference(p, in[0], in[1]);
-    std::vector<const Values*> extra;
-    for (size_t i = 2; i < in.size(); ++i) extra.push_back(&in[i]);
-    const int64_t hw = p.out_h() * p.out_w();
-    for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
-      out[i] = static_cast<float>(apply_epilogue_reference(w, extra, out[i], (i / hw) % p.o, i));
-    return out;
-  }
   double tolerance_scale(const Workload& w) const override {
     std::vector<int64_t> ms = winograd_tile_choices(w);
     return ms.empty() ? 1.0 : winograd_error_scale(ms.back());

@@ -78,17 +78,10 @@ int fuse_gelu(Graph& g) {
       if (n.op_type != "Erf") continue;
       std::optional<GeluMatch> m = match_at(g, n);
       if (!m) continue;
-      for (Node& last : g.nodes)
-        if (last.outputs[0] == m->out) {
-          Node gelu;
-          gelu.name = last.name;
-          gelu.op_type = "Gelu";
-          gelu.inputs = {m->x};
-          gelu.outputs = {m->out};
-          gelu.source_index = last.source_index;
-          last = std::move(gelu);
-        }
-      erase_nodes_defining(g, m->interior);
+      Node gelu;
+      gelu.op_type = "Gelu";
+      gelu.inputs = {m->x};
+      replace_pattern(g, m->out, std::move(gelu), m->interior);
       ++fused;
       changed = true;
       break;

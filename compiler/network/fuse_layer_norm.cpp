@@ -105,19 +105,12 @@ int fuse_layer_norm(Graph& g) {
       const int64_t cols = g.type_of(m->x)->dims().back();
       if (m->gamma.empty()) m->gamma = row_constant(g, m->out + ".gamma", cols, 1.0);
       if (m->beta.empty()) m->beta = row_constant(g, m->out + ".beta", cols, 0.0);
-      for (Node& last : g.nodes)
-        if (last.outputs[0] == m->out) {
-          Node ln;
-          ln.name = last.name;
-          ln.op_type = "LayerNormalization";
-          ln.inputs = {m->x, m->gamma, m->beta};
-          ln.outputs = {m->out};
-          ln.attrs["axis"] = int64_t{-1};
-          ln.attrs["epsilon"] = static_cast<float>(m->eps);
-          ln.source_index = last.source_index;
-          last = std::move(ln);
-        }
-      erase_nodes_defining(g, m->interior);
+      Node ln;
+      ln.op_type = "LayerNormalization";
+      ln.inputs = {m->x, m->gamma, m->beta};
+      ln.attrs["axis"] = int64_t{-1};
+      ln.attrs["epsilon"] = static_cast<float>(m->eps);
+      replace_pattern(g, m->out, std::move(ln), m->interior);
       ++fused;
       changed = true;
       break;

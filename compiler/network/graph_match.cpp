@@ -57,4 +57,17 @@ void erase_nodes_defining(Graph& g, const std::set<std::string>& values) {
                 [&](const Node& n) { return !n.outputs.empty() && values.count(n.outputs[0]); });
 }
 
+void replace_pattern(Graph& g, const std::string& out, Node fused,
+                     const std::set<std::string>& interior) {
+  for (Node& last : g.nodes)
+    if (!last.outputs.empty() && last.outputs[0] == out) {
+      fused.name = last.name;
+      fused.outputs = {out};
+      fused.source_index = last.source_index;
+      last = std::move(fused);
+      break;
+    }
+  erase_nodes_defining(g, interior);
+}
+
 }  // namespace kiln::network

@@ -26,5 +26,10 @@ bool is_scalar(const graph::Graph& graph, const std::string& value, double expec
 std::string other_input(const graph::Node& node, const std::string& value);
 // Removes the nodes whose first outputs are in `values` (keeping the others' order).
 void erase_nodes_defining(graph::Graph& graph, const std::set<std::string>& values);
+// A matched pattern collapsed into one node: `fused` (its op type, inputs and attributes)
+// takes the place, name and source position of the node that writes `out`, and the nodes
+// defining the pattern's `interior` values are removed.
+void replace_pattern(graph::Graph& graph, const std::string& out, graph::Node fused,
+                     const std::set<std::string>& interior);
 
 }  // namespace kiln::network

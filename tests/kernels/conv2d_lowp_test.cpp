@@ -5,6 +5,7 @@
 // .4s) and refusals (targets
 // without the instructions, groups > 1). The 64->64 3x3 56x56 timing against conv2d.nchwc
 // f32 is DISABLED_ (run with --gtest_also_run_disabled_tests).
+#include "tests/kernels/asm_check.h"
 #include "schedules/conv2d_lowp.h"
 
 #include <gtest/gtest.h>
@@ -246,44 +247,22 @@ TEST(Conv2dLowpPacking, VnniWeights) {
   EXPECT_EQ(v, (std::vector<float>{0, 1, 10, 11, 2, 0, 12, 0}));
 }
 
-// Assembly (codegen only, any host).
-std::string assembly(const OpTemplate& tpl, const Workload& w, const std::string& target,
-                     const std::map<std::string, int64_t>& knobs = {}) {
-  Target t = target_from_name(target);
-  if (t.is_x86() && !t.has("avx512bf16")) t.features.push_back("+avx512bf16");
-  Config cfg = tpl.fallback(w, t);
-  for (const auto& [k, v] : knobs) cfg.set(k, v);
-  codegen::CodegenOptions o;
-  o.emit_assembly = true;
-  return codegen::compile_module({tuner::lower_template(tpl, w, t, cfg, "kernel").func}, t, o)
-      .assembly;
-}
 
-int count(const std::string& s, const std::string& mnemonic, const std::string& operand) {
-  std::istringstream in(s);
-  int n = 0;
-  for (std::string line; std::getline(in, line);) {
-    size_t at = line.find_first_not_of(" \t");
-    if (at == std::string::npos || line.compare(at, mnemonic.size(), mnemonic) != 0) continue;
-    if (line.find(operand) != std::string::npos) ++n;
-  }
-  return n;
-}
 
 TEST(Conv2dLowpAsm, X86Bf16UsesVdpbf16psOnZmm) {
   Workload w = conv(1, 64, 56, 56, 64, 3, DataType::bf16(), {{"pad", 1}});
-  std::string s = assembly(schedules::conv2d_bf16_x86_template(), w, "x86-avx512");
+  std::string s = template_assembly(schedules::conv2d_bf16_x86_template(), w, "x86-avx512");
   // Fallback: 8 pixels x 2 zmm, 4 channel pairs per iteration, 3 taps unrolled.
-  EXPECT_GE(count(s, "vdpbf16ps", "zmm"), 8 * 2 * 4) << s;
-  EXPECT_EQ(count(s, "vdpbf16ps", "rsp"), 0) << "accumulators spilled to the stack";
+  EXPECT_GE(count_instructions(s, "vdpbf16ps", "zmm"), 8 * 2 * 4) << s;
+  EXPECT_EQ(count_instructions(s, "vdpbf16ps", "rsp"), 0) << "accumulators spilled to the stack";
 }
 
 TEST(Conv2dLowpAsm, ArmF16AccumulationUsesFmla8h) {
   Workload w = conv(1, 16, 8, 8, 16, 3, DataType::f16(), {{"pad", 1}});
-  std::string s = assembly(schedules::conv2d_f16_arm_template(), w, "arm-fp16", {{"f16_acc", 1}});
-  EXPECT_GE(count(s, "fmla", ".8h"), 8) << s;
-  std::string d = assembly(schedules::conv2d_f16_arm_template(), w, "arm-fp16");
-  EXPECT_EQ(count(d, "fmla", ".8h"), 0) << "default must accumulate in f32:\n" << d;
+  std::string s = template_assembly(schedules::conv2d_f16_arm_template(), w, "arm-fp16", {{"f16_acc", 1}});
+  EXPECT_GE(count_instructions(s, "fmla", ".8h"), 8) << s;
+  std::string d = template_assembly(schedules::conv2d_f16_arm_template(), w, "arm-fp16");
+  EXPECT_EQ(count_instructions(d, "fmla", ".8h"), 0) << "default must accumulate in f32:\n" << d;
 }
 
 TEST(Conv2dLowpAsm, ArmBf16UsesBfdot) {
@@ -291,18 +270,18 @@ TEST(Conv2dLowpAsm, ArmBf16UsesBfdot) {
   const OpTemplate& t = schedules::conv2d_bf16_arm_template();
   // Fallback: 16 output channels (4 q registers) x 4 pixels (divides OW 8), 4 channel pairs
   // per iteration, 3 taps unrolled.
-  std::string s = assembly(t, w, "arm-bf16");
-  EXPECT_GE(count(s, "bfdot", ".4s"), 4 * 4 * 4) << s;
+  std::string s = template_assembly(t, w, "arm-bf16");
+  EXPECT_GE(count_instructions(s, "bfdot", ".4s"), 4 * 4 * 4) << s;
   // The pair is broadcast with ld1r; no vector register goes through the stack.
-  EXPECT_GE(count(s, "ld1r", ".4s"), 4) << s;
+  EXPECT_GE(count_instructions(s, "ld1r", ".4s"), 4) << s;
   const std::regex vector_reg(R"(\b[qv][0-9]+\b)");
   std::istringstream in(s);
   for (std::string line; std::getline(in, line);)
     if (line.find("[sp") != std::string::npos)
       EXPECT_FALSE(std::regex_search(line, vector_reg)) << "vector spill: " << line;
   // A 4-lane block: one accumulator per pixel.
-  std::string one = assembly(t, w, "arm-bf16", {{"oc_bn", 4}});
-  EXPECT_GE(count(one, "bfdot", ".4s"), 4) << one;
+  std::string one = template_assembly(t, w, "arm-bf16", {{"oc_bn", 4}});
+  EXPECT_GE(count_instructions(one, "bfdot", ".4s"), 4) << one;
 }
 
 // Measured, not asserted: single thread, median of timed batches.

@@ -1,0 +1,24 @@
+// What the kernel assembly tests share: a template's kernel compiled to assembly text, and a
+// count of the instructions in it that use a given register class or operand.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "schedules/op_template.h"
+
+namespace kiln::testing {
+
+// The assembly of `tpl`'s kernel for `w` on the preset `target`, with its fallback config
+// changed by `knobs`. An AVX-512 target is given avx512bf16 when the preset lacks it here:
+// nothing runs, so the code is checked for a CPU that has it.
+std::string template_assembly(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                              const std::string& target,
+                              const std::map<std::string, int64_t>& knobs = {});
+
+// Instruction lines whose mnemonic starts with `mnemonic` and that mention `operand`.
+int count_instructions(const std::string& assembly, const std::string& mnemonic,
+                       const std::string& operand);
+
+}  // namespace kiln::testing
