@@ -5,6 +5,10 @@
 #pragma once
 
 #include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <stdexcept>
 #include <string>
@@ -27,15 +31,34 @@ auto as_user_error(F f) -> decltype(f()) {
 }
 
 // UserError unless `host` is an address or name this machine can resolve (what --bind takes).
-inline void check_bind_address(const std::string& host) {
+// Checks that the tracker can listen on HOST:PORT before gRPC tries (which would print its own
+// multi-line error): HOST must resolve, and PORT (unless 0, any port) must be free.
+inline void check_listen_address(const std::string& host, int port) {
   addrinfo hints{};
   hints.ai_flags = AI_PASSIVE;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
-  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
-  if (found) freeaddrinfo(found);
-  user_check(rc == 0) << "--bind '" << host << "' is not an address to listen on ("
-                      << gai_strerror(rc) << ")";
+  const std::string service = std::to_string(port);
+  const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found);
+  if (rc != 0) {
+    if (found) freeaddrinfo(found);
+    user_error() << "--bind '" << host << "' is not an address to listen on (" << gai_strerror(rc)
+                 << ")";
+  }
+  int bind_errno = 0;
+  if (port != 0) {
+    const int fd = socket(found->ai_family, found->ai_socktype, found->ai_protocol);
+    if (fd >= 0) {
+      const int one = 1;  // as gRPC does: a port in TIME_WAIT is free
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      if (bind(fd, found->ai_addr, found->ai_addrlen) != 0) bind_errno = errno;
+      close(fd);
+    }
+  }
+  freeaddrinfo(found);
+  user_check(bind_errno != EADDRINUSE)
+      << "port " << port << " on " << host
+      << " is already in use (another tracker?); pick another with --port";
 }
 
 }  // namespace kiln::tools

@@ -27,7 +27,7 @@ Run add_tracker(CLI::App& app) {
     options->token = as_user_error([&] { return farm::load_token(*token_file); });
     user_check(options->tls_cert.empty() == options->tls_key.empty())
         << "TLS needs both --tls-cert and --tls-key";
-    check_bind_address(options->bind);
+    check_listen_address(options->bind, options->port);
     return farm::run_tracker(*options);
   };
 }

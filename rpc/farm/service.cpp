@@ -204,6 +204,9 @@ std::unique_ptr<grpc::Server> start_farm_server(grpc::Service* service, const st
   builder.AddListeningPort(address, creds, bound_port);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  // gRPC sets SO_REUSEPORT by default on Linux: a second tracker on a port already in use
+  // would then start and silently share the port (and half the connections) with the first.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || *bound_port == 0) throw std::runtime_error("cannot listen on " + address);

@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -253,6 +257,30 @@ std::string case_name(const ::testing::TestParamInfo<Invocation>& info) {
 INSTANTIATE_TEST_SUITE_P(Kiln, BadInvocation, ::testing::ValuesIn(kBad), case_name);
 
 TEST(BadInvocations, TheTableIsLargeEnough) { EXPECT_GE(kBad.size(), 50u); }
+
+#ifdef KILN_WITH_FARM
+TEST(BadInvocations, ATrackerOnAPortInUseIsRefused) {
+  // A listening socket holds a port, as another tracker would.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  Fixtures f;
+  Exit e = run_kiln("tracker --port " + port + " --token-file {dir}/token", f.dir());
+  close(fd);
+  SCOPED_TRACE("stderr: " + e.err);
+  ASSERT_TRUE(WIFEXITED(e.status));
+  EXPECT_EQ(WEXITSTATUS(e.status), 2);
+  EXPECT_EQ(e.err.find('\n'), e.err.size() - 1) << "not exactly one line";
+  EXPECT_NE(e.err.find("already in use"), std::string::npos);
+}
+#endif
 
 class Help : public ::testing::TestWithParam<std::string> {};
 
