@@ -27,8 +27,9 @@ int run_tune(const TuneArgs& a) {
   if (!a.model.empty()) return run_network_tune(a);
   user_check(!a.workload.op.empty())
       << "kiln tune needs an ONNX model (kiln tune MODEL.onnx ...) or an operator (--op)";
-  user_check(a.time_budget.empty() && a.input_shapes.empty())
-      << (a.time_budget.empty() ? "--input-shape" : "--time-budget")
+  user_check(a.time_budget.empty() && a.input_shapes.empty() && a.layout_choices == 1)
+      << (!a.time_budget.empty() ? "--time-budget"
+          : !a.input_shapes.empty() ? "--input-shape" : "--layout-choices")
       << " applies to a network (kiln tune MODEL.onnx ...), not to --op";
   schedules::Workload w = make_workload(a.workload);
   Target target = target_from_name(a.target);
@@ -91,6 +92,11 @@ Run add_tune(CLI::App& app) {
   cmd->get_option("--op")->required(false);
   cmd->add_option("--input-shape", a->input_shapes, "Network: NAME=1,3,224,224 (an input) or SYMBOL=1");
   cmd->add_option("--time-budget", a->time_budget, "Network: stop after this long (90s, 30m, 1.5h)");
+  cmd->add_option("--layout-choices", a->layout_choices,
+                  "Network: channel blocks tuned per conv (1: its untuned blocks only); compile "
+                  "--records then picks the blocks jointly")
+      ->check(CLI::Range(1, 4))
+      ->capture_default_str();
   cmd->add_option("--target", a->target, "Target preset")->capture_default_str();
   cmd->add_option("--template", a->tmpl, "Template name (default: the first that applies)");
   cmd->add_option("--trials", a->trials, "Configs to measure (a network's, its log's included)")->check(CLI::Range(1, 100000000))->capture_default_str();

@@ -24,6 +24,7 @@ struct TuneArgs {
   std::string farm, key, token_file, tls_ca;
   std::vector<std::string> transfer;
   size_t trials = 100, batch = 16, early_stopping = 0;
+  size_t layout_choices = 1;  // network: channel-block pins tuned per conv task
   uint64_t seed = 0;
   int threads = 1, workers = 0, repeat = 3;
   double min_repeat_ms = 20, timeout_s = 10;

@@ -5,6 +5,8 @@
 // (tuner/network_tuner.h). Progress per task as AutoTVM prints it, with a running estimate of
 // the network's latency. The budget counts the log's trials of these tasks, so after Ctrl-C or
 // a kill the same command goes on where it stopped, measuring nothing twice.
+// `--layout-choices N` tunes each conv with up to N channel-block pins (block_choices.h) and
+// then measures the layout conversions between them, for compile's joint layout choice.
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -12,7 +14,11 @@
 
 #include "compiler/base/error.h"
 #include "compiler/graph/bind.h"
+#include "compiler/network/block_choices.h"
 #include "compiler/network/extract_tasks.h"
+#include "compiler/network/layout_plan.h"
+#include "compiler/network/prepare_graph.h"
+#include "schedules/registry.h"
 #include "tools/tune_args.h"
 #include "tuner/network_tuner.h"
 #include "tuner/records.h"
@@ -58,6 +64,28 @@ void print_summary(const tuner::NetworkTuner& t) {
   std::printf("estimated network latency: %s\n", latency_text(t).c_str());
 }
 
+// The layout conversions the joint layout choice would weigh but the log has no time for
+// (layout_plan.h), each measured once in its fallback config, so `kiln compile --records`
+// costs them as measured rather than estimated.
+void measure_conversions(const TuneArgs& a, const Target& target, const graph::ShapeBindings& shapes,
+                         tuner::Runner& runner, tuner::RecordWriter& log) {
+  const network::LayoutPlan plan = network::plan_layouts(
+      network::prepare_graph(a.model, shapes).graph, target, load_log(a.log, target));
+  if (!a.quiet)
+    std::fprintf(stderr, "kiln tune: %s; measuring %zu layout conversions\n",
+                 network::describe(plan).c_str(), plan.unmeasured_conversions.size());
+  tuner::TuneOptions o = task_options(a);
+  o.batch = 1;
+  o.remeasure_top = 0;
+  o.search = "grid";
+  for (const schedules::Workload& w : plan.unmeasured_conversions) {
+    if (g_stop) return;
+    const schedules::OpTemplate* tpl = schedules::templates_for(w, target).front();
+    tuner::TuneTask task{tpl, w, target, tpl->fallback(w, target)};
+    tuner::TaskTuner(task, o).tune(1, runner, log, g_stop);
+  }
+}
+
 }  // namespace
 
 int run_network_tune(const TuneArgs& a) {
@@ -75,17 +103,18 @@ int run_network_tune(const TuneArgs& a) {
   o.trials = a.trials;
   o.time_budget_s = a.time_budget.empty() ? 0 : parse_duration(a.time_budget);
   o.transfer = a.transfer;
+  o.model_log = a.log;
   graph::ShapeBindings shapes;
   for (const std::string& spec : a.input_shapes) {
     auto [name, dims] = graph::parse_shape_binding(spec);
     shapes[name] = dims;
   }
 
-  // The tasks exactly as `kiln compile` builds them.
+  // The tasks exactly as `kiln compile` builds them, each conv once per channel-block pin.
   std::vector<tuner::NetworkWorkload> workloads;
-  for (network::ExtractedTask& t : network::extract_tasks(a.model, target, shapes))
-    workloads.push_back({std::move(t.workload), t.occurrences, std::move(t.templates),
-                         std::move(t.blocks)});
+  for (const network::ExtractedTask& t : network::extract_tasks(a.model, target, shapes))
+    for (const schedules::Config& pin : network::block_choices(t, target, a.layout_choices))
+      workloads.push_back({t.workload, t.occurrences, t.templates, pin});
   user_check(!workloads.empty()) << a.model << ": no tunable operator in the network";
 
   std::vector<tuner::TuningRecord> history = load_log(a.log, target);
@@ -101,6 +130,8 @@ int run_network_tune(const TuneArgs& a) {
                  tuner.resumed_trials() ? (" (" + std::to_string(tuner.resumed_trials()) + " in the log)").c_str() : "",
                  a.time_budget.empty() ? "" : (" or " + a.time_budget).c_str(),
                  embedded ? embedded->description().c_str() : a.farm.c_str());
+    for (const auto& [tpl, path] : tuner.loaded_models())
+      std::fprintf(stderr, "  cost model of %s loaded from %s\n", tpl.c_str(), path.c_str());
     const auto tasks = tuner.summary();
     for (size_t i = 0; i < tasks.size(); ++i)
       std::fprintf(stderr, "  task %2zu: %dx %s %s\n", i + 1, tasks[i].occurrences,
@@ -120,6 +151,7 @@ int run_network_tune(const TuneArgs& a) {
     print_progress(p.task + 1, p.tasks, p.status, extra);
   });
   print_summary(tuner);
+  if (a.layout_choices > 1 && !g_stop) measure_conversions(a, target, shapes, *runner, *log);
   if (g_stop) {
     std::fprintf(stderr, "kiln tune: stopped; %s holds every measurement so far (run the same "
                  "command to go on)\n", a.log.c_str());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
 
 namespace kiln::tuner {
@@ -23,11 +24,26 @@ double flops_of(const schedules::OpTemplate& tpl, const schedules::Workload& w, 
   }
 }
 
+// Whether `config` has every knob of `pin` at the pinned value (a record of that task).
+bool matches_pin(const schedules::Config& config, const schedules::Config& pin) {
+  for (const auto& [knob, value] : pin.values())
+    if (!config.has(knob) || config[knob] != value) return false;
+  return true;
+}
+
 bool faster(const TuningRecord& a, const std::optional<TuningRecord>& b) {
   return a.result.ok() && (!b || a.result.mean_cost() < b->result.mean_cost());
 }
 
+bool saves_models(const NetworkTuneOptions& o) {
+  return !o.model_log.empty() && o.task.search == "xgb" && o.task.features == "ir";
+}
+
 }  // namespace
+
+std::string model_path(const std::string& log, const std::string& template_name) {
+  return log + "." + template_name + ".xgb";
+}
 
 struct NetworkTuner::Slot {
   TuneTask task;
@@ -46,7 +62,9 @@ struct NetworkTuner::Slot {
 NetworkTuner::NetworkTuner(const std::vector<NetworkWorkload>& workloads, const Target& target,
                            NetworkTuneOptions options, const std::vector<TuningRecord>& log)
     : target_(target), options_(std::move(options)) {
-  workloads_ = workloads.size();
+  std::set<std::string> distinct;  // a workload may come once per channel-block pin
+  for (const NetworkWorkload& w : workloads) distinct.insert(w.workload.str());
+  workloads_ = distinct.size();
   for (const NetworkWorkload& w : workloads)
     for (const schedules::OpTemplate* tpl : w.templates) {
       Slot s;
@@ -59,22 +77,40 @@ NetworkTuner::NetworkTuner(const std::vector<NetworkWorkload>& workloads, const 
   std::stable_sort(tasks_.begin(), tasks_.end(), [](const Slot& a, const Slot& b) {
     return a.occurrences * a.flops > b.occurrences * b.flops;
   });
-  std::map<std::string, size_t> by_task;  // task key -> slot
+  std::map<std::string, std::vector<size_t>> by_task;  // template and workload -> slots
   std::vector<std::set<std::string>> measured(tasks_.size());  // configs, per slot
   for (size_t i = 0; i < tasks_.size(); ++i)
-    by_task[tasks_[i].task.tpl->name() + " | " + tasks_[i].task.workload.str()] = i;
+    by_task[tasks_[i].task.tpl->name() + " | " + tasks_[i].task.workload.str()].push_back(i);
   for (const TuningRecord& r : log) {
     if (r.result.ok()) shared_[r.template_name].push_back(r);
     auto it = by_task.find(r.template_name + " | " + r.workload.str());
     if (it == by_task.end()) continue;
-    Slot& s = tasks_[it->second];
+    // The slot whose channel-block pin the record's config has (records of other blocks, from
+    // a run with other pins, are only shared samples).
+    auto slot_it = std::find_if(it->second.begin(), it->second.end(), [&](size_t i) {
+      return matches_pin(r.config, tasks_[i].task.pinned);
+    });
+    if (slot_it == it->second.end()) continue;
+    const size_t i = *slot_it;
+    Slot& s = tasks_[i];
     s.history.push_back(r);
-    if (counts_as_trial(r) && measured[it->second].insert(r.config.to_json()).second) ++s.resumed;
+    if (counts_as_trial(r) && measured[i].insert(r.config.to_json()).second) ++s.resumed;
     if (faster(r, s.resumed_best)) s.resumed_best = r;
   }
   if (!options_.transfer.empty())
     for (const TuningRecord& r : load_records(options_.transfer).records)
       if (r.result.ok()) shared_[r.template_name].push_back(r);
+
+  // Saved cost models: this log's own (resume), else a --transfer log's.
+  if (saves_models(options_))
+    for (const Slot& s : tasks_) {
+      const std::string& tpl = s.task.tpl->name();
+      std::vector<std::string> logs = {options_.model_log};
+      logs.insert(logs.end(), options_.transfer.begin(), options_.transfer.end());
+      for (const std::string& l : logs)
+        if (!loaded_models_.count(tpl) && std::filesystem::exists(model_path(l, tpl)))
+          loaded_models_[tpl] = model_path(l, tpl);
+    }
 
   std::vector<ScheduledTask> scheduled;
   for (const Slot& s : tasks_) {
@@ -104,7 +140,12 @@ size_t NetworkTuner::tasks() const {
 
 NetworkTuner::Slot& NetworkTuner::slot(size_t task) {
   Slot& s = tasks_[task];
-  if (!s.tuner) s.tuner = std::make_unique<TaskTuner>(s.task, options_.task, s.history);
+  if (!s.tuner) {
+    TuneOptions o = options_.task;
+    if (auto it = loaded_models_.find(s.task.tpl->name()); it != loaded_models_.end())
+      o.initial_model = it->second;
+    s.tuner = std::make_unique<TaskTuner>(s.task, o, s.history);
+  }
   return s;
 }
 
@@ -117,7 +158,8 @@ void NetworkTuner::share_samples(size_t task) {
   // Every other task's records of this template (its own it learns from directly).
   std::vector<TuningRecord> others;
   for (const TuningRecord& r : group)
-    if (r.workload.str() != s.task.workload.str() || target_key(r.target) != target_key(target_))
+    if (r.workload.str() != s.task.workload.str() || target_key(r.target) != target_key(target_) ||
+        !matches_pin(r.config, s.task.pinned))
       others.push_back(r);
   if (others.empty()) return;
   s.tuner->set_prior(transfer_samples(others, *s.task.tpl, options_.task.features, 64, &features_));
@@ -160,6 +202,7 @@ SliceResult NetworkTuner::tune_slice(size_t task, size_t trials, Runner& runner,
                                      const NetworkProgressFn& progress) {
   Slot& s = slot(task);
   share_samples(task);
+  last_tuned_[s.task.tpl->name()] = task;
   const size_t before = s.tuner->status().trials;
   slice_start_ = scheduler_->total_trials() - before;
   s.tuner->tune(trials, runner, log, stop, [&](const TuneStatus& status) {
@@ -188,6 +231,20 @@ void NetworkTuner::tune(Runner& runner, RecordWriter& log, const std::atomic<boo
   for (Slot& s : tasks_)
     if (s.tuner && s.tuner->status().trials > 0 && !stop) s.tuner->remeasure_best(runner, log, stop);
   log.on_append = previous;
+  save_models();  // also when stopped: a resumed run starts from them
+}
+
+std::vector<std::string> NetworkTuner::save_models() const {
+  std::vector<std::string> written;
+  if (!saves_models(options_)) return written;
+  for (const auto& [tpl, task] : last_tuned_) {
+    const Slot& s = tasks_[task];
+    const cost_model::CostModel* m = s.tuner ? s.tuner->model() : nullptr;
+    if (!m || !m->trained()) continue;
+    m->save(model_path(options_.model_log, tpl));  // a temporary file renamed: atomic
+    written.push_back(model_path(options_.model_log, tpl));
+  }
+  return written;
 }
 
 std::vector<NetworkTaskSummary> NetworkTuner::summary() const {

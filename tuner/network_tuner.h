@@ -8,6 +8,11 @@
 // - Tasks of one template share the cost model's training data: before each slice, a task's
 //   model-based search gets the other tasks' records of its template (from the log, this run
 //   and --transfer logs) as prior samples, refreshed as new records arrive.
+// - The cost model is saved per template beside the log (model_path: LOG.<template>.xgb, written
+//   atomically) when the tune ends, from the template's task tuned last (its model learned
+//   from every record of the template). A resumed run, or one given --transfer logs with such
+//   files beside them, starts each task's search from its template's saved model, so even a
+//   task's first batch is model-guided (own file first, else the first --transfer log's).
 // - The estimated latency is the sum over workloads of calls x the best time among its
 //   templates (workloads with no correct measurement yet are not counted, and said so).
 #pragma once
@@ -42,7 +47,13 @@ struct NetworkTuneOptions {
   // dozens of tasks, and which is slow is known only once measured); 0: a whole batch.
   size_t warmup = 4;
   std::vector<std::string> transfer;  // earlier logs the cost models learn from
+  // The log the per-template cost models are saved beside and loaded from (model_path);
+  // "": none saved or loaded. Only the xgb search on IR features saves them.
+  std::string model_log;
 };
+
+// Where the cost model of `template_name`'s tasks is saved beside `log`.
+std::string model_path(const std::string& log, const std::string& template_name);
 
 // Where a network tune stands, after each measured batch.
 struct NetworkProgress {
@@ -82,6 +93,11 @@ class NetworkTuner {
   size_t resumed_trials() const { return resumed_; }
   double estimated_latency_s(size_t* measured_workloads = nullptr) const;
   std::vector<NetworkTaskSummary> summary() const;
+  // The saved models the tasks start from, by template (what resume and --transfer found).
+  const std::map<std::string, std::string>& loaded_models() const { return loaded_models_; }
+  // Saves each template's model (of its task tuned last) to model_path(model_log, template);
+  // returns the files written. tune() calls it at the end.
+  std::vector<std::string> save_models() const;
 
  private:
   struct Slot;
@@ -100,6 +116,8 @@ class NetworkTuner {
   // Correct records by template (log, this run, --transfer): what tasks of it share.
   std::map<std::string, std::vector<TuningRecord>> shared_;
   FeatureCache features_;
+  std::map<std::string, std::string> loaded_models_;  // template -> saved model file
+  std::map<std::string, size_t> last_tuned_;          // template -> its task tuned last
 };
 
 }  // namespace kiln::tuner

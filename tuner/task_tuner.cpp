@@ -176,7 +176,9 @@ TaskTuner::TaskTuner(TuneTask task, TuneOptions options, const std::vector<Tunin
   if (m.options.search == "xgb") {
     cost_model::CostModelOptions mo;
     mo.seed = m.options.seed;
-    m.model = std::make_shared<XgbScoreModel>(mo);
+    m.model = !m.options.initial_model.empty() && std::filesystem::exists(m.options.initial_model)
+                  ? std::make_shared<XgbScoreModel>(cost_model::CostModel::load(m.options.initial_model, mo))
+                  : std::make_shared<XgbScoreModel>(mo);
     const TuneTask t = task_;
     const schedules::ConfigSpace space = m.space;
     if (m.options.features == "knob") {

@@ -48,6 +48,9 @@ struct TuneOptions {
   double rtol = 0;               // 0: the dtype's tolerance (tuner/host_values.h)
   MeasureOptions measure;
   PriorSamples prior;            // transferred samples (--transfer), for the xgb search
+  // A saved cost model (CostModel::save) the xgb search starts from: its first batches are
+  // model-guided before this task has samples of its own. "" or a missing file: none.
+  std::string initial_model;
 };
 
 struct TuneStatus {

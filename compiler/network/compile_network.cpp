@@ -5,10 +5,12 @@
 #include <filesystem>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "compiler/network/artifact.h"
+#include "compiler/network/layout_plan.h"
 #include "compiler/network/lower_network.h"
 #include "compiler/network/memory_plan.h"
 #include "compiler/network/prepare_graph.h"
@@ -96,8 +98,17 @@ CompileReport compile_network(const CompileOptions& o) {
   r.bn_folded = prepared.bn_folded;
   r.epilogues_fused = prepared.epilogues_fused;
   // Kernel calls, packed weights and layout conversions, then one arena for all activations.
-  tuner::HistoryBest history = tuner::HistoryBest::from_logs(o.record_logs);
-  r.program = lower_network(g, o.target, history);
+  std::vector<tuner::TuningRecord> records;
+  if (!o.record_logs.empty()) records = tuner::load_records(o.record_logs).records;
+  tuner::HistoryBest history(records);
+  // With records of several channel blocks per conv, the blocks are chosen for the whole
+  // network (kernel times + the conversions between neighbours), not per kernel.
+  std::optional<LayoutPlan> plan;
+  if (!records.empty()) {
+    plan = plan_layouts(g, o.target, records);
+    r.layout_choice = describe(*plan);
+  }
+  r.program = lower_network(g, o.target, history, plan ? &plan->choices : nullptr);
   plan_memory(r.program);
   r.layers = layer_rows(r.program);
   std::string name = std::filesystem::path(o.model_path).stem().string();
@@ -129,6 +140,7 @@ std::string format_report(const CompileReport& r) {
       << " kernels untuned (fallback configs): the [fallback] rows above, \"tuned\": false in "
       << "model.json\n";
   s << estimated_latency(p);
+  if (!r.layout_choice.empty()) s << r.layout_choice << "\n";
   s << "folded " << r.bn_folded << " BatchNormalization, fused " << r.epilogues_fused
     << " epilogue ops\n";
   s << "arena " << p.workspace_bytes << " bytes (naive sum " << p.naive_workspace_bytes

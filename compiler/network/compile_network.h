@@ -1,8 +1,9 @@
 // `kiln compile`: an ONNX file to a model directory (model.so, model.params, model.json).
 // compile_network.cpp lists the whole pipeline in order; each step is its own file:
 //   import -> bind input shapes -> graph passes (infer shapes, fold constants...) ->
-//   fold BatchNormalization into Conv -> fuse epilogues -> lower to kernel calls (workloads,
-//   apply-history-best, packed constants, layout conversions) -> plan memory -> write the
+//   fold BatchNormalization into Conv -> with records, choose every kernel's channel blocks
+//   jointly (layout_plan.h) -> lower to kernel calls (workloads, apply-history-best, packed
+//   constants, layout conversions) -> plan memory -> write the
 //   artifact (every kernel built once, the AOT executor, params, description).
 #pragma once
 
@@ -35,6 +36,7 @@ struct CompileReport {
   NetworkProgram program;
   std::vector<LayerRow> layers;
   int bn_folded = 0, epilogues_fused = 0;
+  std::string layout_choice;  // with records: the joint layout choice (layout_plan.h)
   double seconds = 0;
 };
 

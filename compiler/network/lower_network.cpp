@@ -33,7 +33,8 @@ std::string identifier(const std::string& s) {
 
 class Lowerer {
  public:
-  Lowerer(Graph& g, const Target& t, const tuner::HistoryBest& h) : g_(g), target_(t), history_(h) {}
+  Lowerer(Graph& g, const Target& t, const tuner::HistoryBest& h, const NodeChoices* choices)
+      : g_(g), target_(t), history_(h), choices_(choices) {}
 
   NetworkProgram run() {
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
@@ -101,15 +102,25 @@ class Lowerer {
     return Values(f, f + t.numel());
   }
 
-  int task_for(const Workload& w, const NeighbourLayouts& neighbours = {}) {
-    tuner::Dispatch d = choose_template(w, target_, history_, neighbours);
+  int task_for(const Workload& w, const NeighbourLayouts& neighbours = {},
+               const NodeChoice* chosen = nullptr) {
+    tuner::Dispatch d;
+    double cost_s = 0;
+    if (chosen) {
+      d.tpl = chosen->tpl;
+      d.config = chosen->config;
+      d.untuned = chosen->untuned;
+      cost_s = chosen->cost_s;
+    } else {
+      d = choose_template(w, target_, history_, neighbours);
+      cost_s = d.record ? d.record->result.mean_cost() : 0;
+    }
     std::string key = d.tpl->name() + "|" + w.str() + "|" + d.config.to_json();
     auto [it, inserted] = task_index_.try_emplace(key, static_cast<int>(p_.tasks.size()));
     if (inserted) {
       std::string name = "k" + std::to_string(p_.tasks.size()) + "_" + identifier(d.tpl->name());
       schedules::ScheduledKernel k = d.tpl->instantiate(w, target_, d.config);
-      p_.tasks.push_back({d.tpl, w, d.config, d.untuned, name, 0, k.flops,
-                          d.record ? d.record->result.mean_cost() : 0});
+      p_.tasks.push_back({d.tpl, w, d.config, d.untuned, name, 0, k.flops, cost_s});
       task_args_.push_back(std::move(k.args));
     }
     return it->second;
@@ -134,13 +145,7 @@ class Lowerer {
     std::vector<int64_t> d = dims(value);
     // From a blocked copy when there is one: back to NCHW, or re-blocked in one pass.
     const auto [from, src] = *have.rbegin();
-    const int direction = layout == 0 ? 1 : from == 0 ? 0 : 2;
-    Workload w{"layout_transform",
-               {{"N", d[0]}, {"C", d[1]}, {"H", d[2]}, {"W", d[3]},
-                {"block", layout == 0 ? from : layout}, {"direction", direction}},
-               ir::DataType::f32(), {}};
-    if (direction == 2) w.params["src_block"] = from;
-    int task = task_for(w);
+    int task = task_for(conversion_workload(d, from, layout));
     int dst = new_buffer(value, layout);
     add_step(task, {src, dst}, "layout " + value, "LayoutTransform");
     return dst;
@@ -158,8 +163,14 @@ class Lowerer {
 
   void lower_node(const Node& n) {
     MappedNode m = map_node(g_, n);
-    const int task = task_for(m.workload, {blocked_layout_of(m.operands, "data"),
-                                           blocked_layout_of(m.operands, "residual")});
+    const NodeChoice* chosen = nullptr;
+    if (choices_)
+      if (auto it = choices_->find(node_key(n.name, n.outputs)); it != choices_->end())
+        chosen = &it->second;
+    const int task = task_for(m.workload,
+                              {blocked_layout_of(m.operands, "data"),
+                               blocked_layout_of(m.operands, "residual")},
+                              chosen);
     const std::vector<KernelArg> args = task_args_[task];
     const std::string& tpl = p_.tasks[task].tpl->name();
     std::vector<int> bufs;
@@ -192,13 +203,14 @@ class Lowerer {
         << " elements, the graph expects " << numel(dims(value));
     Layout layout = activation_layout(out, tpl);
     bufs.push_back(new_buffer(value, layout));
-    add_step(task, std::move(bufs), n.name.empty() ? value : n.name, n.op_type);
+    add_step(task, std::move(bufs), node_key(n.name, n.outputs), n.op_type);
     if (layout != 0 && std::count(g_.outputs.begin(), g_.outputs.end(), value)) ensure(value, 0);
   }
 
   Graph& g_;
   Target target_;
   const tuner::HistoryBest& history_;
+  const NodeChoices* choices_;
   NetworkProgram p_;
   ParamsBuilder params_;
   std::map<std::string, std::map<Layout, int>> available_;
@@ -209,8 +221,19 @@ class Lowerer {
 
 }  // namespace
 
-NetworkProgram lower_network(Graph& graph, const Target& target, const tuner::HistoryBest& history) {
-  return Lowerer(graph, target, history).run();
+Workload conversion_workload(const std::vector<int64_t>& d, Layout from, Layout to) {
+  const int direction = to == 0 ? 1 : from == 0 ? 0 : 2;
+  Workload w{"layout_transform",
+             {{"N", d[0]}, {"C", d[1]}, {"H", d[2]}, {"W", d[3]},
+              {"block", to == 0 ? from : to}, {"direction", direction}},
+             ir::DataType::f32(), {}};
+  if (direction == 2) w.params["src_block"] = from;
+  return w;
+}
+
+NetworkProgram lower_network(Graph& graph, const Target& target, const tuner::HistoryBest& history,
+                             const NodeChoices* choices) {
+  return Lowerer(graph, target, history, choices).run();
 }
 
 }  // namespace kiln::network

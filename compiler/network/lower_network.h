@@ -8,12 +8,14 @@
 
 #include "compiler/graph/graph.h"
 #include "compiler/network/network_program.h"
+#include "compiler/network/node_choice.h"
 #include "compiler/target/target.h"
 #include "tuner/history_best.h"
 
 namespace kiln::network {
 
+// `choices` (optional): the template and config of the nodes it names, taken as given.
 NetworkProgram lower_network(graph::Graph& graph, const Target& target,
-                             const tuner::HistoryBest& history);
+                             const tuner::HistoryBest& history, const NodeChoices* choices = nullptr);
 
 }  // namespace kiln::network

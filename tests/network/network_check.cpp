@@ -29,11 +29,12 @@ struct Compiled {
 
 std::unique_ptr<Compiled> compile_with_reference(const std::string& bytes,
                                                  const graph::ShapeBindings& shapes,
-                                                 const std::string& target) {
+                                                 const std::string& target,
+                                                 const std::vector<std::string>& record_logs = {}) {
   auto c = std::make_unique<Compiled>();
   const std::string onnx = c->dir.path() + "/net.onnx";
   std::ofstream(onnx, std::ios::binary) << bytes;
-  c->report = compile_network({onnx, target_from_name(target), {}, shapes, c->out()});
+  c->report = compile_network({onnx, target_from_name(target), record_logs, shapes, c->out()});
   std::cout << format_report(c->report);
   graph::Graph g = graph::import_onnx_bytes(bytes, "net.onnx");
   graph::bind_input_shapes(g, shapes);
@@ -60,8 +61,9 @@ void expect_close(const std::vector<float>& got, const graph::HostTensor& want,
 }  // namespace
 
 CompileReport expect_host_matches_reference(const std::string& bytes,
-                                            const graph::ShapeBindings& shapes) {
-  std::unique_ptr<Compiled> c = compile_with_reference(bytes, shapes, "host");
+                                            const graph::ShapeBindings& shapes,
+                                            const std::vector<std::string>& record_logs) {
+  std::unique_ptr<Compiled> c = compile_with_reference(bytes, shapes, "host", record_logs);
   Model m = Model::load(c->out() + "/model.so", c->out() + "/model.params", 1);
   std::vector<const void*> in_ptrs;
   for (const TensorInfo& t : m.inputs()) in_ptrs.push_back(c->inputs.at(t.name).raw());

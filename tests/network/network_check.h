@@ -11,8 +11,10 @@
 namespace kiln::network::test {
 
 // Returns the compile report (its layers say which kernels ran); gtest failures on mismatch.
+// `record_logs`: tuning logs to compile with (--records).
 CompileReport expect_host_matches_reference(const std::string& onnx_bytes,
-                                            const graph::ShapeBindings& shapes = {});
+                                            const graph::ShapeBindings& shapes = {},
+                                            const std::vector<std::string>& record_logs = {});
 
 // The same on arm-neon: model.so cross-compiled, run by the cross-built model_app under
 // qemu-aarch64, its first output compared. Returns a skip reason when qemu or model_app is

@@ -166,6 +166,37 @@ TEST(NetworkTune, KilledMidTuneResumesWithNothingLostOrMeasuredTwice) {
   for (const auto& [config, n] : counts) EXPECT_EQ(n, 1) << config << " measured " << n << " times";
 }
 
+// The cost model is saved per template beside the log (no temporary left behind), a resumed
+// run starts its tasks from it, and --transfer finds another network's models beside its log.
+TEST(NetworkTune, CostModelsAreSavedPerTemplateAndLoadedOnResume) {
+  Network net(repeated_conv_chain());
+  const std::string args = "tune " + net.onnx + " --target host --tuner xgb --batch 4 "
+                           "--min-repeat-ms 1 --repeat 2 --log ";
+  // Enough trials that a task's search fits its model (it needs 8 samples of its own).
+  Output first = run(args + net.log + " --trials 28 --quiet");
+  ASSERT_EQ(WEXITSTATUS(first.status), 0) << first.text;
+  std::set<std::string> models;
+  for (const auto& e : fs::directory_iterator(net.dir.path())) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(name.find(".tmp"), std::string::npos) << "left behind: " << name;
+    if (e.path().extension() == ".xgb") models.insert(name);
+  }
+  ASSERT_FALSE(models.empty()) << first.text;
+  const std::string conv_model = *models.begin();
+  EXPECT_EQ(conv_model.rfind("net.jsonl.", 0), 0u) << conv_model;
+
+  Output resumed = run(args + net.log + " --trials 30");
+  ASSERT_EQ(WEXITSTATUS(resumed.status), 0) << resumed.text;
+  EXPECT_NE(resumed.text.find("loaded from " + net.dir.file(conv_model)), std::string::npos)
+      << resumed.text;
+
+  // Another run on a fresh log, transferring from this one: its models are found too.
+  Output transferred = run(args + net.dir.file("other.jsonl") + " --trials 4 --transfer " + net.log);
+  ASSERT_EQ(WEXITSTATUS(transferred.status), 0) << transferred.text;
+  EXPECT_NE(transferred.text.find("loaded from " + net.dir.file(conv_model)), std::string::npos)
+      << transferred.text;
+}
+
 TEST(NetworkTune, CtrlCStopsWithTheLogIntact) {
   Network net(repeated_conv_chain());
   farm::ChildProcess tune({"sh", "-c", std::string("exec ") + KILN_BIN + " tune " + net.onnx +

@@ -2,7 +2,8 @@
 // (plus transferred ones), scores candidates by their features; simulated annealing walks
 // the knob grid from the best measured points towards points the model likes, and each
 // batch takes the best-predicted unseen points it met, with a few random ones (epsilon-greedy)
-// so that a wrong model cannot trap the search.
+// so that a wrong model cannot trap the search. A pre-trained model (ScoreModel::pretrained)
+// guides the batches before the first fit.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -34,8 +35,13 @@ class ModelSearch : public SearchStrategy {
 
  protected:
   std::vector<uint64_t> propose(size_t n) override {
-    if (measured_.size() < options_.min_samples && prior_.x.empty()) return random_unseen(n);
-    fit();
+    if (measured_.size() < options_.min_samples && prior_.x.empty()) {
+      // Too few samples to fit on: random points, unless a pre-trained model can rank them
+      // (refitting it on a handful of points would throw its knowledge away).
+      if (!model_->pretrained()) return random_unseen(n);
+    } else {
+      fit();
+    }
     size_t exploit = n - static_cast<size_t>(std::round(options_.epsilon * n));
     std::vector<uint64_t> out = anneal(exploit);
     for (uint64_t i : random_unseen(n)) {

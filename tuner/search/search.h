@@ -88,6 +88,9 @@ class ScoreModel {
   virtual void fit(const std::vector<std::vector<float>>& x, const std::vector<float>& y,
                    const std::vector<uint32_t>& groups) = 0;
   virtual std::vector<float> predict(const std::vector<std::vector<float>>& x) = 0;
+  // True when it can predict before any fit: a model trained earlier (a saved cost model
+  // loaded on resume or from --transfer), which then guides the first batches too.
+  virtual bool pretrained() const { return false; }
 };
 
 // Features of a point (e.g. of its lowered loop IR); called once per point, results cached.

@@ -1,0 +1,177 @@
+// The joint layout choice of `kiln compile --records` (compiler/network/layout_plan.h) on the
+// test networks, with hand-made records of two channel blocks per conv: when one block is
+// clearly faster per layer the plan takes it; when the log says conversions are dear it keeps
+// neighbours on one block where apply-history-best alone would convert; conversions are
+// counted and costed; and the model compiled with the records still matches the reference.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "compiler/network/extract_tasks.h"
+#include "compiler/network/layout_plan.h"
+#include "compiler/network/prepare_graph.h"
+#include "schedules/registry.h"
+#include "tests/graph/model_builder.h"
+#include "tests/network/network_check.h"
+#include "tests/network/test_models.h"
+#include "tuner/record.h"
+
+namespace kiln::network::test {
+namespace {
+
+// Blocks every conv of the networks below offers (oc_bn is a multiple of the vector width).
+const std::vector<int64_t> kBlocks = {16, 32};
+
+void add_conv(graph::test::ModelBuilder& b, const std::string& x, const std::string& y, int64_t c,
+              int64_t o, int64_t k, uint32_t seed) {
+  b.initializer(y + ".w", graph::test::random_tensor({o, c, k, k}, seed, 0.2f));
+  b.initializer(y + ".b", graph::test::random_tensor({o}, seed + 1, 0.2f));
+  auto& n = b.node("Conv", {x, y + ".w", y + ".b"}, {y}, y + "_conv");
+  graph::test::attr_ints(n, "pads", {k / 2, k / 2, k / 2, k / 2});
+  graph::test::attr_ints(n, "kernel_shape", {k, k});
+}
+
+// conv 3x3 32->32, conv 1x1 32->64, conv 3x3 64->64, each + relu: three workloads in a chain.
+std::string conv_chain() {
+  graph::test::ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 32, 8, 8});
+  const int64_t channels[] = {32, 32, 64, 64}, kernels[] = {3, 1, 3};
+  std::string in = "x";
+  for (int i = 0; i < 3; ++i) {
+    const std::string c = "c" + std::to_string(i), r = "r" + std::to_string(i);
+    add_conv(b, in, c, channels[i], channels[i + 1], kernels[i], 10 + 2 * i);
+    b.node("Relu", {c}, {r}, r + "_relu");
+    in = r;
+  }
+  b.output(in);
+  return b.bytes();
+}
+
+// conv 3x3 + relu, conv 3x3 + the block input (a residual join), relu.
+std::string wide_residual_block() {
+  graph::test::ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 32, 8, 8});
+  add_conv(b, "x", "a", 32, 32, 3, 30);
+  b.node("Relu", {"a"}, {"ar"}, "relu_a");
+  add_conv(b, "ar", "c", 32, 32, 3, 40);
+  b.node("Add", {"c", "x"}, {"sum"}, "residual_add");
+  b.node("Relu", {"sum"}, {"y"}, "relu_out");
+  b.output("y");
+  return b.bytes();
+}
+
+tuner::TuningRecord record(const Target& t, const std::string& tpl, const schedules::Workload& w,
+                           const schedules::Config& c, double cost_s) {
+  tuner::TuningRecord r;
+  r.target = t;
+  r.template_name = tpl;
+  r.workload = w;
+  r.config = c;
+  r.flops = 1;
+  r.result.costs = {cost_s};
+  r.result.device_key = "test";
+  return r;
+}
+
+// The fallback of `tpl` with every channel-block knob it has set to `block` (nullopt when the
+// space does not offer it).
+std::optional<schedules::Config> with_block(const schedules::OpTemplate& tpl,
+                                            const schedules::Workload& w, const Target& t,
+                                            int64_t block) {
+  schedules::Config c = tpl.fallback(w, t);
+  for (const char* knob : {"ic_bn", "oc_bn", "c_bn"})
+    if (c.has(knob)) c.set(knob, block);
+  if (!tpl.space(w, t).contains(c)) return std::nullopt;
+  return c;
+}
+
+struct Net {
+  TempDir dir{"kiln-layout-plan-test"};
+  std::string onnx = dir.file("net.onnx"), log = dir.file("net.jsonl");
+  std::string bytes;
+  Target target = target_from_name("host");
+  std::vector<ExtractedTask> tasks;
+  std::vector<tuner::TuningRecord> records;
+
+  explicit Net(std::string model) : bytes(std::move(model)) {
+    std::ofstream(onnx, std::ios::binary) << bytes;
+    tasks = extract_tasks(onnx, target);
+  }
+  // Records of both blocks for every conv task: `cost(task index, block)`.
+  template <typename CostFn>
+  void add_conv_records(CostFn cost) {
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      if (tasks[i].workload.op != "conv2d") continue;
+      const schedules::OpTemplate& tpl = *tasks[i].templates.front();
+      for (int64_t b : kBlocks)
+        if (auto c = with_block(tpl, tasks[i].workload, target, b))
+          records.push_back(record(target, tpl.name(), tasks[i].workload, *c, cost(i, b)));
+    }
+  }
+  LayoutPlan plan() const {
+    return plan_layouts(prepare_graph(onnx, {}).graph, target, records);
+  }
+  void write_log() const {
+    std::ofstream f(log);
+    for (const tuner::TuningRecord& r : records) f << tuner::record_to_json(r) << "\n";
+  }
+};
+
+// The channel block a node's chosen config reads its input in.
+int64_t input_block(const NodeChoice& c) {
+  return c.config.has("c_bn") ? c.config["c_bn"] : c.config["ic_bn"];
+}
+
+TEST(LayoutPlan, TakesEachLayersClearlyFasterBlock) {
+  Net net(conv_chain());
+  // Alternating preferences, 1 ms apart: far more than any conversion of these small tensors.
+  net.add_conv_records([](size_t task, int64_t b) { return (task % 2 == 0) == (b == 16) ? 1e-3 : 2e-3; });
+  const LayoutPlan p = net.plan();
+  std::cout << describe(p) << "\n";
+  EXPECT_GE(p.calls_with_choices, 2u);
+  // Every conv with records runs its faster one.
+  int tuned = 0;
+  for (const auto& [node, choice] : p.choices)
+    if (!choice.untuned && choice.tpl->name().rfind("conv2d", 0) == 0) {
+      EXPECT_DOUBLE_EQ(choice.cost_s, 1e-3) << node;
+      ++tuned;
+    }
+  EXPECT_GE(tuned, 2);
+  // Neighbours differ in block, so conversions were counted and costed.
+  EXPECT_GT(p.chosen.conversions, 0);
+  EXPECT_GT(p.chosen.conversion_s, 0);
+  EXPECT_LE(p.chosen.cost_s, p.history_best.cost_s);
+}
+
+TEST(LayoutPlan, DearConversionsKeepNeighboursOnOneBlockAndOutputsStillMatch) {
+  Net net(wide_residual_block());
+  // Block 32 is a little faster for the first conv only; block 16 for the second.
+  net.add_conv_records([](size_t task, int64_t b) {
+    return task == 0 ? (b == 32 ? 0.9e-3 : 1e-3) : (b == 16 ? 0.9e-3 : 1e-3);
+  });
+  ASSERT_GE(net.records.size(), 2u);
+  // The log measured every conversion between the two blocks as slow (10 ms).
+  const LayoutPlan cheap = net.plan();
+  for (const schedules::Workload& w : cheap.unmeasured_conversions)
+    for (const schedules::OpTemplate* tpl : schedules::templates_for(w, net.target))
+      net.records.push_back(record(net.target, tpl->name(), w, tpl->fallback(w, net.target), 10e-3));
+  const LayoutPlan p = net.plan();
+  std::cout << describe(p) << "\n";
+  EXPECT_TRUE(p.unmeasured_conversions.empty());
+  EXPECT_LT(p.chosen.cost_s, p.history_best.cost_s);
+  EXPECT_LT(p.chosen.conversions, p.history_best.conversions);
+  // The two convs share one block: the second reads what the first writes.
+  std::vector<const NodeChoice*> convs;
+  for (const auto& [node, choice] : p.choices)
+    if (choice.config.has("ic_bn")) convs.push_back(&choice);
+  ASSERT_EQ(convs.size(), 2u);
+  EXPECT_EQ(input_block(*convs[0]), input_block(*convs[1]));
+
+  net.write_log();
+  CompileReport r = expect_host_matches_reference(net.bytes, {}, {net.log});
+  EXPECT_NE(format_report(r).find("layout choice: "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::network::test
