@@ -134,8 +134,11 @@ int run_network_tune(const TuneArgs& a) {
       std::fprintf(stderr, "  cost model of %s loaded from %s\n", tpl.c_str(), path.c_str());
     const auto tasks = tuner.summary();
     for (size_t i = 0; i < tasks.size(); ++i)
-      std::fprintf(stderr, "  task %2zu: %dx %s %s\n", i + 1, tasks[i].occurrences,
-                   tasks[i].task.tpl->name().c_str(), tasks[i].task.workload.str().c_str());
+      std::fprintf(stderr, "  task %2zu: %dx %s %s%s\n", i + 1, tasks[i].occurrences,
+                   tasks[i].task.tpl->name().c_str(), tasks[i].task.workload.str().c_str(),
+                   a.layout_choices > 1 && !tasks[i].task.pinned.values().empty()
+                       ? (" blocks " + tasks[i].task.pinned.to_json()).c_str()
+                       : "");
   }
 
   install_interrupt_handler();

@@ -8,11 +8,11 @@
 #include <fstream>
 #include <iostream>
 
+#include "compiler/network/block_choices.h"
 #include "compiler/network/extract_tasks.h"
 #include "compiler/network/layout_plan.h"
 #include "compiler/network/prepare_graph.h"
 #include "schedules/registry.h"
-#include "tests/graph/model_builder.h"
 #include "tests/network/network_check.h"
 #include "tests/network/test_models.h"
 #include "tuner/record.h"
@@ -20,46 +20,8 @@
 namespace kiln::network::test {
 namespace {
 
-// Blocks every conv of the networks below offers (oc_bn is a multiple of the vector width).
+// Blocks every conv of the *_32 test networks offers (oc_bn is a multiple of the vector width).
 const std::vector<int64_t> kBlocks = {16, 32};
-
-void add_conv(graph::test::ModelBuilder& b, const std::string& x, const std::string& y, int64_t c,
-              int64_t o, int64_t k, uint32_t seed) {
-  b.initializer(y + ".w", graph::test::random_tensor({o, c, k, k}, seed, 0.2f));
-  b.initializer(y + ".b", graph::test::random_tensor({o}, seed + 1, 0.2f));
-  auto& n = b.node("Conv", {x, y + ".w", y + ".b"}, {y}, y + "_conv");
-  graph::test::attr_ints(n, "pads", {k / 2, k / 2, k / 2, k / 2});
-  graph::test::attr_ints(n, "kernel_shape", {k, k});
-}
-
-// conv 3x3 32->32, conv 1x1 32->64, conv 3x3 64->64, each + relu: three workloads in a chain.
-std::string conv_chain() {
-  graph::test::ModelBuilder b(13);
-  b.input("x", graph::DataType::f32(), {1, 32, 8, 8});
-  const int64_t channels[] = {32, 32, 64, 64}, kernels[] = {3, 1, 3};
-  std::string in = "x";
-  for (int i = 0; i < 3; ++i) {
-    const std::string c = "c" + std::to_string(i), r = "r" + std::to_string(i);
-    add_conv(b, in, c, channels[i], channels[i + 1], kernels[i], 10 + 2 * i);
-    b.node("Relu", {c}, {r}, r + "_relu");
-    in = r;
-  }
-  b.output(in);
-  return b.bytes();
-}
-
-// conv 3x3 + relu, conv 3x3 + the block input (a residual join), relu.
-std::string wide_residual_block() {
-  graph::test::ModelBuilder b(13);
-  b.input("x", graph::DataType::f32(), {1, 32, 8, 8});
-  add_conv(b, "x", "a", 32, 32, 3, 30);
-  b.node("Relu", {"a"}, {"ar"}, "relu_a");
-  add_conv(b, "ar", "c", 32, 32, 3, 40);
-  b.node("Add", {"c", "x"}, {"sum"}, "residual_add");
-  b.node("Relu", {"sum"}, {"y"}, "relu_out");
-  b.output("y");
-  return b.bytes();
-}
 
 tuner::TuningRecord record(const Target& t, const std::string& tpl, const schedules::Workload& w,
                            const schedules::Config& c, double cost_s) {
@@ -124,7 +86,7 @@ int64_t input_block(const NodeChoice& c) {
 }
 
 TEST(LayoutPlan, TakesEachLayersClearlyFasterBlock) {
-  Net net(conv_chain());
+  Net net(conv_chain_32());
   // Alternating preferences, 1 ms apart: far more than any conversion of these small tensors.
   net.add_conv_records([](size_t task, int64_t b) { return (task % 2 == 0) == (b == 16) ? 1e-3 : 2e-3; });
   const LayoutPlan p = net.plan();
@@ -145,7 +107,7 @@ TEST(LayoutPlan, TakesEachLayersClearlyFasterBlock) {
 }
 
 TEST(LayoutPlan, DearConversionsKeepNeighboursOnOneBlockAndOutputsStillMatch) {
-  Net net(wide_residual_block());
+  Net net(residual_block_32());
   // Block 32 is a little faster for the first conv only; block 16 for the second.
   net.add_conv_records([](size_t task, int64_t b) {
     return task == 0 ? (b == 32 ? 0.9e-3 : 1e-3) : (b == 16 ? 0.9e-3 : 1e-3);
@@ -171,6 +133,27 @@ TEST(LayoutPlan, DearConversionsKeepNeighboursOnOneBlockAndOutputsStillMatch) {
   net.write_log();
   CompileReport r = expect_host_matches_reference(net.bytes, {}, {net.log});
   EXPECT_NE(format_report(r).find("layout choice: "), std::string::npos);
+}
+
+// `kiln tune --layout-choices N`: the untuned blocks first, then common blocks the space
+// offers (vector width, twice it), never the same pin twice, none for a kernel without blocks.
+TEST(BlockChoices, UntunedBlocksFirstThenOfferedCommonBlocks) {
+  const Target avx512 = target_from_name("x86-avx512");
+  Net net(conv_chain_32());
+  const ExtractedTask* wide = nullptr;  // conv 3x3 64->64
+  for (const ExtractedTask& t : net.tasks)
+    if (t.workload.op == "conv2d" && t.workload.params.at("C") == 64) wide = &t;
+  ASSERT_NE(wide, nullptr);
+  ExtractedTask task = *wide;
+  task.blocks = schedules::Config({{"ic_bn", 64}, {"oc_bn", 64}});
+  const std::vector<schedules::Config> pins = block_choices(task, avx512, 3);
+  ASSERT_EQ(pins.size(), 3u);
+  EXPECT_EQ(pins[0], task.blocks);
+  EXPECT_EQ(pins[1], schedules::Config({{"ic_bn", 16}, {"oc_bn", 16}}));
+  EXPECT_EQ(pins[2], schedules::Config({{"ic_bn", 32}, {"oc_bn", 32}}));
+  EXPECT_EQ(block_choices(task, avx512, 1).size(), 1u);
+  task.blocks = schedules::Config();
+  EXPECT_EQ(block_choices(task, avx512, 3).size(), 1u);
 }
 
 }  // namespace

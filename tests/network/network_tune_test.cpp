@@ -57,6 +57,20 @@ void expect_close(const float* got, const graph::HostTensor& want, const std::st
   EXPECT_TRUE(c.close) << name << ": " << c.mismatches << " mismatches, first at " << c.first;
 }
 
+// Runs the compiled model in net.out on the network's inputs and compares every output.
+void expect_model_matches(const Network& net) {
+  Model m = Model::load(net.out + "/model.so", net.out + "/model.params", 1);
+  std::vector<const void*> in;
+  for (const TensorInfo& t : m.inputs()) in.push_back(net.inputs.at(t.name).raw());
+  std::vector<std::vector<float>> out;
+  for (const TensorInfo& t : m.outputs()) out.emplace_back(t.bytes / 4);
+  std::vector<void*> op;
+  for (auto& v : out) op.push_back(v.data());
+  m.run(std::span<const void* const>(in), std::span<void* const>(op));
+  for (size_t i = 0; i < out.size(); ++i)
+    expect_close(out[i].data(), net.want.at(m.outputs()[i].name), m.outputs()[i].name);
+}
+
 // Per task (template and workload), how often each config was measured (re-measurements of
 // the best apart).
 std::map<std::string, int> measure_counts(const std::vector<tuner::TuningRecord>& records) {
@@ -95,16 +109,34 @@ TEST(NetworkTune, TunedNetworkCompilesWithRecordsAndMatchesTheReference) {
     ++conversions;
   EXPECT_EQ(conversions, 2u) << o.text;
 
-  Model m = Model::load(net.out + "/model.so", net.out + "/model.params", 1);
-  std::vector<const void*> in;
-  for (const TensorInfo& t : m.inputs()) in.push_back(net.inputs.at(t.name).raw());
-  std::vector<std::vector<float>> out;
-  for (const TensorInfo& t : m.outputs()) out.emplace_back(t.bytes / 4);
-  std::vector<void*> op;
-  for (auto& v : out) op.push_back(v.data());
-  m.run(std::span<const void* const>(in), std::span<void* const>(op));
-  for (size_t i = 0; i < out.size(); ++i)
-    expect_close(out[i].data(), net.want.at(m.outputs()[i].name), m.outputs()[i].name);
+  expect_model_matches(net);
+}
+
+// --layout-choices 2: each conv is tuned with two channel-block pins, the re-blocking
+// conversions between them are measured into the log, and the network compiled with that log
+// (its blocks chosen jointly, compiler/network/layout_plan.h) still matches the reference.
+TEST(NetworkTune, LayoutChoicesTuneTwoBlocksPerConvAndCompileMatches) {
+  Network net(conv_chain_32());
+  Output o = run("tune " + net.onnx + " --target host --trials 30 --batch 2 --tuner random "
+                 "--layout-choices 2 --log " + net.log + kQuick);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  std::map<std::string, std::set<int64_t>> blocks;  // conv workload -> output blocks measured
+  bool reblocking = false;
+  for (const tuner::TuningRecord& r : valid_log(net.log)) {
+    if (r.workload.op == "conv2d" && r.config.has("oc_bn"))
+      blocks[r.workload.str()].insert(r.config["oc_bn"]);
+    if (r.workload.op == "layout_transform" && r.workload.params.at("direction") == 2)
+      reblocking = true;
+  }
+  size_t with_two = 0;
+  for (const auto& [w, b] : blocks) with_two += b.size() >= 2;
+  EXPECT_GE(with_two, 2u) << o.text;
+  EXPECT_TRUE(reblocking) << "no NCHW[a]c -> NCHW[b]c conversion measured\n" << o.text;
+
+  o = run("compile " + net.onnx + " --target host --records " + net.log + " -o " + net.out);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_NE(o.text.find("layout choice: "), std::string::npos) << o.text;
+  expect_model_matches(net);
 }
 
 TEST(NetworkTune, ArmNeonUnderQemu) {

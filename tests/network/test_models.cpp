@@ -116,4 +116,31 @@ std::string repeated_conv_chain() {
   return b.bytes();
 }
 
+std::string conv_chain_32() {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 32, 8, 8});
+  const int64_t channels[] = {32, 32, 64, 64}, kernels[] = {3, 1, 3};
+  std::string in = "x";
+  for (int i = 0; i < 3; ++i) {
+    const std::string c = "c" + std::to_string(i), r = "r" + std::to_string(i);
+    conv(b, in, c, channels[i], channels[i + 1], kernels[i], 1, 1, 10 + 2 * i, true);
+    b.node("Relu", {c}, {r}, r + "_relu");
+    in = r;
+  }
+  b.output(in);
+  return b.bytes();
+}
+
+std::string residual_block_32() {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 32, 8, 8});
+  conv(b, "x", "a", 32, 32, 3, 1, 1, 30, true);
+  b.node("Relu", {"a"}, {"ar"}, "relu_a");
+  conv(b, "ar", "c", 32, 32, 3, 1, 1, 40, true);
+  b.node("Add", {"c", "x"}, {"sum"}, "residual_add");
+  b.node("Relu", {"sum"}, {"y"}, "relu_out");
+  b.output("y");
+  return b.bytes();
+}
+
 }  // namespace kiln::network::test

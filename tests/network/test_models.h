@@ -21,6 +21,12 @@ std::string depthwise_pointwise_block();
 // workload computed three times.
 std::string repeated_conv_chain();
 
+// Wide enough for two channel blocks per conv (16 and 32 on AVX-512), for the layout choice:
+// conv 3x3 32->32, conv 1x1 32->64, conv 3x3 64->64, each + bias + relu, on 1x32x8x8;
+std::string conv_chain_32();
+// and conv 3x3 + relu, conv 3x3 + the block input (a residual join) + relu, on 1x32x8x8.
+std::string residual_block_32();
+
 // A fresh temporary directory, removed by the destructor.
 using kiln::TempDir;  // runtime/process/temp_dir.h
 
