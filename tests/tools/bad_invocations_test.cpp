@@ -108,6 +108,8 @@ const std::vector<Invocation> kBad = {
     {"tune --op dense --shape 4,4,4 --log {dir}/t.jsonl --target arm-sve", "unknown target"},
     {"tune --op dense --shape 4,4,4 --log {dir}/t.jsonl --template nope", "unknown schedule template"},
     {"tune --op dense --shape 4,4,4 --log {dir}/t.jsonl --batch 0", "--batch"},
+    {"tune --op dense --shape 4,4,4 --log {dir}/t.jsonl --layout-choices 2", "--layout-choices"},
+    {"tune --op dense --shape 4,4,4 --log {dir}/t.jsonl --layout-choices 9", "--layout-choices"},
     {"tune --op dense --shape 4,4,4 --log {dir}/t.jsonl --timeout 0", "--timeout"},
     {"tune --op dense --shape 4,4,4 --log {dir}/t.jsonl --seed -1", "--seed"},
     {"tune --op dense --shape 4,4,4 --log {dir}/t.jsonl --early-stopping -3", "--early-stopping"},
