@@ -54,6 +54,7 @@ struct NetworkTuner::Slot {
   std::optional<TuningRecord> resumed_best;
   std::unique_ptr<TaskTuner> tuner;   // created at the task's first slice
   size_t shared_seen = SIZE_MAX;      // shared records of its template when last handed over
+  size_t last_slice = 0;              // when it was last tuned (NetworkTuner::slices_), 0: never
 
   const std::optional<TuningRecord>& best() const { return tuner ? tuner->best() : resumed_best; }
   size_t trials() const { return resumed + (tuner ? tuner->status().trials : 0); }
@@ -202,7 +203,7 @@ SliceResult NetworkTuner::tune_slice(size_t task, size_t trials, Runner& runner,
                                      const NetworkProgressFn& progress) {
   Slot& s = slot(task);
   share_samples(task);
-  last_tuned_[s.task.tpl->name()] = task;
+  s.last_slice = ++slices_;
   const size_t before = s.tuner->status().trials;
   slice_start_ = scheduler_->total_trials() - before;
   s.tuner->tune(trials, runner, log, stop, [&](const TuneStatus& status) {
@@ -237,11 +238,16 @@ void NetworkTuner::tune(Runner& runner, RecordWriter& log, const std::atomic<boo
 std::vector<std::string> NetworkTuner::save_models() const {
   std::vector<std::string> written;
   if (!saves_models(options_)) return written;
-  for (const auto& [tpl, task] : last_tuned_) {
-    const Slot& s = tasks_[task];
+  // Per template, the trained model of its task tuned most recently.
+  std::map<std::string, const Slot*> latest;
+  for (const Slot& s : tasks_) {
     const cost_model::CostModel* m = s.tuner ? s.tuner->model() : nullptr;
     if (!m || !m->trained()) continue;
-    m->save(model_path(options_.model_log, tpl));  // a temporary file renamed: atomic
+    const Slot*& l = latest[s.task.tpl->name()];
+    if (!l || s.last_slice > l->last_slice) l = &s;
+  }
+  for (const auto& [tpl, s] : latest) {
+    s->tuner->model()->save(model_path(options_.model_log, tpl));  // a temporary renamed: atomic
     written.push_back(model_path(options_.model_log, tpl));
   }
   return written;

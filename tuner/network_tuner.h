@@ -9,8 +9,8 @@
 //   model-based search gets the other tasks' records of its template (from the log, this run
 //   and --transfer logs) as prior samples, refreshed as new records arrive.
 // - The cost model is saved per template beside the log (model_path: LOG.<template>.xgb, written
-//   atomically) when the tune ends, from the template's task tuned last (its model learned
-//   from every record of the template). A resumed run, or one given --transfer logs with such
+//   atomically) when the tune ends, from the template's task tuned last that has a trained
+//   model (it learned from the template's other tasks' records as well as its own). A resumed run, or one given --transfer logs with such
 //   files beside them, starts each task's search from its template's saved model, so even a
 //   task's first batch is model-guided (own file first, else the first --transfer log's).
 // - The estimated latency is the sum over workloads of calls x the best time among its
@@ -95,7 +95,8 @@ class NetworkTuner {
   std::vector<NetworkTaskSummary> summary() const;
   // The saved models the tasks start from, by template (what resume and --transfer found).
   const std::map<std::string, std::string>& loaded_models() const { return loaded_models_; }
-  // Saves each template's model (of its task tuned last) to model_path(model_log, template);
+  // Saves each template's model (of its task tuned last that has a trained one) to
+  // model_path(model_log, template);
   // returns the files written. tune() calls it at the end.
   std::vector<std::string> save_models() const;
 
@@ -117,7 +118,7 @@ class NetworkTuner {
   std::map<std::string, std::vector<TuningRecord>> shared_;
   FeatureCache features_;
   std::map<std::string, std::string> loaded_models_;  // template -> saved model file
-  std::map<std::string, size_t> last_tuned_;          // template -> its task tuned last
+  size_t slices_ = 0;                                 // slices handed out so far
 };
 
 }  // namespace kiln::tuner
