@@ -23,7 +23,9 @@ std::string block_key(const tuner::TuningRecord& r) {
 // A candidate of one node: what lowering would build and what the solver sees.
 struct Candidate {
   NodeChoice choice;
-  std::map<std::string, Layout> inputs;  // activation value -> layout read
+  // Activation value -> layout read, in the kernel's argument order (the data input first:
+  // the solver's tree follows each call's first input).
+  std::vector<std::pair<std::string, Layout>> inputs;
   Layout output = 0;
 };
 
@@ -98,7 +100,9 @@ class PlanBuilder {
       }
       auto op = m.operands.find(a.logical.name);
       if (op == m.operands.end() || g.is_constant(op->second)) continue;
-      c.inputs.try_emplace(op->second, activation_layout(a, choice.tpl->name()));
+      const bool seen = std::any_of(c.inputs.begin(), c.inputs.end(),
+                                    [&](const auto& in) { return in.first == op->second; });
+      if (!seen) c.inputs.emplace_back(op->second, activation_layout(a, choice.tpl->name()));
     }
     return c;
   }
@@ -121,7 +125,8 @@ class PlanBuilder {
     for (const Candidate& c : states) {
       LayoutState s;
       for (const auto& [value, layout] : states.front().inputs) {
-        auto it = c.inputs.find(value);
+        auto it = std::find_if(c.inputs.begin(), c.inputs.end(),
+                               [&](const auto& in) { return in.first == value; });
         s.inputs.push_back(it == c.inputs.end() ? 0 : it->second);
       }
       s.output = c.output;

@@ -12,7 +12,8 @@
 // the compile with the same records gives it (one state). Conversions cost what the log
 // measured for that layout_transform workload, else an estimate from the bytes they move
 // (kConversionBandwidth, plus a fixed call overhead); those estimated are listed so that
-// `kiln tune` can measure them.
+// `kiln tune` can measure them. A conversion is costed from the producer's layout; lowering
+// converts from the widest copy of the value it holds, which moves the same bytes.
 //
 // The plan names a template and config for every node (node_choice.h), so lowering with it
 // builds exactly the layouts that were costed. It is never worse than apply-history-best's
