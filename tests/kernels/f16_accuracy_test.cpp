@@ -151,12 +151,17 @@ struct Mode {
   double tolerance;  // of the error against double, by kiln's rule
 };
 
-// Tolerances from the table (see the report in the commit that added this file): f32
-// accumulation is f32 rounding only; f16 blocks stay well inside f16's 1e-2 at K = 4608;
-// all-f16 accumulation exceeds 1e-2 on the long reductions and gets a looser bound.
+// Tolerances from the table (kiln's rule against double; measured, 2026-11, qemu 7.2):
+//   K:                 64      576     1152    2304    4608 (conv)   3072 (dense)
+//   f32 acc            5e-7    2e-6    2e-6    4e-6    5e-6          4e-6
+//   f16 acc            5e-3    1.5e-2  2.5e-2  2.6e-2  3.4e-2        3.2e-2
+//   f16 blocks         2.4e-3  4.3e-3  4.3e-3  4.0e-3  4.0e-3        3.2e-3
+// f32 accumulation is f32 rounding only (1e-4, the f32 tolerance); f16 blocks stay flat in
+// K, well inside f16's 1e-2 (kb 128 or a whole 3x3 tap block: 7e-3); all-f16 accumulation
+// grows with K past 1e-2 and gets 5e-2.
 TEST(F16Accuracy, ResNet18LayersPerAccumulationMode) {
   const std::vector<Mode> modes = {{"f32 acc", {{"f16_acc", 0}}, 1e-4},
-                                   {"f16 acc", {{"f16_acc", 1}}, 1e-1},
+                                   {"f16 acc", {{"f16_acc", 1}}, 5e-2},
                                    {"f16 blocks (fallback)", {{"f16_acc", 2}}, 1e-2}};
   std::printf("%-24s %5s  %-22s %10s %10s %10s %10s\n", "layer", "K", "accumulation",
               "abs(f32)", "rel(f32)", "abs(f64)", "rel(f64)");
