@@ -310,16 +310,11 @@ class Conv2dF16Arm final : public LowpConv2d {
                            const Config& cfg) const override {
     if (f16_acc_kind(cfg["f16_acc"]) == F16AccKind::F16Blocks) return schedule_blocks(w, cfg);
     const Conv2dParams p = conv2d_params(w);
-    const DataType f16 = DataType::f16();
-    const DataType acc_t = cfg["f16_acc"] ? f16 : DataType::f32();
+    const DataType acc_t = cfg["f16_acc"] ? DataType::f16() : DataType::f32();
     const int64_t icb = cfg["ic_bn"], ocb = cfg["oc_bn"];
     const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
     const int64_t oh = p.out_h(), ow = p.out_w();
-
-    te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, f16, "data");
-    te::Tensor weight = te::placeholder({ob, cb, p.kh, p.kw, icb, ocb}, f16, "weight.packed");
-    te::Tensor padded = pad_blocked(data, p, f16);
-    EpilogueTensors ep = make_epilogue_placeholders(w, ob * ocb, {p.n, ob, oh, ow, ocb});
+    const auto [data, weight, padded, ep] = f16_conv_inputs(w, p, icb, ocb);
     IterVar rco = te::reduce_axis(cb, "rco"), ry = te::reduce_axis(p.kh, "ry");
     IterVar rx = te::reduce_axis(p.kw, "rx"), rci = te::reduce_axis(icb, "rci");
     te::Tensor acc = te::compute(
@@ -359,6 +354,22 @@ class Conv2dF16Arm final : public LowpConv2d {
   const char* needs() const override { return "dtype f16 and an AArch64 target with +fullfp16"; }
 
  private:
+  // The kernel's inputs in both accumulation schemes: blocked f16 data and packed weights,
+  // the zero-padded data, the epilogue's tensors over the blocked output.
+  struct F16ConvInputs {
+    te::Tensor data, weight, padded;
+    EpilogueTensors ep;
+  };
+  static F16ConvInputs f16_conv_inputs(const Workload& w, const Conv2dParams& p, int64_t icb,
+                                       int64_t ocb) {
+    const DataType f16 = DataType::f16();
+    const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
+    te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, f16, "data");
+    te::Tensor weight = te::placeholder({ob, cb, p.kh, p.kw, icb, ocb}, f16, "weight.packed");
+    return {data, weight, pad_blocked(data, p, f16),
+            make_epilogue_placeholders(w, ob * ocb, {p.n, ob, p.out_h(), p.out_w(), ocb})};
+  }
+
   // How many of the innermost reduction axes (channels of a block, kernel columns, kernel
   // rows) sum in f16 before the f32 addition: only those that make the block longer.
   static std::vector<int64_t> f16_block_choices(const Conv2dParams& p) {
@@ -384,15 +395,10 @@ class Conv2dF16Arm final : public LowpConv2d {
   // f16_block reduction axes, `fmla .8h`), then widen into the tile's f32 accumulators.
   ScheduledKernel schedule_blocks(const Workload& w, const Config& cfg) const {
     const Conv2dParams p = conv2d_params(w);
-    const DataType f16 = DataType::f16();
     const int64_t icb = cfg["ic_bn"], ocb = cfg["oc_bn"], level = cfg["f16_block"];
     const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
     const int64_t oh = p.out_h(), ow = p.out_w();
-
-    te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, f16, "data");
-    te::Tensor weight = te::placeholder({ob, cb, p.kh, p.kw, icb, ocb}, f16, "weight.packed");
-    te::Tensor padded = pad_blocked(data, p, f16);
-    EpilogueTensors ep = make_epilogue_placeholders(w, ob * ocb, {p.n, ob, oh, ow, ocb});
+    const auto [data, weight, padded, ep] = f16_conv_inputs(w, p, icb, ocb);
     F16PartialSums ps = f16_partial_sums(
         {p.n, ob, oh, ow, ocb}, {cb, p.kh, p.kw, icb}, {"rco", "ry", "rx", "rci"},
         static_cast<size_t>(level),
