@@ -485,6 +485,9 @@ Config winograd_fallback(const Workload& w, const Target& t, int64_t m) {
 
 bool winograd_preferred(const Workload& w, const Target& t) {
   if (!winograd_supported(w, t) || winograd_tile_choices(w).empty()) return false;
+  // f16 has been checked under qemu only: with no timing on ARM hardware, untuned networks
+  // keep the direct template and tuning decides.
+  if (w.dtype != DataType::f32()) return false;
   // Few channels: the transforms (per channel) cost as much as the GEMM saves.
   if (w.param("C") < 16 || w.param("O") < 16) return false;
   return tile_count(w, winograd_fallback_tile(w)) >= kMinTiles;

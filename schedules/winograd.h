@@ -70,7 +70,8 @@ Config winograd_fallback(const Workload& w, const Target& t, int64_t m);
 
 // The cost rule for untuned networks: whether conv2d.winograd (its fallback) beats the
 // direct conv2d.nchwc (its fallback) on this workload and target, from the measured table in
-// bench/README.md. False for workloads that are not Winograd's form.
+// bench/README.md. False for workloads that are not Winograd's form, and for f16 (not yet
+// timed on ARM hardware).
 bool winograd_preferred(const Workload& w, const Target& t);
 
 }  // namespace kiln::schedules

@@ -112,6 +112,9 @@ TEST(WinogradF16, RefusedWithoutFullFp16) {
   const auto& wg = schedules::conv2d_winograd_template();
   Workload w = conv3x3(1, 8, 8, 8, 8, 1);
   EXPECT_TRUE(wg.applies(w, target_from_name("arm-fp16")));
+  // Offered to tuning, not the untuned default (no ARM hardware timing yet).
+  EXPECT_FALSE(schedules::winograd_preferred(conv3x3(1, 64, 56, 56, 64, 1),
+                                             target_from_name("arm-fp16")));
   for (const char* name : {"arm-neon", "x86-avx512", "x86-avx2"}) {
     Target t = target_from_name(name);
     EXPECT_FALSE(wg.applies(w, t)) << name;
