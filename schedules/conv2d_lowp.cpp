@@ -5,6 +5,7 @@
 #include "compiler/base/error.h"
 #include "schedules/conv2d_blocked.h"
 #include "schedules/epilogue.h"
+#include "schedules/f16_partial_sums.h"
 #include "schedules/intrinsics.h"
 
 namespace kiln::schedules {
@@ -277,22 +278,27 @@ class Conv2dF16Arm final : public LowpConv2d {
     cs.define_knob("oc_bn", oc_bn_choices(p.o, 8));
     cs.define_knob("reg_n", reg_n_choices(p.out_w(), kWidestTile));
     cs.define_knob("unroll_kw", {0, 1});
-    cs.define_knob("f16_acc", {0, 1});  // 1: accumulate in f16 (fmla .8h), looser error
+    // 0: f32 accumulation; 1: all of the reduction in f16 (`fmla .8h`, loosest); 2: f16
+    // within blocks of f16_block reduction axes, f32 across them (f16_partial_sums.h).
+    cs.define_knob("f16_acc", {0, 1, 2});
+    cs.define_knob("f16_block", f16_block_choices(p));
     define_tile_loop_knobs(cs);
     return cs;
   }
 
   Config fallback(const Workload& w, const Target&) const override {
     Conv2dParams p = conv2d_params(w);
-    // f32 accumulation: 8 halves widen to two .4s registers; 2 vectors of 8 channels x 6
-    // pixels use 24 of the 32 v registers.
+    // f16 blocks: per 8 channels one f16 accumulator and two f32 (.4s) partial sums; 2
+    // vectors of 8 channels x 4 pixels hold 24 of the 32 v registers.
     int64_t vecs = std::min<int64_t>(2, ceil_div(p.o, 8));
-    int64_t reg_n = pick_reg_n(p.out_w(), 12 / vecs, kWidestTile);
-    return Config({{"ic_bn", pick_ic_bn(p.c, 8 * vecs, false)},
+    int64_t reg_n = pick_reg_n(p.out_w(), 8 / vecs, kWidestTile);
+    int64_t icb = pick_ic_bn(p.c, 8 * vecs, false);
+    return Config({{"ic_bn", icb},
                    {"oc_bn", 8 * vecs},
                    {"reg_n", reg_n},
                    {"unroll_kw", p.kw <= 3 ? 1 : 0},
-                   {"f16_acc", 0},
+                   {"f16_acc", static_cast<int64_t>(F16AccKind::F16Blocks)},
+                   {"f16_block", fallback_f16_block(p, icb)},
                    {"oc_inner", 0},
                    {"parallel", p.flops() > 2e6 ? 1 : 0}});
   }
@@ -302,17 +308,13 @@ class Conv2dF16Arm final : public LowpConv2d {
  protected:
   ScheduledKernel schedule(const Workload& w, const Target&,
                            const Config& cfg) const override {
+    if (f16_acc_kind(cfg["f16_acc"]) == F16AccKind::F16Blocks) return schedule_blocks(w, cfg);
     const Conv2dParams p = conv2d_params(w);
-    const DataType f16 = DataType::f16();
-    const DataType acc_t = cfg["f16_acc"] ? f16 : DataType::f32();
+    const DataType acc_t = cfg["f16_acc"] ? DataType::f16() : DataType::f32();
     const int64_t icb = cfg["ic_bn"], ocb = cfg["oc_bn"];
     const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
     const int64_t oh = p.out_h(), ow = p.out_w();
-
-    te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, f16, "data");
-    te::Tensor weight = te::placeholder({ob, cb, p.kh, p.kw, icb, ocb}, f16, "weight.packed");
-    te::Tensor padded = pad_blocked(data, p, f16);
-    EpilogueTensors ep = make_epilogue_placeholders(w, ob * ocb, {p.n, ob, oh, ow, ocb});
+    const auto [data, weight, padded, ep] = f16_conv_inputs(w, p, icb, ocb);
     IterVar rco = te::reduce_axis(cb, "rco"), ry = te::reduce_axis(p.kh, "ry");
     IterVar rx = te::reduce_axis(p.kw, "rx"), rci = te::reduce_axis(icb, "rci");
     te::Tensor acc = te::compute(
@@ -352,6 +354,76 @@ class Conv2dF16Arm final : public LowpConv2d {
   const char* needs() const override { return "dtype f16 and an AArch64 target with +fullfp16"; }
 
  private:
+  // The kernel's inputs in both accumulation schemes: blocked f16 data and packed weights,
+  // the zero-padded data, the epilogue's tensors over the blocked output.
+  struct F16ConvInputs {
+    te::Tensor data, weight, padded;
+    EpilogueTensors ep;
+  };
+  static F16ConvInputs f16_conv_inputs(const Workload& w, const Conv2dParams& p, int64_t icb,
+                                       int64_t ocb) {
+    const DataType f16 = DataType::f16();
+    const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
+    te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, f16, "data");
+    te::Tensor weight = te::placeholder({ob, cb, p.kh, p.kw, icb, ocb}, f16, "weight.packed");
+    return {data, weight, pad_blocked(data, p, f16),
+            make_epilogue_placeholders(w, ob * ocb, {p.n, ob, p.out_h(), p.out_w(), ocb})};
+  }
+
+  // How many of the innermost reduction axes (channels of a block, kernel columns, kernel
+  // rows) sum in f16 before the f32 addition: only those that make the block longer.
+  static std::vector<int64_t> f16_block_choices(const Conv2dParams& p) {
+    std::vector<int64_t> out = {1};
+    if (p.kw > 1) out.push_back(2);
+    if (p.kh > 1) out.push_back(3);
+    return out;
+  }
+  // The f16 block's length in products for f16_block = `level`.
+  static int64_t f16_block_length(const Conv2dParams& p, int64_t icb, int64_t level) {
+    return icb * (level >= 2 ? p.kw : 1) * (level >= 3 ? p.kh : 1);
+  }
+  // The longest block of at most 64 products (the error table in
+  // tests/kernels/f16_accuracy_test.cpp): one kernel row of 16 channels for a 3x3 conv.
+  static int64_t fallback_f16_block(const Conv2dParams& p, int64_t icb) {
+    int64_t best = 1;
+    for (int64_t level : f16_block_choices(p))
+      if (f16_block_length(p, icb, level) <= 64) best = level;
+    return best;
+  }
+
+  // f16_acc = 2: the register tile's f16 accumulators sum one block (the innermost
+  // f16_block reduction axes, `fmla .8h`), then widen into the tile's f32 accumulators.
+  ScheduledKernel schedule_blocks(const Workload& w, const Config& cfg) const {
+    const Conv2dParams p = conv2d_params(w);
+    const int64_t icb = cfg["ic_bn"], ocb = cfg["oc_bn"], level = cfg["f16_block"];
+    const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
+    const int64_t oh = p.out_h(), ow = p.out_w();
+    const auto [data, weight, padded, ep] = f16_conv_inputs(w, p, icb, ocb);
+    F16PartialSums ps = f16_partial_sums(
+        {p.n, ob, oh, ow, ocb}, {cb, p.kh, p.kw, icb}, {"rco", "ry", "rx", "rci"},
+        static_cast<size_t>(level),
+        [&](const std::vector<Expr>& v, const std::vector<Expr>& r) {
+          Expr in = padded(v[0], r[0], v[2] * p.sh + r[1] * p.dh, v[3] * p.sw + r[2] * p.dw, r[3]);
+          return in * weight(v[1], r[0], r[1], r[2], r[3], v[4]);
+        },
+        "conv.acc");
+    te::Tensor out = blocked_output(w, p, ep, ps.acc, ob, ocb);
+
+    te::Schedule sch({out});
+    if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
+    // rx is the last outer axis (f16_block 1) or one of the block's (2, 3).
+    const bool rx_outer = level == 1;
+    schedule_tile(sch, out, ps.acc, cfg, 8, ps.outer, rx_outer ? ps.outer.back() : IterVar());
+    std::vector<IterVar> unroll;
+    if (!rx_outer && cfg["unroll_kw"]) unroll.push_back(ps.inner[ps.inner.size() - 2]);
+    schedule_f16_partial_sums(sch, ps, 8, 1, unroll);
+
+    return finish(
+        w, p, std::move(sch), data, weight, ep, out, icb, ocb,
+        [p, icb, ocb](const Values& v) { return pack_blocked_weight(v, p, icb, ocb); },
+        ob * cb * p.kh * p.kw * icb * ocb);
+  }
+
   // OIHW -> [O/ocb, C/icb, KH, KW, icb, ocb], zero-padded (groups 1).
   static Values pack_blocked_weight(const Values& wv, const Conv2dParams& p, int64_t icb,
                                     int64_t ocb) {

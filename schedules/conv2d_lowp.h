@@ -12,8 +12,10 @@
 //                    loop through BFDOT (`bfdot v.4s, v.8h, v.8h`) on 4-lane f32
 //                    accumulators; oc_bn 4, 8 or 16 (1, 2 or 4 q registers per pixel).
 //   conv2d.f16.arm   f16 on AArch64 with +fullfp16, groups 1: the f32 template's register
-//                    tile over 8-lane vectors; knob f16_acc 0 accumulates in f32 (default),
-//                    1 in f16 with `fmla .8h` (twice the throughput, looser error).
+//                    tile over 8-lane vectors; knob f16_acc 2 (default) accumulates in f16
+//                    with `fmla .8h` within blocks of the reduction (knob f16_block: the
+//                    channel block, times KW, times KH) and adds each block into f32
+//                    (f16_partial_sums.h); 1 all in f16 (looser error); 0 all in f32.
 // All three fuse the epilogues of epilogue.h (bias, relu, relu6, residual, ...) into the output
 // pass. Logical arguments stay NCHW / OIHW through KernelArg::pack/unpack.
 #pragma once

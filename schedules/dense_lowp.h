@@ -11,10 +11,11 @@
 //                   of B into a 2x2 f32 tile per instruction; A is repacked inside the
 //                   kernel into 2-row interleaved K=4 blocks, B packed 2-column interleaved.
 //                   Knob bfdot=1 uses BFDOT instead (the x86 scheme at 128 bits).
-//   dense.f16.arm   f16 on AArch64 with +fullfp16, 8 halves per vector. Knob f16_acc: 0
-//                   accumulates in f32 (default, f16 tolerance), 1 in f16 with `fmla .8h`
-//                   (twice the throughput; error grows like sqrt(K) half-ulps, so its tests
-//                   use a looser tolerance).
+//   dense.f16.arm   f16 on AArch64 with +fullfp16, 8 halves per vector. Knob f16_acc: 2
+//                   (default) accumulates in f16 with `fmla .8h` within K blocks of kb and
+//                   adds each block into f32 (f16_partial_sums.h: twice f32's lanes, f16
+//                   tolerance on long K); 1 all of K in f16 (error grows like sqrt(K)
+//                   half-ulps, a looser tolerance); 0 everything in f32.
 // All accumulate in f32 unless told otherwise; K, M and N need not divide the tiles (the
 // packed B is zero-padded, A's missing K values read as zero).
 #pragma once

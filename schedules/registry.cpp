@@ -6,6 +6,7 @@
 #include "schedules/batch_matmul.h"
 #include "schedules/batch_norm.h"
 #include "schedules/conv2d.h"
+#include "schedules/conv2d_depthwise_mult.h"
 #include "schedules/conv2d_lowp.h"
 #include "schedules/conv2d_transpose.h"
 #include "schedules/data_movement.h"
@@ -61,6 +62,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &conv2d_nchwc_template(),
       &conv2d_1x1_template(),
       &conv2d_depthwise_template(),
+      &conv2d_depthwise_mult_template(),
       &conv2d_transpose_template(),
       &conv2d_winograd_template(),
       // layout transforms

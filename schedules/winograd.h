@@ -1,7 +1,8 @@
 // conv2d by Winograd minimal filtering: conv2d.winograd, for 3x3 kernels, stride 1,
-// dilation 1, groups 1, any padding, f32, in the blocked layout NCHW[x]c of the direct
-// conv2d templates (data [N, C/ic_bn, H, W, ic_bn], output [N, O/oc_bn, OH, OW, oc_bn]), so
-// a network can swap it for conv2d.nchwc without any layout conversion.
+// dilation 1, groups 1, any padding, f32 (and f16 on AArch64 +fullfp16, below), in the
+// blocked layout NCHW[x]c of the direct conv2d templates (data [N, C/ic_bn, H, W, ic_bn],
+// output [N, O/oc_bn, OH, OW, oc_bn]), so a network can swap it for conv2d.nchwc without
+// any layout conversion.
 //
 // With output tiles of m x m (alpha = m + 2), T tiles over the output, F(m, 3) from
 // winograd_transform.h:
@@ -19,6 +20,14 @@
 // measured for the largest m its space offers (winograd_error_scale); a tile size whose
 // expected error (which grows with the input channels) would not fit is not offered, and
 // applies() is false where none is.
+//
+// f16 (arm-fp16): data, weights and the transformed input V are stored in f16, so the
+// batched GEMM runs `fmla .8h` within each input-channel block and adds the blocks into f32
+// (f16_partial_sums.h; knob f16_acc 0 keeps it all in f32). The input and output transforms
+// compute in f32 for every m: each output is a sum of alpha^2 GEMM results with
+// coefficients up to 8 (F(6)), whose f16 rounding would add to the f16 storage's. Tile
+// sizes whose error does not fit f16's 1e-2 are not offered (winograd_expected_error_f16):
+// that leaves F(2), since storing V and U in f16 alone costs F(4) 1.2e-2.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +39,16 @@ namespace kiln::schedules {
 
 const OpTemplate& conv2d_winograd_template();
 
-// Whether a conv2d workload is Winograd's form: 3x3, stride 1, dilation 1, groups 1, f32.
+// Whether a conv2d workload is Winograd's form: 3x3, stride 1, dilation 1, groups 1, f32 or
+// f16.
 bool winograd_form(const Workload& w);
+// Winograd's form on a target that runs its dtype: f32 anywhere, f16 on AArch64 +fullfp16.
+bool winograd_supported(const Workload& w, const Target& t);
+
+// f16's (on arm-fp16) likewise, measured (tests/kernels/winograd_f16_test.cpp): the f16
+// rounding of the transformed input and weights, amplified by the output transform, flat in
+// the channels. Judged against f16's 1e-2, it leaves F(2) only.
+double winograd_expected_error_f16(int64_t m, int64_t channels);
 
 // The output tile sizes conv2d.winograd offers for the workload (ascending): m in {2, 4, 6}
 // whose error stays acceptable and whose tiles are not mostly padding on this output.
@@ -53,7 +70,8 @@ Config winograd_fallback(const Workload& w, const Target& t, int64_t m);
 
 // The cost rule for untuned networks: whether conv2d.winograd (its fallback) beats the
 // direct conv2d.nchwc (its fallback) on this workload and target, from the measured table in
-// bench/README.md. False for workloads that are not Winograd's form.
+// bench/README.md. False for workloads that are not Winograd's form, and for f16 (not yet
+// timed on ARM hardware).
 bool winograd_preferred(const Workload& w, const Target& t);
 
 }  // namespace kiln::schedules

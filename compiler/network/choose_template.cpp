@@ -37,6 +37,7 @@ const OpTemplate* untuned_template(const Workload& w, const Target& t) {
   std::vector<const OpTemplate*> candidates = schedules::templates_for(w, t);
   if (w.op == "conv2d") {
     if (const OpTemplate* dw = template_named_in(candidates, "conv2d.depthwise")) return dw;
+    if (const OpTemplate* dm = template_named_in(candidates, "conv2d.depthwise_mult")) return dm;
     if (schedules::winograd_preferred(w, t))
       if (const OpTemplate* wg = template_named_in(candidates, "conv2d.winograd")) return wg;
   }

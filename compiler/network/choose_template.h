@@ -5,7 +5,8 @@
 //   - a depthwise conv2d (groups == C == O) goes to conv2d.depthwise: the general
 //     conv2d.nchwc computes it through block-diagonal weights, groups x the FLOPs and the
 //     weight bytes (measured on MobileNetV2's 144-channel 56x56 layer, x86-avx512, 1 thread:
-//     35.9 ms against 0.25 ms);
+//     35.9 ms against 0.25 ms); with a channel multiplier (O = k * C, k > 1) it goes to
+//     conv2d.depthwise_mult for the same reason (C x the FLOPs through conv2d.nchwc);
 //   - a 3x3 stride-1 conv goes to conv2d.winograd when schedules::winograd_preferred says so
 //     (enough channels and output tiles; measured on ResNet-18's layers: 1.9-2.6x oneDNN's
 //     direct conv on the 56x56 and 28x28 ones, see bench/README.md);

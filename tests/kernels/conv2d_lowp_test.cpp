@@ -51,7 +51,7 @@ Workload conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t k, 
 std::string check(const OpTemplate& tpl, const Workload& w, const std::string& target,
                   const Config& cfg) {
   DataType out_t = w.param_or("out_f32", 0) ? DataType::f32() : w.dtype;
-  double tol = cfg.has("f16_acc") && cfg["f16_acc"] ? 3e-2 : tolerance(w.dtype);
+  double tol = cfg.has("f16_acc") && cfg["f16_acc"] == 1 ? 3e-2 : tolerance(w.dtype);
   if (out_t == DataType::f32() && w.dtype == DataType::bf16()) tol = 1e-2;
   SCOPED_TRACE(tpl.name() + " " + w.str() + " on " + target + " config " + cfg.to_json());
   tuner::BuiltKernel k =
@@ -98,6 +98,7 @@ struct Case {
   std::string target;
   int config;            // -1: fallback; otherwise a random config of the space
   int64_t f16_acc = -1;  // forced value of the f16_acc knob, when >= 0
+  int64_t f16_block = -1;  // forced f16 block level (with f16_acc 2), when >= 0
 };
 
 std::vector<Case> cases() {
@@ -112,6 +113,11 @@ std::vector<Case> cases() {
   for (size_t i = 0; i < h.size(); ++i) out.push_back({f16, h[i], "arm-fp16", i % 2 ? 0 : -1});
   out.push_back({f16, h[0], "arm-fp16", 1, 1});
   out.push_back({f16, h[3], "arm-bf16", 2, 1});
+  // f32 accumulation, and f16 blocks of each level: channels, x KW, x KH (dilated, batch 2).
+  out.push_back({f16, h[1], "arm-fp16", 3, 0});
+  out.push_back({f16, h[0], "arm-fp16", 4, 2, 1});
+  out.push_back({f16, h[4], "arm-fp16", 5, 2, 2});
+  out.push_back({f16, h[3], "arm-fp16", 6, 2, 3});
   // bf16 through BFDOT under qemu: bias+relu, odd C with stride 2, 1x1 with f32 output.
   std::vector<Workload> b = small_shapes(DataType::bf16());
   for (int i = 0; i < 3; ++i)
@@ -132,6 +138,7 @@ TEST_P(Conv2dLowpTest, MatchesReference) {
   ASSERT_TRUE(c.tpl->applies(c.w, t));
   Config cfg = template_config(*c.tpl, c.w, t, c.config);
   if (c.f16_acc >= 0) cfg.set("f16_acc", c.f16_acc);
+  if (c.f16_block >= 0) cfg.set("f16_block", c.f16_block);
   std::string skip = check(*c.tpl, c.w, c.target, cfg);
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
@@ -140,7 +147,8 @@ std::string name(const ::testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
   return test_name(c.tpl->name() + "_" + c.w.str() + "_" + c.target + "_" +
                        (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config)) +
-                       (c.f16_acc == 1 ? "_f16acc" : ""),
+                       (c.f16_acc == 1 ? "_f16acc" : "") +
+                       (c.f16_block >= 0 ? "_block" + std::to_string(c.f16_block) : ""),
                    info.index);
 }
 
@@ -261,8 +269,19 @@ TEST(Conv2dLowpAsm, ArmF16AccumulationUsesFmla8h) {
   Workload w = conv(1, 16, 8, 8, 16, 3, DataType::f16(), {{"pad", 1}});
   std::string s = template_assembly(schedules::conv2d_f16_arm_template(), w, "arm-fp16", {{"f16_acc", 1}});
   EXPECT_GE(count_instructions(s, "fmla", ".8h"), 8) << s;
+  std::string f32 = template_assembly(schedules::conv2d_f16_arm_template(), w, "arm-fp16", {{"f16_acc", 0}});
+  EXPECT_EQ(count_instructions(f32, "fmla", ".8h"), 0) << "f16_acc 0 accumulates in f32:\n" << f32;
+  EXPECT_GE(count_instructions(f32, "fmla", ".4s"), 8) << f32;
+}
+
+// The default: `fmla .8h` within a block (2 vectors x 4 pixels per channel and tap), the block's
+// sums widened and added into f32 (fadd .4s), never `fmla .4s`.
+TEST(Conv2dLowpAsm, ArmF16DefaultUsesFmla8hWithF32PartialSums) {
+  Workload w = conv(1, 64, 8, 8, 64, 3, DataType::f16(), {{"pad", 1}});
   std::string d = template_assembly(schedules::conv2d_f16_arm_template(), w, "arm-fp16");
-  EXPECT_EQ(count_instructions(d, "fmla", ".8h"), 0) << "default must accumulate in f32:\n" << d;
+  EXPECT_GE(count_instructions(d, "fmla", ".8h"), 2 * 4 * 3) << d;  // the 3 taps unrolled
+  EXPECT_EQ(count_instructions(d, "fmla", ".4s"), 0) << d;
+  EXPECT_GE(count_instructions(d, "fadd", ".4s"), 16) << d;
 }
 
 TEST(Conv2dLowpAsm, ArmBf16UsesBfdot) {

@@ -43,9 +43,10 @@ std::string check(const OpTemplate& tpl, const Workload& w, const std::string& t
                   const Config& cfg) {
   DataType out_t = w.param_or("out_f32", 0) ? DataType::f32() : w.dtype;
   // bf16 2e-2 also covers vdpbf16ps's odd-then-even order (a last-bit difference). f16
-  // accumulation rounds every partial sum to 11 bits: its error grows like sqrt(K) ulps of
-  // the running sum, so it gets 3e-2 for the K <= 64 shapes used here.
-  double tol = cfg.has("f16_acc") && cfg["f16_acc"] ? 3e-2 : tolerance(w.dtype);
+  // accumulation over all of K (f16_acc 1) rounds every partial sum to 11 bits: its error
+  // grows like sqrt(K) ulps of the running sum, so it gets 3e-2 for the K <= 64 shapes used
+  // here. f16 blocks added into f32 (f16_acc 2) keep f16's tolerance.
+  double tol = cfg.has("f16_acc") && cfg["f16_acc"] == 1 ? 3e-2 : tolerance(w.dtype);
   if (out_t == DataType::f32() && w.dtype == DataType::bf16()) tol = 1e-2;  // no output rounding
   return check_template_inputs(tpl, w, target, cfg, {5, nullptr, out_t, tol});
 }
@@ -57,6 +58,7 @@ struct Case {
   int config;            // -1: fallback; otherwise a random config of the space
   int64_t f16_acc = -1;  // forced value of the f16_acc knob, when >= 0
   int64_t bfdot = -1;    // forced value of the bfdot knob, when >= 0
+  int64_t kb = -1;       // forced f16 block (with f16_acc 2), when >= 0
 };
 
 std::vector<Case> cases() {
@@ -85,6 +87,12 @@ std::vector<Case> cases() {
   out.push_back({f16, dense(37, 53, 30, h), "arm-fp16", 1, 1});
   out.push_back({f16, dense(6, 24, 64, h, {"relu"}), "arm-bf16", 2, 1});
   out.push_back({f16, dense(5, 20, 9, h, {}, true), "arm-bf16", 3, 0});
+  // f16 blocks: K not a multiple of the block (its padded tail), K below one block, several
+  // blocks with the K-blocking (kc) and row-block knobs of random configs.
+  out.push_back({f16, dense(7, 24, 50, h, {"bias"}, true), "arm-fp16", -1, 2, -1, 16});
+  out.push_back({f16, dense(3, 9, 5, h), "arm-fp16", -1, 2, -1, 16});
+  out.push_back({f16, dense(9, 40, 300, h, {}, true), "arm-fp16", 4, 2, -1, 64});
+  out.push_back({f16, dense(1, 72, 257, h, {"relu"}), "arm-fp16", 7, 2, -1, 32});
   return out;
 }
 
@@ -103,6 +111,7 @@ TEST_P(DenseLowpTest, MatchesReference) {
   Config cfg = template_config(*c.tpl, c.w, t, c.config);
   if (c.f16_acc >= 0) cfg.set("f16_acc", c.f16_acc);
   if (c.bfdot >= 0) cfg.set("bfdot", c.bfdot);
+  if (c.kb >= 0) cfg.set("kb", c.kb);
   std::string skip = check(*c.tpl, c.w, c.target, cfg);
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
@@ -111,7 +120,8 @@ std::string name(const ::testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
   return test_name(c.tpl->name() + "_" + c.w.str() + "_" + c.target + "_" +
                        (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config)) +
-                       (c.f16_acc == 1 ? "_f16acc" : "") + (c.bfdot == 1 ? "_bfdot" : ""),
+                       (c.f16_acc == 1 ? "_f16acc" : "") + (c.f16_acc == 2 ? "_f16blocks" : "") +
+                       (c.bfdot == 1 ? "_bfdot" : ""),
                    info.index);
 }
 

@@ -1,6 +1,6 @@
 // Assembly checks for the low-precision dense templates (as Halide's simd_op_check): the bf16
 // paths really use `vdpbf16ps zmm` (x86) and `bfmmla`, or by knob `bfdot` (AArch64); f16
-// accumulation uses `fmla .8h`, and the default f16 path accumulates in f32 (`fmla .4s`).
+// accumulation uses `fmla .8h` (by default in K blocks added into f32), `f16_acc` 0 `fmla .4s`.
 // Codegen only: nothing runs, so these hold on any host.
 #include <gtest/gtest.h>
 
@@ -52,9 +52,20 @@ TEST(LowpAsm, ArmF16AccumulationUsesFmla8h) {
   EXPECT_GE(count_instructions(s, "fmla", ".8h"), 8) << s;
 }
 
-TEST(LowpAsm, ArmF16DefaultAccumulatesInF32) {
+// The default: `fmla .8h` within each K block (4 rows x 2 vectors per K step), the block's
+// sums widened (fcvtl/fcvtl2) and added into f32 partial sums (fadd .4s) after it.
+TEST(LowpAsm, ArmF16DefaultUsesFmla8hWithF32PartialSums) {
   std::string s =
-      template_assembly(schedules::dense_f16_arm_template(), dense(24, 32, 64, DataType::f16()), "arm-fp16");
+      template_assembly(schedules::dense_f16_arm_template(), dense(24, 32, 256, DataType::f16()), "arm-fp16");
+  EXPECT_GE(count_instructions(s, "fmla", ".8h"), 8) << s;
+  EXPECT_EQ(count_instructions(s, "fmla", ".4s"), 0) << s;
+  EXPECT_GE(count_instructions(s, "fcvtl", ".4s") + count_instructions(s, "fcvtl2", ".4s"), 8) << s;
+  EXPECT_GE(count_instructions(s, "fadd", ".4s"), 16) << s;
+}
+
+TEST(LowpAsm, ArmF16F32AccumulationKnobUsesFmla4s) {
+  std::string s = template_assembly(schedules::dense_f16_arm_template(),
+                                    dense(24, 32, 64, DataType::f16()), "arm-fp16", {{"f16_acc", 0}});
   EXPECT_GE(count_instructions(s, "fmla", ".4s"), 8) << s;
   EXPECT_EQ(count_instructions(s, "fmla", ".8h"), 0) << s;
 }

@@ -57,6 +57,44 @@ std::string check_template_config(const schedules::OpTemplate& tpl, const schedu
   return "";
 }
 
+namespace {
+
+// Packs the logical inputs into `k`'s arguments, runs it on the target and returns its
+// output read as `out_dtype` (empty, with `skip_reason` set, where the target cannot run).
+schedules::Values run_built(const tuner::BuiltKernel& k, const schedules::Workload& w,
+                            const std::string& target_name,
+                            const std::vector<schedules::Values>& logical, ir::DataType out_dtype,
+                            std::string* skip_reason) {
+  std::vector<Bytes> args;
+  size_t next = 0;
+  for (const schedules::KernelArg& a : k.args) {
+    if (a.is_output) {
+      args.emplace_back(static_cast<size_t>(a.kernel_elements) * out_dtype.bytes(), 0);
+      continue;
+    }
+    const schedules::Values& v = logical.at(next++);
+    schedules::Values packed = a.pack ? a.pack(v) : v;
+    EXPECT_EQ(static_cast<int64_t>(packed.size()), a.kernel_elements) << a.logical.name;
+    args.push_back(encode(packed, w.dtype));
+  }
+  TargetRun run = run_on_target(k.func, target_name, args, {static_cast<int>(args.size()) - 1});
+  *skip_reason = run.skip_reason;
+  if (!run.skip_reason.empty()) return {};
+  return decode(run.outputs[0], out_dtype);
+}
+
+}  // namespace
+
+schedules::Values run_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                               const std::string& target_name, const schedules::Config& cfg,
+                               const std::vector<schedules::Values>& logical,
+                               ir::DataType out_dtype, std::string* skip_reason) {
+  tuner::BuiltKernel k = tuner::lower_template(tpl, w, target_from_name(target_name), cfg, "kernel");
+  schedules::Values out = run_built(k, w, target_name, logical, out_dtype, skip_reason);
+  const schedules::KernelArg& o = k.args.back();
+  return o.unpack && !out.empty() ? o.unpack(out) : out;
+}
+
 std::string check_template_inputs(const schedules::OpTemplate& tpl, const schedules::Workload& w,
                                   const std::string& target_name, const schedules::Config& cfg,
                                   const InputCheck& check) {
@@ -66,22 +104,15 @@ std::string check_template_inputs(const schedules::OpTemplate& tpl, const schedu
   if (sweep_ir(tpl.name() + " " + w.str() + " " + target_name + " " + cfg.to_json(), k.func))
     return "IR sweep";
   std::vector<schedules::Values> logical;
-  std::vector<Bytes> args;
   uint32_t seed = check.first_seed;
   for (const schedules::KernelArg& a : k.args) {
-    if (a.is_output) {
-      args.emplace_back(static_cast<size_t>(a.kernel_elements) * check.out_dtype.bytes(), 0);
-      continue;
-    }
+    if (a.is_output) continue;
     logical.push_back(random_values(a.logical.elements(), seed++, w.dtype));
     if (check.adjust) check.adjust(a, logical.back());
-    schedules::Values packed = a.pack ? a.pack(logical.back()) : logical.back();
-    EXPECT_EQ(static_cast<int64_t>(packed.size()), a.kernel_elements) << a.logical.name;
-    args.push_back(encode(packed, w.dtype));
   }
-  TargetRun run = run_on_target(k.func, target_name, args, {static_cast<int>(args.size()) - 1});
-  if (!run.skip_reason.empty()) return run.skip_reason;
-  schedules::Values got = decode(run.outputs[0], check.out_dtype);
+  std::string skip;
+  schedules::Values got = run_built(k, w, target_name, logical, check.out_dtype, &skip);
+  if (!skip.empty()) return skip;
   schedules::Values want = tpl.reference(w, logical);
   for (float& x : want) x = round_to(x, check.out_dtype);
   EXPECT_TRUE(all_close(got, want, check.rtol));

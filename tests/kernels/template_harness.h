@@ -53,6 +53,14 @@ std::string check_template_inputs(const schedules::OpTemplate& tpl, const schedu
                                   const std::string& target, const schedules::Config& cfg,
                                   const InputCheck& check);
 
+// Runs `tpl`'s kernel for `cfg` on the given logical inputs (packed as its arguments ask) and
+// returns the logical output (unpacked), read as `out_dtype`; empty, with `skip_reason` set, where the target
+// cannot run here.
+schedules::Values run_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                               const std::string& target, const schedules::Config& cfg,
+                               const std::vector<schedules::Values>& logical,
+                               ir::DataType out_dtype, std::string* skip_reason);
+
 struct TemplateCase {
   schedules::Workload w;
   std::string target;

@@ -1,5 +1,6 @@
 // The network compiler's template choice for untuned workloads (compiler/network/
-// choose_template.h): depthwise convolutions to conv2d.depthwise, wide 3x3 stride-1 ones to
+// choose_template.h): depthwise convolutions to conv2d.depthwise (with a multiplier to
+// conv2d.depthwise_mult), wide 3x3 stride-1 ones to
 // conv2d.winograd, channel blocks that follow
 // the neighbouring layouts, register tiles narrowed to the fallback's accumulator count.
 #include <gtest/gtest.h>
@@ -26,6 +27,10 @@ TEST(ChooseTemplate, DepthwiseGoesToTheDepthwiseTemplate) {
   tuner::Dispatch d = choose_template(conv(144, 144, 3, 144), avx512(), {});
   EXPECT_EQ(d.tpl->name(), "conv2d.depthwise");
   EXPECT_TRUE(d.untuned);
+  // A channel multiplier (O = 2C) goes to its own template, with the fallback's config.
+  tuner::Dispatch m = choose_template(conv(32, 64, 3, 32), avx512(), {});
+  EXPECT_EQ(m.tpl->name(), "conv2d.depthwise_mult");
+  EXPECT_EQ(m.config, m.tpl->fallback(conv(32, 64, 3, 32), avx512()));
   // Grouped but not depthwise stays on the general template.
   EXPECT_EQ(choose_template(conv(64, 64, 3, 2), avx512(), {}).tpl->name(), "conv2d.nchwc");
 }
