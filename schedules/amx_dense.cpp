@@ -91,13 +91,15 @@ class DenseBf16Amx final : public OpTemplate {
             return ir::make_select(i < Expr(s.m) && k < Expr(s.k), v, ir::make_zero(bf16));
           },
           "A.amx");
-    ir::IterVar k = te::reduce_axis(kp, "k");
+    // K as steps of 32 (one tile row of A) and the 32 values of a step.
+    ir::IterVar ks = te::reduce_axis(kp / kAmxKStep, "ks"), kv = te::reduce_axis(kAmxKStep, "kv");
     te::Tensor acc = te::compute(
         {mp, np},
         [&](Var i, Var j) {
-          Expr av = ir::make_cast(f32, ap(i, k->var));
-          Expr bv = ir::make_cast(f32, b(j / nr, k->var / 2, (j % nr) * 2 + k->var % 2));
-          return te::sum(av * bv, {k});
+          Expr k = ks->var * kAmxKStep + kv->var;
+          Expr av = ir::make_cast(f32, ap(i, k));
+          Expr bv = ir::make_cast(f32, b(j / nr, k / 2, (j % nr) * 2 + k % 2));
+          return te::sum(av * bv, {ks, kv});
         },
         "C.acc");
     te::Tensor c = te::compute(
@@ -116,8 +118,8 @@ class DenseBf16Amx final : public OpTemplate {
     }
     DenseTiling tiling = dense_tiling(cfg, mr, nr, kAmxTileRows);
     ir::IterVar at = schedule_dense_output(sch, c, tiling);
-    schedule_dense_tile(sch, acc, c, at, tiling, {k});
-    sch[acc].tensorize(k, gemm_tile(mt, nt, kp / kAmxKStep));
+    schedule_dense_tile(sch, acc, c, at, tiling, {ks, kv});
+    sch[acc].tensorize(ks, gemm_tile(mt, nt, kp / kAmxKStep));
 
     auto pack = [s, nr, kp](const Values& v) { return pack_dense_b_vnni(s, nr, v.data(), kp / 2); };
     return finish_dense(*this, w, std::move(sch), a, b, ep, c, pack, panels * kp * nr);
@@ -126,7 +128,7 @@ class DenseBf16Amx final : public OpTemplate {
  private:
   // The whole K loop of one block, the operands' first rows from the region's bases.
   static te::TensorIntrin gemm_tile(int64_t mt, int64_t nt, int64_t k_steps) {
-    return amx_gemm_bf16_tile({mt, nt, k_steps}, [](const te::TensorizeRegion& r) {
+    return amx_gemm_bf16_tile({mt, nt, {k_steps}}, [](const te::TensorizeRegion& r) {
       internal_check(r.inputs.size() == 2 && r.output_base.size() == 2)
           << "dense.bf16.amx: unexpected region";
       const auto& [a, a_base] = r.inputs[0];
@@ -137,11 +139,13 @@ class DenseBf16Amx final : public OpTemplate {
       ops.c_row = [out = r.output, base = r.output_base](int64_t row) {
         return ir::make_load(out, {base[0] + Expr(row), base[1]});
       };
-      ops.a_row = [a, a_base](int64_t row) {
-        return ir::make_load(a, {a_base[0] + Expr(row), a_base[1]});
+      // Step s of K: A moves 32 values along its row, B 16 VNNI rows down its panel.
+      ops.a_row = [a, a_base](const StepIndex& at, int64_t row) {
+        return ir::make_load(a, {a_base[0] + Expr(row), a_base[1] + Expr(at[0] * kAmxKStep)});
       };
-      ops.b_row = [b, b_base](int64_t row) {
-        return ir::make_load(b, {b_base[0], b_base[1] + Expr(row), b_base[2]});
+      ops.b_row = [b, b_base](const StepIndex& at, int64_t row) {
+        return ir::make_load(
+            b, {b_base[0], b_base[1] + Expr(at[0] * kAmxKStep / 2 + row), b_base[2]});
       };
       return ops;
     });

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "compiler/base/error.h"
+#include "schedules/amx_conv2d.h"
 #include "schedules/amx_dense.h"
 #include "schedules/batch_matmul.h"
 #include "schedules/batch_norm.h"
@@ -56,7 +57,8 @@ const std::vector<const OpTemplate*>& all_templates() {
       &elementwise_flat_template("hard_sigmoid"),
       &elementwise_flat_template("hard_swish"),
       &elementwise_flat_template("elementwise_chain"),
-      // conv2d
+      // conv2d (AMX first, as for dense)
+      &conv2d_bf16_amx_template(),
       &conv2d_bf16_x86_template(),
       &conv2d_bf16_arm_template(),
       &conv2d_f16_arm_template(),

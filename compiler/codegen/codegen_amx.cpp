@@ -69,17 +69,22 @@ llvm::Value* CodeGenLLVM::emit_amx_gemm_bf16(const ir::CallNode* op) {
       << "amx_gemm_bf16 needs an x86 target with +amx-tile and +amx-bf16 (Sapphire Rapids or "
          "later); target '"
       << t.name << "' has neither";
-  // (c, c_stride, a, a_stride, b, b_stride, k_steps, row_tiles, col_tiles): addresses and
-  // row strides in bytes; per K step A advances one tile row (64 bytes), B 16 rows.
-  internal_check(op->args.size() == 9) << "amx_gemm_bf16 takes 9 arguments";
+  // (c, c_stride, a, a_stride, b, b_stride, n0, n1, n2, a0, a1, a2, b0, b1, b2, row_tiles,
+  // col_tiles): addresses and row strides in bytes, then the reduction as three nested step
+  // loops of n0 x n1 x n2 steps of 32 K values, and per loop the bytes A and B advance.
+  internal_check(op->args.size() == 17) << "amx_gemm_bf16 takes 17 arguments";
   llvm::Value* c = emit(op->args[0]);
   llvm::Value* c_stride = emit(op->args[1]);
   llvm::Value* a = emit(op->args[2]);
   llvm::Value* a_stride = emit(op->args[3]);
   llvm::Value* b = emit(op->args[4]);
   llvm::Value* b_stride = emit(op->args[5]);
-  const int64_t k_steps = constant_arg(op, 6, "k_steps");
-  const int64_t mt = constant_arg(op, 7, "row_tiles"), nt = constant_arg(op, 8, "col_tiles");
+  int64_t counts[3];
+  for (size_t d = 0; d < 3; ++d) counts[d] = constant_arg(op, 6 + d, "step count");
+  llvm::Value *a_step[3], *b_step[3];
+  for (size_t d = 0; d < 3; ++d) a_step[d] = emit(op->args[9 + d]), b_step[d] = emit(op->args[12 + d]);
+  const int64_t k_steps = counts[0] * counts[1] * counts[2];
+  const int64_t mt = constant_arg(op, 15, "row_tiles"), nt = constant_arg(op, 16, "col_tiles");
   internal_check(k_steps > 0 && mt > 0 && nt > 0 && mt + nt + mt * nt <= 8)
       << "amx_gemm_bf16: " << mt << "x" << nt << " C tiles over " << k_steps
       << " K steps do not fit the 8 tile registers";
@@ -119,12 +124,21 @@ llvm::Value* CodeGenLLVM::emit_amx_gemm_bf16(const ir::CallNode* op) {
     phis.push_back(b_.CreatePHI(amx, 2, "amx.c"));
     phis.back()->addIncoming(v, pre);
   }
+  // Step k is (i0, i1, i2) of the three loops; one flat loop, the divisions are by
+  // constants and cost nothing beside the tile instructions.
+  llvm::Value* i2 = b_.CreateURem(k, const_i64(counts[2]));
+  llvm::Value* i1 = b_.CreateURem(b_.CreateUDiv(k, const_i64(counts[2])), const_i64(counts[1]));
+  llvm::Value* i0 = b_.CreateUDiv(k, const_i64(counts[1] * counts[2]));
+  auto step_offset = [&](llvm::Value* const* stride) {
+    return b_.CreateAdd(b_.CreateAdd(b_.CreateMul(i0, stride[0]), b_.CreateMul(i1, stride[1])),
+                        b_.CreateMul(i2, stride[2]));
+  };
+  llvm::Value* a_k = at(a, step_offset(a_step));
+  llvm::Value* b_k = at(b, step_offset(b_step));
   std::vector<llvm::Value*> at_tiles, bt_tiles;
-  llvm::Value* a_k = at(a, b_.CreateMul(k, const_i64(kTileRowBytes)));
   for (int64_t p = 0; p < mt; ++p)
     at_tiles.push_back(
         load_tile(at(a_k, b_.CreateMul(a_stride, const_i64(p * kTileRows))), a_stride));
-  llvm::Value* b_k = at(b, b_.CreateMul(k, b_.CreateMul(b_stride, const_i64(kTileRows))));
   for (int64_t q = 0; q < nt; ++q)
     bt_tiles.push_back(load_tile(at(b_k, const_i64(q * kTileRowBytes)), b_stride));
   std::vector<llvm::Value*> next;
