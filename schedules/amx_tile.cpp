@@ -72,6 +72,7 @@ te::TensorIntrin amx_gemm_bf16_tile(const AmxTile& tile,
     args.insert(args.end(), b_steps.begin(), b_steps.end());
     args.push_back(Expr(tile.row_tiles));
     args.push_back(Expr(tile.col_tiles));
+    args.push_back(Expr(int64_t{tile.whole_reduction ? 1 : 0}));
     return ir::make_evaluate(
         ir::make_call(DataType::i32(), kAmxGemmBf16, std::move(args), ir::CallKind::TensorIntrinsic));
   };

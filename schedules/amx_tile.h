@@ -37,6 +37,9 @@ struct AmxTile {
   // The reduction in steps of 32 K values, as up to three nested loops (outermost first):
   // {K/32} for a GEMM; {channel blocks, KH, KW} for a convolution, each step one tap.
   std::vector<int64_t> steps;
+  // True when the tile's steps are the whole reduction, so C starts at zero: the tiles are
+  // zeroed in registers instead of loaded (the zeros stored by the stage's init go unread).
+  bool whole_reduction = true;
 };
 
 // Where one tensorized region's operands are: each returns the scalar load of the tile's

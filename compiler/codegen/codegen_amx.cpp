@@ -70,9 +70,10 @@ llvm::Value* CodeGenLLVM::emit_amx_gemm_bf16(const ir::CallNode* op) {
          "later); target '"
       << t.name << "' has neither";
   // (c, c_stride, a, a_stride, b, b_stride, n0, n1, n2, a0, a1, a2, b0, b1, b2, row_tiles,
-  // col_tiles): addresses and row strides in bytes, then the reduction as three nested step
-  // loops of n0 x n1 x n2 steps of 32 K values, and per loop the bytes A and B advance.
-  internal_check(op->args.size() == 17) << "amx_gemm_bf16 takes 17 arguments";
+  // col_tiles, zero_c): addresses and row strides in bytes, then the reduction as three
+  // nested step loops of n0 x n1 x n2 steps of 32 K values, per loop the bytes A and B
+  // advance, the C tiles, and whether C starts at zero (tilezero instead of a load).
+  internal_check(op->args.size() == 18) << "amx_gemm_bf16 takes 18 arguments";
   llvm::Value* c = emit(op->args[0]);
   llvm::Value* c_stride = emit(op->args[1]);
   llvm::Value* a = emit(op->args[2]);
@@ -85,6 +86,7 @@ llvm::Value* CodeGenLLVM::emit_amx_gemm_bf16(const ir::CallNode* op) {
   for (size_t d = 0; d < 3; ++d) a_step[d] = emit(op->args[9 + d]), b_step[d] = emit(op->args[12 + d]);
   const int64_t k_steps = counts[0] * counts[1] * counts[2];
   const int64_t mt = constant_arg(op, 15, "row_tiles"), nt = constant_arg(op, 16, "col_tiles");
+  const bool zero_c = constant_arg(op, 17, "zero_c") != 0;
   internal_check(k_steps > 0 && mt > 0 && nt > 0 && mt + nt + mt * nt <= 8)
       << "amx_gemm_bf16: " << mt << "x" << nt << " C tiles over " << k_steps
       << " K steps do not fit the 8 tile registers";
@@ -109,7 +111,10 @@ llvm::Value* CodeGenLLVM::emit_amx_gemm_bf16(const ir::CallNode* op) {
   };
   std::vector<llvm::Value*> acc;
   for (int64_t p = 0; p < mt; ++p)
-    for (int64_t q = 0; q < nt; ++q) acc.push_back(load_tile(c_tile(p, q), c_stride));
+    for (int64_t q = 0; q < nt; ++q)
+      acc.push_back(zero_c ? b_.CreateIntrinsic(llvm::Intrinsic::x86_tilezero_internal, {},
+                                                {rows, cols})
+                           : load_tile(c_tile(p, q), c_stride));
 
   // for (k = 0; k < k_steps; ++k): mt A tiles, nt B tiles, mt*nt tdpbf16ps.
   llvm::BasicBlock* pre = b_.GetInsertBlock();

@@ -93,7 +93,7 @@ std::vector<std::string> Target::required_cpu_features() const {
 }
 
 std::vector<std::string> target_preset_names() {
-  return {"x86-avx2", "x86-avx512", "x86-amx", "arm-neon", "arm-fp16", "arm-bf16", "host"};
+  return {"x86-avx2", "x86-avx512", "arm-neon", "arm-fp16", "arm-bf16", "x86-amx", "host"};
 }
 
 Target host_target() {
