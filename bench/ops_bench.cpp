@@ -6,6 +6,7 @@
 //
 //   build/bench/ops_bench [--threads 1,2] [--evals 24] [--filter conv]
 //   build/bench/ops_bench --winograd [--threads 1,2] [--evals N]   (the Winograd table)
+//   build/bench/ops_bench --bf16 [--threads 1] [--evals N]          (the bf16 conv table)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <string>
 
 #include "compiler/target/target.h"
+#include "bench/bf16_peaks.h"
 #include "bench/peers.h"
 #include "schedules/registry.h"
 #include "schedules/winograd.h"
@@ -214,6 +216,89 @@ void winograd_table(const kiln::Target& t, int threads, int evals) {
   }
 }
 
+// The bf16 table (--bf16): ResNet-18's convolutions (and ResNet-50's stride-1 1x1 ones) in
+// bf16, in GFLOPS and as a share of this CPU's measured bf16 peaks (bf16_peaks.h): kiln's
+// vdpbf16ps template (conv2d.bf16.x86 on x86-avx512: fallback and the best of a local
+// search of `evals` configs), kiln on AMX (host: conv2d.bf16.amx for stride 1; a stride-2
+// 1x1 as the GEMM dense.bf16.amx over its output pixels, i.e. with the input already
+// subsampled, marked "g"), and oneDNN's bf16 convolution (format_tag::any).
+void bf16_table(int threads, int evals) {
+  using kiln::ir::DataType;
+  const kiln::Target avx512 = kiln::target_from_name("x86-avx512");
+  const kiln::Target host = kiln::target_from_name("host");
+  const double vdp_peak = kiln::bench::vdpbf16ps_peak_gflops() * threads;
+  const double amx_peak = kiln::bench::amx_bf16_peak_gflops() * threads;
+  std::printf("\n== bf16 conv, %d thread(s), GFLOPS; peaks: vdpbf16ps %.0f, AMX %.0f ==\n",
+              threads, vdp_peak, amx_peak);
+  std::printf("%-26s %8s %8s %8s %8s %8s %7s %7s %7s %8s\n", "layer", "vdp fb", "vdp best",
+              "amx fb", "amx best", "oneDNN", "vdp%pk", "amx%pk", "dnn%pk", "amx/dnn");
+  auto cell = [](double v, const char* suffix = "") {
+    char b[24];
+    std::snprintf(b, sizeof b, "%7.1f%s", v, suffix);
+    return v > 0 ? std::string(b) : std::string("      -") + (suffix[0] ? " " : "");
+  };
+  std::vector<Row> layers;
+  for (const Row& r : rows())
+    if (r.resnet_conv) layers.push_back(r);
+  layers.push_back({"conv 64->256 1x1 56 (R50)", conv(64, 56, 256, 1, 1, 0), true});
+  layers.push_back({"conv 256->64 1x1 56 (R50)", conv(256, 56, 64, 1, 1, 0), true});
+  std::vector<double> amx_vs_dnn;
+  for (Row row : layers) {
+    row.w.dtype = DataType::bf16();
+    const OpTemplate& vdp = kiln::schedules::template_named("conv2d.bf16.x86");
+    const double gflop = flops_of(vdp, row.w, avx512) / 1e9;
+    auto g = [&](double ms) { return ms > 0 ? gflop / (ms / 1e3) : 0.0; };
+    // (fallback ms, best ms) of `tpl` for `w` on `t`; zeros when it does not build or check.
+    auto fallback_and_best = [&](const OpTemplate& tpl, const Workload& w, const kiln::Target& t) {
+      Config fb = tpl.fallback(w, t);
+      Timing f = time_config(tpl, w, t, fb, threads, true);
+      if (!f.ok) {
+        std::printf("  (%s failed: %s)\n", tpl.name().c_str(), f.error.c_str());
+        return std::pair<double, double>{0, 0};
+      }
+      double best_ms = f.ms;
+      if (evals > 0) best_ms = local_search(tpl, w, t, fb, f.ms, threads, evals).second;
+      return std::pair<double, double>{f.ms, best_ms};
+    };
+    auto [vdp_fb, vdp_best] = fallback_and_best(vdp, row.w, avx512);
+    double amx_fb = 0, amx_best = 0;
+    bool as_gemm = false;
+    const OpTemplate& amx_conv = kiln::schedules::template_named("conv2d.bf16.amx");
+    if (amx_peak > 0 && amx_conv.applies(row.w, host)) {
+      std::tie(amx_fb, amx_best) = fallback_and_best(amx_conv, row.w, host);
+    } else if (amx_peak > 0 && row.w.param("KH") == 1 && row.w.param("pad") == 0) {
+      const int64_t s = row.w.param("stride"), ohw = (row.w.param("H") - 1) / s + 1;
+      Workload gemm{"dense", {{"M", ohw * ohw}, {"N", row.w.param("O")}, {"K", row.w.param("C")}},
+                    DataType::bf16(), {}};
+      std::tie(amx_fb, amx_best) =
+          fallback_and_best(kiln::schedules::template_named("dense.bf16.amx"), gemm, host);
+      as_gemm = true;
+    }
+    const Workload& w = row.w;
+    double dnn = kiln::bench::onednn_conv_ms(1, w.param("C"), w.param("H"), w.param("W"),
+                                             w.param("O"), w.param("KH"), w.param("KW"),
+                                             w.param("stride"), w.param("pad"), 1, 20, false, true);
+    auto pct = [](double gflops, double peak) { return peak > 0 ? 100 * gflops / peak : 0.0; };
+    const char* mark = as_gemm ? "g" : " ";
+    std::printf("%-26s %s %s %s %s %s %s %s %s %8.2f\n", row.label.c_str(),
+                cell(g(vdp_fb)).c_str(), cell(g(vdp_best)).c_str(), cell(g(amx_fb), mark).c_str(),
+                cell(g(amx_best), mark).c_str(), cell(g(dnn)).c_str(),
+                cell(pct(g(vdp_best), vdp_peak)).c_str(), cell(pct(g(amx_best), amx_peak)).c_str(),
+                cell(pct(g(dnn), amx_peak > 0 ? amx_peak : vdp_peak)).c_str(),
+                amx_best > 0 ? dnn / amx_best : 0.0);
+    std::fflush(stdout);
+    if (amx_best > 0 && !as_gemm) amx_vs_dnn.push_back(dnn / amx_best);
+  }
+  if (!amx_vs_dnn.empty()) {
+    double lg = 0;
+    for (double r : amx_vs_dnn) lg += std::log(r);
+    std::printf("geomean AMX conv / oneDNN bf16 over %zu stride-1 layers: %.2f\n", amx_vs_dnn.size(),
+                std::exp(lg / amx_vs_dnn.size()));
+  }
+  std::printf("(%%pk: share of the peak of the instruction used; oneDNN against the AMX peak "
+              "where there is one. g: the 1x1 stride-2 layer as a GEMM on the subsampled input)\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -221,6 +306,7 @@ int main(int argc, char** argv) {
   int evals = 24;
   std::string filter;
   bool winograd = false;  // only the Winograd table
+  bool bf16 = false;      // only the bf16 conv table
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -238,8 +324,10 @@ int main(int argc, char** argv) {
       filter = next();
     } else if (a == "--winograd") {
       winograd = true;
+    } else if (a == "--bf16") {
+      bf16 = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--threads 1,2] [--evals N] [--filter TEXT] [--winograd]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--threads 1,2] [--evals N] [--filter TEXT] [--winograd] [--bf16]\n", argv[0]);
       return 2;
     }
   }
@@ -247,6 +335,13 @@ int main(int argc, char** argv) {
   if (!kiln::host_can_run(target)) {
     std::fprintf(stderr, "this benchmark needs an AVX-512 CPU\n");
     return 1;
+  }
+  if (bf16) {
+    for (int threads : thread_counts) {
+      kiln::bench::set_peer_threads(threads);
+      bf16_table(threads, evals);
+    }
+    return 0;
   }
   if (winograd) {
     for (int threads : thread_counts) {

@@ -75,7 +75,8 @@ double onednn_matmul_ms(int64_t m, int64_t n, int64_t k, bool bf16, int repeat) 
 }
 
 double onednn_conv_ms(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh, int64_t kw,
-                      int64_t stride, int64_t pad, int64_t groups, int repeat, bool winograd) {
+                      int64_t stride, int64_t pad, int64_t groups, int repeat, bool winograd,
+                      bool bf16) {
   using namespace dnnl;
   engine eng(engine::kind::cpu, 0);
   stream s(eng);
@@ -87,9 +88,11 @@ double onednn_conv_ms(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int
   auto wei_plain_tag = groups > 1 ? memory::format_tag::goihw : memory::format_tag::oihw;
   auto any = memory::format_tag::any;
   auto alg = winograd ? algorithm::convolution_winograd : algorithm::convolution_direct;
+  // The plain f32 values below are reordered (converted) into what the primitive wants.
+  auto dt = bf16 ? memory::data_type::bf16 : f32;
   auto desc = convolution_forward::desc(prop_kind::forward_inference, alg,
-                                        memory::desc(src_d, f32, any), memory::desc(wei_d, f32, any),
-                                        memory::desc(dst_d, f32, any), {stride, stride}, {pad, pad},
+                                        memory::desc(src_d, dt, any), memory::desc(wei_d, dt, any),
+                                        memory::desc(dst_d, dt, any), {stride, stride}, {pad, pad},
                                         {pad, pad});
   convolution_forward::primitive_desc pd;
   try {

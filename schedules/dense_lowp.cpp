@@ -475,8 +475,11 @@ const OpTemplate& dense_f16_arm_template() {
   return t;
 }
 
-std::vector<float> pack_dense_b_vnni(const DenseShape& s, int64_t nr, const float* b) {
-  const int64_t panels = ceil_div(s.n, nr), pairs = ceil_div(s.k, 2);
+std::vector<float> pack_dense_b_vnni(const DenseShape& s, int64_t nr, const float* b,
+                                     int64_t pairs) {
+  const int64_t panels = ceil_div(s.n, nr);
+  if (pairs == 0) pairs = ceil_div(s.k, 2);
+  internal_check(2 * pairs >= s.k) << "pack_dense_b_vnni: " << pairs << " pairs for K=" << s.k;
   std::vector<float> packed(static_cast<size_t>(panels * pairs * nr * 2), 0.0f);
   for (int64_t p = 0; p < panels; ++p)
     for (int64_t k = 0; k < s.k; ++k)

@@ -31,9 +31,11 @@ const OpTemplate& dense_bf16_x86_template();
 const OpTemplate& dense_bf16_arm_template();
 const OpTemplate& dense_f16_arm_template();
 
-// Logical B[K, N] (row-major floats) -> [ceil(N/nr)][ceil(K/2)][nr][2], zero-padded: the
-// VNNI layout, so one 64-byte load gives `vdpbf16ps` 16 columns x 2 K values.
-std::vector<float> pack_dense_b_vnni(const DenseShape& s, int64_t nr, const float* b);
+// Logical B[K, N] (row-major floats) -> [ceil(N/nr)][pairs][nr][2], zero-padded: the
+// VNNI layout, so one 64-byte load gives `vdpbf16ps` 16 columns x 2 K values. `pairs` is
+// ceil(K/2) unless given (more: K padded with zero rows, as AMX tiles want).
+std::vector<float> pack_dense_b_vnni(const DenseShape& s, int64_t nr, const float* b,
+                                     int64_t pairs = 0);
 // Logical B[K, N] -> [ceil(N/nr)][ceil(K/4)][nr/2][2][4], zero-padded: per column pair, a
 // 2x4 block (two columns, four K values each) that is BFMMLA's second operand.
 std::vector<float> pack_dense_b_bfmmla(const DenseShape& s, int64_t nr, const float* b);

@@ -3,6 +3,8 @@
 #include <map>
 
 #include "compiler/base/error.h"
+#include "schedules/amx_conv2d.h"
+#include "schedules/amx_dense.h"
 #include "schedules/batch_matmul.h"
 #include "schedules/batch_norm.h"
 #include "schedules/conv2d.h"
@@ -25,7 +27,8 @@ namespace kiln::schedules {
 const std::vector<const OpTemplate*>& all_templates() {
   // Where several templates apply to a workload, the first listed is its default.
   static const std::vector<const OpTemplate*> k = {
-      // dense
+      // dense (AMX first: where a CPU has it, it is the fastest bf16 path by far)
+      &dense_bf16_amx_template(),
       &dense_bf16_x86_template(),
       &dense_bf16_arm_template(),
       &dense_f16_arm_template(),
@@ -55,7 +58,8 @@ const std::vector<const OpTemplate*>& all_templates() {
       &elementwise_flat_template("hard_sigmoid"),
       &elementwise_flat_template("hard_swish"),
       &elementwise_flat_template("elementwise_chain"),
-      // conv2d
+      // conv2d (AMX first, as for dense)
+      &conv2d_bf16_amx_template(),
       &conv2d_bf16_x86_template(),
       &conv2d_bf16_arm_template(),
       &conv2d_f16_arm_template(),

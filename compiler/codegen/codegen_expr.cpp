@@ -315,7 +315,10 @@ llvm::Value* CodeGenLLVM::emit_call(const ir::CallNode* op) {
       return b_.CreateBitCast(v, ty);
     }
     case ir::CallKind::LLVMIntrinsic:
+      break;
     case ir::CallKind::TensorIntrinsic:
+      // A whole tile GEMM, not one instruction: codegen_amx.cpp writes its loop.
+      if (op->name == "amx_gemm_bf16") return emit_amx_gemm_bf16(op);
       break;
   }
   // A tensor intrinsic is a kiln name for what the architecture's table says; from there on
@@ -352,6 +355,7 @@ llvm::Value* CodeGenLLVM::emit_pure_call(const ir::CallNode* op) {
       {"ceil", llvm::Intrinsic::ceil, 1},   {"round", llvm::Intrinsic::roundeven, 1},
       {"trunc", llvm::Intrinsic::trunc, 1},
   };
+  if (op->name == "address_of") return emit_address_of(op);
   DataType t = op->type;
   if (op->name == "abs" && op->args.size() == 1 && !t.is_float()) {
     llvm::Value* v = emit(op->args[0]);

@@ -5,6 +5,7 @@
 //   codegen_stmt.cpp     statements and loops
 //   codegen_half.cpp     f16/bf16 conversions that never become library calls
 //   codegen_runtime.cpp  the kernel ABI: entry points, kiln_module_init, parallel_for
+//   codegen_amx.cpp      Intel AMX tile GEMMs (the amx_gemm_bf16 tensor intrinsic)
 // (codegen_executor.cpp, the model executor, needs only the module: see compile_module_with.)
 #pragma once
 
@@ -88,6 +89,8 @@ class CodeGenLLVM {
   llvm::Value* emit_load(const ir::LoadNode* op);
   void emit_store(const ir::StoreNode* op);
   void emit_allocate(const ir::AllocateNode* op);
+  // "address_of"(Load): the address of the load's first element (a handle).
+  llvm::Value* emit_address_of(const ir::CallNode* op);
   llvm::Value* buffer_pointer(const ir::Buffer& b);
   llvm::AllocaInst* entry_alloca(llvm::Type* t, llvm::Value* count, const std::string& name);
 
@@ -98,6 +101,11 @@ class CodeGenLLVM {
   void emit_serial_loop(const ir::Var& var, llvm::Value* begin, llvm::Value* end, bool unroll,
                         const ir::Stmt& body);
   void emit_if(const ir::IfThenElseNode* op);
+
+  // --- Intel AMX (codegen_amx.cpp)
+  llvm::Value* emit_amx_gemm_bf16(const ir::CallNode* op);
+  // Asks the OS once per process for the tile data state; returns status -2 if refused.
+  void emit_amx_permission();
 
   // --- runtime ABI (codegen_runtime.cpp)
   void emit_parallel_for(const ir::ForNode* op);

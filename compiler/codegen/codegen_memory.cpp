@@ -35,6 +35,17 @@ llvm::AllocaInst* CodeGenLLVM::entry_alloca(llvm::Type* t, llvm::Value* count,
   return eb.CreateAlloca(t, count, name);
 }
 
+llvm::Value* CodeGenLLVM::emit_address_of(const ir::CallNode* op) {
+  const auto* load = op->args.size() == 1 ? op->args[0].as<ir::LoadNode>() : nullptr;
+  internal_check(load != nullptr && !load->predicate.defined())
+      << "address_of takes one unpredicated load";
+  const ir::Expr& index = flat_index(load->indices, load->buffer->name);
+  const auto* ramp = index.as<ir::RampNode>();
+  llvm::Value* first = emit(ramp ? ramp->base : index);
+  internal_check(first->getType()->isIntegerTy()) << "address_of a vector index";
+  return b_.CreateInBoundsGEP(memory_type(load->buffer->dtype), buffer_pointer(load->buffer), first);
+}
+
 llvm::Value* CodeGenLLVM::emit_load(const ir::LoadNode* op) {
   const ir::Expr& index = flat_index(op->indices, op->buffer->name);
   DataType elem = op->buffer->dtype;

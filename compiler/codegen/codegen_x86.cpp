@@ -39,6 +39,7 @@ class X86Hooks final : public ArchHooks {
         {"fma.", "fma"},
         {"vcvtph2ps", "f16c"},
         {"vcvtps2ph", "f16c"},
+        {"tdpbf16ps", "amx-bf16"},
         {"amx", "amx-tile"},
     };
     check_intrinsic_table(name, "llvm.x86.", kTable, std::size(kTable));

@@ -23,6 +23,7 @@ void LLVMInitializeX86TargetInfo();
 void LLVMInitializeX86Target();
 void LLVMInitializeX86TargetMC();
 void LLVMInitializeX86AsmPrinter();
+void LLVMInitializeX86AsmParser();
 void LLVMInitializeAArch64TargetInfo();
 void LLVMInitializeAArch64Target();
 void LLVMInitializeAArch64TargetMC();
@@ -102,6 +103,8 @@ void initialize_llvm_targets() {
     LLVMInitializeX86Target();
     LLVMInitializeX86TargetMC();
     LLVMInitializeX86AsmPrinter();
+    // Object emission parses inline assembly (the AMX permission syscall, codegen_amx.cpp).
+    LLVMInitializeX86AsmParser();
     LLVMInitializeAArch64TargetInfo();
     LLVMInitializeAArch64Target();
     LLVMInitializeAArch64TargetMC();

@@ -41,6 +41,18 @@ Target x86_avx512() {
   return t;
 }
 
+// Sapphire Rapids and later: AVX-512 with bf16 dot products and the AMX tiles (bf16 tile
+// GEMMs). Unlike x86-avx512 it names these features whatever the build machine has, so a
+// model can be compiled here for such a CPU; running it needs one.
+Target x86_amx() {
+  Target t = x86_avx512();
+  t.name = "x86-amx";
+  t.cpu = "sapphirerapids";
+  if (!t.has("avx512bf16")) t.features.push_back("+avx512bf16");
+  for (const char* f : {"+amx-tile", "+amx-bf16"}) t.features.push_back(f);
+  return t;
+}
+
 Target arm(const char* name, std::vector<std::string> features) {
   return {name, kAArch64Triple, "generic", std::move(features), 128};
 }
@@ -81,7 +93,7 @@ std::vector<std::string> Target::required_cpu_features() const {
 }
 
 std::vector<std::string> target_preset_names() {
-  return {"x86-avx2", "x86-avx512", "arm-neon", "arm-fp16", "arm-bf16", "host"};
+  return {"x86-avx2", "x86-avx512", "arm-neon", "arm-fp16", "arm-bf16", "x86-amx", "host"};
 }
 
 Target host_target() {
@@ -102,6 +114,7 @@ Target host_target() {
 Target target_from_name(const std::string& name) {
   if (name == "x86-avx2") return x86_avx2();
   if (name == "x86-avx512") return x86_avx512();
+  if (name == "x86-amx") return x86_amx();
   if (name == "arm-neon") return arm("arm-neon", {"+neon"});
   if (name == "arm-fp16") return arm("arm-fp16", {"+v8.2a", "+neon", "+fullfp16"});
   if (name == "arm-bf16")

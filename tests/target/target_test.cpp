@@ -37,6 +37,16 @@ TEST(Target, Presets) {
   EXPECT_EQ(bf16.feature_string(), "+v8.6a,+neon,+fullfp16,+bf16,+i8mm,+dotprod");
 }
 
+TEST(Target, AmxPresetNamesTheTileFeatures) {
+  // Whatever the build machine has: a model can be compiled here for a Sapphire Rapids CPU.
+  Target amx = target_from_name("x86-amx");
+  EXPECT_TRUE(amx.is_x86());
+  EXPECT_EQ(amx.vector_bits, 512);
+  for (const char* f : {"amx-tile", "amx-bf16", "avx512bf16", "avx512f", "avx512vl"})
+    EXPECT_TRUE(amx.has(f)) << f;
+  EXPECT_FALSE(target_from_name("x86-avx512").has("amx-tile"));
+}
+
 TEST(Target, AllPresetsResolve) {
   for (const std::string& n : target_preset_names()) EXPECT_EQ(target_from_name(n).name, n);
 }

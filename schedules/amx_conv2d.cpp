@@ -1,0 +1,176 @@
+#include "schedules/amx_conv2d.h"
+
+#include "compiler/base/error.h"
+#include "schedules/amx_tile.h"
+#include "schedules/conv2d.h"
+#include "schedules/conv2d_blocked.h"
+#include "schedules/conv2d_lowp.h"
+#include "schedules/epilogue.h"
+
+namespace kiln::schedules {
+
+using ir::DataType;
+using ir::Expr;
+using ir::IterVar;
+using ir::Var;
+
+namespace {
+
+class Conv2dBf16Amx final : public OpTemplate {
+ public:
+  std::string name() const override { return "conv2d.bf16.amx"; }
+  std::string op() const override { return "conv2d"; }
+  std::vector<std::string> epilogues() const override { return epilogue_names(); }
+  std::vector<DataType> dtypes() const override { return {DataType::bf16()}; }
+  std::vector<TensorSpec> inputs(const Workload& w) const override {
+    return conv2d_nchwc_template().inputs(w);
+  }
+  TensorSpec output(const Workload& w) const override { return conv2d_nchwc_template().output(w); }
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    return conv2d_nchwc_template().reference(w, in);
+  }
+
+  bool applies(const Workload& w, const Target& t) const override {
+    if (w.op != "conv2d" || w.dtype != DataType::bf16() || !has_amx_bf16(t)) return false;
+    const Conv2dParams p = conv2d_params(w);
+    return p.groups == 1 && p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1;
+  }
+
+  ConfigSpace space(const Workload& w, const Target&) const override {
+    const Conv2dParams p = conv2d_params(w);
+    ConfigSpace cs;
+    // 16 or 32 output pixels of a row, 16 or 32 output channels: up to 2x2 C tiles.
+    cs.define_knob("row_tiles", p.out_w() > kAmxTileRows ? std::vector<int64_t>{1, 2}
+                                                         : std::vector<int64_t>{1});
+    cs.define_knob("col_tiles", p.o > kAmxTileRows ? std::vector<int64_t>{1, 2}
+                                                   : std::vector<int64_t>{1});
+    cs.define_knob("parallel", {0, 1});
+    return cs;
+  }
+
+  Config fallback(const Workload& w, const Target&) const override {
+    const Conv2dParams p = conv2d_params(w);
+    return Config({{"row_tiles", p.out_w() > kAmxTileRows ? 2 : 1},
+                   {"col_tiles", p.o > kAmxTileRows ? 2 : 1},
+                   {"parallel", p.flops() > 2e6 ? 1 : 0}});
+  }
+
+ protected:
+  void check(const Workload& w, const Target& t) const override {
+    const Conv2dParams p = conv2d_params(w);
+    user_check(w.dtype == DataType::bf16() && has_amx_bf16(t))
+        << name() << ": " << w.str() << " on target " << t.name
+        << " is not supported (needs dtype bf16 and an x86 target with +amx-tile and "
+           "+amx-bf16, e.g. host on a Sapphire Rapids CPU)";
+    user_check(p.groups == 1 && p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1)
+        << name() << ": needs stride 1, dilation 1 and groups 1, got " << w.str()
+        << " (conv2d.bf16.x86 takes the others)";
+  }
+
+  ScheduledKernel schedule(const Workload& w, const Target&, const Config& cfg) const override {
+    const Conv2dParams p = conv2d_params(w);
+    const DataType f32 = DataType::f32(), bf16 = DataType::bf16();
+    const int64_t mt = cfg["row_tiles"], nt = cfg["col_tiles"];
+    const int64_t icb = kAmxKStep, ocb = nt * kAmxTileRows, block = mt * kAmxTileRows;
+    const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
+    const int64_t oh = p.out_h(), ow = p.out_w(), owp = ceil_div(ow, block) * block;
+    const int64_t hp = p.h + 2 * p.ph, wp = p.w + 2 * p.pw;
+    // The last block of the last row reads up to (hp - 1) * wp + owp + kw - 2.
+    const int64_t flat_len = hp * wp + owp;
+
+    te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, bf16, "data");
+    te::Tensor weight =
+        te::placeholder({ob, cb, p.kh, p.kw, icb / 2, ocb * 2}, bf16, "weight.vnni");
+    EpilogueTensors ep = make_epilogue_placeholders(w, ob * ocb, {p.n, ob, oh, ow, ocb});
+    te::Tensor flat = te::compute(
+        {p.n, cb, flat_len, icb},
+        [&](const std::vector<Var>& v) -> Expr {
+          Expr y = v[2] / wp - p.ph, x = v[2] % wp - p.pw;
+          Expr inside = v[2] < hp * wp && y >= 0 && y < p.h && x >= 0 && x < p.w;
+          Expr yy = ir::max(ir::min(y, Expr(p.h - 1)), Expr(0));
+          Expr xx = ir::max(ir::min(x, Expr(p.w - 1)), Expr(0));
+          return ir::make_select(inside, data(v[0], v[1], yy, xx, v[3]), ir::make_zero(bf16));
+        },
+        "data.flat");
+    IterVar rco = te::reduce_axis(cb, "rco"), ry = te::reduce_axis(p.kh, "ry");
+    IterVar rx = te::reduce_axis(p.kw, "rx"), rc = te::reduce_axis(icb, "rc");
+    te::Tensor acc = te::compute(
+        {p.n, ob, oh, owp, ocb},
+        [&](const std::vector<Var>& v) -> Expr {
+          Expr in = flat(v[0], rco, (v[2] + ry->var) * wp + v[3] + rx->var, rc);
+          Expr wt = weight(v[1], rco, ry, rx, rc->var / 2, v[4] * 2 + rc->var % 2);
+          return te::sum(ir::make_cast(f32, in) * ir::make_cast(f32, wt), {rco, ry, rx, rc});
+        },
+        "conv.acc");
+    const DataType out_t = w.param_or("out_f32", 0) != 0 ? f32 : w.dtype;
+    te::Tensor out = te::compute(
+        {p.n, ob, oh, ow, ocb},
+        [&](const std::vector<Var>& v) -> Expr {
+          std::vector<Expr> idx(v.begin(), v.end());
+          return ir::make_cast(out_t, apply_epilogue(w, ep, acc(idx), idx, v[1] * ocb + v[4]));
+        },
+        "conv");
+
+    te::Schedule sch({out});
+    schedule_copy_stage(sch, flat, cfg["parallel"] != 0);
+    // Output: rows of blocks, the block's pixels and channel vectors innermost.
+    te::Stage o = sch[out];
+    auto [xo, xi] = o.split(o.axis(3), block);
+    auto [cv, cl] = o.split(o.axis(4), kAmxTileRows);
+    IterVar rows = o.fuse(o.fuse(o.axis(0), o.axis(1)), o.axis(2));
+    o.reorder({rows, xo, xi, cv, cl});
+    o.vectorize(cl);
+    if (cfg["parallel"] != 0) o.parallel(rows);
+    // The block's accumulators: tile registers over all channel blocks and taps.
+    te::Stage a = sch[acc];
+    a.set_scope(ir::MemScope::Local);
+    a.compute_at(o, xo);
+    auto [av, al] = a.split(a.axis(4), kAmxTileRows);
+    a.reorder({rco, ry, rx, rc, a.axis(3), av, al});
+    a.tensorize(rco, gemm_tile(mt, nt, {cb, p.kh, p.kw}, wp));
+
+    auto pack = [p, icb, ocb](const Values& v) { return pack_conv_weight_vnni(v, p, icb, ocb); };
+    return {std::move(sch), with_epilogue_args({data, weight}, ep, out),
+            blocked_conv_args(inputs(w), output(w), p, icb, ocb, pack,
+                              ob * cb * p.kh * p.kw * icb * ocb),
+            p.flops()};
+  }
+
+ private:
+  // Step (channel block, ky, kx): A moves a channel block and ky rows + kx pixels of the
+  // flat image; B one (block, tap) of the packed weights.
+  static te::TensorIntrin gemm_tile(int64_t mt, int64_t nt, std::vector<int64_t> steps,
+                                    int64_t wp) {
+    return amx_gemm_bf16_tile({mt, nt, std::move(steps)}, [wp](const te::TensorizeRegion& r) {
+      internal_check(r.inputs.size() == 2 && r.output_base.size() == 5)
+          << "conv2d.bf16.amx: unexpected region";
+      const bool w_first = r.inputs[0].first->name == "weight.vnni";
+      const auto& [d, d_base] = r.inputs[w_first ? 1 : 0];
+      const auto& [wt, w_base] = r.inputs[w_first ? 0 : 1];
+      internal_check(wt->name == "weight.vnni" && d_base.size() == 4 && w_base.size() == 6)
+          << "conv2d.bf16.amx: expects data.flat and weight.vnni";
+      AmxOperands ops;
+      ops.c_row = [out = r.output, base = r.output_base](int64_t row) {
+        return ir::make_load(out, {base[0], base[1], base[2], base[3] + Expr(row), base[4]});
+      };
+      ops.a_row = [d, d_base, wp](const StepIndex& at, int64_t row) {
+        Expr pixel = d_base[2] + Expr(at[1] * wp + at[2] + row);
+        return ir::make_load(d, {d_base[0], d_base[1] + Expr(at[0]), pixel, d_base[3]});
+      };
+      ops.b_row = [wt, w_base](const StepIndex& at, int64_t row) {
+        return ir::make_load(wt, {w_base[0], w_base[1] + Expr(at[0]), w_base[2] + Expr(at[1]),
+                                  w_base[3] + Expr(at[2]), w_base[4] + Expr(row), w_base[5]});
+      };
+      return ops;
+    });
+  }
+};
+
+}  // namespace
+
+const OpTemplate& conv2d_bf16_amx_template() {
+  static const Conv2dBf16Amx t;
+  return t;
+}
+
+}  // namespace kiln::schedules
