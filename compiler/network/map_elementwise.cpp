@@ -17,7 +17,10 @@ MappedNode map_elementwise(const Graph& g, const Node& n, const std::string& op)
   node_check(out.size() <= 8) << "rank " << out.size() << " is more than the kernels' 8";
   w.params["rank"] = static_cast<int64_t>(out.size());
   const char* names[] = {"a", "b"};
-  size_t operands = op == "clip" ? 1 : std::min<size_t>(n.inputs.size(), 2);
+  // Clip's further inputs are its bounds (workload parameters); a binary op reads two.
+  node_check(op == "clip" || n.inputs.size() <= 2)
+      << n.inputs.size() << " inputs, the kernel reads at most 2";
+  size_t operands = op == "clip" ? 1 : n.inputs.size();
   for (size_t o = 0; o < operands; ++o) {
     std::vector<int64_t> d = dims_of(g, n.inputs[o]);
     d.insert(d.begin(), out.size() - d.size(), 1);
@@ -51,6 +54,11 @@ MappedNode map_clip(Graph& g, const Node& n) {
   m.workload.params["lo_milli"] = clip_bound(g, n, 1, -1e12);
   m.workload.params["hi_milli"] = clip_bound(g, n, 2, 1e12);
   return m;
+}
+
+MappedNode map_min_max(Graph& g, const Node& n, const std::string& op) {
+  if (n.inputs.size() == 1) return map_reshape(g, n);  // the maximum of one tensor is itself
+  return map_elementwise(g, n, op);
 }
 
 MappedNode map_leaky_relu(Graph& g, const Node& n) {

@@ -72,6 +72,8 @@ MappedNode map_matmul(Graph& g, const Node& n);
 // Elementwise ops: "a", "b" padded to the output's rank with leading 1s.
 MappedNode map_elementwise(const Graph& g, const Node& n, const std::string& op);
 MappedNode map_clip(Graph& g, const Node& n);
+// Max / Min of two inputs (split_variadic splits longer lists); of one input, a copy.
+MappedNode map_min_max(Graph& g, const Node& n, const std::string& op);
 MappedNode map_leaky_relu(Graph& g, const Node& n);
 MappedNode map_hard_sigmoid(Graph& g, const Node& n);
 
