@@ -3,8 +3,12 @@
 // "elementwise.flat.<op>", one instance per workload op; see elementwise_flat_template).
 //
 // Workloads. Unary ops: relu, clip, sigmoid, tanh, gelu, exp, log, sqrt, neg, abs,
-// reciprocal, erf, leaky_relu, hard_sigmoid, hard_swish. Binary ops: add, sub, mul, div, min,
-// max, pow, prelu (b is the slope where a < 0). "elementwise_chain": the steps
+// reciprocal, erf, leaky_relu, hard_sigmoid, hard_swish, not, nonzero, trunc. Binary ops: add,
+// sub, mul, div, min, max, pow, prelu (b is the slope where a < 0), and the comparisons equal,
+// less, greater, less_equal, greater_equal. Truth values are f32 masks: comparisons, not and
+// nonzero give 1 or 0; "where" (the one ternary op, only as a workload op) gives b where a is
+// non-zero, else c. trunc rounds toward zero (a float cast to an integer, held in f32).
+// "elementwise_chain": the steps
 // listed in Workload::epilogue, applied left to right to operand a; each binary step reads
 // the next operand (b, c, ...). Any op may also carry further steps in its epilogue, which
 // makes it a chain starting with that op. Shapes: "rank" (1..8, shared by every operand:
