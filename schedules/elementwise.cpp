@@ -47,7 +47,7 @@ const std::vector<std::string>& elementwise_unary_ops() {
   static const std::vector<std::string> k = {
       "relu", "clip", "sigmoid", "tanh",       "gelu",        "exp",        "log",
       "sqrt", "neg",  "abs",     "reciprocal", "erf",         "leaky_relu", "hard_sigmoid",
-      "hard_swish", "not", "nonzero", "trunc"};
+      "hard_swish", "not", "nonzero", "trunc", "copy"};
   return k;
 }
 
@@ -133,6 +133,7 @@ Expr elementwise_unary(const std::string& op, const Expr& x, const Workload& w) 
     return op == "hard_swish" ? x * h : h;
   }
   // Truth values are f32 masks (1 or 0), as the comparisons below produce them.
+  if (op == "copy") return x;  // with an output shape: a broadcast (ONNX's Expand)
   if (op == "not") return ir::make_select(x == c(0), c(1), c(0));
   if (op == "nonzero") return ir::make_select(x != c(0), c(1), c(0));
   // Toward zero, as ONNX casts float to integer (the result is an integer held in f32).
@@ -189,6 +190,7 @@ double elementwise_unary_reference(const std::string& op, double x, const Worklo
     double h = std::min(std::max(x * alpha + beta, 0.0), 1.0);
     return op == "hard_swish" ? x * h : h;
   }
+  if (op == "copy") return x;
   if (op == "not") return x == 0 ? 1.0 : 0.0;
   if (op == "nonzero") return x != 0 ? 1.0 : 0.0;
   if (op == "trunc") return std::trunc(x);
@@ -271,6 +273,8 @@ ElementwiseForm form_of(const Workload& w) {
   }
   for (int64_t d = 0; d < rank; ++d) {
     for (const auto& s : f.operands) f.out[d] = std::max(f.out[d], s[d]);
+    // An explicit output dimension broadcasts every operand further (copy: Expand).
+    f.out[d] = std::max(f.out[d], w.param_or("o" + std::to_string(d), 1));
     for (size_t o = 0; o < operands; ++o)
       user_check(f.operands[o][d] == 1 || f.operands[o][d] == f.out[d])
           << w.op << ": operand " << operand_name(o) << " of shape " << shape_str(f.operands[o])

@@ -57,6 +57,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &elementwise_flat_template("not"),
       &elementwise_flat_template("nonzero"),
       &elementwise_flat_template("trunc"),
+      &elementwise_flat_template("copy"),
       &elementwise_flat_template("equal"),
       &elementwise_flat_template("less"),
       &elementwise_flat_template("greater"),

@@ -22,7 +22,7 @@ MappedNode map_elementwise(const Graph& g, const Node& n, const std::string& op)
   const size_t most = op == "where" ? 3 : 2;
   node_check(op == "clip" || n.inputs.size() <= most)
       << n.inputs.size() << " inputs, the kernel reads at most " << most;
-  size_t operands = op == "clip" ? 1 : n.inputs.size();
+  size_t operands = op == "clip" || op == "copy" ? 1 : n.inputs.size();
   for (size_t o = 0; o < operands; ++o) {
     std::vector<int64_t> d = dims_of(g, n.inputs[o]);
     d.insert(d.begin(), out.size() - d.size(), 1);
@@ -66,6 +66,13 @@ MappedNode map_cast(Graph& g, const Node& n) {
   if (to == graph::DataType::f32()) return map_reshape(g, n);
   if (to == graph::DataType::boolean()) return map_elementwise(g, n, "nonzero");
   return map_elementwise(g, n, "trunc");
+}
+
+MappedNode map_expand(Graph& g, const Node& n) {
+  MappedNode m = map_elementwise(g, n, "copy");
+  std::vector<int64_t> out = dims_of(g, n.outputs[0]);
+  for (size_t i = 0; i < out.size(); ++i) m.workload.params["o" + std::to_string(i)] = out[i];
+  return m;
 }
 
 MappedNode map_min_max(Graph& g, const Node& n, const std::string& op) {

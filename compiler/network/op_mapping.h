@@ -72,6 +72,8 @@ MappedNode map_matmul(Graph& g, const Node& n);
 // Elementwise ops: "a", "b" (and where's "c") padded to the output's rank with leading 1s.
 MappedNode map_elementwise(const Graph& g, const Node& n, const std::string& op);
 MappedNode map_clip(Graph& g, const Node& n);
+// Expand: a copy broadcast to the output's shape (the shape input folded to a constant).
+MappedNode map_expand(Graph& g, const Node& n);
 // Cast between the types the network holds in f32: a copy, nonzero (to bool) or trunc.
 MappedNode map_cast(Graph& g, const Node& n);
 // Max / Min of two inputs (split_variadic splits longer lists); of one input, a copy.

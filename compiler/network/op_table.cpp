@@ -74,6 +74,7 @@ const std::map<std::string, Mapper>& table() {
       {"ReduceMax", reduction("reduce_max")},
       {"GlobalMaxPool", reduction("reduce_max")},
       {"Cast", map_cast},
+      {"Expand", map_expand},
       {"Equal", unary("equal")},
       {"Less", unary("less")},
       {"Greater", unary("greater")},
@@ -110,7 +111,7 @@ MappedNode map_node(Graph& g, const Node& n) {
   // selections, gathers and copies; integer arithmetic (Div truncates) would not be.
   static const std::set<std::string> kExactInF32 = {
       "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "Where", "Cast",
-      "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Slice", "Transpose"};
+      "Gather", "Expand", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Slice", "Transpose"};
   node_check(!non_float || kExactInF32.count(n.op_type))
       << "integer or bool " << n.op_type << " is not supported (integer and bool values take "
       << "part in comparisons, Not, Where, Cast, Gather and data movement only)";

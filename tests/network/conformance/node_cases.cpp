@@ -33,7 +33,7 @@ const std::map<std::string, std::vector<int>>& compile_time_inputs() {
       {"Upsample", {1}},         {"Clip", {1, 2}},
       {"Squeeze", {1}},          {"Unsqueeze", {1}},
       {"ReduceSum", {1}},        {"ReduceMean", {1}},
-      {"ReduceMax", {1}},
+      {"ReduceMax", {1}},        {"Expand", {1}},
   };
   return k;
 }
