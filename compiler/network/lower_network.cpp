@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 
+#include "compiler/network/blocked_elementwise.h"
 #include "compiler/network/choose_template.h"
 #include "compiler/network/op_table.h"
 #include "kiln/params.h"
@@ -193,8 +194,56 @@ class Lowerer {
     return 0;
   }
 
+  // A rank-4 operand's shape padded with leading 1s, as map_elementwise gives it.
+  std::vector<int64_t> rank4(const Workload& w, char operand) const {
+    std::vector<int64_t> d;
+    for (int i = 0; i < 4; ++i) d.push_back(w.param(std::string(1, operand) + std::to_string(i)));
+    return d;
+  }
+
+  // The buffer of an operand of a blocked elementwise kernel (-1: it cannot be fed so).
+  int blocked_operand(const std::string& v, const std::vector<int64_t>& d, BlockedOperandKind kind,
+                      Layout block) {
+    if (kind == BlockedOperandKind::PerImage) return ensure(v, 0);  // the same memory
+    if (g_.is_constant(v)) {
+      const std::string key = v + "|nchwc" + std::to_string(block);
+      auto [it, inserted] = packed_.try_emplace(key, -1);
+      if (inserted)
+        it->second = param_buffer(
+            v, schedules::pack_nchwc(constant_values(v), d[0], d[1], d[2], d[3], block), block);
+      return it->second;
+    }
+    return dims(v).size() == 4 ? ensure(v, block) : -1;
+  }
+
+  // Elementwise ops whose activations are in NCHW[b]c already run in that layout, so that
+  // the convs around them need no conversions (blocked_elementwise.h). False when the node
+  // is not such an op or an operand cannot be fed in the layout.
+  bool lower_blocked_elementwise(const Node& n, const MappedNode& m) {
+    const std::vector<int64_t> out = dims(n.outputs[0]);
+    if (out.size() != 4 || dtype(n.outputs[0]) != ir::DataType::f32()) return false;
+    Layout block = 0;
+    for (const auto& [name, v] : m.operands)
+      if (!g_.is_constant(v) && dims(v) == out) block = std::max(block, blocked_layout_of(m.operands, name));
+    std::optional<BlockedElementwise> bw = blocked_elementwise(m.workload, block);
+    if (!bw) return false;
+    std::vector<int> bufs;
+    for (size_t o = 0; o < bw->kinds.size(); ++o) {
+      const char name = static_cast<char>('a' + o);
+      const std::string& v = m.operands.at(std::string(1, name));
+      bufs.push_back(blocked_operand(v, rank4(m.workload, name), bw->kinds[o], block));
+      if (bufs.back() < 0) return false;
+    }
+    const int task = task_for(bw->workload);
+    bufs.push_back(new_buffer(n.outputs[0], block));
+    add_step(task, std::move(bufs), n.name.empty() ? n.outputs[0] : n.name, n.op_type);
+    if (std::count(g_.outputs.begin(), g_.outputs.end(), n.outputs[0])) ensure(n.outputs[0], 0);
+    return true;
+  }
+
   void lower_node(const Node& n) {
     MappedNode m = map_node(g_, n);
+    if (lower_blocked_elementwise(n, m)) return;
     const int task = task_for(m.workload, {blocked_layout_of(m.operands, "data"),
                                            blocked_layout_of(m.operands, "residual")});
     const std::vector<KernelArg> args = task_args_[task];
