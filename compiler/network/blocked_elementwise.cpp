@@ -7,6 +7,24 @@
 
 namespace kiln::network {
 
+namespace {
+
+// Whether every step keeps finite values finite. When the block does not divide C, the
+// padded channels (zeros from the conv or the conversion that made the blocks) go through the
+// op too, and the next conv multiplies them by its zero-padded weights: a finite value gives
+// 0, an infinity or NaN (1/0, log 0) would poison every output channel.
+bool keeps_padding_finite(const schedules::Workload& w) {
+  static const std::vector<std::string> kUnsafe = {"div", "reciprocal", "log", "sqrt", "pow",
+                                                   "exp"};
+  std::vector<std::string> steps = w.epilogue;
+  steps.push_back(w.op);
+  for (const std::string& s : steps)
+    if (std::find(kUnsafe.begin(), kUnsafe.end(), s) != kUnsafe.end()) return false;
+  return true;
+}
+
+}  // namespace
+
 std::optional<BlockedElementwise> blocked_elementwise(const schedules::Workload& w, Layout block) {
   const std::vector<std::string>& ops = schedules::elementwise_ops();
   if (block <= 0 || std::find(ops.begin(), ops.end(), w.op) == ops.end()) return std::nullopt;
@@ -22,7 +40,8 @@ std::optional<BlockedElementwise> blocked_elementwise(const schedules::Workload&
   for (const auto& d : operands)
     for (int i = 0; i < 4; ++i) out[i] = std::max(out[i], d[i]);
   const int64_t n = out[0], c = out[1], h = out[2], wd = out[3];
-  if (c % block != 0) return std::nullopt;
+  if (c % block != 0 && !keeps_padding_finite(w)) return std::nullopt;
+  const int64_t blocks = (c + block - 1) / block;
   BlockedElementwise r{w, {}};
   r.workload.params = w.params;
   r.workload.params["rank"] = 5;
@@ -32,9 +51,9 @@ std::optional<BlockedElementwise> blocked_elementwise(const schedules::Workload&
     BlockedOperandKind kind;
     std::vector<int64_t> shape;
     if (d == out) {
-      kind = BlockedOperandKind::Full, shape = {n, c / block, h, wd, block};
+      kind = BlockedOperandKind::Full, shape = {n, blocks, h, wd, block};
     } else if (!per_image && d[1] == c && d[2] == 1 && d[3] == 1) {
-      kind = BlockedOperandKind::PerChannel, shape = {d[0], c / block, 1, 1, block};
+      kind = BlockedOperandKind::PerChannel, shape = {d[0], blocks, 1, 1, block};
     } else if (per_image) {
       kind = BlockedOperandKind::PerImage, shape = {d[0], 1, 1, 1, 1};
     } else {

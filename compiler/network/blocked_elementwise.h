@@ -27,8 +27,9 @@ struct BlockedElementwise {
 };
 
 // The workload of an elementwise op (map_elementwise's rank-4 form with operands a, b, c...)
-// over NCHW[block]c, when every operand is one of the kinds above and block divides C
-// (padded channels would feed garbage to the next conv); nothing otherwise.
+// over NCHW[block]c, when every operand is one of the kinds above and either block divides C
+// or the op keeps the padded channels finite (no div, log, exp...: an infinity there would
+// reach the next conv's real channels through its zero weights); nothing otherwise.
 std::optional<BlockedElementwise> blocked_elementwise(const schedules::Workload& w, Layout block);
 
 }  // namespace kiln::network

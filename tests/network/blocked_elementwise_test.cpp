@@ -69,8 +69,14 @@ TEST(BlockedElementwise, OperandKindsAndRefusals) {
   EXPECT_EQ(bw->workload.param("a4"), 8);
   EXPECT_EQ(bw->workload.param("b2"), 1);
   EXPECT_EQ(bw->kinds[1], BlockedOperandKind::PerChannel);
-  // 32 channels in blocks of 12 would leave padded channels: not blocked.
-  EXPECT_FALSE(blocked_elementwise(mul, 12).has_value());
+  // 32 channels in blocks of 12 leave padded channels: fine for mul (finite stays finite),
+  // not for div (1/0 in a padded lane).
+  ASSERT_TRUE(blocked_elementwise(mul, 12).has_value());
+  EXPECT_EQ(blocked_elementwise(mul, 12)->workload.param("a1"), 3);
+  schedules::Workload div = mul;
+  div.op = "div";
+  EXPECT_FALSE(blocked_elementwise(div, 12).has_value());
+  EXPECT_TRUE(blocked_elementwise(div, 8).has_value());
   // A [1,1,H,W] operand is not a broadcast in NCHW[x]c.
   mul.params["b1"] = 1, mul.params["b2"] = 5, mul.params["b3"] = 5;
   EXPECT_FALSE(blocked_elementwise(mul, 8).has_value());
