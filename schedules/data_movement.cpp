@@ -377,12 +377,17 @@ struct SliceShape {
 
 SliceShape slice_shape(const Workload& w) {
   int64_t n = rank_of(w);
-  SliceShape s{dims(w, "D", n), dims(w, "S", n, false), dims(w, "T", n), dims(w, "O", n)};
-  for (int64_t i = 0; i < n; ++i)
-    user_check(s.start[i] + (s.out[i] - 1) * s.step[i] < s.in[i])
+  SliceShape s{dims(w, "D", n), dims(w, "S", n, false), {}, dims(w, "O", n)};
+  for (int64_t i = 0; i < n; ++i) {
+    // A negative step walks backwards from the start (ONNX's Slice with steps < 0: a flip).
+    const int64_t step = w.param("T" + std::to_string(i));
+    user_check(step != 0) << "slice: T" << i << " must not be 0 in " << w.str();
+    s.step.push_back(step);
+    const int64_t last = s.start[i] + (s.out[i] - 1) * step;
+    user_check(s.start[i] < s.in[i] && last >= 0 && last < s.in[i])
         << "slice: dimension " << i << " reads elements " << s.start[i] << ", "
-        << s.start[i] + s.step[i] << ".. up to " << s.start[i] + (s.out[i] - 1) * s.step[i]
-        << " of " << s.in[i] << " in " << w.str();
+        << s.start[i] + step << ".. up to " << last << " of " << s.in[i] << " in " << w.str();
+  }
   return s;
 }
 
@@ -415,6 +420,8 @@ class Slice : public OpTemplate {
   }
 
   std::vector<DataType> dtypes() const override { return move_dtypes(); }
+  // Steps may be negative (a reversed window).
+  std::vector<std::string> value_params() const override { return {"T0", "T1", "T2", "T3"}; }
 
  protected:
   ScheduledKernel schedule(const Workload& w, const Target& t,

@@ -47,13 +47,14 @@ const std::vector<std::string>& elementwise_unary_ops() {
   static const std::vector<std::string> k = {
       "relu", "clip", "sigmoid", "tanh",       "gelu",        "exp",        "log",
       "sqrt", "neg",  "abs",     "reciprocal", "erf",         "leaky_relu", "hard_sigmoid",
-      "hard_swish"};
+      "hard_swish", "not", "nonzero", "trunc", "copy"};
   return k;
 }
 
 const std::vector<std::string>& elementwise_binary_ops() {
-  static const std::vector<std::string> k = {"add", "sub", "mul", "div", "min", "max", "pow",
-                                             "prelu"};
+  static const std::vector<std::string> k = {
+      "add", "sub", "mul", "div", "min", "max", "pow", "prelu",
+      "equal", "less", "greater", "less_equal", "greater_equal"};
   return k;
 }
 
@@ -61,6 +62,7 @@ const std::vector<std::string>& elementwise_ops() {
   static const std::vector<std::string> k = [] {
     std::vector<std::string> all = elementwise_unary_ops();
     for (const std::string& b : elementwise_binary_ops()) all.push_back(b);
+    all.push_back("where");
     all.push_back("elementwise_chain");
     return all;
   }();
@@ -74,6 +76,8 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }
 bool is_unary(const std::string& op) { return contains(elementwise_unary_ops(), op); }
 bool is_binary(const std::string& op) { return contains(elementwise_binary_ops(), op); }
+// where(a, b, c): b where a is non-zero, else c; it reads two further operands.
+bool is_ternary(const std::string& op) { return op == "where"; }
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
@@ -128,6 +132,12 @@ Expr elementwise_unary(const std::string& op, const Expr& x, const Workload& w) 
     Expr h = ir::min(ir::max(x * c(alpha) + c(beta), c(0)), c(1));
     return op == "hard_swish" ? x * h : h;
   }
+  // Truth values are f32 masks (1 or 0), as the comparisons below produce them.
+  if (op == "copy") return x;  // with an output shape: a broadcast (ONNX's Expand)
+  if (op == "not") return ir::make_select(x == c(0), c(1), c(0));
+  if (op == "nonzero") return ir::make_select(x != c(0), c(1), c(0));
+  // Toward zero, as ONNX casts float to integer (the result is an integer held in f32).
+  if (op == "trunc") return ir::make_cast(t, ir::make_cast(DataType::i64(), x));
   user_error() << "unknown unary elementwise op '" << op << "' (valid: "
                << join(elementwise_unary_ops()) << ")";
   return x;
@@ -143,6 +153,15 @@ Expr elementwise_binary(const std::string& op, const Expr& x, const Expr& y) {
   if (op == "pow") return math::exp(y * math::log(x));
   // ONNX PRelu: y is the slope where x < 0.
   if (op == "prelu") return ir::make_select(x < ir::make_float(x.type(), 0), x * y, x);
+  // Comparisons give f32 masks: 1 where they hold, else 0.
+  auto mask = [&](const Expr& holds) {
+    return ir::make_select(holds, ir::make_float(x.type(), 1), ir::make_float(x.type(), 0));
+  };
+  if (op == "equal") return mask(x == y);
+  if (op == "less") return mask(x < y);
+  if (op == "greater") return mask(x > y);
+  if (op == "less_equal") return mask(x <= y);
+  if (op == "greater_equal") return mask(x >= y);
   user_error() << "unknown binary elementwise op '" << op << "' (valid: "
                << join(elementwise_binary_ops()) << ")";
   return x;
@@ -171,6 +190,10 @@ double elementwise_unary_reference(const std::string& op, double x, const Worklo
     double h = std::min(std::max(x * alpha + beta, 0.0), 1.0);
     return op == "hard_swish" ? x * h : h;
   }
+  if (op == "copy") return x;
+  if (op == "not") return x == 0 ? 1.0 : 0.0;
+  if (op == "nonzero") return x != 0 ? 1.0 : 0.0;
+  if (op == "trunc") return std::trunc(x);
   user_error() << "unknown unary elementwise op '" << op << "'";
   return x;
 }
@@ -184,6 +207,11 @@ double elementwise_binary_reference(const std::string& op, double x, double y) {
   if (op == "max") return std::max(x, y);
   if (op == "pow") return std::pow(x, y);
   if (op == "prelu") return x < 0 ? x * y : x;
+  if (op == "equal") return x == y ? 1.0 : 0.0;
+  if (op == "less") return x < y ? 1.0 : 0.0;
+  if (op == "greater") return x > y ? 1.0 : 0.0;
+  if (op == "less_equal") return x <= y ? 1.0 : 0.0;
+  if (op == "greater_equal") return x >= y ? 1.0 : 0.0;
   user_error() << "unknown binary elementwise op '" << op << "'";
   return x;
 }
@@ -214,7 +242,7 @@ std::string operand_name(size_t i) { return std::string(1, static_cast<char>('a'
 ElementwiseForm form_of(const Workload& w) {
   ElementwiseForm f;
   if (w.op != "elementwise_chain") {
-    user_check(is_unary(w.op) || is_binary(w.op))
+    user_check(is_unary(w.op) || is_binary(w.op) || is_ternary(w.op))
         << "unknown elementwise op '" << w.op << "' (valid: " << join(elementwise_ops()) << ")";
     f.steps.push_back(w.op);
   }
@@ -222,11 +250,12 @@ ElementwiseForm form_of(const Workload& w) {
   user_check(!f.steps.empty()) << "elementwise_chain: no steps (list them in the epilogue, e.g. "
                                   "add, relu, mul)";
   size_t operands = 1;
-  for (const std::string& s : f.steps) {
-    user_check(is_unary(s) || is_binary(s))
+  for (size_t i = 0; i < f.steps.size(); ++i) {
+    const std::string& s = f.steps[i];
+    user_check(is_unary(s) || is_binary(s) || (i == 0 && is_ternary(s)))
         << w.op << ": unknown elementwise step '" << s << "' (valid: "
         << join(elementwise_unary_ops()) << ", " << join(elementwise_binary_ops()) << ")";
-    if (is_binary(s)) ++operands;
+    operands += is_ternary(s) ? 2 : is_binary(s) ? 1 : 0;
   }
   user_check(operands <= 26) << w.op << ": at most 25 binary steps, got " << operands - 1;
   int64_t rank = w.param("rank");
@@ -244,6 +273,8 @@ ElementwiseForm form_of(const Workload& w) {
   }
   for (int64_t d = 0; d < rank; ++d) {
     for (const auto& s : f.operands) f.out[d] = std::max(f.out[d], s[d]);
+    // An explicit output dimension broadcasts every operand further (copy: Expand).
+    f.out[d] = std::max(f.out[d], w.param_or("o" + std::to_string(d), 1));
     for (size_t o = 0; o < operands; ++o)
       user_check(f.operands[o][d] == 1 || f.operands[o][d] == f.out[d])
           << w.op << ": operand " << operand_name(o) << " of shape " << shape_str(f.operands[o])
@@ -344,9 +375,15 @@ class ElementwiseFlat : public OpTemplate {
       };
       double v = value(0);
       size_t next = 1;
-      for (const std::string& s : f.steps)
+      for (const std::string& s : f.steps) {
+        if (is_ternary(s)) {
+          v = v != 0 ? value(next) : value(next + 1);
+          next += 2;
+          continue;
+        }
         v = is_unary(s) ? elementwise_unary_reference(s, v, w)
                         : elementwise_binary_reference(s, v, value(next++));
+      }
       out[flat] = static_cast<float>(v);
     }
     return out;
@@ -389,8 +426,14 @@ class ElementwiseFlat : public OpTemplate {
           };
           Expr v = load(0);
           size_t next = 1;
-          for (const std::string& s : f.steps)
+          for (const std::string& s : f.steps) {
+            if (is_ternary(s)) {
+              v = ir::make_select(v != ir::make_float(f32, 0), load(next), load(next + 1));
+              next += 2;
+              continue;
+            }
             v = is_unary(s) ? elementwise_unary(s, v, w) : elementwise_binary(s, v, load(next++));
+          }
           return ir::make_cast(w.dtype, v);
         },
         "out");

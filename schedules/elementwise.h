@@ -3,13 +3,18 @@
 // "elementwise.flat.<op>", one instance per workload op; see elementwise_flat_template).
 //
 // Workloads. Unary ops: relu, clip, sigmoid, tanh, gelu, exp, log, sqrt, neg, abs,
-// reciprocal, erf, leaky_relu, hard_sigmoid, hard_swish. Binary ops: add, sub, mul, div, min,
-// max, pow, prelu (b is the slope where a < 0). "elementwise_chain": the steps
+// reciprocal, erf, leaky_relu, hard_sigmoid, hard_swish, not, nonzero, trunc, copy. Binary ops: add,
+// sub, mul, div, min, max, pow, prelu (b is the slope where a < 0), and the comparisons equal,
+// less, greater, less_equal, greater_equal. Truth values are f32 masks: comparisons, not and
+// nonzero give 1 or 0; "where" (the one ternary op, only as a workload op) gives b where a is
+// non-zero, else c. trunc rounds toward zero (a float cast to an integer, held in f32).
+// "elementwise_chain": the steps
 // listed in Workload::epilogue, applied left to right to operand a; each binary step reads
 // the next operand (b, c, ...). Any op may also carry further steps in its epilogue, which
 // makes it a chain starting with that op. Shapes: "rank" (1..8, shared by every operand:
 // pad with leading 1s as numpy would) and per operand "a0".."a{rank-1}", "b0", ...; every
-// dimension is positive and each operand's is 1 or the output's. clip reads "lo_milli" and
+// dimension is positive and each operand's is 1 or the output's; optional "o0".. give output
+// dimensions larger than every operand's (a broadcast: copy with them is ONNX's Expand). clip reads "lo_milli" and
 // "hi_milli" (bounds in thousandths; default 0 and 6000, i.e. relu6). pow is exp(b log a):
 // defined for a > 0 (a = 0 gives 0 for b > 0, inf for b < 0; a < 0 gives NaN). Inputs and
 // output share the dtype (f32, f16, bf16); the arithmetic runs in f32 and rounds once.

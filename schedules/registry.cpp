@@ -15,6 +15,7 @@
 #include "schedules/dense.h"
 #include "schedules/dense_lowp.h"
 #include "schedules/elementwise.h"
+#include "schedules/gather.h"
 #include "schedules/layout.h"
 #include "schedules/pooling.h"
 #include "schedules/reduce.h"
@@ -57,6 +58,16 @@ const std::vector<const OpTemplate*>& all_templates() {
       &elementwise_flat_template("leaky_relu"),
       &elementwise_flat_template("hard_sigmoid"),
       &elementwise_flat_template("hard_swish"),
+      &elementwise_flat_template("not"),
+      &elementwise_flat_template("nonzero"),
+      &elementwise_flat_template("trunc"),
+      &elementwise_flat_template("copy"),
+      &elementwise_flat_template("equal"),
+      &elementwise_flat_template("less"),
+      &elementwise_flat_template("greater"),
+      &elementwise_flat_template("less_equal"),
+      &elementwise_flat_template("greater_equal"),
+      &elementwise_flat_template("where"),
       &elementwise_flat_template("elementwise_chain"),
       // conv2d (AMX first, as for dense)
       &conv2d_bf16_amx_template(),
@@ -84,6 +95,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &concat_template(),
       &transpose_template(),
       &pad_template(),
+      &gather_template(),
       &slice_template(),
       &resize_template(),
       &reduce_template("reduce_sum"),

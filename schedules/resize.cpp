@@ -70,8 +70,13 @@ Transform transform(int64_t coord, double scale, int64_t in, int64_t out) {
       return {0.5, scale, -0.5};
     case kPytorchHalfPixel:
       return {0.5, scale, -0.5, out <= 1};
-    case kAlignCorners:
-      return {0, in > 1 && out > 1 ? double(out - 1) / double(in - 1) : 1, 0, out <= 1 || in <= 1};
+    case kAlignCorners: {
+      // ONNX divides by the output length in * scale, not the rounded size: downsampling 4 by
+      // 0.6 maps output 1 to 1 * 3 / 1.4, not to 3 (they agree when sizes were given).
+      const double length = double(in) * scale;
+      const bool single = out <= 1 || in <= 1 || std::abs(length - 1) < 1e-6;
+      return {0, single ? 1 : (length - 1) / double(in - 1), 0, single};
+    }
     case kAsymmetric:
       return {0, scale, 0};
     default:

@@ -35,9 +35,9 @@ codegen::ExecutorPlan executor_plan(const NetworkProgram& p, const std::string& 
   codegen::ExecutorPlan plan;
   plan.name = safe_name(name);
   for (size_t i = 0; i < p.input_names.size(); ++i)
-    plan.inputs.push_back({safe_name(p.input_names[i]), ir::DataType::f32(), p.input_shapes[i]});
+    plan.inputs.push_back({safe_name(p.input_names[i]), p.input_dtypes[i], p.input_shapes[i]});
   for (size_t i = 0; i < p.output_names.size(); ++i)
-    plan.outputs.push_back({safe_name(p.output_names[i]), ir::DataType::f32(), p.output_shapes[i]});
+    plan.outputs.push_back({safe_name(p.output_names[i]), p.output_dtypes[i], p.output_shapes[i]});
   plan.workspace_bytes = p.workspace_bytes;
   plan.params_bytes = p.params.size();
   plan.params_checksum = params_checksum(p.params.data(), p.params.size());

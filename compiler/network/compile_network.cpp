@@ -36,15 +36,16 @@ std::string model_json(const CompileReport& r, const Target& target) {
   const NetworkProgram& p = r.program;
   json j;
   auto tensors = [](const std::vector<std::string>& names,
-                    const std::vector<std::vector<int64_t>>& shapes) {
+                    const std::vector<std::vector<int64_t>>& shapes,
+                    const std::vector<ir::DataType>& dtypes) {
     json a = json::array();
     for (size_t i = 0; i < names.size(); ++i)
-      a.push_back({{"name", names[i]}, {"shape", shapes[i]}, {"dtype", "f32"}});
+      a.push_back({{"name", names[i]}, {"shape", shapes[i]}, {"dtype", dtypes[i].str()}});
     return a;
   };
   j["target"] = target.name;
-  j["inputs"] = tensors(p.input_names, p.input_shapes);
-  j["outputs"] = tensors(p.output_names, p.output_shapes);
+  j["inputs"] = tensors(p.input_names, p.input_shapes, p.input_dtypes);
+  j["outputs"] = tensors(p.output_names, p.output_shapes, p.output_dtypes);
   j["workspace_bytes"] = p.workspace_bytes;
   j["naive_workspace_bytes"] = p.naive_workspace_bytes;
   j["params_bytes"] = p.params.size();

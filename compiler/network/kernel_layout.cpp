@@ -1,5 +1,7 @@
 #include "compiler/network/kernel_layout.h"
 
+#include <algorithm>
+
 #include "compiler/base/error.h"
 #include "schedules/layout.h"
 
@@ -26,7 +28,9 @@ Layout activation_layout(const schedules::KernelArg& arg, const std::string& tem
     schedules::Values probe(arg.is_output ? arg.kernel_elements : arg.logical.elements());
     for (size_t i = 0; i < probe.size(); ++i) probe[i] = static_cast<float>(i);
     schedules::Values got = convert(probe);
-    for (int64_t b = 1; b <= 4 * s[1] && b <= 256; ++b) {
+    // Blocks up to 4x the channels, and at least up to 64: a template may pad a narrow
+    // tensor to its vector width (a depthwise conv of 1 channel reads NCHW[16]c).
+    for (int64_t b = 1; b <= std::max<int64_t>(4 * s[1], 64) && b <= 256; ++b) {
       if (layout_elements(s, b) != arg.kernel_elements) continue;
       schedules::Values want =
           arg.is_output ? schedules::unpack_nchwc(probe, s[0], s[1], s[2], s[3], b)

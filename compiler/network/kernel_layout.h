@@ -14,6 +14,9 @@ namespace kiln::network {
 
 // 0: the logical (row-major) layout; b > 0: NCHW[b]c of the logical [N, C, H, W].
 using Layout = int64_t;
+// A model input or output of type bool, int32 or int64, held in its own type (row-major) as
+// the caller passes it; kernels read and write every value in f32 (op_table.h: holds_dtype).
+inline constexpr Layout kModelDtype = -2;
 
 // The layout of a non-constant argument. UserError naming the template when the argument
 // is packed in a layout other than NCHW[x]c (the network compiler cannot feed it).

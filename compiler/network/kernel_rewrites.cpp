@@ -9,6 +9,7 @@
 #include "compiler/network/fuse_matmul_bias.h"
 #include "compiler/network/instance_norm_to_layer_norm.h"
 #include "compiler/network/split_to_slices.h"
+#include "compiler/network/split_variadic.h"
 #include "compiler/network/where_to_arithmetic.h"
 
 namespace kiln::network {
@@ -16,7 +17,8 @@ namespace kiln::network {
 std::string RewriteCounts::str() const {
   return std::to_string(layer_norms) + " LayerNormalization, " + std::to_string(gelus) + " Gelu, " +
          std::to_string(matmul_biases) + " MatMul+bias fused, " + std::to_string(splits) +
-         " Split sliced, " + std::to_string(instance_norms) +
+         " Split sliced, " + std::to_string(variadic) + " Max/Min split into binary nodes, " +
+         std::to_string(instance_norms) +
          " InstanceNormalization as LayerNormalization, " + std::to_string(wheres) +
          " Where as arithmetic";
 }
@@ -24,6 +26,7 @@ std::string RewriteCounts::str() const {
 RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
   RewriteCounts c;
   c.splits = split_to_slices(graph);
+  c.variadic = split_variadic(graph);
   c.instance_norms = instance_norm_to_layer_norm(graph);
   c.wheres = where_to_arithmetic(graph);
   c.layer_norms = fuse_layer_norm(graph);

@@ -1,5 +1,6 @@
 // The graph rewrites that put an imported network into the forms the operator library has
-// kernels for, before batch-norm folding and epilogue fusion: Split into Slices,
+// kernels for, before batch-norm folding and epilogue fusion: Split into Slices, variadic
+// Max/Min into binary nodes,
 // InstanceNormalization into LayerNormalization + scale + bias, Where of a constant mask
 // into arithmetic, and the written-out patterns of layer normalisation, GELU and Linear
 // (MatMul + bias) into single nodes. Each is its own pass file; this runs them in order.
@@ -12,7 +13,7 @@
 namespace kiln::network {
 
 struct RewriteCounts {
-  int splits = 0, instance_norms = 0, wheres = 0, layer_norms = 0, gelus = 0, matmul_biases = 0;
+  int splits = 0, variadic = 0, instance_norms = 0, wheres = 0, layer_norms = 0, gelus = 0, matmul_biases = 0;
   std::string str() const;  // "2 LayerNormalization, 1 Gelu, 3 MatMul+bias fused, ..."
 };
 

@@ -4,9 +4,11 @@
 #include <cstring>
 #include <map>
 
+#include "compiler/network/blocked_elementwise.h"
 #include "compiler/network/choose_template.h"
 #include "compiler/network/op_table.h"
 #include "kiln/params.h"
+#include "schedules/cast.h"
 #include "schedules/layout.h"
 
 namespace kiln::network {
@@ -42,8 +44,11 @@ class Lowerer {
       std::vector<int64_t> d = dims(v);
       p_.input_names.push_back(v);
       p_.input_shapes.push_back(d);
-      available_[v][0] = add_buffer({BufferKind::Input, static_cast<int>(i),
-                                     static_cast<uint64_t>(numel(d)) * 4, 0, v, 0});
+      p_.input_dtypes.push_back(dtype(v));
+      const Layout held = dtype(v) == ir::DataType::f32() ? 0 : kModelDtype;
+      available_[v][held] = add_buffer({BufferKind::Input, static_cast<int>(i),
+                                        static_cast<uint64_t>(numel(d) * dtype(v).bytes()), 0, v,
+                                        held});
     }
     for (const std::string& v : g_.outputs) {
       user_check(!g_.is_constant(v) &&
@@ -54,10 +59,12 @@ class Lowerer {
           << g_.source << ": graph output '" << v << "' is listed twice";
       p_.output_names.push_back(v);
       p_.output_shapes.push_back(dims(v));
+      p_.output_dtypes.push_back(dtype(v));
     }
     for (const Node& n : g_.nodes) lower_node(n);
     for (const std::string& v : g_.outputs)
-      internal_check(available_[v].count(0)) << "graph output '" << v << "' was never written";
+      internal_check(available_[v].count(dtype(v) == ir::DataType::f32() ? 0 : kModelDtype))
+          << "graph output '" << v << "' was never written";
     p_.params = params_.payload();
     return std::move(p_);
   }
@@ -66,11 +73,13 @@ class Lowerer {
   std::vector<int64_t> dims(const std::string& v) const {
     std::optional<graph::ValueType> t = g_.type_of(v);
     user_check(t && t->is_concrete()) << g_.source << ": value '" << v << "' has no concrete shape";
-    user_check(t->dtype == graph::DataType::f32())
-        << g_.source << ": value '" << v << "' is " << t->dtype.str()
-        << "; only f32 networks are supported";
+    user_check(holds_dtype(t->dtype))
+        << g_.source << ": value '" << v << "' is " << t->dtype.str() << "; " << kDtypeRule;
     return t->dims();
   }
+
+  // The value's type in the graph (kernels hold it in f32 whatever it is).
+  ir::DataType dtype(const std::string& v) const { return g_.type_of(v)->dtype; }
 
   int add_buffer(Buffer b) {
     p_.buffers.push_back(std::move(b));
@@ -78,12 +87,15 @@ class Lowerer {
   }
 
   // A fresh buffer for `value` in `layout`: the model's output when it is a graph output in
-  // its logical layout, else workspace.
+  // the layout and type the caller reads, else workspace.
   int new_buffer(const std::string& value, Layout layout) {
     std::vector<int64_t> d = dims(value);
     auto out = std::find(g_.outputs.begin(), g_.outputs.end(), value);
-    const uint64_t bytes = static_cast<uint64_t>(layout_elements(d, layout)) * 4;
-    int id = out != g_.outputs.end() && layout == 0
+    const bool f32 = dtype(value) == ir::DataType::f32();
+    const uint64_t bytes = layout == kModelDtype
+                               ? static_cast<uint64_t>(numel(d) * dtype(value).bytes())
+                               : static_cast<uint64_t>(layout_elements(d, layout)) * 4;
+    int id = out != g_.outputs.end() && layout == (f32 ? 0 : kModelDtype)
                  ? add_buffer({BufferKind::Output, static_cast<int>(out - g_.outputs.begin()),
                                bytes, 0, value, 0})
                  : add_buffer({BufferKind::Workspace, 0, bytes, 0, value, layout});
@@ -96,34 +108,47 @@ class Lowerer {
     return add_buffer({BufferKind::Params, 0, data.size() * sizeof(float), offset, value, layout});
   }
 
+  // A constant's values in f32, as kernels hold every value (integers and bools included).
   Values constant_values(const std::string& value) const {
     const graph::HostTensor& t = g_.initializers.at(value);
+    if (t.dtype() != graph::DataType::f32()) {
+      const std::vector<double> v = t.to_f64();
+      return Values(v.begin(), v.end());
+    }
     const float* f = t.data<float>();
     return Values(f, f + t.numel());
   }
 
   int task_for(const Workload& w, const NeighbourLayouts& neighbours = {},
                const NodeChoice* chosen = nullptr) {
-    tuner::Dispatch d;
-    double cost_s = 0;
-    if (chosen) {
-      d.tpl = chosen->tpl;
-      d.config = chosen->config;
-      d.untuned = chosen->untuned;
-      cost_s = chosen->cost_s;
-    } else {
-      d = choose_template(w, target_, history_, neighbours);
-      cost_s = d.record ? d.record->result.mean_cost() : 0;
-    }
-    std::string key = d.tpl->name() + "|" + w.str() + "|" + d.config.to_json();
+    if (chosen) return task_with(*chosen->tpl, w, chosen->config, chosen->untuned, chosen->cost_s);
+    tuner::Dispatch d = choose_template(w, target_, history_, neighbours);
+    return task_with(*d.tpl, w, d.config, d.untuned, d.record ? d.record->result.mean_cost() : 0);
+  }
+
+  int task_with(const schedules::OpTemplate& tpl, const Workload& w, const schedules::Config& config,
+                bool untuned, double tuned_cost_s) {
+    std::string key = tpl.name() + "|" + w.str() + "|" + config.to_json();
     auto [it, inserted] = task_index_.try_emplace(key, static_cast<int>(p_.tasks.size()));
     if (inserted) {
-      std::string name = "k" + std::to_string(p_.tasks.size()) + "_" + identifier(d.tpl->name());
-      schedules::ScheduledKernel k = d.tpl->instantiate(w, target_, d.config);
-      p_.tasks.push_back({d.tpl, w, d.config, d.untuned, name, 0, k.flops, cost_s});
+      std::string name = "k" + std::to_string(p_.tasks.size()) + "_" + identifier(tpl.name());
+      schedules::ScheduledKernel k = tpl.instantiate(w, target_, config);
+      p_.tasks.push_back({&tpl, w, config, untuned, name, 0, k.flops, tuned_cost_s});
       task_args_.push_back(std::move(k.args));
     }
     return it->second;
+  }
+
+  // Converts a model input of bool / int type to f32 (to_f32), or a value to the model
+  // output's type; the new buffer holds it.
+  int convert_dtype(const std::string& value, int src, bool to_f32) {
+    const ir::DataType t = dtype(value) == ir::DataType::boolean() ? ir::DataType::u8() : dtype(value);
+    Workload w{"cast", {{"E", numel(dims(value))}, {"to_f32", to_f32 ? 1 : 0}}, t, {}};
+    const schedules::OpTemplate& tpl = schedules::cast_template();
+    int task = task_with(tpl, w, tpl.fallback(w, target_), true, 0);
+    int dst = new_buffer(value, to_f32 ? 0 : kModelDtype);
+    add_step(task, {src, dst}, "cast " + value, "Cast");
+    return dst;
   }
 
   void add_step(int task, std::vector<int> args, std::string node, std::string op) {
@@ -142,6 +167,11 @@ class Lowerer {
       return have[layout] = param_buffer(value, v, layout);
     }
     internal_check(!have.empty()) << "value '" << value << "' is read before it is written";
+    if (layout == kModelDtype) return convert_dtype(value, ensure(value, 0), false);
+    if (!have.count(0) && have.count(kModelDtype)) {
+      const int f32 = convert_dtype(value, have.at(kModelDtype), true);
+      if (layout == 0) return f32;
+    }
     std::vector<int64_t> d = dims(value);
     // From a blocked copy when there is one: back to NCHW, or re-blocked in one pass.
     const auto [from, src] = *have.rbegin();
@@ -161,8 +191,56 @@ class Lowerer {
     return 0;
   }
 
+  // A rank-4 operand's shape padded with leading 1s, as map_elementwise gives it.
+  std::vector<int64_t> rank4(const Workload& w, char operand) const {
+    std::vector<int64_t> d;
+    for (int i = 0; i < 4; ++i) d.push_back(w.param(std::string(1, operand) + std::to_string(i)));
+    return d;
+  }
+
+  // The buffer of an operand of a blocked elementwise kernel (-1: it cannot be fed so).
+  int blocked_operand(const std::string& v, const std::vector<int64_t>& d, BlockedOperandKind kind,
+                      Layout block) {
+    if (kind == BlockedOperandKind::PerImage) return ensure(v, 0);  // the same memory
+    if (g_.is_constant(v)) {
+      const std::string key = v + "|nchwc" + std::to_string(block);
+      auto [it, inserted] = packed_.try_emplace(key, -1);
+      if (inserted)
+        it->second = param_buffer(
+            v, schedules::pack_nchwc(constant_values(v), d[0], d[1], d[2], d[3], block), block);
+      return it->second;
+    }
+    return dims(v).size() == 4 ? ensure(v, block) : -1;
+  }
+
+  // Elementwise ops whose activations are in NCHW[b]c already run in that layout, so that
+  // the convs around them need no conversions (blocked_elementwise.h). False when the node
+  // is not such an op or an operand cannot be fed in the layout.
+  bool lower_blocked_elementwise(const Node& n, const MappedNode& m) {
+    const std::vector<int64_t> out = dims(n.outputs[0]);
+    if (out.size() != 4 || dtype(n.outputs[0]) != ir::DataType::f32()) return false;
+    Layout block = 0;
+    for (const auto& [name, v] : m.operands)
+      if (!g_.is_constant(v) && dims(v) == out) block = std::max(block, blocked_layout_of(m.operands, name));
+    std::optional<BlockedElementwise> bw = blocked_elementwise(m.workload, block);
+    if (!bw) return false;
+    std::vector<int> bufs;
+    for (size_t o = 0; o < bw->kinds.size(); ++o) {
+      const char name = static_cast<char>('a' + o);
+      const std::string& v = m.operands.at(std::string(1, name));
+      bufs.push_back(blocked_operand(v, rank4(m.workload, name), bw->kinds[o], block));
+      if (bufs.back() < 0) return false;
+    }
+    const int task = task_for(bw->workload);
+    bufs.push_back(new_buffer(n.outputs[0], block));
+    add_step(task, std::move(bufs), n.name.empty() ? n.outputs[0] : n.name, n.op_type);
+    if (std::count(g_.outputs.begin(), g_.outputs.end(), n.outputs[0])) ensure(n.outputs[0], 0);
+    return true;
+  }
+
   void lower_node(const Node& n) {
     MappedNode m = map_node(g_, n);
+    if (lower_blocked_elementwise(n, m)) return;
     const NodeChoice* chosen = nullptr;
     if (choices_)
       if (auto it = choices_->find(node_key(n.name, n.outputs)); it != choices_->end())
@@ -204,7 +282,8 @@ class Lowerer {
     Layout layout = activation_layout(out, tpl);
     bufs.push_back(new_buffer(value, layout));
     add_step(task, std::move(bufs), node_key(n.name, n.outputs), n.op_type);
-    if (layout != 0 && std::count(g_.outputs.begin(), g_.outputs.end(), value)) ensure(value, 0);
+    if (std::count(g_.outputs.begin(), g_.outputs.end(), value))
+      ensure(value, dtype(value) == ir::DataType::f32() ? 0 : kModelDtype);
   }
 
   Graph& g_;

@@ -2,6 +2,7 @@
 // Gather), Pad, Resize.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "compiler/network/op_mapping.h"
 
@@ -97,7 +98,7 @@ MappedNode map_window(const Graph& g, const Node& n, const Window& window) {
 
 }  // namespace
 
-// Slice with positive steps (the window's extents are the inferred output's).
+// Slice with any non-zero steps (the window's extents are the inferred output's).
 MappedNode map_slice(Graph& g, const Node& n) {
   std::vector<int64_t> x = dims_of(g, n.inputs[0]), y = dims_of(g, n.outputs[0]);
   const int64_t rank = static_cast<int64_t>(x.size());
@@ -111,9 +112,10 @@ MappedNode map_slice(Graph& g, const Node& n) {
   Window w{x, std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1), y};
   for (size_t i = 0; i < axes.size(); ++i) {
     const int64_t a = normalized_axis(g, n, axes[i], rank);
-    node_check(steps[i] > 0) << "step " << steps[i] << " is not supported (only positive steps)";
+    node_check(steps[i] != 0) << "step 0 is not valid";
     int64_t start = starts[i] < 0 ? starts[i] + x[a] : starts[i];
-    w.start[a] = std::clamp<int64_t>(start, 0, x[a]);
+    // ONNX clamps the start into [0, dim] walking forwards, [0, dim - 1] walking backwards.
+    w.start[a] = std::clamp<int64_t>(start, 0, steps[i] > 0 ? x[a] : x[a] - 1);
     w.step[a] = steps[i];
   }
   node_check(numel(y) > 0) << "an empty slice is not supported";
@@ -122,21 +124,46 @@ MappedNode map_slice(Graph& g, const Node& n) {
 
 // Gather of constant indices that step evenly along the axis (one index, a range, every
 // other row): a slice. Embedding lookups (computed indices) are not among them.
+namespace {
+
+// Constant indices that step evenly upwards (wrapped into [0, extent)), or nothing.
+std::optional<std::pair<int64_t, int64_t>> even_steps(const Graph& g, const std::string& indices,
+                                                      int64_t extent) {
+  if (!g.is_constant(indices)) return std::nullopt;
+  std::vector<int64_t> idx = g.initializers.at(indices).to_i64();
+  if (idx.empty()) return std::nullopt;
+  for (int64_t& i : idx) i = i < 0 ? i + extent : i;
+  const int64_t step = idx.size() > 1 ? idx[1] - idx[0] : 1;
+  for (size_t i = 1; i < idx.size(); ++i)
+    if (step <= 0 || idx[i] - idx[i - 1] != step) return std::nullopt;
+  if (idx[0] < 0 || idx.back() >= extent) return std::nullopt;
+  return std::pair{idx[0], step};
+}
+
+}  // namespace
+
 MappedNode map_gather(Graph& g, const Node& n) {
   std::vector<int64_t> x = dims_of(g, n.inputs[0]);
   const int64_t rank = static_cast<int64_t>(x.size());
   const int64_t axis = normalized_axis(g, n, n.attr_int("axis", 0), rank);
-  std::vector<int64_t> idx = constant_ints(g, n, 1, "indices");
-  node_check(!idx.empty()) << "empty indices are not supported";
-  for (int64_t& i : idx) i = i < 0 ? i + x[axis] : i;
-  const int64_t step = idx.size() > 1 ? idx[1] - idx[0] : 1;
-  for (size_t i = 1; i < idx.size(); ++i)
-    node_check(step > 0 && idx[i] - idx[i - 1] == step)
-        << "indices must step evenly upwards (a strided slice), got " << idx[i - 1] << " then "
-        << idx[i];
-  Window w{x, std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1), x};
-  w.start[axis] = idx[0], w.step[axis] = step, w.out[axis] = static_cast<int64_t>(idx.size());
-  return map_window(g, n, w);
+  const int64_t k = numel(dims_of(g, n.inputs[1]));
+  node_check(k > 0) << "empty indices are not supported";
+  if (auto strided = even_steps(g, n.inputs[1], x[axis])) {
+    Window w{x, std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1), x};
+    w.start[axis] = strided->first, w.step[axis] = strided->second, w.out[axis] = k;
+    return map_window(g, n, w);
+  }
+  // The data as [outer, N, inner] around the axis; the indices' own shape only reshapes the
+  // output, whose memory is [outer, K, inner] either way.
+  MappedNode m;
+  Workload& w = m.workload;
+  w.op = "gather";
+  w.params["outer"] = numel({x.begin(), x.begin() + axis});
+  w.params["N"] = x[axis];
+  w.params["inner"] = numel({x.begin() + axis + 1, x.end()});
+  w.params["K"] = k;
+  m.operands = {{"data", n.inputs[0]}, {"indices", n.inputs[1]}};
+  return m;
 }
 
 // Pad with a constant (mode "constant", no negative pads).

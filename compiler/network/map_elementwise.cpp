@@ -16,8 +16,13 @@ MappedNode map_elementwise(const Graph& g, const Node& n, const std::string& op)
   if (out.empty()) out = {1};
   node_check(out.size() <= 8) << "rank " << out.size() << " is more than the kernels' 8";
   w.params["rank"] = static_cast<int64_t>(out.size());
-  const char* names[] = {"a", "b"};
-  size_t operands = op == "clip" ? 1 : std::min<size_t>(n.inputs.size(), 2);
+  const char* names[] = {"a", "b", "c"};
+  // Clip's further inputs are its bounds (workload parameters); a binary op reads two, where
+  // three.
+  const size_t most = op == "where" ? 3 : 2;
+  node_check(op == "clip" || n.inputs.size() <= most)
+      << n.inputs.size() << " inputs, the kernel reads at most " << most;
+  size_t operands = op == "clip" || op == "copy" ? 1 : n.inputs.size();
   for (size_t o = 0; o < operands; ++o) {
     std::vector<int64_t> d = dims_of(g, n.inputs[o]);
     d.insert(d.begin(), out.size() - d.size(), 1);
@@ -51,6 +56,28 @@ MappedNode map_clip(Graph& g, const Node& n) {
   m.workload.params["lo_milli"] = clip_bound(g, n, 1, -1e12);
   m.workload.params["hi_milli"] = clip_bound(g, n, 2, 1e12);
   return m;
+}
+
+MappedNode map_cast(Graph& g, const Node& n) {
+  // Every computed value is held in f32: a cast to float is a copy, to bool a test for
+  // non-zero, to an integer a rounding toward zero (of a value already whole when it came
+  // from an integer).
+  const graph::DataType to = g.type_of(n.outputs[0])->dtype;
+  if (to == graph::DataType::f32()) return map_reshape(g, n);
+  if (to == graph::DataType::boolean()) return map_elementwise(g, n, "nonzero");
+  return map_elementwise(g, n, "trunc");
+}
+
+MappedNode map_expand(Graph& g, const Node& n) {
+  MappedNode m = map_elementwise(g, n, "copy");
+  std::vector<int64_t> out = dims_of(g, n.outputs[0]);
+  for (size_t i = 0; i < out.size(); ++i) m.workload.params["o" + std::to_string(i)] = out[i];
+  return m;
+}
+
+MappedNode map_min_max(Graph& g, const Node& n, const std::string& op) {
+  if (n.inputs.size() == 1) return map_reshape(g, n);  // the maximum of one tensor is itself
+  return map_elementwise(g, n, op);
 }
 
 MappedNode map_leaky_relu(Graph& g, const Node& n) {

@@ -48,6 +48,9 @@ MappedNode map_conv_transpose(Graph& g, const Node& n) {
       int64_t total =
           strides[i] * (x[2 + i] - 1) + out_pad[i] + (k[2 + i] - 1) * dils[i] + 1 - y[2 + i];
       pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      node_check(total >= 0) << "output size " << y[2 + i] << " along " << (i ? "W" : "H")
+                             << " is larger than the input, strides and kernel make ("
+                             << y[2 + i] + total << "); padding the output is not supported";
     }
   } else {
     node_check(auto_pad == "NOTSET" || auto_pad == "VALID")

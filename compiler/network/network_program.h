@@ -50,6 +50,7 @@ struct NetworkProgram {
   std::vector<uint8_t> params;  // the params payload (64-byte aligned tensors)
   std::vector<std::string> input_names, output_names;
   std::vector<std::vector<int64_t>> input_shapes, output_shapes;
+  std::vector<ir::DataType> input_dtypes, output_dtypes;  // as the caller's buffers hold them
   uint64_t workspace_bytes = 0;  // after memory planning
   uint64_t naive_workspace_bytes = 0;
 };

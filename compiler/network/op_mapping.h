@@ -69,9 +69,15 @@ MappedNode map_dense(Graph& g, const Node& n);
 MappedNode map_matmul(Graph& g, const Node& n);
 
 // map_elementwise.cpp
-// Elementwise ops: "a", "b" padded to the output's rank with leading 1s.
+// Elementwise ops: "a", "b" (and where's "c") padded to the output's rank with leading 1s.
 MappedNode map_elementwise(const Graph& g, const Node& n, const std::string& op);
 MappedNode map_clip(Graph& g, const Node& n);
+// Expand: a copy broadcast to the output's shape (the shape input folded to a constant).
+MappedNode map_expand(Graph& g, const Node& n);
+// Cast between the types the network holds in f32: a copy, nonzero (to bool) or trunc.
+MappedNode map_cast(Graph& g, const Node& n);
+// Max / Min of two inputs (split_variadic splits longer lists); of one input, a copy.
+MappedNode map_min_max(Graph& g, const Node& n, const std::string& op);
 MappedNode map_leaky_relu(Graph& g, const Node& n);
 MappedNode map_hard_sigmoid(Graph& g, const Node& n);
 
@@ -91,10 +97,11 @@ MappedNode map_reduce(Graph& g, const Node& n, const std::string& op);
 // Flatten, Reshape, Squeeze, Unsqueeze: a copy into the new shape.
 MappedNode map_reshape(Graph& g, const Node& n);
 MappedNode map_concat(Graph& g, const Node& n);
-// Slice with positive steps (the window's extents are the inferred output's).
+// Slice with non-zero steps, negative ones included (a flip); the window's extents are the
+// inferred output's.
 MappedNode map_slice(Graph& g, const Node& n);
-// Gather of constant indices that step evenly along the axis (one index, a range, every
-// other row): a slice. Embedding lookups (computed indices) are not among them.
+// Gather: of constant indices that step evenly along the axis (one index, a range, every
+// other row), a slice; of any other indices (an embedding lookup), the gather kernel.
 MappedNode map_gather(Graph& g, const Node& n);
 // Pad with a constant (mode "constant", no negative pads).
 MappedNode map_pad(Graph& g, const Node& n);

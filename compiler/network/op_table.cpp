@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <set>
 
 #include "compiler/network/op_mapping.h"
 
@@ -44,8 +45,8 @@ const std::map<std::string, Mapper>& table() {
       {"Mul", unary("mul")},
       {"Div", unary("div")},
       {"Pow", unary("pow")},
-      {"Max", unary("max")},
-      {"Min", unary("min")},
+      {"Max", [](Graph& g, const Node& n) { return map_min_max(g, n, "max"); }},
+      {"Min", [](Graph& g, const Node& n) { return map_min_max(g, n, "min"); }},
       {"MaxPool", map_pool},
       {"AveragePool", map_pool},
       {"GlobalAveragePool", map_global_avg_pool},
@@ -72,7 +73,15 @@ const std::map<std::string, Mapper>& table() {
       {"ReduceMean", reduction("reduce_mean")},
       {"ReduceMax", reduction("reduce_max")},
       {"GlobalMaxPool", reduction("reduce_max")},
-      {"Cast", map_reshape},  // f32 to f32 (any other type is refused as every non-f32 value)
+      {"Cast", map_cast},
+      {"Expand", map_expand},
+      {"Equal", unary("equal")},
+      {"Less", unary("less")},
+      {"Greater", unary("greater")},
+      {"LessOrEqual", unary("less_equal")},
+      {"GreaterOrEqual", unary("greater_equal")},
+      {"Not", unary("not")},
+      {"Where", unary("where")},
   };
   return k;
 }
@@ -89,13 +98,29 @@ MappedNode map_node(Graph& g, const Node& n) {
   }
   MappedNode m = it->second(g, n);
   // Operands are what the kernel reads (shape inputs such as Reshape's are not among them).
-  for (const auto& [name, v] : m.operands) {
+  bool non_float = false;
+  std::vector<std::string> values = {n.outputs[0]};
+  for (const auto& [name, v] : m.operands) values.push_back(v);
+  for (const std::string& v : values) {
     std::optional<graph::ValueType> t = g.type_of(v);
-    node_check(t && t->dtype == graph::DataType::f32())
-        << "input '" << v << "' is " << (t ? t->dtype.str() : "untyped")
-        << "; only f32 networks are supported";
+    node_check(t && holds_dtype(t->dtype))
+        << "value '" << v << "' is " << (t ? t->dtype.str() : "untyped") << "; " << kDtypeRule;
+    non_float |= t->dtype != graph::DataType::f32();
   }
+  // Integers and truth values are held in f32, which keeps them exact through comparisons,
+  // selections, gathers and copies; integer arithmetic (Div truncates) would not be.
+  static const std::set<std::string> kExactInF32 = {
+      "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "Where", "Cast",
+      "Gather", "Expand", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Slice", "Transpose"};
+  node_check(!non_float || kExactInF32.count(n.op_type))
+      << "integer or bool " << n.op_type << " is not supported (integer and bool values take "
+      << "part in comparisons, Not, Where, Cast, Gather and data movement only)";
   return m;
+}
+
+bool holds_dtype(graph::DataType t) {
+  return t == graph::DataType::f32() || t == graph::DataType::boolean() ||
+         t == graph::DataType::i64() || t == graph::DataType::i32();
 }
 
 std::vector<std::string> supported_op_types() {

@@ -24,6 +24,13 @@ struct MappedNode {
 // operator with no entry, an attribute value the kernels do not implement).
 MappedNode map_node(graph::Graph& graph, const graph::Node& node);
 
+// Whether the network compiler holds values of type `t`: f32, and bool, int32 and int64
+// values, which it holds in f32 (exact up to 2^24) and converts at the model's inputs and
+// outputs.
+bool holds_dtype(graph::DataType t);
+inline constexpr const char* kDtypeRule =
+    "kiln compiles f32 networks (with bool, int32 and int64 values)";
+
 // The ONNX op types with an entry, sorted.
 std::vector<std::string> supported_op_types();
 

@@ -154,10 +154,21 @@ std::vector<Workload> elementwise_shapes(const std::string& op, bool binary) {
     Workload w{op, {{"rank", static_cast<int64_t>(s.size())}}, DataType::f32(), {}};
     if (op == "elementwise_chain") w.epilogue = {"add", "relu"};
     put(w, "a", s);
-    if (binary || op == "elementwise_chain") put(w, "b", s);
+    if (binary || op == "elementwise_chain" || op == "where") put(w, "b", s);
+    if (op == "where") put(w, "c", s);
     if (op == "clip") w.params["lo_milli"] = -500, w.params["hi_milli"] = 700;
     out.push_back(w);
   }
+  return out;
+}
+
+// Embedding-like lookups: tables of 1..65 rows, rows of 1 to 100 values, 1 to 4 outer slices.
+std::vector<Workload> gather_shapes() {
+  std::vector<Workload> out;
+  for (int64_t n : one_to_65())
+    for (int64_t inner : {1, 16, 17, 100})
+      out.push_back({"gather", {{"outer", 1 + n % 4}, {"N", n}, {"inner", inner}, {"K", 1 + n % 7}},
+                     DataType::f32(), {}});
   return out;
 }
 
@@ -201,6 +212,7 @@ std::vector<Workload> shapes_for(const OpTemplate& tpl) {
   else if (op == "softmax" || op == "layer_norm") all = row_shapes();
   else if (op == "concat" || op == "transpose" || op == "pad" || op == "reshape" || op == "slice")
     all = data_movement_shapes();
+  else if (op == "gather") all = gather_shapes();
   else if (schedules::shape_form(op).empty()) {
     bool binary = false;
     for (const std::string& b : schedules::elementwise_binary_ops()) binary |= b == op;

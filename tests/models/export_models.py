@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Exports the real models kiln's model tests and network benchmark use, with references.
 
-For each model (torchvision's ResNet-18 and MobileNetV2, random weights from a fixed seed) it
+For each model (torchvision's ResNet-18, MobileNetV2 and MobileNetV3-small, random weights from
+a fixed seed) it
 writes into OUT/NAME/:
   model.onnx   opset 13, input "input" [batch, 3, 224, 224], output "logits" [batch, 1000].
                The batch dimension is symbolic and named "batch", as in models from the wild:
@@ -34,6 +35,7 @@ import torchvision
 MODELS = {
     "resnet18": torchvision.models.resnet18,
     "mobilenet_v2": torchvision.models.mobilenet_v2,
+    "mobilenet_v3_small": torchvision.models.mobilenet_v3_small,
 }
 OPSET = 13
 SEED = 20261123
@@ -52,11 +54,21 @@ def calibrate_batch_norm(model, batches=4, batch_size=8):
     model.eval()
 
 
+def widen_classifier(model):
+    """torchvision initialises MobileNetV3's classifier with N(0, 0.01): with random features
+    its logits are ~0.05, too small to judge. Weights of variance 1/fan_in keep them O(1)."""
+    for m in model.modules():
+        if isinstance(m, torch.nn.Linear):
+            torch.nn.init.normal_(m.weight, 0.0, m.in_features ** -0.5)
+
+
 def export(name, out_dir):
     import onnxruntime as ort
 
     torch.manual_seed(SEED)
     model = MODELS[name]()
+    if name == "mobilenet_v3_small":
+        widen_classifier(model)
     calibrate_batch_norm(model)
     x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(SEED + 1))
     # Written into a temporary folder and renamed, so a killed export leaves nothing half-done.
@@ -90,7 +102,7 @@ def main():
     args = parser.parse_args()
     done = os.path.join(args.out, "done")
     stamp = (f"torch {torch.__version__} torchvision {torchvision.__version__} opset {OPSET} "
-             f"seed {SEED} files model.onnx input.npy ort.npy model.pt\n")
+             f"seed {SEED} models {' '.join(MODELS)} (v3 classifier widened) files model.onnx input.npy ort.npy model.pt\n")
     if os.path.exists(done) and open(done).read() == stamp and not args.force:
         print(f"export_models: {args.out} is up to date")
         return

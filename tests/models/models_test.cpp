@@ -1,8 +1,8 @@
-// Real models end to end: torchvision's ResNet-18 and MobileNetV2 (exported once into the
-// build folder by export_models.py, the ctest fixture `models_export`) compile for x86-avx512
-// and arm-neon; the host build runs with the runtime and the AArch64 build with the
-// cross-built examples/model_app under qemu; both must match ONNX Runtime's output by kiln's
-// f32 rule (kiln/compare.h, 1e-4). Each test prints the max abs / rel error and timings.
+// Real models end to end: torchvision's ResNet-18, MobileNetV2 and MobileNetV3-small (exported
+// once into the build folder by export_models.py, the ctest fixture `models_export`) compile
+// for x86-avx512 and arm-neon; the host build runs with the runtime and the AArch64 build
+// with the cross-built examples/model_app under qemu; both must match ONNX Runtime's output
+// by kiln's f32 rule (kiln/compare.h, 1e-4). Each test prints the max abs / rel error and timings.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -113,6 +113,31 @@ TEST(RealModels, ResNet18OnHost) { run_on_host("resnet18"); }
 TEST(RealModels, MobileNetV2OnHost) { run_on_host("mobilenet_v2"); }
 TEST(RealModels, MobileNetV2OnArmNeon) { run_on_arm("mobilenet_v2"); }
 TEST(RealModels, ResNet18OnArmNeon) { run_on_arm("resnet18"); }
+TEST(RealModels, MobileNetV3SmallOnHost) { run_on_host("mobilenet_v3_small"); }
+TEST(RealModels, MobileNetV3SmallOnArmNeon) { run_on_arm("mobilenet_v3_small"); }
+
+// MobileNetV3's HardSwish and squeeze-excite blocks (GlobalAveragePool, 1x1 convs,
+// HardSigmoid, Mul by a [N,C,1,1] scale) run in the convs' blocked layout: the feature maps
+// are converted only for the squeeze-excite pools and at the edges, never around the
+// elementwise ops.
+TEST(RealModels, MobileNetV3SmallConvertsOnlyForItsPools) {
+  auto c = compile_model("mobilenet_v3_small", "x86-avx512");
+  int map_conversions = 0, vector_conversions = 0, pools = 0, blocked_elementwise = 0;
+  for (const LayerRow& l : c->report.layers) {
+    const bool vector = l.workload.find(" H=1 ") != std::string::npos &&
+                        l.workload.find(" W=1 ") != std::string::npos;
+    if (l.op_type == "LayoutTransform") ++(vector ? vector_conversions : map_conversions);
+    pools += l.op_type == "GlobalAveragePool";
+    blocked_elementwise += l.tpl.rfind("elementwise", 0) == 0 &&
+                           l.workload.find("rank=5") != std::string::npos;
+  }
+  std::cout << "mobilenet_v3_small: " << map_conversions << " feature-map and "
+            << vector_conversions << " [N,C,1,1] layout conversions, " << pools
+            << " global pools, " << blocked_elementwise << " blocked elementwise kernels\n";
+  EXPECT_GT(blocked_elementwise, 0);
+  // Into the first conv, out for each pool.
+  EXPECT_LE(map_conversions, pools + 1);
+}
 
 // Depthwise layers go to conv2d.depthwise, so the packed weights stay near the model's own
 // size (block-diagonal packing through conv2d.nchwc made them 12x the ONNX file).

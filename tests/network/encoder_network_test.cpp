@@ -48,6 +48,26 @@ TEST(EncoderLayerArm, NeonUnderQemu) {
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
 
+// Token ids and an attention mask as int64 inputs: an embedding lookup, the mask compared,
+// expanded over the heads and selected into the scores, as BERT-like models export.
+TEST(EmbeddingEncoder, TokenIdsAndPaddingMaskMatchReference) {
+  std::string path = std::string(KILN_ENCODER_MODELS) + "/embedding_encoder_op14.onnx";
+  std::ifstream f(path, std::ios::binary);
+  if (!f) GTEST_SKIP() << "no exported encoder (Debian's python3-torch is missing)";
+  std::ostringstream bytes;
+  bytes << f.rdbuf();
+  const int64_t seq = 7;
+  graph::HostTensor ids = graph::HostTensor::from_i64(graph::DataType::i64(), {1, seq},
+                                                      {3, 17, 42, 0, 49, 8, 21});
+  graph::HostTensor mask = graph::HostTensor::from_i64(graph::DataType::i64(), {1, seq},
+                                                       {1, 1, 1, 1, 1, 0, 0});
+  CompileReport r = expect_host_matches_reference(bytes.str(), {{"seq", {seq}}},
+                                                  {{"input_ids", ids}, {"attention_mask", mask}});
+  std::vector<std::string> ops = layer_ops(r);
+  for (const char* op : {"Gather", "Equal", "Expand", "Where"})
+    EXPECT_NE(std::find(ops.begin(), ops.end(), op), ops.end()) << op << " was not compiled";
+}
+
 INSTANTIATE_TEST_SUITE_P(Torch, EncoderLayer, ::testing::Values("13_gelu", "14_relu", "17_gelu"),
                          [](const auto& info) { return "opset" + info.param; });
 

@@ -131,7 +131,7 @@ TEST(LayoutPlan, DearConversionsKeepNeighboursOnOneBlockAndOutputsStillMatch) {
   EXPECT_EQ(input_block(*convs[0]), input_block(*convs[1]));
 
   net.write_log();
-  CompileReport r = expect_host_matches_reference(net.bytes, {}, {net.log});
+  CompileReport r = expect_host_matches_reference(net.bytes, {}, {}, {net.log});
   EXPECT_NE(format_report(r).find("layout choice: "), std::string::npos);
 }
 

@@ -27,10 +27,10 @@ struct Compiled {
   std::string out() const { return dir.path() + "/out"; }
 };
 
-std::unique_ptr<Compiled> compile_with_reference(const std::string& bytes,
-                                                 const graph::ShapeBindings& shapes,
-                                                 const std::string& target,
-                                                 const std::vector<std::string>& record_logs = {}) {
+std::unique_ptr<Compiled> compile_with_reference(
+    const std::string& bytes, const graph::ShapeBindings& shapes, const std::string& target,
+    const std::map<std::string, graph::HostTensor>& given = {},
+    const std::vector<std::string>& record_logs = {}) {
   auto c = std::make_unique<Compiled>();
   const std::string onnx = c->dir.path() + "/net.onnx";
   std::ofstream(onnx, std::ios::binary) << bytes;
@@ -41,7 +41,10 @@ std::unique_ptr<Compiled> compile_with_reference(const std::string& bytes,
   uint32_t seed = 7;
   for (const std::string& in : g.inputs) {
     c->input_order.push_back(in);
-    c->inputs[in] = graph::test::random_tensor(g.type_of(in)->dims(), seed++, 1.0f);
+    auto it = given.find(in);
+    c->inputs[in] = it != given.end() ? it->second
+                                      : graph::test::random_tensor(g.type_of(in)->dims(), seed, 1.0f);
+    ++seed;
   }
   c->want = graph::evaluate(g, c->inputs);
   return c;
@@ -62,8 +65,9 @@ void expect_close(const std::vector<float>& got, const graph::HostTensor& want,
 
 CompileReport expect_host_matches_reference(const std::string& bytes,
                                             const graph::ShapeBindings& shapes,
+                                            const std::map<std::string, graph::HostTensor>& given,
                                             const std::vector<std::string>& record_logs) {
-  std::unique_ptr<Compiled> c = compile_with_reference(bytes, shapes, "host", record_logs);
+  std::unique_ptr<Compiled> c = compile_with_reference(bytes, shapes, "host", given, record_logs);
   Model m = Model::load(c->out() + "/model.so", c->out() + "/model.params", 1);
   std::vector<const void*> in_ptrs;
   for (const TensorInfo& t : m.inputs()) in_ptrs.push_back(c->inputs.at(t.name).raw());

@@ -3,6 +3,7 @@
 // with the graph's reference evaluator by kiln's f32 rule (1e-4 relative).
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "compiler/graph/bind.h"
@@ -11,10 +12,12 @@
 namespace kiln::network::test {
 
 // Returns the compile report (its layers say which kernels ran); gtest failures on mismatch.
+// Inputs named in `given` take those values (token ids, masks), the others random f32 ones;
 // `record_logs`: tuning logs to compile with (--records).
-CompileReport expect_host_matches_reference(const std::string& onnx_bytes,
-                                            const graph::ShapeBindings& shapes = {},
-                                            const std::vector<std::string>& record_logs = {});
+CompileReport expect_host_matches_reference(
+    const std::string& onnx_bytes, const graph::ShapeBindings& shapes = {},
+    const std::map<std::string, graph::HostTensor>& given = {},
+    const std::vector<std::string>& record_logs = {});
 
 // The same on arm-neon: model.so cross-compiled, run by the cross-built model_app under
 // qemu-aarch64, its first output compared. Returns a skip reason when qemu or model_app is
