@@ -4,7 +4,6 @@
 // damaged params file, a model that crashes or hangs and a job past the farm's message limit
 // each end in one line saying so.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -13,7 +12,7 @@
 #include <fstream>
 
 #include "kiln/params.h"
-#include "runtime/process/spawn.h"
+#include "runtime/process/run_program.h"
 #include "tests/farm/farm_harness.h"
 
 namespace kiln::farm {
@@ -22,21 +21,11 @@ namespace {
 using testing::Farm;
 using testing::read_binary;
 
-struct Cli {
-  int status = -1;
-  std::string out;  // stdout and stderr
-};
-
 // Runs this build's kiln with `args`.
-Cli kiln(const std::vector<std::string>& args, const TempDir& dir) {
+ProgramRun kiln(const std::vector<std::string>& args, const TempDir& dir) {
   std::vector<std::string> argv = {KILN_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
-  const pid_t pid = spawn_in_own_group(argv, dir.file("cli.out"), dir.file("cli.err"));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-          read_text(dir.file("cli.out")) + read_text(dir.file("cli.err"))};
+  return run_program(argv, dir.path());
 }
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
@@ -79,7 +68,7 @@ class FarmModel : public ::testing::Test {
     farm_ = nullptr;
   }
   // kiln run MODEL --input x=DIR/x.bin --farm ... plus `extra`.
-  Cli run_on_farm(const std::string& model, const std::vector<std::string>& extra,
+  ProgramRun run_on_farm(const std::string& model, const std::vector<std::string>& extra,
                   const std::string& key = "host") {
     std::vector<std::string> args = {"run",   model,       "--input",      "x=" + dir_.file("x.bin"),
                                      "--farm", farm_->address(), "--key", key,
@@ -94,7 +83,7 @@ Farm* FarmModel::farm_ = nullptr;
 
 TEST_F(FarmModel, RunsOnAWorkerAndWritesTheOutputs) {
   const std::string model = write_model_dir(dir_, KILN_FIXTURE_MODEL_ADD_ONE);
-  const Cli r = run_on_farm(model, {"--runs", "3", "--output", dir_.file("out")});
+  const ProgramRun r = run_on_farm(model, {"--runs", "3", "--output", dir_.file("out")});
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("latency over 3 runs"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("on worker "), std::string::npos) << r.out;
@@ -112,7 +101,7 @@ TEST_F(FarmModel, RunsOnAWorkerAndWritesTheOutputs) {
 
 TEST_F(FarmModel, KeyNobodyServes) {
   const std::string model = write_model_dir(dir_, KILN_FIXTURE_MODEL_ADD_ONE);
-  const Cli r = run_on_farm(model, {}, "nope");
+  const ProgramRun r = run_on_farm(model, {}, "nope");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("no worker with key 'nope' is registered with the farm at " +
                        farm_->address() + " (keys there: 'host')"),
@@ -125,7 +114,7 @@ TEST_F(FarmModel, DamagedParamsAreRefusedByTheBoard) {
   std::vector<uint8_t> params = read_binary(model + "/model.params");
   params[24] ^= 1;  // the header's checksum
   write_bytes(model + "/model.params", params);
-  const Cli r = run_on_farm(model, {});
+  const ProgramRun r = run_on_farm(model, {});
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("the board refused the model on worker"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("checksum mismatch"), std::string::npos) << r.out;
@@ -133,7 +122,7 @@ TEST_F(FarmModel, DamagedParamsAreRefusedByTheBoard) {
 
 TEST_F(FarmModel, CrashIsReported) {
   const std::string model = write_model_dir(dir_, KILN_FIXTURE_MODEL_CRASH);
-  const Cli r = run_on_farm(model, {});
+  const ProgramRun r = run_on_farm(model, {});
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("the model failed on worker"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("killed by signal"), std::string::npos) << r.out;
@@ -141,7 +130,7 @@ TEST_F(FarmModel, CrashIsReported) {
 
 TEST_F(FarmModel, HangIsStoppedAtTheTimeout) {
   const std::string model = write_model_dir(dir_, KILN_FIXTURE_MODEL_HANG);
-  const Cli r = run_on_farm(model, {"--timeout", "1"});
+  const ProgramRun r = run_on_farm(model, {"--timeout", "1"});
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("the model ran past --timeout 1 s on worker"), std::string::npos) << r.out;
   // The worker goes on serving.
@@ -153,7 +142,7 @@ TEST_F(FarmModel, JobPastTheMessageLimit) {
   const std::string model = write_model_dir(dir_, KILN_FIXTURE_MODEL_ADD_ONE);
   const std::vector<uint8_t> big(70u << 20, 0);
   write_params_file(model + "/model.params", big.data(), big.size());
-  const Cli r = run_on_farm(model, {});
+  const ProgramRun r = run_on_farm(model, {});
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("more than the farm's 64 MiB message limit"), std::string::npos) << r.out;
 }

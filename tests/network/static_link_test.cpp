@@ -4,7 +4,6 @@
 // same model's model.so computes. The AArch64 case cross-links the program and runs it under
 // qemu (skipped, with the reason, without the cross compiler, the cross-built runtime or qemu).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -15,31 +14,20 @@
 #include "kiln/compare.h"
 #include "kiln/model.h"
 #include "runtime/process/kernel_exec.h"
-#include "runtime/process/spawn.h"
+#include "runtime/process/run_program.h"
 #include "tests/network/test_models.h"
 
 namespace kiln::network::test {
 namespace {
 
-struct Result {
-  int status = -1;  // exit status, or -1 when killed by a signal
-  std::string out;  // stdout and stderr
-};
+using Result = ProgramRun;
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return read_whole_file(path);
 }
 
 Result run(const std::vector<std::string>& argv, const TempDir& dir) {
-  const pid_t pid = spawn_in_own_group(argv, dir.file("stdout.txt"), dir.file("stderr.txt"));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  Result r;
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_file(dir.file("stdout.txt")) + read_file(dir.file("stderr.txt"));
-  return r;
+  return run_program(argv, dir.path());
 }
 
 // `bytes` (an ONNX model) compiled for `target` into DIR/STEM/ with `shapes` bound; the model
@@ -149,6 +137,19 @@ TEST(StaticLink, HeaderDescribesTheModel) {
   ASSERT_EQ(a.compare(0, 8, "!<arch>\n"), 0);
   EXPECT_EQ(a.compare(8, 2, "/ "), 0);
   EXPECT_NE(a.find("kiln_model_net"), std::string::npos);
+}
+
+TEST(StaticLink, NameOptionNamesTheEntryTable) {
+  const TempDir dir("kiln-static-link");
+  std::ofstream(dir.file("model.onnx"), std::ios::binary) << residual_block();
+  CompileOptions o{dir.file("model.onnx"), target_from_name("host"), {}, {}, dir.file("out")};
+  o.name = "resnet-18.v1";
+  compile_network(o);
+  const std::string h = read_file(dir.file("out/model.h"));
+  EXPECT_NE(h.find("extern const kiln_model_entry kiln_model_resnet_18_v1;"), std::string::npos)
+      << h;
+  EXPECT_NE(h.find("#define KILN_MODEL_RESNET_18_V1_NAME \"resnet-18.v1\""), std::string::npos)
+      << h;
 }
 
 TEST(StaticLink, HostProgramMatchesSharedObject) {
