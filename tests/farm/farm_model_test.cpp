@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "kiln/params.h"
+#include "runtime/process/kernel_exec.h"
 #include "runtime/process/run_program.h"
 #include "tests/farm/farm_harness.h"
 
@@ -56,6 +57,19 @@ std::string write_model_dir(const TempDir& dir, const std::string& so) {
   return model;
 }
 
+// `npy` is a float32 .npy of shape (4,) holding x + 1 (x as write_model_dir wrote it).
+void expect_x_plus_one(const std::string& npy_path) {
+  const std::vector<uint8_t> npy = read_binary(npy_path);
+  ASSERT_GE(npy.size(), 16u + 10u);
+  const std::string header(npy.begin(), npy.end() - 16);
+  EXPECT_NE(header.find("'shape': (4,)"), std::string::npos) << header;
+  float y[4];
+  std::memcpy(y, npy.data() + npy.size() - 16, 16);
+  EXPECT_EQ(y[0], 2.5f);
+  EXPECT_EQ(y[1], -1.0f);
+  EXPECT_EQ(y[3], 9.0f);
+}
+
 class FarmModel : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -87,16 +101,7 @@ TEST_F(FarmModel, RunsOnAWorkerAndWritesTheOutputs) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("latency over 3 runs"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("on worker "), std::string::npos) << r.out;
-  // y.npy: a float32 .npy of shape (4,) whose last 16 bytes are x + 1.
-  const std::vector<uint8_t> npy = read_binary(dir_.file("out/y.npy"));
-  ASSERT_GE(npy.size(), 16u + 10u);
-  const std::string header(npy.begin(), npy.end() - 16);
-  EXPECT_NE(header.find("'shape': (4,)"), std::string::npos) << header;
-  float y[4];
-  std::memcpy(y, npy.data() + npy.size() - 16, 16);
-  EXPECT_EQ(y[0], 2.5f);
-  EXPECT_EQ(y[1], -1.0f);
-  EXPECT_EQ(y[3], 9.0f);
+  expect_x_plus_one(dir_.file("out/y.npy"));
 }
 
 TEST_F(FarmModel, KeyNobodyServes) {
@@ -145,6 +150,32 @@ TEST_F(FarmModel, JobPastTheMessageLimit) {
   const ProgramRun r = run_on_farm(model, {});
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("more than the farm's 64 MiB message limit"), std::string::npos) << r.out;
+}
+
+// The same model cross-compiled for AArch64, run by the cross-built kiln-worker under qemu (its
+// sandbox under qemu too): the board's architecture is not this machine's.
+TEST(FarmModelArm, RunsOnAnAArch64WorkerUnderQemu) {
+  const std::vector<std::string> qemu = aarch64_qemu_prefix();
+  if (qemu.empty()) GTEST_SKIP() << "qemu-aarch64 is not on PATH";
+  if (std::string(KILN_AARCH64_WORKER).empty() || !std::filesystem::exists(KILN_AARCH64_WORKER))
+    GTEST_SKIP() << "no AArch64 kiln-worker (the cross build needs the arm64 gRPC packages)";
+  if (std::string(KILN_AARCH64_FIXTURE_MODEL).empty()) GTEST_SKIP() << "no AArch64 cross compiler";
+  Farm farm;
+  std::vector<std::string> command = qemu;
+  command.push_back(KILN_AARCH64_WORKER);
+  std::string prefix;
+  for (const std::string& word : qemu) prefix += (prefix.empty() ? "" : " ") + word;
+  farm.start_worker_command(command, "arm", {"--sandbox-prefix", prefix});
+  farm.wait_for_workers("arm", 1, 60);
+  const TempDir dir("kiln-farm-model-arm");
+  const std::string model = write_model_dir(dir, KILN_AARCH64_FIXTURE_MODEL);
+  const ProgramRun r = kiln({"run", model, "--input", "x=" + dir.file("x.bin"), "--farm",
+                             farm.address(), "--key", "arm", "--token-file", farm.token_file(),
+                             "--runs", "2", "--output", dir.file("out")},
+                            dir);
+  ASSERT_EQ(r.status, 0) << r.out << farm.worker_log(0);
+  EXPECT_NE(r.out.find("latency over 2 runs"), std::string::npos) << r.out;
+  expect_x_plus_one(dir.file("out/y.npy"));
 }
 
 }  // namespace
