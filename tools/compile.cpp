@@ -12,7 +12,7 @@ namespace kiln::tools {
 namespace {
 
 struct CompileArgs {
-  std::string model, target = "host", out;
+  std::string model, target = "host", out, name;
   std::vector<std::string> records, input_shapes;
 };
 
@@ -22,12 +22,14 @@ int run_compile(const CompileArgs& a) {
   o.target = target_from_name(a.target);
   o.record_logs = a.records;
   o.out_dir = a.out;
+  o.name = a.name;
   for (const std::string& spec : a.input_shapes) {
     auto [name, dims] = graph::parse_shape_binding(spec);
     o.input_shapes[name] = dims;
   }
   network::CompileReport r = network::compile_network(o);
-  std::cout << network::format_report(r) << "wrote " << a.out << "/model.so, model.params, model.json\n";
+  std::cout << network::format_report(r) << "wrote " << a.out
+            << "/model.so, model.params, model.json, model.a, model.h\n";
   return 0;
 }
 
@@ -41,6 +43,8 @@ Run add_compile(CLI::App& app) {
   cmd->add_option("--records", a->records, "Tuning logs (apply-history-best); else fallback configs");
   cmd->add_option("--input-shape", a->input_shapes, "NAME=1,3,224,224 (an input) or SYMBOL=1");
   cmd->add_option("-o,--output", a->out, "Output directory")->required();
+  cmd->add_option("--name", a->name,
+                  "The model's name (model.h declares kiln_model_NAME); default: the file's stem");
   return [a] { return run_compile(*a); };
 }
 

@@ -1,30 +1,24 @@
 // `kiln run DIR --input NAME=FILE ... [--runs N] [--threads T] [--output DIR]`: loads a
 // compiled model with the runtime (kiln::Model), runs it, prints the latency (median, mean,
-// min, max over the runs) and writes each output as NAME.npy.
+// min, max over the runs) and writes each output as NAME.npy. With --farm HOST:PORT --key KEY
+// the same happens on a board of the farm (run_farm.cpp).
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <numeric>
 
 #include "compiler/base/error.h"
 #include "kiln/model.h"
 #include "tools/model_profile.h"
-#include "tools/npy_file.h"
+#include "tools/run_model.h"
 #include "tools/subcommands.h"
 #include "tools/write_file.h"
 
 namespace kiln::tools {
 
 namespace {
-
-struct RunArgs {
-  std::string dir, output, profile;
-  std::vector<std::string> inputs;
-  int runs = 10, threads = 0;
-};
 
 // Times every layer over the same number of runs, writes the medians as JSON and prints the
 // slowest layers.
@@ -50,6 +44,13 @@ void write_layer_profile(const Model& m, const RunArgs& a, const std::vector<con
 int run_model(const RunArgs& a) {
   namespace fs = std::filesystem;
   user_check(fs::is_directory(a.dir)) << a.dir << " is not a folder (kiln compile -o writes one)";
+  if (!a.farm.empty()) {
+    user_check(a.profile.empty()) << "--profile times layers through the step hook in this "
+                                     "process; it cannot be combined with --farm";
+    return run_model_on_farm(a);
+  }
+  user_check(a.key.empty() && a.token_file.empty())
+      << "--key and --token-file go with --farm HOST:PORT";
   // The runtime reports a missing or broken model as std::runtime_error; here the folder is
   // the user's input, so it is a user error.
   Model m = [&] {
@@ -64,26 +65,7 @@ int run_model(const RunArgs& a) {
       throw;
     }
   }();
-  std::map<std::string, std::string> files;
-  for (const std::string& spec : a.inputs) {
-    size_t eq = spec.rfind('=');
-    user_check(eq != std::string::npos) << "--input " << spec << ": expected NAME=FILE";
-    files[spec.substr(0, eq)] = spec.substr(eq + 1);
-  }
-  std::vector<std::vector<float>> in;
-  for (const TensorInfo& t : m.inputs()) {
-    auto it = files.find(t.name);
-    user_check(it != files.end()) << "no --input " << t.name << "=FILE for the model's input "
-                                  << t.name;
-    F32File f = read_f32_file(it->second);
-    user_check(f.values.size() * 4 == t.bytes)
-        << it->second << ": " << f.values.size() << " values, input " << t.name << " needs "
-        << t.bytes / 4;
-    in.push_back(std::move(f.values));
-    files.erase(it);
-  }
-  user_check(files.empty()) << "--input " << files.begin()->first
-                            << ": the model has no input of that name";
+  std::vector<std::vector<float>> in = read_inputs(m.inputs(), a.inputs);
   std::vector<std::vector<float>> out;
   for (const TensorInfo& t : m.outputs()) out.emplace_back(t.bytes / 4);
   std::vector<const void*> ip;
@@ -96,21 +78,9 @@ int run_model(const RunArgs& a) {
     m.run(std::span<const void* const>(ip), std::span<void* const>(op));
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
-  std::vector<double> sorted = ms;
-  std::sort(sorted.begin(), sorted.end());
-  std::cout << "latency over " << a.runs << " runs (" << m.num_threads() << " threads): median "
-            << sorted[sorted.size() / 2] << " ms, mean "
-            << std::accumulate(ms.begin(), ms.end(), 0.0) / ms.size() << " ms, min "
-            << sorted.front() << " ms, max " << sorted.back() << " ms\n";
+  print_latency(ms, std::to_string(m.num_threads()));
   if (!a.profile.empty()) write_layer_profile(m, a, ip, op);
-  if (!a.output.empty()) {
-    fs::create_directories(a.output);
-    for (size_t i = 0; i < out.size(); ++i) {
-      std::string path = (fs::path(a.output) / (m.outputs()[i].name + ".npy")).string();
-      write_npy(path, out[i], m.outputs()[i].shape);
-      std::cout << "wrote " << path << "\n";
-    }
-  }
+  write_outputs(a.output, m.outputs(), out);
   return 0;
 }
 
@@ -125,6 +95,12 @@ Run add_run(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "Threads (0: KILN_NUM_THREADS or all CPUs)")->check(CLI::Range(0, 1024));
   cmd->add_option("--output", a->output, "Directory for the outputs as NAME.npy");
   cmd->add_option("--profile", a->profile, "Also time every layer; write the medians to this JSON file");
+  cmd->add_option("--farm", a->farm, "Run on a board of this farm (HOST:PORT of a tracker or direct worker)");
+  cmd->add_option("--key", a->key, "With --farm: the device key of the boards to run on");
+  cmd->add_option("--token-file", a->token_file, "With --farm: the farm token (else KILN_FARM_TOKEN)");
+  cmd->add_option("--tls-ca", a->tls_ca, "With --farm: the CA certificate when the farm speaks TLS");
+  cmd->add_option("--timeout", a->timeout_s, "With --farm: seconds the board may take for all runs")
+      ->check(CLI::Range(1.0, 3600.0))->capture_default_str();
   return [a] { return run_model(*a); };
 }
 

@@ -20,7 +20,8 @@ CompiledModule compile_module(const std::vector<ir::LoweredFunc>& funcs, const T
 
 CompiledModule compile_module_with(const std::vector<ir::LoweredFunc>& funcs,
                                    const Target& requested, const CodegenOptions& options,
-                                   const ModuleExtension& extend) {
+                                   const ModuleExtension& extend,
+                                   const OptimizedModuleHook& optimized) {
   const Target target = llvm_target(requested);
   user_check(options.opt_level >= 0 && options.opt_level <= 3)
       << "opt_level must be 0..3, got " << options.opt_level;
@@ -43,6 +44,8 @@ CompiledModule compile_module_with(const std::vector<ir::LoweredFunc>& funcs,
 
   optimize_module(module, *tm, options.opt_level);
   verify_module(module, "after optimisation");
+
+  if (optimized) optimized(module, *tm);
 
   CompiledModule out;
   if (options.emit_llvm_ir) {

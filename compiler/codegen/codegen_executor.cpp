@@ -9,6 +9,7 @@
 #include <set>
 
 #include "compiler/codegen/codegen_llvm.h"
+#include "compiler/codegen/static_model.h"
 #include "compiler/codegen/executor.h"
 #include "compiler/codegen/link.h"
 #include "compiler/base/error.h"
@@ -349,10 +350,18 @@ std::string model_info_text(const ExecutorPlan& plan) {
 }
 
 CompiledModule compile_model(const std::vector<ir::LoweredFunc>& kernels, const ExecutorPlan& plan,
-                             const Target& target, const CodegenOptions& options) {
+                             const Target& target, const CodegenOptions& options,
+                             std::vector<uint8_t>* static_object) {
   validate_plan(kernels, plan);
-  return compile_module_with(kernels, target, options,
-                             [&](llvm::Module& module) { add_executor(module, plan); });
+  OptimizedModuleHook derive_static;
+  if (static_object) {
+    derive_static = [&](const llvm::Module& module, llvm::TargetMachine& tm) {
+      *static_object = static_model_object(module, static_entry_symbol(plan.name), tm);
+    };
+  }
+  return compile_module_with(
+      kernels, target, options, [&](llvm::Module& module) { add_executor(module, plan); },
+      derive_static);
 }
 
 CompiledModule build_model(const std::vector<ir::LoweredFunc>& kernels, const ExecutorPlan& plan,

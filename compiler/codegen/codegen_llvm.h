@@ -23,13 +23,21 @@
 #include "compiler/codegen/codegen.h"
 #include "compiler/ir/lowered_func.h"
 
+namespace llvm {
+class TargetMachine;
+}
+
 namespace kiln::codegen {
 
 // compile_module with a hook that adds to the module after the kernels and before
-// optimisation (codegen_executor.cpp adds the model's executor with it).
+// optimisation (codegen_executor.cpp adds the model's executor with it), and one that sees the
+// optimised module before its object is emitted (codegen_static_model.cpp derives the object
+// of model.a from it, so the optimisation pipeline runs once for both).
 using ModuleExtension = std::function<void(llvm::Module&)>;
+using OptimizedModuleHook = std::function<void(const llvm::Module&, llvm::TargetMachine&)>;
 CompiledModule compile_module_with(const std::vector<ir::LoweredFunc>& funcs, const Target& target,
-                                   const CodegenOptions& options, const ModuleExtension& extend);
+                                   const CodegenOptions& options, const ModuleExtension& extend,
+                                   const OptimizedModuleHook& optimized = {});
 
 class CodeGenLLVM {
  public:

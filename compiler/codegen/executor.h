@@ -84,10 +84,17 @@ void validate_plan(const std::vector<ir::LoweredFunc>& kernels, const ExecutorPl
 // The kiln_model_info text of `plan` (format in runtime/include/kiln/kernel_abi.h).
 std::string model_info_text(const ExecutorPlan& plan);
 
+// The name of a model's entry table in model.a (kiln_model_entry, kernel_abi.h): "kiln_model_"
+// and the model's name with every character outside [A-Za-z0-9_] turned into '_'.
+std::string static_entry_symbol(const std::string& model_name);
+
 // Validates the plan, then compiles the kernels, kiln_model_run and kiln_model_info into one
-// object, as compile_module does for kernels alone.
+// object, as compile_module does for kernels alone. With `static_object`, also the object of
+// model.a from the same optimised code: every symbol internal except the entry table
+// static_entry_symbol(plan.name), so that several models link into one program.
 CompiledModule compile_model(const std::vector<ir::LoweredFunc>& kernels, const ExecutorPlan& plan,
-                             const Target& target, const CodegenOptions& options = {});
+                             const Target& target, const CodegenOptions& options = {},
+                             std::vector<uint8_t>* static_object = nullptr);
 
 // compile_model, then link_shared_object into `out_path` (model.so): complete or not at all.
 CompiledModule build_model(const std::vector<ir::LoweredFunc>& kernels, const ExecutorPlan& plan,

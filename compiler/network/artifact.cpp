@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include "compiler/base/error.h"
+#include "compiler/codegen/archive.h"
 #include "compiler/codegen/executor.h"
+#include "compiler/codegen/link.h"
+#include "compiler/network/model_header.h"
 #include "kiln/params.h"
 #include "tuner/builder.h"
 
@@ -73,11 +76,18 @@ void write_artifact(const NetworkProgram& p, const Target& target, const std::st
   fs::remove_all(tmp, ec);
   fs::create_directories(tmp);
   try {
-    codegen::build_model(kernels, plan, target, (tmp / "model.so").string());
+    // One optimisation of the whole model gives both the .so and model.a's object.
+    std::vector<uint8_t> static_object;
+    const codegen::CompiledModule so = codegen::compile_model(kernels, plan, target, {}, &static_object);
+    codegen::link_shared_object({so.object}, (tmp / "model.so").string());
+    codegen::write_static_archive({{"model.o", std::move(static_object)}},
+                                  (tmp / "model.a").string());
+    write_text(tmp / "model.h", model_header_text(plan, target.name));
     write_params_file((tmp / "model.params").string(), p.params.data(), p.params.size());
     write_text(tmp / "model.json", description);
     // Params first: a model.so beside stale params would fail its checksum at load, not run.
-    for (const char* f : {"model.params", "model.json", "model.so"}) fs::rename(tmp / f, out / f);
+    for (const char* f : {"model.params", "model.json", "model.h", "model.a", "model.so"})
+      fs::rename(tmp / f, out / f);
   } catch (...) {
     fs::remove_all(tmp, ec);
     throw;

@@ -112,7 +112,7 @@ CompileReport compile_network(const CompileOptions& o) {
   r.program = lower_network(g, o.target, history, plan ? &plan->choices : nullptr);
   plan_memory(r.program);
   r.layers = layer_rows(r.program);
-  std::string name = std::filesystem::path(o.model_path).stem().string();
+  std::string name = o.name.empty() ? std::filesystem::path(o.model_path).stem().string() : o.name;
   write_artifact(r.program, o.target, name.empty() ? "model" : name, model_json(r, o.target),
                  o.out_dir);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -22,6 +22,8 @@ struct CompileOptions {
   std::vector<std::string> record_logs;  // tuning logs for apply-history-best
   graph::ShapeBindings input_shapes;
   std::string out_dir;
+  // The model's name (model.json, model.h's kiln_model_<NAME> table); "": the ONNX file's stem.
+  std::string name;
 };
 
 // One row of the per-layer table (model.json "layers").

@@ -87,7 +87,10 @@ std::unique_ptr<Batch> FarmClient::submit(const std::string& key, std::vector<pb
     return stub_->Submit(&ctx, req, &reply);
   });
   if (!s.ok()) throw error(address_, "Submit", s);
-  for (auto& j : jobs) j.clear_so();
+  for (auto& j : jobs) {  // the batch keeps what checking results needs, not the payloads
+    j.clear_so();
+    j.clear_model();
+  }
   return std::unique_ptr<Batch>(
       new Batch(stub_.get(), token_, address_, retry_, reply.batch_id(), std::move(jobs)));
 }

@@ -1,4 +1,4 @@
-// Spawning, watching and reading back the sandbox child.
+// Spawning, watching and reading back the sandbox child, for a kernel job or a model job.
 #include "rpc/farm/sandbox.h"
 
 #include <sys/wait.h>
@@ -69,7 +69,7 @@ pb::Result run_in_sandbox(const pb::Job& job, const SandboxConfig& config,
     RunnerInvocation run;
     run.prefix = config.prefix;
     run.runner = config.helper;
-    run.so_path = dir.file("kernel.so");
+    run.so_path = dir.file(job.has_model() ? "model.so" : "kernel.so");
     write_all(run.so_path, job.so());
     run.fn = job.entry();
     run.threads = static_cast<int>(std::max<uint32_t>(1, job.threads()));
@@ -80,6 +80,16 @@ pb::Result run_in_sandbox(const pb::Job& job, const SandboxConfig& config,
     run.flush_cache = job.flush_cache();
     run.mem_mb = config.mem_mb;
     run.timeout_s = job.timeout_s();
+    if (job.has_model()) {
+      // A compiled model: the runner loads model.so + model.params as a board would.
+      const pb::ModelRun& model = job.model();
+      run.params_path = dir.file("model.params");
+      write_all(run.params_path, model.params());
+      for (const std::string& in : model.inputs()) run.args.emplace_back(in.begin(), in.end());
+      for (uint32_t k = 0; k < model.outputs(); ++k) run.output_indices.push_back(static_cast<int>(k));
+      run.warmup = static_cast<int>(model.warmup());
+      run.threads = static_cast<int>(job.threads());  // 0: the board's default, as kiln run's
+    }
     for (int i = 0; i < job.args_size(); ++i) {
       run.args.push_back(fill_arg(job.args(i), job.seed(), i));
       if (job.args(i).is_output()) run.output_indices.push_back(i);
@@ -100,6 +110,10 @@ pb::Result run_in_sandbox(const pb::Job& job, const SandboxConfig& config,
     if (!ran.ok()) return finish(fail(r, pb::RUNTIME_ERROR, ran.describe() + ": " + err));
     for (double c : ran.costs_s) r.add_costs(c);
     r.set_number(ran.number);
+    if (job.has_model()) {
+      for (const std::vector<uint8_t>& out : ran.outputs) r.add_outputs(std::string(out.begin(), out.end()));
+      return finish(r);
+    }
     for (int i = 0, k = 0; i < job.args_size(); ++i) {
       if (!job.args(i).is_output()) continue;
       const std::vector<uint8_t>& bytes = ran.outputs.at(k);

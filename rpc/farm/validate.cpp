@@ -7,7 +7,50 @@
 
 namespace kiln::farm {
 
+namespace {
+
+// The fields every job shares: how often and how long it runs.
+std::string validate_timing(const pb::Job& job) {
+  if (job.repeat() < 1 || job.repeat() > 10000) return "repeat: must be in [1, 10000]";
+  if (job.number() > 1000000) return "number: at most 1000000";
+  if (!(job.timeout_s() > 0) || job.timeout_s() > kMaxTimeoutS) {
+    return "timeout_s: must be in (0, 3600]";
+  }
+  if (!(job.min_repeat_ms() >= 0) || job.min_repeat_ms() > 60000) {
+    return "min_repeat_ms: must be in [0, 60000]";
+  }
+  if (!(job.cooldown_ms() >= 0) || job.cooldown_ms() > 60000) {
+    return "cooldown_ms: must be in [0, 60000]";
+  }
+  if (job.threads() > 1024) return "threads: at most 1024";
+  return "";
+}
+
+std::string validate_model_job(const pb::Job& job) {
+  const pb::ModelRun& m = job.model();
+  if (job.so().empty()) return "so: model.so is empty";
+  if (!job.entry().empty() || job.args_size() > 0) {
+    return "model: a model job has no entry and no args (its inputs are model.inputs)";
+  }
+  if (m.params().empty()) return "model.params: model.params is empty";
+  if (m.inputs_size() > kMaxArgs) {
+    return "model.inputs: " + std::to_string(m.inputs_size()) + " inputs, at most " +
+           std::to_string(kMaxArgs);
+  }
+  int64_t total = 0;
+  for (const std::string& in : m.inputs()) total += static_cast<int64_t>(in.size());
+  if (total > kMaxJobArgBytes) return "model.inputs: more than 4 GiB in all";
+  if (m.outputs() < 1 || m.outputs() > static_cast<uint32_t>(kMaxArgs)) {
+    return "model.outputs: must be in [1, " + std::to_string(kMaxArgs) + "]";
+  }
+  if (m.warmup() > 10000) return "model.warmup: at most 10000";
+  return validate_timing(job);
+}
+
+}  // namespace
+
 std::string validate_job(const pb::Job& job) {
+  if (job.has_model()) return validate_model_job(job);
   if (job.so().empty()) return "so: the kernel shared object is empty";
   if (job.entry().empty()) return "entry: no kernel name given";
   if (job.args_size() == 0) return "args: a kernel takes at least one buffer";
@@ -51,19 +94,7 @@ std::string validate_job(const pb::Job& job) {
   if (!(job.check().rtol() >= 0) || !(job.check().atol() >= 0)) {
     return "check: rtol and atol must be >= 0";
   }
-  if (job.repeat() < 1 || job.repeat() > 10000) return "repeat: must be in [1, 10000]";
-  if (job.number() > 1000000) return "number: at most 1000000";
-  if (!(job.timeout_s() > 0) || job.timeout_s() > kMaxTimeoutS) {
-    return "timeout_s: must be in (0, 3600]";
-  }
-  if (!(job.min_repeat_ms() >= 0) || job.min_repeat_ms() > 60000) {
-    return "min_repeat_ms: must be in [0, 60000]";
-  }
-  if (!(job.cooldown_ms() >= 0) || job.cooldown_ms() > 60000) {
-    return "cooldown_ms: must be in [0, 60000]";
-  }
-  if (job.threads() > 1024) return "threads: at most 1024";
-  return "";
+  return validate_timing(job);
 }
 
 std::string validate_submit(const pb::SubmitRequest& request) {

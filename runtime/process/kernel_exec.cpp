@@ -154,8 +154,9 @@ std::string RunnerResult::describe() const {
 
 RunnerResult invoke_kernel_runner(const RunnerInvocation& job, const std::atomic<bool>* cancel) {
   if (job.runner.empty()) throw std::runtime_error("invoke_kernel_runner: no runner given");
+  const bool model = !job.params_path.empty();
   for (const int i : job.output_indices) {
-    if (i < 0 || static_cast<std::size_t>(i) >= job.args.size()) {
+    if (i < 0 || (!model && static_cast<std::size_t>(i) >= job.args.size())) {
       throw std::runtime_error("invoke_kernel_runner: output index " + std::to_string(i) +
                                " is not one of the " + std::to_string(job.args.size()) +
                                " arguments");
@@ -164,7 +165,8 @@ RunnerResult invoke_kernel_runner(const RunnerInvocation& job, const std::atomic
   TempDir dir("kiln-kexec");
   std::vector<std::string> argv = job.prefix;
   argv.insert(argv.end(),
-              {job.runner, "--lib", job.so_path, "--fn", job.fn, "--threads",
+              {job.runner, "--lib", job.so_path, model ? "--params" : "--fn",
+               model ? job.params_path : job.fn, "--threads",
                std::to_string(job.threads), "--warmup", std::to_string(job.warmup), "--repeat",
                std::to_string(job.repeat), "--number", std::to_string(job.number),
                "--min-repeat-ms", std::to_string(job.min_repeat_ms), "--cooldown-ms",

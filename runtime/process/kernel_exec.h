@@ -36,6 +36,9 @@ struct RunnerInvocation {
   std::vector<std::string> prefix;  // e.g. aarch64_qemu_prefix(); empty for native runs
   std::string runner;               // path of kiln-kernel-runner (for the right architecture)
   std::string so_path, fn;
+  // Set: so_path is a compiled model (model.so) and this its model.params; the runner runs the
+  // model instead of kernel `fn`, args are its inputs and output_indices name model outputs.
+  std::string params_path;
   std::vector<std::vector<uint8_t>> args;  // argument i gets args[i]'s bytes
   std::vector<int> output_indices;         // the buffers to return, in this order
   int threads = 1, warmup = 0, repeat = 1, number = 1;

@@ -16,6 +16,7 @@
 #include "kiln/cpu_features.h"
 #include "kiln/runtime.h"
 #include "message.h"
+#include "target_record.h"
 
 namespace kiln {
 namespace {
@@ -90,39 +91,6 @@ ElfFacts inspect_elf(const std::string& path) {
   return facts;
 }
 
-// The value of `key` in the module's "k=v;k=v" target record.
-std::string record_field(const std::string& record, const std::string& key) {
-  size_t at = 0;
-  while (at < record.size()) {
-    size_t end = record.find(';', at);
-    if (end == std::string::npos) end = record.size();
-    const std::string item = record.substr(at, end - at);
-    if (item.compare(0, key.size() + 1, key + "=") == 0) return item.substr(key.size() + 1);
-    at = end + 1;
-  }
-  return "";
-}
-
-// What the CPU lacks of the module's recorded features (an older module without the record
-// needs nothing we can check).
-std::vector<std::string> missing_features(void* handle, std::string* target) {
-  dlerror();
-  const char* record = static_cast<const char*>(dlsym(handle, KILN_MODULE_TARGET_SYMBOL));
-  if (!record) return {};
-  *target = record_field(record, "target");
-  std::vector<std::string> missing;
-  const std::string features = record_field(record, "features");
-  size_t at = 0;
-  while (at < features.size()) {
-    size_t end = features.find(',', at);
-    if (end == std::string::npos) end = features.size();
-    const std::string f = features.substr(at, end - at);
-    if (!f.empty() && !cpu_has(f)) missing.push_back(f);
-    at = end + 1;
-  }
-  return missing;
-}
-
 }  // namespace
 
 void Kernel::operator()(void* const* args) const {
@@ -171,19 +139,18 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool,
                   {"kiln: '", path, "' is not ", kind, ": no ", name, " (", error, ")"});
     }
   }
-  // Before any of its code runs: an instruction the CPU lacks would be a SIGILL mid-kernel.
-  std::string target;
-  if (const std::vector<std::string> missing = missing_features(handle_, &target);
-      !missing.empty()) {
-    dlclose(handle_);
-    handle_ = nullptr;
-    std::string list;
-    for (const std::string& f : missing) {
-      if (!list.empty()) list += ", ";
-      list += f;
+  // Before any of its code runs: an instruction the CPU lacks would be a SIGILL mid-kernel (an
+  // older module without the record needs nothing we can check).
+  dlerror();
+  if (const auto* text = static_cast<const char*>(dlsym(handle_, KILN_MODULE_TARGET_SYMBOL))) {
+    const TargetRecord record = parse_target_record(text);
+    std::size_t count = 0;
+    if (const std::string missing = missing_cpu_features(record, &count); count > 0) {
+      dlclose(handle_);
+      handle_ = nullptr;
+      throw_error(ErrorCode::kLoad, {"kiln: '", path, "' (target ", record.target, ") needs ",
+                                     missing, ", this CPU lacks ", count == 1 ? "it" : "them"});
     }
-    throw_error(ErrorCode::kLoad, {"kiln: '", path, "' (target ", target, ") needs ", list,
-                                   ", this CPU lacks ", missing.size() == 1 ? "it" : "them"});
   }
   std::string error;
   auto init =

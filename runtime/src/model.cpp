@@ -1,17 +1,21 @@
 // kiln::Model: loads model.so through KernelModule (architecture, CPU features, the
-// kiln_module_init handshake), reads its info record, maps and checks the params file against
-// it, allocates the workspace; run() then only checks pointers and calls kiln_model_run.
+// kiln_module_init handshake), or takes a statically linked model's entry table through the
+// same checks; reads its info record, maps and checks the params file against it, allocates
+// the workspace; run() then only checks pointers and calls kiln_model_run.
 #include "kiln/model.h"
 
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <utility>
 
+#include "kiln/cpu_features.h"
 #include "kiln/kernel_abi.h"
 #include "kiln/params.h"
 #include "kiln/runtime.h"
 #include "message.h"
 #include "model_info.h"
+#include "target_record.h"
 
 namespace kiln {
 namespace {
@@ -29,29 +33,71 @@ std::string_view info_text(const KernelModule& module) {
   return {text, length};
 }
 
+// A statically linked model's entry table, checked as KernelModule checks a .so (ABI version,
+// the CPU features its code needs) and initialised; returns its info record's text.
+std::string_view open_static_entry(const kiln_model_entry* e) {
+  if (!e) throw_error(ErrorCode::kInvalidArgument, {"kiln: the static model entry is null"});
+  if (e->abi_version != KILN_ABI_VERSION) {
+    throw_error(ErrorCode::kLoad, {"kiln: the statically linked model was built for kernel ABI ",
+                                   Num(e->abi_version), ", this runtime speaks version ",
+                                   Num(KILN_ABI_VERSION), "; recompile it with this kiln"});
+  }
+  if (!e->target || !e->info || !e->init || !e->run || !e->step_hook) {
+    throw_error(ErrorCode::kLoad, {"kiln: the static model entry has a null field: it is not a "
+                                   "kiln_model_entry written by kiln compile"});
+  }
+  const TargetRecord record = parse_target_record(e->target);
+  if (record.arch != cpu_arch()) {
+    throw_error(ErrorCode::kLoad, {"kiln: the statically linked model is built for '",
+                                   record.arch, "', this machine is ", cpu_arch()});
+  }
+  std::size_t count = 0;
+  if (const std::string missing = missing_cpu_features(record, &count); count > 0) {
+    throw_error(ErrorCode::kLoad, {"kiln: the statically linked model (target ", record.target,
+                                   ") needs ", missing, ", this CPU lacks ",
+                                   count == 1 ? "it" : "them"});
+  }
+  if (const int32_t status = e->init(ThreadPool::api()); status != 0) {
+    throw_error(ErrorCode::kLoad, {"kiln: ", KILN_MODULE_INIT_SYMBOL,
+                                   " of the statically linked model failed with status ",
+                                   Num(status)});
+  }
+  return e->info;
+}
+
 }  // namespace
 
 struct Model::State {
   // Members are destroyed bottom-up: the module (whose kernels use the pool) is closed before
   // the pool's threads stop.
-  std::string so_path;
   ThreadPool pool;
-  KernelModule module;
+  std::optional<KernelModule> module;  // model.so; none for a statically linked model
   ModelInfo info;
+  std::string source;  // the .so's path, or "NAME (statically linked)", for messages
   ParamsFile params;
   AlignedBuffer workspace;
   kiln_model_run_fn entry = nullptr;
   std::mutex running;  // one run at a time: they share the workspace
 
   State(const std::string& so, const std::string& params_path, int threads)
-      : so_path(so),
-        pool(threads),
-        module(so, pool, {KILN_MODEL_RUN_SYMBOL, KILN_MODEL_INFO_SYMBOL}, "a kiln model"),
-        info(parse_model_info(info_text(module), so)),
-        params(ParamsFile::open(params_path)),
+      : pool(threads),
+        module(std::in_place, so, pool,
+               std::initializer_list<const char*>{KILN_MODEL_RUN_SYMBOL, KILN_MODEL_INFO_SYMBOL},
+               "a kiln model"),
+        info(parse_model_info(info_text(*module), so)),
+        source(so),
+        params(ParamsFile::open(params_path, &pool)),
         workspace(check_params_and_size_workspace(params_path)) {
-    entry = reinterpret_cast<kiln_model_run_fn>(module.symbol(KILN_MODEL_RUN_SYMBOL));
+    entry = reinterpret_cast<kiln_model_run_fn>(module->symbol(KILN_MODEL_RUN_SYMBOL));
   }
+
+  State(const kiln_model_entry* e, const std::string& params_path, int threads)
+      : pool(threads),
+        info(parse_model_info(open_static_entry(e), "the statically linked model")),
+        source(concat({info.name, " (statically linked)"})),
+        params(ParamsFile::open(params_path, &pool)),
+        workspace(check_params_and_size_workspace(params_path)),
+        entry(e->run) {}
 
   // Runs between mapping the params and allocating the workspace: a mismatch is reported
   // before a possibly large allocation.
@@ -59,14 +105,14 @@ struct Model::State {
     if (params.bytes() != info.params_bytes || params.checksum() != info.params_checksum) {
       throw_error(
           ErrorCode::kParams,
-          {"kiln: params file '", params_path, "' does not belong to model '", so_path,
+          {"kiln: params file '", params_path, "' does not belong to model '", source,
            "': it holds ", Num(params.bytes()), " bytes with checksum ",
            Num(params.checksum(), true), ", the model was built for ", Num(info.params_bytes),
            " bytes with checksum ", Num(info.params_checksum, true)});
     }
     if (info.workspace_bytes > SIZE_MAX / 2) {
       throw_error(ErrorCode::kLoad,
-                  {"kiln: model '", so_path, "' asks for a ", Num(info.workspace_bytes),
+                  {"kiln: model '", source, "' asks for a ", Num(info.workspace_bytes),
                    "-byte workspace, more than this machine can address"});
     }
     return static_cast<std::size_t>(info.workspace_bytes);
@@ -80,6 +126,11 @@ Model::~Model() = default;
 
 Model Model::load(const std::string& so_path, const std::string& params_path, int num_threads) {
   return Model(std::make_unique<State>(so_path, params_path, num_threads));
+}
+
+Model Model::load_static(const kiln_model_entry& entry, const std::string& params_path,
+                         int num_threads) {
+  return Model(std::make_unique<State>(&entry, params_path, num_threads));
 }
 
 void Model::run(std::span<const void* const> inputs, std::span<void* const> outputs) const {
@@ -113,7 +164,7 @@ void Model::run(std::span<const void* const> inputs, std::span<void* const> outp
                      s.params.payload());
   }
   if (status != 0) {
-    throw_error(ErrorCode::kKernel, {"kiln: model '", s.info.name, "' ('", s.so_path,
+    throw_error(ErrorCode::kKernel, {"kiln: model '", s.info.name, "' ('", s.source,
                                      "') failed: a kernel returned status ", Num(status)});
   }
 }
@@ -137,7 +188,7 @@ int Model::num_threads() const {
   return state_->pool.num_threads();
 }
 const std::string& Model::so_path() const {
-  return state_->so_path;
+  return state_->source;
 }
 
 }  // namespace kiln

@@ -51,6 +51,18 @@ kiln_status kiln_model_load(const char* so_path, const char* params_path, int32_
       [&] { *out = new kiln_model{kiln::Model::load(so_path, params_path, num_threads)}; });
 }
 
+kiln_status kiln_model_load_static(const kiln_model_entry* entry, const char* params_path,
+                                   int32_t num_threads, kiln_model** out) {
+  if (!out || !entry || !params_path) {
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "kiln_model_load_static: entry, params_path or out is NULL");
+  }
+  *out = nullptr;
+  return guarded([&] {
+    *out = new kiln_model{kiln::Model::load_static(*entry, params_path, num_threads)};
+  });
+}
+
 void kiln_model_free(kiln_model* model) {
   delete model;
 }

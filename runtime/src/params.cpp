@@ -1,4 +1,4 @@
-// Params files: the checksum (four FNV-1a lanes), the header check, the read-only mapping, and the writer
+// Params files: the header check, the read-only mapping, and the writer
 // (temporary file, fsync, rename). Plain POSIX I/O, no iostreams: this is part of the tiny
 // runtime.
 #include "kiln/params.h"
@@ -18,8 +18,6 @@
 
 namespace kiln {
 namespace {
-
-constexpr uint64_t kFnvPrime = 0x100000001b3ull;
 
 // Header field offsets (see params.h).
 constexpr std::size_t kVersionAt = 8, kOffsetAt = 12, kBytesAt = 16, kChecksumAt = 24,
@@ -62,22 +60,8 @@ bool write_all(int fd, const uint8_t* data, std::size_t size) {
 
 }  // namespace
 
-uint64_t params_checksum(const void* data, std::size_t bytes) noexcept {
-  // Four FNV-1a lanes over interleaved 64-bit words (see params.h): independent multiply
-  // chains, so hashing runs at several bytes a cycle instead of one byte per multiply latency.
-  const auto* p = static_cast<const uint8_t*>(data);
-  uint64_t lane[4];
-  for (uint64_t j = 0; j < 4; ++j) lane[j] = kParamsChecksumSeed ^ j;
-  std::size_t i = 0;
-  for (; i + 32 <= bytes; i += 32)
-    for (int j = 0; j < 4; ++j) lane[j] = (lane[j] ^ read_u64(p + i + 8 * j)) * kFnvPrime;
-  for (; i < bytes; ++i) lane[0] = (lane[0] ^ p[i]) * kFnvPrime;
-  uint64_t hash = kParamsChecksumSeed;
-  for (uint64_t l : lane) hash = (hash ^ l) * kFnvPrime;
-  return (hash ^ static_cast<uint64_t>(bytes)) * kFnvPrime;
-}
-
-ParamsView parse_params(const void* data, std::size_t size, const std::string& name) {
+ParamsView parse_params(const void* data, std::size_t size, const std::string& name,
+                        ThreadPool* pool) {
   const auto* p = static_cast<const uint8_t*>(data);
   // A file that starts like a params file but stops early is truncated; anything else that
   // does not start with the magic is some other file.
@@ -92,11 +76,12 @@ ParamsView parse_params(const void* data, std::size_t size, const std::string& n
   const uint32_t version = read_u32(p + kVersionAt);
   if (version != kParamsVersion) {
     params_error(name, {"unknown format version ", Num(version), " (this runtime reads version ",
-                        Num(kParamsVersion), ")"});
+                        Num(kParamsVersion),
+                        version < kParamsVersion ? "; recompile the model with this kiln)" : ")"});
   }
   const uint32_t offset = read_u32(p + kOffsetAt);
   if (offset != kParamsHeaderBytes) {
-    params_error(name, {"payload offset ", Num(offset), " is invalid (version 1 has ",
+    params_error(name, {"payload offset ", Num(offset), " is invalid (version 3 has ",
                         Num(kParamsHeaderBytes), ")"});
   }
   for (std::size_t i = kReservedAt; i < kParamsHeaderBytes; ++i) {
@@ -109,7 +94,8 @@ ParamsView parse_params(const void* data, std::size_t size, const std::string& n
                         " bytes, the header says ", Num(kParamsHeaderBytes), " + ", Num(bytes)});
   }
   const uint64_t recorded = read_u64(p + kChecksumAt);
-  const uint64_t actual = params_checksum(p + kParamsHeaderBytes, bytes);
+  const uint64_t actual = pool ? params_checksum(p + kParamsHeaderBytes, bytes, *pool)
+                               : params_checksum(p + kParamsHeaderBytes, bytes);
   if (recorded != actual) {
     params_error(name, {"checksum mismatch: the header says ", Num(recorded, true),
                         ", the payload hashes to ", Num(actual, true), " (the file is corrupt)"});
@@ -127,7 +113,7 @@ std::vector<uint8_t> params_header(uint64_t payload_bytes, uint64_t checksum) {
   return h;
 }
 
-ParamsFile ParamsFile::open(const std::string& path) {
+ParamsFile ParamsFile::open(const std::string& path, ThreadPool* pool) {
   ParamsFile f;
   f.path_ = path;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -162,7 +148,7 @@ ParamsFile ParamsFile::open(const std::string& path) {
   }
   ::close(fd);  // the mapping keeps the file
   static const uint8_t kEmpty = 0;
-  f.view_ = parse_params(f.map_ ? f.map_ : &kEmpty, size, path);  // ~ParamsFile unmaps on throw
+  f.view_ = parse_params(f.map_ ? f.map_ : &kEmpty, size, path, pool);  // ~ParamsFile unmaps on throw
   return f;
 }
 

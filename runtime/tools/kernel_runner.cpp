@@ -10,6 +10,11 @@
 //   kiln-kernel-runner --lib K.so --fn NAME [--threads T] [--warmup W] [--repeat R]
 //                      [--number N] [--min-repeat-ms MS] [--flush-cache] [--cooldown-ms MS]
 //                      [--mem-mb MB] --arg FILE [--arg FILE ...] [--out INDEX=FILE ...]
+//   kiln-kernel-runner --lib model.so --params model.params [same options]
+//
+// The second form runs a compiled model (kiln::Model) instead of one kernel (`kiln run
+// --farm`): the --arg files are the model's inputs in order, and --out INDEX=FILE names the
+// model's output INDEX; everything else is the same.
 //
 // Every --arg file is loaded into its own 64-byte-aligned buffer, in order. The kernel runs
 // once on those inputs (the check run, whose results the --out files receive), W more times
@@ -33,12 +38,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "kiln/model.h"
 #include "kiln/runtime.h"
 #include "runtime/process/kernel_exec.h"
 
@@ -48,7 +56,8 @@ constexpr const char* kUsage =
     "usage: kiln-kernel-runner --lib K.so --fn NAME [--threads T] [--warmup W] [--repeat R]\n"
     "                          [--number N] [--min-repeat-ms MS] [--flush-cache]\n"
     "                          [--cooldown-ms MS] [--mem-mb MB]\n"
-    "                          --arg FILE [--arg FILE ...] [--out INDEX=FILE ...]\n";
+    "                          --arg FILE [--arg FILE ...] [--out INDEX=FILE ...]\n"
+    "       kiln-kernel-runner --lib model.so --params model.params [the same options]\n";
 
 // Exit statuses the farm worker turns into error kinds.
 constexpr int kExitLoad = kiln::kRunnerExitLoad, kExitKernel = kiln::kRunnerExitKernel,
@@ -62,6 +71,7 @@ struct Output {
 struct Options {
   std::string lib;
   std::string fn;
+  std::string params;  // set: run the compiled model lib + params, not one kernel
   int threads = 0;  // 0: the runtime's default (KILN_NUM_THREADS, else usable CPUs)
   int warmup = 0;
   int repeat = 1;
@@ -126,6 +136,8 @@ Options parse_options(int argc, char** argv) {
       o.lib = value;
     } else if (flag == "--fn") {
       o.fn = value;
+    } else if (flag == "--params") {
+      o.params = value;
     } else if (flag == "--threads") {
       o.threads = parse_int(flag, value, 0);
     } else if (flag == "--warmup") {
@@ -149,6 +161,10 @@ Options parse_options(int argc, char** argv) {
     }
   }
   if (o.lib.empty()) throw UsageError("--lib is required");
+  if (!o.params.empty()) {
+    if (!o.fn.empty()) throw UsageError("--fn and --params exclude each other");
+    return o;  // output indices name model outputs: checked once the model is loaded
+  }
   if (o.fn.empty()) throw UsageError("--fn is required");
   for (const auto& out : o.outputs) {
     if (out.index >= o.args.size()) {
@@ -245,16 +261,19 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-int run(const Options& o) {
-  limit_resources(o.mem_mb);
-  std::vector<kiln::AlignedBuffer> buffers;
-  std::vector<void*> pointers;
-  for (const auto& path : o.args) buffers.push_back(read_file(path));
-  for (auto& b : buffers) pointers.push_back(b.data());
+// What the runner calls: one kernel on the --arg buffers, or a model from inputs to outputs.
+struct Callee {
+  std::function<void()> call;
+  std::function<const kiln::AlignedBuffer&(std::size_t)> output;  // what --out INDEX reads
+  std::string name;
+};
 
-  kiln::ThreadPool pool(o.threads);
+Callee load_kernel(const Options& o, std::vector<kiln::AlignedBuffer>& buffers) {
+  static kiln::ThreadPool pool(o.threads);
   // Lives until exit, as the pool does: a module must not be unloaded under running threads.
   static std::unique_ptr<kiln::KernelModule> module;
+  static std::vector<void*> pointers;
+  for (auto& b : buffers) pointers.push_back(b.data());
   kiln::Kernel kernel = [&] {
     try {
       module = std::make_unique<kiln::KernelModule>(o.lib, pool);
@@ -263,18 +282,70 @@ int run(const Options& o) {
       throw Failure(kExitLoad, e.what());
     }
   }();
-  auto call = [&] {
+  auto call = [kernel, fn = o.fn] {
     if (const int32_t status = kernel.run(pointers.data()); status != 0)
-      throw Failure(kExitKernel,
-                    "kernel '" + o.fn + "' returned status " + std::to_string(status));
+      throw Failure(kExitKernel, "kernel '" + fn + "' returned status " + std::to_string(status));
   };
+  return {call, [&buffers](std::size_t i) -> const kiln::AlignedBuffer& { return buffers[i]; },
+          o.fn};
+}
+
+Callee load_model(const Options& o, std::vector<kiln::AlignedBuffer>& inputs) {
+  static std::unique_ptr<kiln::Model> model;
+  static std::vector<kiln::AlignedBuffer> outputs;
+  static std::vector<const void*> in;
+  static std::vector<void*> out;
+  try {
+    model = std::make_unique<kiln::Model>(kiln::Model::load(o.lib, o.params, o.threads));
+  } catch (const std::exception& e) {
+    throw Failure(kExitLoad, e.what());
+  }
+  const auto& want = model->inputs();
+  if (inputs.size() != want.size()) {
+    throw UsageError("the model takes " + std::to_string(want.size()) + " input(s), got " +
+                     std::to_string(inputs.size()) + " --arg file(s)");
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].size() != want[i].bytes) {
+      throw UsageError("input " + std::to_string(i) + " ('" + want[i].name + "') needs " +
+                       std::to_string(want[i].bytes) + " bytes, its --arg file has " +
+                       std::to_string(inputs[i].size()));
+    }
+    in.push_back(inputs[i].data());
+  }
+  for (const kiln::TensorInfo& t : model->outputs()) outputs.emplace_back(t.bytes);
+  for (auto& b : outputs) out.push_back(b.data());
+  for (const auto& spec : o.outputs) {
+    if (spec.index >= outputs.size()) {
+      throw UsageError("--out " + std::to_string(spec.index) + ": the model has " +
+                       std::to_string(outputs.size()) + " output(s)");
+    }
+  }
+  auto call = [] {
+    try {
+      model->run(std::span<const void* const>(in), std::span<void* const>(out));
+    } catch (const std::exception& e) {
+      throw Failure(kExitKernel, e.what());
+    }
+  };
+  return {call, [](std::size_t i) -> const kiln::AlignedBuffer& { return outputs[i]; },
+          model->name()};
+}
+
+int run(const Options& o) {
+  limit_resources(o.mem_mb);
+  std::vector<kiln::AlignedBuffer> buffers;
+  for (const auto& path : o.args) buffers.push_back(read_file(path));
+  const Callee callee = o.params.empty() ? load_kernel(o, buffers) : load_model(o, buffers);
+  const auto& call = callee.call;
 
   // The check run on the inputs as given; its outputs are what --out files receive.
   call();
   std::vector<std::vector<uint8_t>> outputs;
   for (const auto& out : o.outputs) {
-    const auto* p = static_cast<const uint8_t*>(buffers[out.index].data());
-    outputs.emplace_back(p, p + buffers[out.index].size());
+    const kiln::AlignedBuffer& b = callee.output(out.index);
+    const auto* p = static_cast<const uint8_t*>(b.data());
+    outputs.emplace_back(p, p + b.size());
   }
   for (int i = 0; i < o.warmup; ++i) call();
   int number = o.number;
@@ -303,7 +374,7 @@ int run(const Options& o) {
     write_file_atomically(o.outputs[k].path, b);
   }
 
-  std::string line = "{\"fn\":" + json_string(o.fn) + ",\"repeat\":" + std::to_string(o.repeat) +
+  std::string line = "{\"fn\":" + json_string(callee.name) + ",\"repeat\":" + std::to_string(o.repeat) +
                      ",\"number\":" + std::to_string(number) + ",\"times_ms\":[";
   char num[64];
   for (std::size_t i = 0; i < times_ms.size(); ++i) {

@@ -1,9 +1,11 @@
 // KernelModule and AlignedBuffer: loading errors that name the file and symbol, and a real
 // (hand-written) kernel module run through the pool.
 #include <gtest/gtest.h>
+
 #include <stdlib.h>
 
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -152,6 +154,23 @@ TEST(AlignedBuffer, AlignedZeroedAndMovable) {
   AlignedBuffer c(5);
   c = std::move(b);
   EXPECT_EQ(c.data(), p);
+}
+
+TEST(AlignedBuffer, LargeBuffersAreZeroEvenWhenMemoryIsReused) {
+  // Large buffers come from mmap, not the heap: each must still start zeroed, whatever the
+  // previous one left behind, and move and free like the small ones.
+  for (int round = 0; round < 3; ++round) {
+    AlignedBuffer b((4u << 20) + 3);
+    auto* bytes = static_cast<uint8_t*>(b.data());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(bytes) % AlignedBuffer::kAlignment, 0u);
+    for (std::size_t i = 0; i < b.size(); i += 997) ASSERT_EQ(bytes[i], 0) << i;
+    std::memset(bytes, 0xab, b.size());
+  }
+  AlignedBuffer big(2u << 20);
+  AlignedBuffer moved = std::move(big);
+  moved = AlignedBuffer(3u << 20);
+  EXPECT_EQ(moved.size(), 3u << 20);
+  EXPECT_EQ(big.data(), nullptr);
 }
 
 TEST(Workspace, AlignedAndNeverThrows) {

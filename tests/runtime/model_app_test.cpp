@@ -4,7 +4,6 @@
 // the reference; and the refusals a user meets on a board (foreign params, a CPU without the
 // model's features).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,32 +15,21 @@
 
 #include "kiln/params.h"
 #include "runtime/process/kernel_exec.h"
-#include "runtime/process/spawn.h"
+#include "runtime/process/run_program.h"
 #include "runtime/process/temp_dir.h"
 #include "tests/runtime/test_model.h"
 
 namespace kiln::testing {
 namespace {
 
-struct Result {
-  int status = -1;  // exit status, or -1 when killed by a signal
-  std::string out;  // stdout and stderr
-};
+using Result = ProgramRun;
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return read_whole_file(path);
 }
 
 Result run(const std::vector<std::string>& argv, const TempDir& dir) {
-  const pid_t pid = spawn_in_own_group(argv, dir.file("stdout.txt"), dir.file("stderr.txt"));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  Result r;
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_text(dir.file("stdout.txt")) + read_text(dir.file("stderr.txt"));
-  return r;
+  return run_program(argv, dir.path());
 }
 
 void write_floats(const std::string& path, const std::vector<float>& v) {

@@ -222,9 +222,13 @@ TEST_F(ModelTest, TruncatedParams) {
 }
 
 TEST_F(ModelTest, UnknownParamsVersion) {
-  const std::string path = edited_params("v3", [](auto& b) { b[8] = 3; });
+  const std::string path = edited_params("v4", [](auto& b) { b[8] = 4; });
   expect_error([&] { Model::load(so(), path, 1); }, ErrorCode::kParams,
-               {"unknown format version 3", "reads version 2"});
+               {"unknown format version 4", "reads version 3)"});
+  // A file of the previous format (another checksum): both versions named, and the way out.
+  const std::string old = edited_params("v2", [](auto& b) { b[8] = 2; });
+  expect_error([&] { Model::load(so(), old, 1); }, ErrorCode::kParams,
+               {"unknown format version 2 (this runtime reads version 3; recompile the model"});
 }
 
 TEST_F(ModelTest, NotAParamsFile) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,38 +24,53 @@ std::vector<uint8_t> read_file(const std::string& path) {
 }
 
 // The checksum as params.h defines it, written the slow, obvious way.
-uint64_t fnv(uint64_t h, uint8_t byte) { return (h ^ byte) * 0x100000001b3ull; }
-uint64_t reference_checksum(const std::vector<uint8_t>& payload) {
+uint64_t fnv(uint64_t h, uint64_t value) { return (h ^ value) * 0x100000001b3ull; }
+uint64_t reference_chunk(const uint8_t* p, size_t n) {
   const uint64_t seed = 0xcbf29ce484222325ull;
-  uint64_t lane[4] = {seed, seed ^ 1, seed ^ 2, seed ^ 3};
-  const size_t blocks = payload.size() / 32;
+  uint64_t lane[8];
+  for (uint64_t j = 0; j < 8; ++j) lane[j] = seed ^ j;
+  const size_t blocks = n / 64;
   for (size_t b = 0; b < blocks; ++b)
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < 8; ++j) {
       uint64_t word = 0;
-      for (int k = 7; k >= 0; --k) word = word << 8 | payload[b * 32 + 8 * j + k];
-      lane[j] = (lane[j] ^ word) * 0x100000001b3ull;
+      for (int k = 7; k >= 0; --k) word = word << 8 | p[b * 64 + 8 * j + k];
+      lane[j] = fnv(lane[j], word);
     }
-  for (size_t i = blocks * 32; i < payload.size(); ++i) lane[0] = fnv(lane[0], payload[i]);
-  uint64_t h = seed;
-  for (uint64_t l : lane) h = (h ^ l) * 0x100000001b3ull;
-  return (h ^ payload.size()) * 0x100000001b3ull;
+  for (size_t i = blocks * 64; i < n; ++i) lane[0] = fnv(lane[0], p[i]);
+  uint64_t h = seed ^ n;
+  for (uint64_t l : lane) h = fnv(h, l);
+  return h;
+}
+uint64_t reference_checksum(const std::vector<uint8_t>& payload) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t at = 0; at < payload.size(); at += kParamsChecksumChunkBytes)
+    h = fnv(h, reference_chunk(payload.data() + at,
+                               std::min(kParamsChecksumChunkBytes, payload.size() - at)));
+  return fnv(h, payload.size());
 }
 
-TEST(ParamsChecksum, MatchesTheDefinitionAtEverySizeAroundTheBlocks) {
-  // Lane 0 alone on a short input is plain FNV-1a 64 (a published test vector: "a").
-  uint64_t h = 0xcbf29ce484222325ull;
-  h = (h ^ 0xaf63dc4c8601ec8cull) * 0x100000001b3ull;
-  for (uint64_t j = 1; j < 4; ++j) h = (h ^ (0xcbf29ce484222325ull ^ j)) * 0x100000001b3ull;
-  EXPECT_EQ(params_checksum("a", 1), (h ^ 1) * 0x100000001b3ull);
-  for (size_t n : {0, 1, 7, 8, 31, 32, 33, 63, 64, 65, 100, 1000}) {
+TEST(ParamsChecksum, MatchesTheDefinitionAtEverySizeAroundBlocksAndChunks) {
+  const size_t chunk = kParamsChecksumChunkBytes;
+  for (size_t n : {size_t(0), size_t(1), size_t(7), size_t(8), size_t(63), size_t(64), size_t(65),
+                   size_t(100), size_t(1000), chunk - 1, chunk, chunk + 1, 3 * chunk + 77}) {
     std::vector<uint8_t> payload(n);
     for (size_t i = 0; i < n; ++i) payload[i] = static_cast<uint8_t>(i * 131 + 7);
     EXPECT_EQ(params_checksum(payload.data(), n), reference_checksum(payload)) << n << " bytes";
   }
 }
 
+TEST(ParamsChecksum, ThreadPoolGivesTheSameValue) {
+  ThreadPool pool(3);
+  for (size_t n : {size_t(5), kParamsChecksumChunkBytes, 7 * kParamsChecksumChunkBytes + 3}) {
+    std::vector<uint8_t> payload(n);
+    for (size_t i = 0; i < n; ++i) payload[i] = static_cast<uint8_t>(i * 37 + (i >> 12));
+    EXPECT_EQ(params_checksum(payload.data(), n, pool), params_checksum(payload.data(), n))
+        << n << " bytes";
+  }
+}
+
 TEST(ParamsChecksum, EveryByteAndPositionCounts) {
-  std::vector<uint8_t> payload(96, 0);
+  std::vector<uint8_t> payload(160, 0);
   const uint64_t base = params_checksum(payload.data(), payload.size());
   for (size_t i = 0; i < payload.size(); ++i) {
     payload[i] = 1;
@@ -63,11 +79,11 @@ TEST(ParamsChecksum, EveryByteAndPositionCounts) {
   }
   // Two words swapped between lanes change it too.
   payload[0] = 1;
-  std::vector<uint8_t> swapped(96, 0);
+  std::vector<uint8_t> swapped(160, 0);
   swapped[8] = 1;
-  EXPECT_NE(params_checksum(payload.data(), 96), params_checksum(swapped.data(), 96));
+  EXPECT_NE(params_checksum(payload.data(), 160), params_checksum(swapped.data(), 160));
   // So does the length alone (trailing zero bytes).
-  EXPECT_NE(params_checksum(payload.data(), 95), params_checksum(payload.data(), 96));
+  EXPECT_NE(params_checksum(payload.data(), 159), params_checksum(payload.data(), 160));
 }
 
 TEST(ParamsFile, WriteThenOpen) {
@@ -80,7 +96,7 @@ TEST(ParamsFile, WriteThenOpen) {
   const std::vector<uint8_t> bytes = read_file(path);
   ASSERT_EQ(bytes.size(), kParamsHeaderBytes + payload.size());
   EXPECT_EQ(std::memcmp(bytes.data(), "KILNPRM\0", 8), 0);
-  EXPECT_EQ(bytes[8], 2);    // version, little-endian
+  EXPECT_EQ(bytes[8], 3);    // version, little-endian
   EXPECT_EQ(bytes[12], 64);  // payload offset
   EXPECT_EQ(bytes[16] | bytes[17] << 8, 1000);
   EXPECT_EQ(std::memcmp(bytes.data() + 64, payload.data(), payload.size()), 0);

@@ -146,6 +146,13 @@ const std::vector<Invocation> kBad = {
     {"run {dir}/empty-dir", "--input is required"},
     {"run {dir}/empty-dir --input x={dir}/token --runs 0", "--runs"},
     {"run {dir}/empty-dir --input x={dir}/token --threads -1", "--threads"},
+    {"run {dir}/empty-dir --input x={dir}/token --key arm", "--key and --token-file go with --farm"},
+    {"run {dir}/empty-dir --input x={dir}/token --farm 127.0.0.1:1", "--farm needs --key KEY"},
+    {"run {dir}/empty-dir --input x={dir}/token --farm 127.0.0.1:1 --key k --profile {dir}/p",
+     "cannot be combined with --farm"},
+    {"run {dir}/empty-dir --input x={dir}/token --farm 127.0.0.1:1 --key k", "model.json"},
+    {"run {dir}/empty-dir --input x={dir}/token --farm 127.0.0.1:1 --key k --timeout 0",
+     "--timeout"},
 #ifdef KILN_WITH_FARM
     // the farm: refused before any server starts or connection opens
     {"tracker --port 70000 --token-file {dir}/token", "--port"},

@@ -75,6 +75,21 @@ typedef int32_t (*kiln_model_run_fn)(void* const* inputs, void* const* outputs, 
 typedef void (*kiln_model_step_hook_fn)(int32_t step);
 #define KILN_MODEL_STEP_HOOK_SYMBOL "kiln_model_step_hook"
 
+/* A compiled model linked statically (`model.a` and its `model.h`): the symbols above would
+ * clash between two models in one program, so the archive exports none of them. Everything is
+ * internal to its object except one table, `kiln_model_<NAME>` (NAME the model's name with every
+ * character outside [A-Za-z0-9_] turned into '_'), that carries what model.so exports by name.
+ * kiln_model_load_static (runtime_c.h) / kiln::Model::load_static (model.h) take it. */
+typedef struct kiln_model_entry {
+  uint32_t abi_version;                /* KILN_ABI_VERSION */
+  const char* target;                  /* the kiln_module_target record */
+  const char* info;                    /* the kiln_model_info record */
+  kiln_module_init_fn init;            /* kiln_module_init */
+  kiln_model_run_fn run;               /* kiln_model_run */
+  kiln_model_step_hook_fn* step_hook;  /* kiln_model_step_hook */
+} kiln_model_entry;
+#define KILN_MODEL_ENTRY_PREFIX "kiln_model_"
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,10 @@
 //   kiln::Model m = kiln::Model::load("out/model.so", "out/model.params");
 //   m.run({input}, {output});          // no heap allocation inside run()
 //
+// or, with the model linked statically from model.a (its model.h declares the entry table):
+//
+//   kiln::Model m = kiln::Model::load_static(kiln_model_resnet18, "out/model.params");
+//
 // Loading checks everything that can be checked before the first run: the .so is a kiln model
 // for this architecture and CPU (kernel_abi.h), its info record parses, the params file is
 // intact and is the one the .so was built with (same size and checksum). The workspace arena is
@@ -19,6 +23,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include "kiln/kernel_abi.h"
 
 namespace kiln {
 
@@ -36,6 +42,11 @@ class Model {
   // process may use).
   static Model load(const std::string& so_path, const std::string& params_path,
                     int num_threads = 0);
+  // A model linked into the program from its model.a: `entry` is the kiln_model_<NAME> table
+  // its model.h declares. The same checks as load(): the CPU has the target's features, the
+  // params file is intact and the one the model was built with.
+  static Model load_static(const kiln_model_entry& entry, const std::string& params_path,
+                           int num_threads = 0);
 
   Model(Model&& other) noexcept;
   Model& operator=(Model&& other) noexcept;
@@ -60,6 +71,7 @@ class Model {
   uint64_t workspace_bytes() const;
   uint64_t params_bytes() const;
   int num_threads() const;
+  // The .so's path; "NAME (statically linked)" for load_static.
   const std::string& so_path() const;
 
  private:

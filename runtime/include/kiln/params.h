@@ -3,10 +3,10 @@
 // This header holds both sides: the reader the runtime uses and the writer the compiler uses
 // (both in libkiln_rt, which the compiler links too).
 //
-// Layout, version 2 (integers little-endian):
+// Layout, version 3 (integers little-endian):
 //   offset  size  field
 //        0     8  magic "KILNPRM\0"
-//        8     4  u32 format version (2)
+//        8     4  u32 format version (3)
 //       12     4  u32 payload offset (64: the header's size)
 //       16     8  u64 payload bytes
 //       24     8  u64 checksum of the payload (below)
@@ -16,15 +16,20 @@
 // (a cache line, and the widest vector kiln emits): offsets the compiler aligns to 64 stay
 // aligned in memory.
 //
-// The checksum is FNV-1a 64 (http://www.isthe.com/chongo/tech/comp/fnv/: multiply by
-// P = 0x100000001b3 mod 2^64, seed S = 0xcbf29ce484222325) run as four lanes, so that loading
-// a 50 MB payload costs milliseconds, not the hundred that byte-serial FNV takes: lane j
-// starts at S ^ j; the payload's 32-byte blocks feed lane j their j-th little-endian u64
-// (lane = (lane ^ word) * P); the bytes after the last whole block feed lane 0 one at a time
-// (FNV-1a); then h = S, h = (h ^ lane_j) * P for j = 0..3, and the checksum is
-// (h ^ payload bytes) * P. Version 1 was plain byte-serial FNV-1a 64. Chosen over CRC-32C for
-// its 64 bits: the checksum is also the model's fingerprint of its weights (kiln_model_info
-// records it), and it needs no table or CPU extension on a board.
+// The checksum is built from FNV-1a 64 (http://www.isthe.com/chongo/tech/comp/fnv/: multiply by
+// P = 0x100000001b3 mod 2^64, seed S = 0xcbf29ce484222325), cut so that it runs at memory speed
+// and on every core: the payload is split into chunks of kParamsChecksumChunkBytes (1 MiB; the
+// last one shorter). A chunk of n bytes has eight lanes, lane j starting at S ^ j; its whole
+// 64-byte blocks feed lane j their j-th little-endian u64 (lane = (lane ^ word) * P), its last
+// n mod 64 bytes feed lane 0 one at a time; its digest is h = S ^ n, then h = (h ^ lane_j) * P
+// for j = 0..7. The checksum is h = S, h = (h ^ digest_k) * P for the chunks in order, then
+// (h ^ payload bytes) * P. Eight independent multiply chains keep a core busy at the speed the
+// payload streams in, and independent chunks let the loader hash on the model's thread pool.
+// A change confined to one lane of one chunk always changes the checksum (every step is a
+// bijection of the changed value). Version 2 hashed with four lanes and no chunks, version 1
+// byte by byte; this runtime refuses both (recompile the model). Chosen over CRC-32C for its 64
+// bits: the checksum is also the model's fingerprint of its weights (kiln_model_info records
+// it), and it needs no table or CPU extension on a board.
 #ifndef KILN_PARAMS_H
 #define KILN_PARAMS_H
 
@@ -36,14 +41,19 @@
 namespace kiln {
 
 inline constexpr char kParamsMagic[8] = {'K', 'I', 'L', 'N', 'P', 'R', 'M', '\0'};
-inline constexpr uint32_t kParamsVersion = 2;
+inline constexpr uint32_t kParamsVersion = 3;
 inline constexpr std::size_t kParamsHeaderBytes = 64;
 // Where ParamsBuilder places tensors, and what the payload's start is aligned to.
 inline constexpr std::size_t kParamsAlignment = 64;
 
-// The checksum (above) of `bytes` bytes at `data`.
+class ThreadPool;
+
+// The checksum (above) of `bytes` bytes at `data`; with a pool, its chunks are hashed on the
+// pool's threads (same value).
 uint64_t params_checksum(const void* data, std::size_t bytes) noexcept;
+uint64_t params_checksum(const void* data, std::size_t bytes, ThreadPool& pool);
 inline constexpr uint64_t kParamsChecksumSeed = 0xcbf29ce484222325ull;
+inline constexpr std::size_t kParamsChecksumChunkBytes = std::size_t(1) << 20;
 
 // A checked params file image.
 struct ParamsView {
@@ -53,10 +63,11 @@ struct ParamsView {
 };
 
 // Checks `size` bytes of a params file: magic, version, payload offset, reserved bytes, size,
-// checksum. `name` (a path) only appears in messages. Throws RuntimeError(ErrorCode::kParams)
-// saying what is wrong: "not a kiln params file", "unknown version", "truncated", "checksum
-// mismatch".
-ParamsView parse_params(const void* data, std::size_t size, const std::string& name);
+// checksum (on `pool` when given). `name` (a path) only appears in messages. Throws
+// RuntimeError(ErrorCode::kParams) saying what is wrong: "not a kiln params file", "unknown
+// format version", "truncated", "checksum mismatch".
+ParamsView parse_params(const void* data, std::size_t size, const std::string& name,
+                        ThreadPool* pool = nullptr);
 
 // The 64-byte header of a params file holding `payload_bytes` bytes with `checksum`.
 std::vector<uint8_t> params_header(uint64_t payload_bytes, uint64_t checksum);
@@ -66,7 +77,8 @@ std::vector<uint8_t> params_header(uint64_t payload_bytes, uint64_t checksum);
 // valid params file.
 class ParamsFile {
  public:
-  static ParamsFile open(const std::string& path);
+  // `pool` (optional) hashes the payload on its threads.
+  static ParamsFile open(const std::string& path, ThreadPool* pool = nullptr);
 
   ParamsFile(ParamsFile&& other) noexcept;
   ParamsFile& operator=(ParamsFile&& other) noexcept;

@@ -60,6 +60,11 @@ typedef struct kiln_tensor_info {
  * (a file that cannot be read). */
 kiln_status kiln_model_load(const char* so_path, const char* params_path, int32_t num_threads,
                             kiln_model** out);
+/* A model linked statically from its model.a: `entry` is the kiln_model_<NAME> table its model.h
+ * declares (kernel_abi.h); the same checks and errors as kiln_model_load. */
+struct kiln_model_entry;
+kiln_status kiln_model_load_static(const struct kiln_model_entry* entry, const char* params_path,
+                                   int32_t num_threads, kiln_model** out);
 void kiln_model_free(kiln_model* model);
 int32_t kiln_model_num_inputs(const kiln_model* model);
 int32_t kiln_model_num_outputs(const kiln_model* model);
