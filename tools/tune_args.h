@@ -26,8 +26,8 @@ struct TuneArgs {
   size_t trials = 100, batch = 16, early_stopping = 0;
   uint64_t seed = 0;
   int threads = 1, workers = 0, repeat = 3;
-  double min_repeat_ms = 20, timeout_s = 10;
-  bool quiet = false;
+  double min_repeat_ms = 20, timeout_s = 10, build_timeout_s = 60;
+  bool quiet = false, old_space = false;
 };
 
 // Set by the first Ctrl-C (or SIGTERM) once install_interrupt_handler() ran; a second exits.

@@ -109,6 +109,38 @@ TEST(Tune, KilledMidRunResumesWithNothingLostOrMeasuredTwice) {
   EXPECT_GE(best_after, best_before);
 }
 
+TEST(Tune, CandidatesPastTheBuildTimeoutAreKilledAndRecorded) {
+  // A millisecond is far less than LLVM needs for any candidate: each build is killed, the
+  // tuner goes on to the next batch and the log says why each candidate has no time.
+  TempDir dir("kiln-tune-test");
+  const std::string log = dir.file("build_timeout.jsonl");
+  Output o = run(std::string("tune ") + kTask +
+                 " --target host --tuner random --trials 12 --build-timeout 0.001 --log " + log);
+  EXPECT_EQ(WEXITSTATUS(o.status), 1) << o.text;  // nothing ran correctly: no best
+  EXPECT_NE(o.text.find("no config of"), std::string::npos) << o.text;
+  std::vector<tuner::TuningRecord> records = valid_log(log);
+  ASSERT_EQ(records.size(), 12u);
+  for (const auto& r : records) {
+    EXPECT_EQ(r.result.error, tuner::MeasureErrorKind::CompileTimeout) << r.result.message;
+    EXPECT_LT(r.result.all_cost, 5.0);  // killed at the deadline, not left to finish
+  }
+}
+
+TEST(Tune, OldSpacePinsTheKnobsAddedSince) {
+  TempDir dir("kiln-tune-test");
+  const std::string log = dir.file("old_space.jsonl");
+  Output o = run(std::string("tune ") + kTask +
+                 " --target host --tuner random --trials 16 --old-space --log " + log);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  for (const auto& r : valid_log(log)) {
+    EXPECT_EQ(r.config["kc"], 0) << r.config.to_json();
+    EXPECT_EQ(r.config["mc_tiles"], 1) << r.config.to_json();
+  }
+  o = run("tune tests/none.onnx --old-space --log " + log);
+  EXPECT_EQ(WEXITSTATUS(o.status), 2) << o.text;
+  EXPECT_NE(o.text.find("--old-space applies to one operator"), std::string::npos) << o.text;
+}
+
 TEST(Tune, BadFlagsAndLogsAreOneLineAndExitTwo) {
   TempDir dir("kiln-tune-test");
   const std::string bad_log = dir.file("bad.jsonl");

@@ -1,6 +1,7 @@
 #include "tuner/measure/job.h"
 
 #include "tuner/host_values.h"
+#include "tuner/measure/repeats.h"
 
 #include <stdexcept>
 
@@ -79,7 +80,8 @@ farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so, Tas
   job.set_so(so.data(), so.size());
   job.set_entry(k.func.name);
   job.set_number(o.number);
-  job.set_repeat(o.repeat);
+  // More repeats for a kernel that runs on several threads (tuner/measure/repeats.h).
+  job.set_repeat(repeats_for_threads(o.repeat, candidate_threads(k.func, o.threads)));
   job.set_min_repeat_ms(o.min_repeat_ms);
   job.set_timeout_s(o.timeout_s);
   job.set_threads(o.threads);

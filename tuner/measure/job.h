@@ -21,7 +21,8 @@ namespace kiln::tuner {
 
 struct MeasureOptions {
   uint32_t number = 1;        // calls per repeat (raised to meet min_repeat_ms)
-  uint32_t repeat = 3;        // timed repeats: one cost each
+  uint32_t repeat = 3;        // timed repeats of a 1-thread kernel: one cost each (more on
+                              // several threads: tuner/measure/repeats.h)
   double min_repeat_ms = 0;   // AutoTVM's rule: one repeat lasts at least this long
   double timeout_s = 10;      // wall clock for the whole job in its sandbox
   uint32_t threads = 1;       // the kernel's thread pool
