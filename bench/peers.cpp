@@ -75,12 +75,14 @@ double onednn_matmul_ms(int64_t m, int64_t n, int64_t k, bool bf16, int repeat) 
 }
 
 double onednn_conv_ms(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh, int64_t kw,
-                      int64_t stride, int64_t pad, int64_t groups, int repeat, bool winograd) {
+                      int64_t stride, int64_t pad, int64_t groups, int repeat, bool winograd,
+                      bool bf16) {
   using namespace dnnl;
   engine eng(engine::kind::cpu, 0);
   stream s(eng);
   int64_t oh = (h + 2 * pad - kh) / stride + 1, ow = (w + 2 * pad - kw) / stride + 1;
   auto f32 = memory::data_type::f32;
+  auto dt = bf16 ? memory::data_type::bf16 : f32;
   memory::dims src_d{n, c, h, w}, dst_d{n, o, oh, ow};
   memory::dims wei_d = groups > 1 ? memory::dims{groups, o / groups, c / groups, kh, kw}
                                   : memory::dims{o, c, kh, kw};
@@ -88,8 +90,8 @@ double onednn_conv_ms(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int
   auto any = memory::format_tag::any;
   auto alg = winograd ? algorithm::convolution_winograd : algorithm::convolution_direct;
   auto desc = convolution_forward::desc(prop_kind::forward_inference, alg,
-                                        memory::desc(src_d, f32, any), memory::desc(wei_d, f32, any),
-                                        memory::desc(dst_d, f32, any), {stride, stride}, {pad, pad},
+                                        memory::desc(src_d, dt, any), memory::desc(wei_d, dt, any),
+                                        memory::desc(dst_d, dt, any), {stride, stride}, {pad, pad},
                                         {pad, pad});
   convolution_forward::primitive_desc pd;
   try {

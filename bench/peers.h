@@ -13,10 +13,11 @@ void set_peer_threads(int threads);
 
 double onednn_matmul_ms(int64_t m, int64_t n, int64_t k, bool bf16, int repeat);
 // `winograd`: oneDNN's algorithm::convolution_winograd instead of its direct one; -1 when
-// oneDNN has no Winograd implementation for the shape on this CPU.
+// oneDNN has no Winograd implementation for the shape on this CPU. `bf16`: bf16 source,
+// weights and destination (f32 accumulation inside oneDNN).
 double onednn_conv_ms(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh,
                       int64_t kw, int64_t stride, int64_t pad, int64_t groups, int repeat,
-                      bool winograd = false);
+                      bool winograd = false, bool bf16 = false);
 double openblas_sgemm_ms(int64_t m, int64_t n, int64_t k, int repeat);
 
 }  // namespace kiln::bench

@@ -44,6 +44,13 @@ bool write_all(int fd, const void* data, size_t n) {
   signal(SIGTERM, SIG_DFL);
   // If the tuner dies, so does its compile.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Keep only the pipe: a copy of the tuner's sockets and of its pipes to measurement
+  // children would keep them open (no EOF for their readers) for as long as this compile runs.
+  if (fd != 3) {
+    ::dup2(fd, 3);
+    fd = 3;
+  }
+  ::close_range(4, ~0u, 0);
   char tag = kObject;
   std::vector<uint8_t> payload;
   try {

@@ -261,7 +261,7 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
         continue;
       }
       try {
-        jobs.push_back(make_job(*c.kernel, c.so, m.data, m.options.measure, m.rtol));
+        jobs.push_back(make_job(*c.kernel, c.so, m.data, m.options.measure));
       } catch (const std::exception& e) {
         c.error = MeasureErrorKind::InstantiationError;
         c.message = e.what();
@@ -330,7 +330,7 @@ void TaskTuner::remeasure_best(Runner& runner, RecordWriter& log, const std::ato
   std::vector<Candidate*> built;
   for (Candidate& c : batch) {
     if (c.error != MeasureErrorKind::Ok) continue;
-    jobs.push_back(make_job(*c.kernel, c.so, m.data, o, m.rtol));
+    jobs.push_back(make_job(*c.kernel, c.so, m.data, o));
     built.push_back(&c);
   }
   std::vector<farm::pb::Result> results = runner.run(std::move(jobs), nullptr, stop);

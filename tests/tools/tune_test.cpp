@@ -126,6 +126,24 @@ TEST(Tune, CandidatesPastTheBuildTimeoutAreKilledAndRecorded) {
   }
 }
 
+TEST(Tune, CandidatesWithOtherOutputLayoutsAreNotCalledWrong) {
+  // conv2d.nchwc writes its output in blocks of oc_bn channels, a knob: a batch holds
+  // candidates of both blocks (16 and 32), each checked against the reference in its layout.
+  TempDir dir("kiln-tune-test");
+  const std::string log = dir.file("layouts.jsonl");
+  Output o = run("tune --op conv2d --shape 1,16,8,8,32,3,3 --pad 1 --template conv2d.nchwc "
+                 "--min-repeat-ms 0 --repeat 1 --batch 16 --quiet --target host --tuner random "
+                 "--trials 16 --log " + log);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  std::set<int64_t> blocks;
+  for (const auto& r : valid_log(log)) {
+    blocks.insert(r.config["oc_bn"]);
+    EXPECT_EQ(r.result.error, tuner::MeasureErrorKind::Ok)
+        << r.config.to_json() << ": " << r.result.message;
+  }
+  EXPECT_EQ(blocks.size(), 2u);
+}
+
 TEST(Tune, OldSpacePinsTheKnobsAddedSince) {
   TempDir dir("kiln-tune-test");
   const std::string log = dir.file("old_space.jsonl");

@@ -46,10 +46,10 @@ TEST(Repeats, TheMeasurementJobCarriesThemPerCandidate) {
   o.repeat = 4;
   o.threads = 2;
   const std::vector<uint8_t> so = {0};  // the job is only built here, never run
-  EXPECT_EQ(make_job(dense_kernel(0), so, data, o, 1e-4).repeat(), 4u);
-  EXPECT_EQ(make_job(dense_kernel(1), so, data, o, 1e-4).repeat(), 12u);
+  EXPECT_EQ(make_job(dense_kernel(0), so, data, o).repeat(), 4u);
+  EXPECT_EQ(make_job(dense_kernel(1), so, data, o).repeat(), 12u);
   o.threads = 1;
-  EXPECT_EQ(make_job(dense_kernel(1), so, data, o, 1e-4).repeat(), 4u);
+  EXPECT_EQ(make_job(dense_kernel(1), so, data, o).repeat(), 4u);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "tuner/host_values.h"
 #include "tuner/measure/repeats.h"
 
+#include <limits>
 #include <stdexcept>
 
 namespace kiln::tuner {
@@ -74,7 +75,7 @@ Comparison compare_output(const BuiltKernel& k, TaskData& data, const Bytes& raw
 }
 
 farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so, TaskData& data,
-                       const MeasureOptions& o, double rtol) {
+                       const MeasureOptions& o) {
   std::vector<Bytes> args = kernel_arguments(k, data);
   farm::pb::Job job;
   job.set_so(so.data(), so.size());
@@ -87,10 +88,12 @@ farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so, Tas
   job.set_threads(o.threads);
   job.set_flush_cache(o.flush_cache);
   job.mutable_check()->set_return_outputs(true);
-  // The farm client compares each candidate's outputs with the batch's first correct one; by
-  // the task's tolerance, as the reference check, or a reduction summed in another order (a
-  // correct kernel) would count as wrong.
-  job.mutable_check()->set_rtol(rtol);
+  // Returned outputs without a reference make the farm client compare each candidate's raw
+  // output with the batch's first correct one. Candidates write their outputs in their own
+  // layouts, though (a conv's output channel block is a knob), so that comparison would call
+  // correct kernels wrong: judge() compares each output, unpacked, with the reference
+  // instead, and an infinite tolerance turns the farm's comparison off (NaN still differs).
+  job.mutable_check()->set_rtol(std::numeric_limits<double>::infinity());
   for (size_t i = 0; i < k.args.size(); ++i) {
     farm::pb::Arg* arg = job.add_args();
     arg->set_dtype(wire_dtype(arg_dtype(k, i)));

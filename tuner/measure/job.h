@@ -56,12 +56,11 @@ std::vector<Bytes> kernel_arguments(const BuiltKernel& k, TaskData& data);
 // element type, unpacked to the logical layout, compared by the one rule (kiln/compare.h).
 Comparison compare_output(const BuiltKernel& k, TaskData& data, const Bytes& raw, double rtol);
 
-// The job that runs `k` (compiled into `so`) on the task's inputs and returns its output.
-// `rtol` is the task's tolerance (its dtype's, scaled by the template's tolerance_scale): the
-// farm compares candidates of one batch with each other by it, as judge() compares with the
-// reference.
+// The job that runs `k` (compiled into `so`) on the task's inputs and returns its output, for
+// judge() to compare with the reference (the farm does not compare candidates of a batch with
+// each other: their outputs may be in different layouts).
 farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so,
-                       TaskData& data, const MeasureOptions& options, double rtol);
+                       TaskData& data, const MeasureOptions& options);
 
 // A farm result judged: when the job ran, its output unpacked and compared with the
 // reference within `rtol`. `correct` is false for every error kind and for a wrong result.
