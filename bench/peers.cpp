@@ -82,6 +82,7 @@ double onednn_conv_ms(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int
   stream s(eng);
   int64_t oh = (h + 2 * pad - kh) / stride + 1, ow = (w + 2 * pad - kw) / stride + 1;
   auto f32 = memory::data_type::f32;
+  auto dt = bf16 ? memory::data_type::bf16 : f32;
   memory::dims src_d{n, c, h, w}, dst_d{n, o, oh, ow};
   memory::dims wei_d = groups > 1 ? memory::dims{groups, o / groups, c / groups, kh, kw}
                                   : memory::dims{o, c, kh, kw};
@@ -89,7 +90,6 @@ double onednn_conv_ms(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int
   auto any = memory::format_tag::any;
   auto alg = winograd ? algorithm::convolution_winograd : algorithm::convolution_direct;
   // The plain f32 values below are reordered (converted) into what the primitive wants.
-  auto dt = bf16 ? memory::data_type::bf16 : f32;
   auto desc = convolution_forward::desc(prop_kind::forward_inference, alg,
                                         memory::desc(src_d, dt, any), memory::desc(wei_d, dt, any),
                                         memory::desc(dst_d, dt, any), {stride, stride}, {pad, pad},

@@ -32,10 +32,25 @@ Config Config::from_json(const std::string& text) {
   return Config(std::move(values));
 }
 
-void ConfigSpace::define_knob(const std::string& name, std::vector<int64_t> choices) {
+void ConfigSpace::define_knob(const std::string& name, std::vector<int64_t> choices,
+                              std::optional<int64_t> legacy_default) {
   internal_check(!choices.empty()) << "knob " << name << " has no choices";
   for (const Knob& k : knobs_) internal_check(k.name != name) << "knob " << name << " defined twice";
-  knobs_.push_back({name, std::move(choices)});
+  internal_check(!legacy_default ||
+                 std::find(choices.begin(), choices.end(), *legacy_default) != choices.end())
+      << "knob " << name << "'s legacy default " << *legacy_default << " is not one of its choices";
+  knobs_.push_back({name, std::move(choices), legacy_default});
+}
+
+Config ConfigSpace::legacy_defaults() const {
+  return with_defaults(Config());
+}
+
+Config ConfigSpace::with_defaults(const Config& c) const {
+  Config out = c;
+  for (const Knob& k : knobs_)
+    if (k.legacy_default && !c.has(k.name)) out.set(k.name, *k.legacy_default);
+  return out;
 }
 
 ConfigSpace ConfigSpace::pinned(const Config& fixed) const {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +18,10 @@ namespace kiln::schedules {
 struct Knob {
   std::string name;
   std::vector<int64_t> choices;
+  // For a knob added to a template after logs were written: the value that reproduces the
+  // schedule the template built before the knob existed. A config from such a log, which
+  // lacks the knob, takes this value (ConfigSpace::with_defaults). Empty for original knobs.
+  std::optional<int64_t> legacy_default;
 };
 
 class Config {
@@ -38,7 +43,9 @@ class Config {
 
 class ConfigSpace {
  public:
-  void define_knob(const std::string& name, std::vector<int64_t> choices);
+  // `legacy_default`: see Knob (one of `choices`).
+  void define_knob(const std::string& name, std::vector<int64_t> choices,
+                   std::optional<int64_t> legacy_default = std::nullopt);
   // Split factors for an axis of `extent`: its divisors and powers of two up to `max_factor`.
   void define_split(const std::string& name, int64_t extent, int64_t max_factor);
 
@@ -49,6 +56,14 @@ class ConfigSpace {
   // Checks that every knob of the space has a valid value in `c` and that `c` names no knob
   // the space lacks (UserError naming the knob and what would be valid).
   void validate(const Config& c) const;
+  // `c` with each knob it lacks that has a legacy default set to that default: an old log's
+  // config mapped into today's space (apply-history-best, resume and transfer all read logs
+  // through this). Knobs `c` has are kept as they are, unknown or out of range ones included,
+  // so validate() still reports them.
+  Config with_defaults(const Config& c) const;
+  // The knobs that have a legacy default, each at it: pinned (see pinned()), the space a
+  // template offered before those knobs were added.
+  Config legacy_defaults() const;
   // Whether `c` is a point of the space (what validate checks, without throwing).
   bool contains(const Config& c) const;
   // The index of a point of the space (at(index_of(c)) == c); InternalError when it is not one.

@@ -223,11 +223,12 @@ class Conv2dNchwc : public DirectConv2dTemplate {
     cs.define_knob("oc_bn", oc_bn_choices(p.o, lanes));
     cs.define_knob("reg_n", reg_n_choices(p.out_w()));
     cs.define_knob("unroll_kw", {0, 1});
-    cs.define_knob("unroll_kh", unroll_kh_choices(p));
-    cs.define_knob("k_unroll", {1, 2, 4});  // input channels of a block per unrolled step
+    // Knobs with a legacy default came later: an older log's config gets the schedule it had.
+    cs.define_knob("unroll_kh", unroll_kh_choices(p), 0);
+    cs.define_knob("k_unroll", {1, 2, 4}, 1);  // input channels of a block per unrolled step
     // 0: rco, ry, rx, rci (a block's channels innermost); 1: ry, rx, rco, rci (one tap over
     // all channel blocks: the weights stream in order, the input rows are revisited).
-    cs.define_knob("reduce_order", {0, 1});
+    cs.define_knob("reduce_order", {0, 1}, 0);
     define_tile_loop_knobs(cs);
     return cs;
   }
@@ -415,7 +416,7 @@ class Conv2dDepthwise : public DirectConv2dTemplate {
     cs.define_knob("c_bn", oc_bn_choices(p.c, lanes));
     cs.define_knob("reg_n", reg_n_choices(p.out_w()));
     cs.define_knob("unroll_kw", {0, 1});
-    cs.define_knob("unroll_kh", unroll_kh_choices(p));
+    cs.define_knob("unroll_kh", unroll_kh_choices(p), 0);  // added later: 0 is the old schedule
     define_tile_loop_knobs(cs);
     return cs;
   }

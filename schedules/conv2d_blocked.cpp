@@ -79,7 +79,9 @@ void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel) 
 }
 
 void define_tile_loop_knobs(ConfigSpace& cs) {
-  cs.define_knob("oc_inner", {0, 1, 2});  // where the output-block loop sits
+  // Where the output-block loop sits; 0 (outside the rows) for logs of templates that had no
+  // such knob yet (depthwise).
+  cs.define_knob("oc_inner", {0, 1, 2}, 0);
   cs.define_knob("parallel", {0, 1, 2});  // serial, fine or coarse chunks
 }
 

@@ -196,11 +196,11 @@ void define_dense_loop_knobs(ConfigSpace& cs, const DenseShape& s) {
   std::vector<int64_t> kc = {0};
   for (int64_t b : {32, 64, 128, 256, 512})
     if (b < s.k) kc.push_back(b);
-  cs.define_knob("kc", kc);
+  cs.define_knob("kc", kc, /*legacy_default=*/0);  // logs before K blocking: no K blocks
   std::vector<int64_t> mc = {1};
   for (int64_t b : {2, 4, 8, 16})
     if (b < s.m) mc.push_back(b);
-  cs.define_knob("mc_tiles", mc);
+  cs.define_knob("mc_tiles", mc, /*legacy_default=*/1);
 }
 
 ir::IterVar schedule_dense_output(te::Schedule& sch, const te::Tensor& c, const DenseTiling& t) {

@@ -49,7 +49,11 @@ int print_spaces(const schedules::Workload& w, const Target& target, const std::
     for (const schedules::Knob& k : space.knobs()) {
       std::string choices;
       for (int64_t v : k.choices) choices += " " + std::to_string(v);
-      std::printf("  %-14s %3zu:%s\n", k.name.c_str(), k.choices.size(), choices.c_str());
+      // Knobs added after the first logs: the value an older log's config takes.
+      std::string legacy =
+          k.legacy_default ? "  (older logs: " + std::to_string(*k.legacy_default) + ")" : "";
+      std::printf("  %-14s %3zu:%s%s\n", k.name.c_str(), k.choices.size(), choices.c_str(),
+                  legacy.c_str());
     }
   }
   return 0;

@@ -24,6 +24,8 @@ namespace kiln::tools {
 namespace {
 
 int run_tune(const TuneArgs& a) {
+  user_check(!a.old_space || a.model.empty())
+      << "--old-space applies to one operator (--op), not to a network";
   if (!a.model.empty()) return run_network_tune(a);
   user_check(!a.workload.op.empty())
       << "kiln tune needs an ONNX model (kiln tune MODEL.onnx ...) or an operator (--op)";
@@ -50,6 +52,7 @@ int run_tune(const TuneArgs& a) {
   tuner::TuneOptions o = task_options(a);
   if (!a.transfer.empty()) o.prior = tuner::transfer_samples(a.transfer, tpl, a.features);
   tuner::TuneTask task{&tpl, w, target};
+  if (a.old_space) task.pinned = tpl.space(w, target).legacy_defaults();
   tuner::TaskTuner tuner(task, o, mine);
 
   // The runner: the farm given, or one embedded for this run.
@@ -112,15 +115,18 @@ Run add_tune(CLI::App& app) {
   cmd->add_option("--batch", a->batch, "Candidates per batch")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--early-stopping", a->early_stopping, "Stop after N trials without improvement (0: never)")->check(CLI::Range(int64_t{0}, INT64_MAX));
   cmd->add_option("--threads", a->threads, "Threads of each kernel")->check(CLI::Range(1, 256))->capture_default_str();
-  cmd->add_option("--repeat", a->repeat, "Timed repeats per candidate")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--repeat", a->repeat, "Timed repeats per 1-thread candidate (multi-thread ones get more)")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--min-repeat-ms", a->min_repeat_ms, "Each repeat lasts at least this long")->check(CLI::Range(0.0, 10000.0))->capture_default_str();
   cmd->add_option("--timeout", a->timeout_s, "Seconds a candidate may run")->check(CLI::Range(0.1, 3600.0))->capture_default_str();
+  cmd->add_option("--build-timeout", a->build_timeout_s, "Seconds a candidate may take to build (then killed)")->check(CLI::Range(0.001, 3600.0))->capture_default_str();
   cmd->add_option("--farm", a->farm, "Tracker (or direct-mode worker) HOST:PORT; default: an embedded farm");
   cmd->add_option("--key", a->key, "Device key of the farm's boards");
   cmd->add_option("--token-file", a->token_file, "Farm token file (or KILN_FARM_TOKEN)");
   cmd->add_option("--tls-ca", a->tls_ca, "PEM root certificate of a TLS tracker");
   cmd->add_option("--workers", a->workers, "Embedded farm: workers (default: one per core)")->check(CLI::Range(0, 256));
   cmd->add_flag("--quiet", a->quiet, "No progress output");
+  cmd->add_flag("--old-space", a->old_space,
+                "Pin the knobs added to the template since its first logs to their old values");
   return [a] { return run_tune(*a); };
 }
 

@@ -36,9 +36,10 @@ tuner::TuneOptions task_options(const TuneArgs& a) {
   o.batch = a.batch;
   o.early_stopping = a.early_stopping;
   o.measure.threads = a.threads;
-  o.measure.repeat = a.threads > 1 ? std::max(a.repeat, 3 * a.repeat) : a.repeat;
+  o.measure.repeat = a.repeat;  // raised per candidate on several threads (measure/repeats.h)
   o.measure.min_repeat_ms = a.min_repeat_ms;
   o.measure.timeout_s = a.timeout_s;
+  o.build_timeout_s = a.build_timeout_s;
   return o;
 }
 

@@ -27,8 +27,8 @@ struct TuneArgs {
   size_t layout_choices = 1;  // network: channel-block pins tuned per conv task
   uint64_t seed = 0;
   int threads = 1, workers = 0, repeat = 3;
-  double min_repeat_ms = 20, timeout_s = 10;
-  bool quiet = false;
+  double min_repeat_ms = 20, timeout_s = 10, build_timeout_s = 60;
+  bool quiet = false, old_space = false;
 };
 
 // Set by the first Ctrl-C (or SIGTERM) once install_interrupt_handler() ran; a second exits.

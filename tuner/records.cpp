@@ -76,8 +76,10 @@ std::string template_names_for(const std::string& op) {
 // target)'s space: a log holds thousands of records of a few tasks.
 class LibraryCheck {
  public:
-  // Why the record does not fit the library, or "" when it does.
-  std::string problem(const TuningRecord& r) {
+  // Why the record does not fit the library, or "" when it does. A config that lacks knobs
+  // added to the template since it was written gets their legacy defaults here, so every
+  // reader of logs (apply-history-best, resume, transfer) sees it in today's space.
+  std::string problem(TuningRecord& r) {
     const schedules::OpTemplate* tpl = find_template(r.template_name);
     if (!tpl)
       return "unknown template '" + r.template_name + "' (" + template_names_for(r.workload.op) +
@@ -87,6 +89,7 @@ class LibraryCheck {
              r.workload.op + "'";
     const Task& task = space_of(*tpl, r);
     if (!task.problem.empty()) return task.problem;
+    r.config = task.space.with_defaults(r.config);
     for (const auto& [knob, value] : r.config.values()) {
       bool known = false;
       std::string knobs;
@@ -154,7 +157,7 @@ void load_file(const std::string& path, const LoadOptions& options, LibraryCheck
       report((torn ? "torn last line (no final newline): " : "") + parsed.error);
       continue;
     }
-    const TuningRecord& r = *parsed.record;
+    TuningRecord& r = *parsed.record;
     if (options.target && target_key(r.target) != wanted_target) {
       report("recorded for target '" + r.target.name + "' (" + target_key(r.target) +
              "), not the requested '" + options.target->name + "' (" + wanted_target + ")");

@@ -17,6 +17,7 @@
 #include "cost_model/knob_features.h"
 #include "runtime/process/temp_dir.h"
 #include "tuner/builder.h"
+#include "tuner/isolated_compile.h"
 #include "tuner/search/xgb_score_model.h"
 
 namespace kiln::tuner {
@@ -127,23 +128,23 @@ struct TaskTuner::Impl {
           c.message = e.what();
           continue;
         }
-        try {
+        // Lowering runs here (the candidate's kernel description is needed to measure it);
+        // code generation, where a candidate can take minutes, runs in a child process
+        // killed at the deadline (tuner/isolated_compile.h).
+        const double left_s = options.build_timeout_s - seconds_since(t0);
+        if (left_s <= 0) {
+          c.error = MeasureErrorKind::CompileTimeout;
+          c.message = "lowering alone took longer than the build timeout (" +
+                      std::to_string(options.build_timeout_s) + " s)";
+        } else {
           TempDir dir("kiln-build");
-          std::string so = dir.file("candidate.so");
-          compile_kernel(c.kernel->func, task.target, so);
-          c.so = read_bytes(so);
-        } catch (const std::exception& e) {
-          c.error = MeasureErrorKind::CompileError;
-          c.message = e.what();
+          const std::string so = dir.file("candidate.so");
+          IsolatedCompile built = compile_isolated(c.kernel->func, task.target, so, left_s);
+          c.error = built.error;
+          c.message = built.message;
+          if (c.error == MeasureErrorKind::Ok) c.so = read_bytes(so);
         }
         c.build_s = seconds_since(t0);
-        // A soft limit: a thread cannot be interrupted, but a config this slow to build is
-        // not one to deploy, so it is recorded as a timeout and not measured.
-        if (c.error == MeasureErrorKind::Ok && c.build_s > options.build_timeout_s) {
-          c.error = MeasureErrorKind::CompileTimeout;
-          c.message = "building took " + std::to_string(c.build_s) + " s";
-          c.so.clear();
-        }
       }
     };
     std::vector<std::thread> pool;
@@ -198,7 +199,8 @@ TaskTuner::TaskTuner(TuneTask task, TuneOptions options, const std::vector<Tunin
                          m.options.prior);
   // Resume: what the log measured is learned from and never proposed again.
   std::vector<Measured> measured;
-  for (const TuningRecord& r : history) {
+  for (TuningRecord r : history) {
+    r.config = m.space.with_defaults(r.config);  // an older log's config in today's space
     if (!m.space.contains(r.config)) continue;
     const uint64_t index = m.space.index_of(r.config);
     measured.push_back({index, r.gflops()});
@@ -261,7 +263,7 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
         continue;
       }
       try {
-        jobs.push_back(make_job(*c.kernel, c.so, m.data, m.options.measure, m.rtol));
+        jobs.push_back(make_job(*c.kernel, c.so, m.data, m.options.measure));
       } catch (const std::exception& e) {
         c.error = MeasureErrorKind::InstantiationError;
         c.message = e.what();
@@ -330,7 +332,7 @@ void TaskTuner::remeasure_best(Runner& runner, RecordWriter& log, const std::ato
   std::vector<Candidate*> built;
   for (Candidate& c : batch) {
     if (c.error != MeasureErrorKind::Ok) continue;
-    jobs.push_back(make_job(*c.kernel, c.so, m.data, o, m.rtol));
+    jobs.push_back(make_job(*c.kernel, c.so, m.data, o));
     built.push_back(&c);
   }
   std::vector<farm::pb::Result> results = runner.run(std::move(jobs), nullptr, stop);

@@ -1,6 +1,7 @@
 // Tuning one task (a template, a workload, a target): the loop of AutoTVM's Tuner.tune.
 // Propose a batch of configs (tuner/search), build them on every core while the previous
-// batch is measured (lower + codegen; a failure is recorded, never fatal), measure on a
+// batch is measured (lower here, codegen in a child process killed at the build timeout:
+// tuner/isolated_compile.h; a failure is recorded, never fatal), measure on a
 // runner (farm or local), judge each result against the reference, append the batch to the
 // log (flushed: a killed run resumes from it), learn, repeat. At the end the best few are
 // measured again, together, and the best of that re-measurement wins.
@@ -43,7 +44,7 @@ struct TuneOptions {
   size_t batch = 16;             // candidates per batch
   size_t early_stopping = 0;     // stop after this many trials without a better config (0: never)
   unsigned build_threads = 0;    // 0: one per core
-  double build_timeout_s = 60;   // a candidate that takes longer to build is recorded as such
+  double build_timeout_s = 60;   // a candidate still compiling then is killed (compile_timeout)
   size_t remeasure_top = 5;      // the best few measured again together at the end (0: none)
   double rtol = 0;               // 0: the dtype's tolerance (tuner/host_values.h)
   MeasureOptions measure;

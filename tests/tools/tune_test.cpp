@@ -109,6 +109,56 @@ TEST(Tune, KilledMidRunResumesWithNothingLostOrMeasuredTwice) {
   EXPECT_GE(best_after, best_before);
 }
 
+TEST(Tune, CandidatesPastTheBuildTimeoutAreKilledAndRecorded) {
+  // A millisecond is far less than LLVM needs for any candidate: each build is killed, the
+  // tuner goes on to the next batch and the log says why each candidate has no time.
+  TempDir dir("kiln-tune-test");
+  const std::string log = dir.file("build_timeout.jsonl");
+  Output o = run(std::string("tune ") + kTask +
+                 " --target host --tuner random --trials 12 --build-timeout 0.001 --log " + log);
+  EXPECT_EQ(WEXITSTATUS(o.status), 1) << o.text;  // nothing ran correctly: no best
+  EXPECT_NE(o.text.find("no config of"), std::string::npos) << o.text;
+  std::vector<tuner::TuningRecord> records = valid_log(log);
+  ASSERT_EQ(records.size(), 12u);
+  for (const auto& r : records) {
+    EXPECT_EQ(r.result.error, tuner::MeasureErrorKind::CompileTimeout) << r.result.message;
+    EXPECT_LT(r.result.all_cost, 5.0);  // killed at the deadline, not left to finish
+  }
+}
+
+TEST(Tune, CandidatesWithOtherOutputLayoutsAreNotCalledWrong) {
+  // conv2d.nchwc writes its output in blocks of oc_bn channels, a knob: a batch holds
+  // candidates of both blocks (16 and 32), each checked against the reference in its layout.
+  TempDir dir("kiln-tune-test");
+  const std::string log = dir.file("layouts.jsonl");
+  Output o = run("tune --op conv2d --shape 1,16,8,8,32,3,3 --pad 1 --template conv2d.nchwc "
+                 "--min-repeat-ms 0 --repeat 1 --batch 16 --quiet --target host --tuner random "
+                 "--trials 16 --log " + log);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  std::set<int64_t> blocks;
+  for (const auto& r : valid_log(log)) {
+    blocks.insert(r.config["oc_bn"]);
+    EXPECT_EQ(r.result.error, tuner::MeasureErrorKind::Ok)
+        << r.config.to_json() << ": " << r.result.message;
+  }
+  EXPECT_EQ(blocks.size(), 2u);
+}
+
+TEST(Tune, OldSpacePinsTheKnobsAddedSince) {
+  TempDir dir("kiln-tune-test");
+  const std::string log = dir.file("old_space.jsonl");
+  Output o = run(std::string("tune ") + kTask +
+                 " --target host --tuner random --trials 16 --old-space --log " + log);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  for (const auto& r : valid_log(log)) {
+    EXPECT_EQ(r.config["kc"], 0) << r.config.to_json();
+    EXPECT_EQ(r.config["mc_tiles"], 1) << r.config.to_json();
+  }
+  o = run("tune tests/none.onnx --old-space --log " + log);
+  EXPECT_EQ(WEXITSTATUS(o.status), 2) << o.text;
+  EXPECT_NE(o.text.find("--old-space applies to one operator"), std::string::npos) << o.text;
+}
+
 TEST(Tune, BadFlagsAndLogsAreOneLineAndExitTwo) {
   TempDir dir("kiln-tune-test");
   const std::string bad_log = dir.file("bad.jsonl");

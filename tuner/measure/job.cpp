@@ -1,7 +1,9 @@
 #include "tuner/measure/job.h"
 
 #include "tuner/host_values.h"
+#include "tuner/measure/repeats.h"
 
+#include <limits>
 #include <stdexcept>
 
 namespace kiln::tuner {
@@ -73,22 +75,25 @@ Comparison compare_output(const BuiltKernel& k, TaskData& data, const Bytes& raw
 }
 
 farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so, TaskData& data,
-                       const MeasureOptions& o, double rtol) {
+                       const MeasureOptions& o) {
   std::vector<Bytes> args = kernel_arguments(k, data);
   farm::pb::Job job;
   job.set_so(so.data(), so.size());
   job.set_entry(k.func.name);
   job.set_number(o.number);
-  job.set_repeat(o.repeat);
+  // More repeats for a kernel that runs on several threads (tuner/measure/repeats.h).
+  job.set_repeat(repeats_for_threads(o.repeat, candidate_threads(k.func, o.threads)));
   job.set_min_repeat_ms(o.min_repeat_ms);
   job.set_timeout_s(o.timeout_s);
   job.set_threads(o.threads);
   job.set_flush_cache(o.flush_cache);
   job.mutable_check()->set_return_outputs(true);
-  // The farm client compares each candidate's outputs with the batch's first correct one; by
-  // the task's tolerance, as the reference check, or a reduction summed in another order (a
-  // correct kernel) would count as wrong.
-  job.mutable_check()->set_rtol(rtol);
+  // Returned outputs without a reference make the farm client compare each candidate's raw
+  // output with the batch's first correct one. Candidates write their outputs in their own
+  // layouts, though (a conv's output channel block is a knob), so that comparison would call
+  // correct kernels wrong: judge() compares each output, unpacked, with the reference
+  // instead, and an infinite tolerance turns the farm's comparison off (NaN still differs).
+  job.mutable_check()->set_rtol(std::numeric_limits<double>::infinity());
   for (size_t i = 0; i < k.args.size(); ++i) {
     farm::pb::Arg* arg = job.add_args();
     arg->set_dtype(wire_dtype(arg_dtype(k, i)));

@@ -21,7 +21,8 @@ namespace kiln::tuner {
 
 struct MeasureOptions {
   uint32_t number = 1;        // calls per repeat (raised to meet min_repeat_ms)
-  uint32_t repeat = 3;        // timed repeats: one cost each
+  uint32_t repeat = 3;        // timed repeats of a 1-thread kernel: one cost each (more on
+                              // several threads: tuner/measure/repeats.h)
   double min_repeat_ms = 0;   // AutoTVM's rule: one repeat lasts at least this long
   double timeout_s = 10;      // wall clock for the whole job in its sandbox
   uint32_t threads = 1;       // the kernel's thread pool
@@ -55,12 +56,11 @@ std::vector<Bytes> kernel_arguments(const BuiltKernel& k, TaskData& data);
 // element type, unpacked to the logical layout, compared by the one rule (kiln/compare.h).
 Comparison compare_output(const BuiltKernel& k, TaskData& data, const Bytes& raw, double rtol);
 
-// The job that runs `k` (compiled into `so`) on the task's inputs and returns its output.
-// `rtol` is the task's tolerance (its dtype's, scaled by the template's tolerance_scale): the
-// farm compares candidates of one batch with each other by it, as judge() compares with the
-// reference.
+// The job that runs `k` (compiled into `so`) on the task's inputs and returns its output, for
+// judge() to compare with the reference (the farm does not compare candidates of a batch with
+// each other: their outputs may be in different layouts).
 farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so,
-                       TaskData& data, const MeasureOptions& options, double rtol);
+                       TaskData& data, const MeasureOptions& options);
 
 // A farm result judged: when the job ran, its output unpacked and compared with the
 // reference within `rtol`. `correct` is false for every error kind and for a wrong result.
