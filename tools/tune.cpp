@@ -19,6 +19,7 @@
 #include "tuner/records.h"
 #include "tuner/task_tuner.h"
 #include "tuner/transfer.h"
+#include "tools/precision_args.h"
 
 namespace kiln::tools {
 namespace {
@@ -115,6 +116,7 @@ Run add_tune(CLI::App& app) {
   cmd->add_option("--tls-ca", a->tls_ca, "PEM root certificate of a TLS tracker");
   cmd->add_option("--workers", a->workers, "Embedded farm: workers (default: one per core)")->check(CLI::Range(0, 256));
   cmd->add_flag("--quiet", a->quiet, "No progress output");
+  add_keep_last_flag(*cmd, a->keep_last_f32);
   return [a] { return run_tune(*a); };
 }
 

@@ -13,6 +13,7 @@
 #include "compiler/base/error.h"
 #include "compiler/graph/bind.h"
 #include "compiler/network/extract_tasks.h"
+#include "tools/precision_args.h"
 #include "tools/tune_args.h"
 #include "tuner/network_tuner.h"
 #include "tuner/records.h"
@@ -83,7 +84,9 @@ int run_network_tune(const TuneArgs& a) {
 
   // The tasks exactly as `kiln compile` builds them.
   std::vector<tuner::NetworkWorkload> workloads;
-  for (network::ExtractedTask& t : network::extract_tasks(a.model, target, shapes))
+  // --dtype: the half workloads `kiln compile --dtype` will build.
+  const network::PrecisionOptions precision = precision_options(a.workload.dtype, a.keep_last_f32);
+  for (network::ExtractedTask& t : network::extract_tasks(a.model, target, shapes, precision))
     workloads.push_back({std::move(t.workload), t.occurrences, std::move(t.templates),
                          std::move(t.blocks)});
   user_check(!workloads.empty()) << a.model << ": no tunable operator in the network";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/graph/bind.h"
+#include "compiler/network/assign_precision.h"
 #include "compiler/network/network_program.h"
 #include "compiler/target/target.h"
 
@@ -21,11 +22,13 @@ struct CompileOptions {
   std::vector<std::string> record_logs;  // tuning logs for apply-history-best
   graph::ShapeBindings input_shapes;
   std::string out_dir;
+  PrecisionOptions precision;  // --dtype, --keep-last-f32
 };
 
 // One row of the per-layer table (model.json "layers").
 struct LayerRow {
   std::string node, op_type, workload, tpl;
+  std::string dtype = "f32";  // the kernel's inputs ("bf16" for a half conv), for model.json
   bool tuned = false;
   double flops = 0;    // of the call
   uint64_t bytes = 0;  // its arguments' bytes: what it reads and writes at least once
@@ -35,6 +38,8 @@ struct CompileReport {
   NetworkProgram program;
   std::vector<LayerRow> layers;
   int bn_folded = 0, epilogues_fused = 0;
+  PrecisionCounts precision;
+  ir::DataType dtype = ir::DataType::f32();  // what --dtype asked for
   double seconds = 0;
 };
 

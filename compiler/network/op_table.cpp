@@ -89,9 +89,12 @@ MappedNode map_node(Graph& g, const Node& n) {
   }
   MappedNode m = it->second(g, n);
   // Operands are what the kernel reads (shape inputs such as Reshape's are not among them).
+  // Half types only where the precision pass puts them: conv2d and dense have half kernels.
+  const bool half_ok = m.workload.op == "conv2d" || m.workload.op == "dense";
   for (const auto& [name, v] : m.operands) {
     std::optional<graph::ValueType> t = g.type_of(v);
-    node_check(t && t->dtype == graph::DataType::f32())
+    const bool half = t && (t->dtype == graph::DataType::bf16() || t->dtype == graph::DataType::f16());
+    node_check(t && (t->dtype == graph::DataType::f32() || (half && half_ok)))
         << "input '" << v << "' is " << (t ? t->dtype.str() : "untyped")
         << "; only f32 networks are supported";
   }
