@@ -3,12 +3,13 @@
 //
 // Convolutions (groups 1) and dense layers (Gemm, MatMul of a constant 2-D weight) run in the
 // half type where the target has kernels made for it (conv2d.bf16.x86, dense.f16.arm...: a
-// template that does not compute f32); everything else stays f32: softmax, normalisations,
-// reductions, pooling, elementwise ops and depthwise convolutions (no half template, and too
-// little arithmetic to gain from one). With `keep_last_f32` (the default, as TensorRT and ONNX
-// Runtime's converters keep the classifier) the last conv/dense layers, those whose result
-// reaches a graph output through no other conv/dense, stay f32 as well: the logits are what a
-// user compares, and the last layer is a small part of the time.
+// template that does not compute f32), and depthwise convolutions too on such a target
+// (conv2d.depthwise loads and stores the half type, which is what a memory-bound layer gains
+// from). Everything else stays f32: softmax, normalisations, reductions, pooling, elementwise
+// ops, grouped convolutions. With `keep_last_f32` (the default: mixed-precision recipes usually
+// keep the classifier in full precision) the last conv/dense layers, those whose result reaches
+// a graph output through no other conv/dense, stay f32 as well: the logits are what a user
+// compares, and the last layer is a small part of the time.
 //
 // The half kernels accumulate in f32; what is rounded is their inputs and, inside a region,
 // the activations between them. In the graph: a half node's data input (and a fused residual)

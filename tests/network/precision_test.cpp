@@ -109,15 +109,35 @@ TEST(Precision, SoftmaxPoolingAndTheClassifierStayF32) {
   }
 }
 
-TEST(Precision, DepthwiseConvsStayF32AndPointwiseGoHalf) {
+TEST(Precision, DepthwiseConvsRunHalfBetweenPointwiseOnes) {
   auto t = prepare(depthwise_pointwise_block(), "arm-bf16", DataType::bf16(), false);
   const Graph& g = t->p.graph;
   EXPECT_EQ(runs_in(g, "e_conv"), DataType::bf16());
-  EXPECT_EQ(runs_in(g, "d_conv"), DataType::f32()) << "no half depthwise kernel";
+  EXPECT_EQ(runs_in(g, "d_conv"), DataType::bf16());
   EXPECT_EQ(runs_in(g, "p_conv"), DataType::bf16());
-  EXPECT_EQ(type_of(g, node_named(g, "e_conv").outputs[0]), DataType::f32());
-  EXPECT_EQ(casts(g).size(), 2u) << "the input, and the depthwise output into the projection";
-  EXPECT_EQ(t->p.precision.half_nodes, 2);
+  EXPECT_EQ(type_of(g, node_named(g, "e_conv").outputs[0]), DataType::bf16());
+  EXPECT_EQ(casts(g).size(), 1u) << "only the input: no cast around the depthwise conv";
+  EXPECT_EQ(t->p.precision.half_nodes, 3);
+  // The projection is the last layer (the pooling after it is no conv/dense): f32 by default,
+  // so the depthwise conv writes f32 for it.
+  auto kept = prepare(depthwise_pointwise_block(), "arm-bf16", DataType::bf16(), true);
+  EXPECT_EQ(runs_in(kept->p.graph, "p_conv"), DataType::f32());
+  EXPECT_EQ(type_of(kept->p.graph, node_named(kept->p.graph, "d_conv").outputs[0]),
+            DataType::f32());
+}
+
+TEST(Precision, GroupedConvsStayF32) {
+  // Groups of 2 channels: neither a half conv2d form nor depthwise.
+  graph::test::ModelBuilder b(13);
+  b.input("x", DataType::f32(), {1, 8, 6, 6});
+  b.initializer("w", graph::test::random_tensor({8, 2, 3, 3}, 3, 0.5f));
+  auto& n = b.node("Conv", {"x", "w"}, {"y"}, "grouped");
+  graph::test::attr_ints(n, "pads", {1, 1, 1, 1});
+  graph::test::attr_int(n, "group", 4);
+  b.output("y");
+  auto t = prepare(b.bytes(), "arm-bf16", DataType::bf16(), false);
+  EXPECT_EQ(runs_in(t->p.graph, "grouped"), DataType::f32());
+  EXPECT_TRUE(casts(t->p.graph).empty());
 }
 
 TEST(Precision, AValueReadTwiceIsCastOnce) {
