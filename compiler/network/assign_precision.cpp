@@ -157,18 +157,31 @@ PrecisionCounts assign_precision(Graph& g, const Target& target, const Precision
     for (size_t i : last_layers(g, candidate))
       if (half[i]) half[i] = false, ++counts.kept_f32;
 
-  // A half node's output stays half when only half nodes read it.
+  // A half node's output stays half when only half nodes read it. conv2d.depthwise writes only
+  // its input type (no f32 form), so a depthwise conv runs half only where that holds; leaving
+  // one f32 may in turn change what its producer's readers are, hence the loop.
   std::map<std::string, bool> read_only_by_half;
-  for (const std::string& v : g.outputs) read_only_by_half[v] = false;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    auto note = [&](const std::string& v) {
-      if (v.empty()) return;
-      auto [it, inserted] = read_only_by_half.try_emplace(v, half[i]);
-      if (!inserted) it->second = it->second && half[i];
-    };
-    for (const std::string& v : g.nodes[i].inputs) note(v);
-    for (const Node& e : g.nodes[i].epilogue)
-      for (const std::string& v : e.inputs) note(v);
+  for (bool changed = true; changed;) {
+    read_only_by_half.clear();
+    for (const std::string& v : g.outputs) read_only_by_half[v] = false;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      auto note = [&](const std::string& v) {
+        if (v.empty()) return;
+        auto [it, inserted] = read_only_by_half.try_emplace(v, half[i]);
+        if (!inserted) it->second = it->second && half[i];
+      };
+      for (const std::string& v : g.nodes[i].inputs) note(v);
+      for (const Node& e : g.nodes[i].epilogue)
+        for (const std::string& v : e.inputs) note(v);
+    }
+    changed = false;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!half[i] || half_candidate_op(g, g.nodes[i]) != "depthwise") continue;
+      auto it = read_only_by_half.find(g.nodes[i].outputs[0]);
+      if (it != read_only_by_half.end() && it->second) continue;
+      half[i] = false;
+      changed = true;
+    }
   }
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (!half[i]) continue;

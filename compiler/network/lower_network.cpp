@@ -141,14 +141,11 @@ class Lowerer {
     p_.steps.push_back({task, std::move(args), std::move(node), std::move(op)});
   }
 
-  // A constant in `layout` and the type `type` of the kernel argument it feeds.
-  int ensure_constant(const std::string& value, Layout layout, DataType type) {
-    auto [it, inserted] = constants_.try_emplace(value + "|" + std::to_string(layout) + "|" + type.str(), -1);
+  // An unpacked constant (a bias) in the type `type` of the kernel argument it feeds.
+  int ensure_constant(const std::string& value, DataType type) {
+    auto [it, inserted] = constants_.try_emplace(value + "|" + type.str(), -1);
     if (!inserted) return it->second;
-    std::vector<int64_t> d = dims(value);
-    Values v = constant_values(value);
-    if (layout != 0) v = schedules::pack_nchwc(v, d[0], d[1], d[2], d[3], layout);
-    return it->second = param_buffer(value, v, layout, type);
+    return it->second = param_buffer(value, constant_values(value), 0, type);
   }
 
   // The buffer holding `value` in `layout`, converting (and remembering the result) if needed.
@@ -245,7 +242,7 @@ class Lowerer {
         continue;
       }
       if (g_.is_constant(v)) {
-        bufs.push_back(ensure_constant(v, 0, arg_types[i]));
+        bufs.push_back(ensure_constant(v, arg_types[i]));
         continue;
       }
       internal_check(dtype_of(v) == arg_types[i])
@@ -279,7 +276,7 @@ class Lowerer {
   std::map<std::string, int> task_index_;
   std::vector<std::vector<KernelArg>> task_args_;
   std::vector<std::vector<DataType>> task_arg_types_;  // each task's argument types
-  std::map<std::string, int> constants_;  // "value|layout|type" -> params buffer
+  std::map<std::string, int> constants_;  // "value|type" -> params buffer
   std::map<std::string, int> packed_;
 };
 

@@ -19,6 +19,7 @@
 #include "kiln/compare.h"
 #include "kiln/cpu_features.h"
 #include "kiln/model.h"
+#include "tests/network/network_check.h"
 #include "tests/network/test_models.h"
 
 namespace kiln::network::test {
@@ -118,12 +119,27 @@ TEST(Precision, DepthwiseConvsRunHalfBetweenPointwiseOnes) {
   EXPECT_EQ(type_of(g, node_named(g, "e_conv").outputs[0]), DataType::bf16());
   EXPECT_EQ(casts(g).size(), 1u) << "only the input: no cast around the depthwise conv";
   EXPECT_EQ(t->p.precision.half_nodes, 3);
-  // The projection is the last layer (the pooling after it is no conv/dense): f32 by default,
-  // so the depthwise conv writes f32 for it.
+  // The projection is the last layer (the pooling after it is no conv/dense): f32 by default.
+  // The depthwise conv before it has no f32-output form, so it stays f32 too, and the expand
+  // conv writes f32 for it.
   auto kept = prepare(depthwise_pointwise_block(), "arm-bf16", DataType::bf16(), true);
-  EXPECT_EQ(runs_in(kept->p.graph, "p_conv"), DataType::f32());
-  EXPECT_EQ(type_of(kept->p.graph, node_named(kept->p.graph, "d_conv").outputs[0]),
-            DataType::f32());
+  const Graph& k = kept->p.graph;
+  EXPECT_EQ(runs_in(k, "p_conv"), DataType::f32());
+  EXPECT_EQ(runs_in(k, "d_conv"), DataType::f32());
+  EXPECT_EQ(runs_in(k, "e_conv"), DataType::bf16());
+  EXPECT_EQ(type_of(k, node_named(k, "e_conv").outputs[0]), DataType::f32());
+  EXPECT_EQ(casts(k).size(), 1u);
+}
+
+// Both forms of that block compiled and run under qemu on arm-fp16 in f16, against the f32
+// reference evaluator (f16 keeps 11 significant bits: three layers within 3 x 1e-2).
+TEST(Precision, F16DepthwiseBlockRunsOnArmFp16) {
+  for (bool keep_last : {true, false}) {
+    SCOPED_TRACE(keep_last ? "keep last" : "no keep last");
+    std::string skipped = expect_arm_matches_reference(depthwise_pointwise_block(), "arm-fp16",
+                                                       DataType::f16(), keep_last, 3e-2);
+    if (!skipped.empty()) GTEST_SKIP() << skipped;
+  }
 }
 
 TEST(Precision, GroupedConvsStayF32) {
