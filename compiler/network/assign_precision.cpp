@@ -106,6 +106,89 @@ std::set<size_t> last_layers(const Graph& g, const std::vector<bool>& candidate)
   return last;
 }
 
+// Per value: whether every reader (node input, fused epilogue operand) is a half node; graph
+// outputs count as f32 readers.
+std::map<std::string, bool> read_only_by_half(const Graph& g, const std::vector<bool>& half) {
+  std::map<std::string, bool> only_half;
+  for (const std::string& v : g.outputs) only_half[v] = false;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    auto note = [&](const std::string& v) {
+      if (v.empty()) return;
+      auto [it, inserted] = only_half.try_emplace(v, half[i]);
+      if (!inserted) it->second = it->second && half[i];
+    };
+    for (const std::string& v : g.nodes[i].inputs) note(v);
+    for (const Node& e : g.nodes[i].epilogue)
+      for (const std::string& v : e.inputs) note(v);
+  }
+  return only_half;
+}
+
+// Which nodes run in the half type: candidates of a supported kind, less the last layers
+// when kept f32. conv2d.depthwise writes only its input type (no f32 form), so a depthwise
+// conv runs half only where every reader is half; leaving one f32 may change what its
+// producer's readers are, hence the loop to a fixpoint.
+std::vector<bool> half_nodes(const Graph& g, const std::map<std::string, bool>& supported,
+                             bool keep_last_f32, PrecisionCounts& counts) {
+  std::vector<bool> candidate(g.nodes.size(), false), half(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const std::string op = half_candidate_op(g, g.nodes[i]);
+    candidate[i] = !op.empty();
+    half[i] = candidate[i] && supported.at(op);
+  }
+  if (keep_last_f32)
+    for (size_t i : last_layers(g, candidate)) half[i] = false;
+  for (bool changed = true; changed;) {
+    changed = false;
+    const std::map<std::string, bool> only_half = read_only_by_half(g, half);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!half[i] || half_candidate_op(g, g.nodes[i]) != "depthwise") continue;
+      auto it = only_half.find(g.nodes[i].outputs[0]);
+      if (it != only_half.end() && it->second) continue;
+      half[i] = false;
+      changed = true;
+    }
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (half[i]) ++counts.half_nodes;
+    else if (candidate[i]) ++counts.kept_f32;
+  }
+  return half;
+}
+
+// One Cast per f32 value that half nodes read, placed before its first reader. Returns how
+// many.
+int insert_casts(Graph& g, const std::vector<bool>& half, DataType dtype) {
+  std::vector<Node> nodes;
+  std::map<std::string, std::string> cast_of;  // f32 value -> its half copy
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node n = g.nodes[i];
+    if (half[i]) {
+      for (std::string* v : half_inputs(g, n)) {
+        std::optional<graph::ValueType> type = g.type_of(*v);
+        internal_check(type.has_value()) << "assign_precision: no type for '" << *v << "'";
+        if (type->dtype == dtype) continue;
+        auto [it, inserted] = cast_of.try_emplace(*v, "");
+        if (inserted) {
+          it->second = g.unique_name(*v + "." + dtype.str());
+          Node cast;
+          cast.name = it->second;
+          cast.op_type = "Cast";
+          cast.inputs = {*v};
+          cast.outputs = {it->second};
+          cast.attrs["to"] = dtype.str();
+          g.types[it->second] = graph::ValueType{dtype, type->shape};
+          nodes.push_back(std::move(cast));
+        }
+        *v = it->second;
+      }
+    }
+    nodes.push_back(std::move(n));
+  }
+  g.nodes = std::move(nodes);
+  return static_cast<int>(cast_of.size());
+}
+
 }  // namespace
 
 std::string PrecisionCounts::str() const {
@@ -141,85 +224,15 @@ PrecisionCounts assign_precision(Graph& g, const Target& target, const Precision
                  << "); targets that have them: " << (presets.empty() ? "none" : presets)
                  << "; or compile in f32";
   }
-
-  // Which nodes run in the half type.
-  std::vector<bool> candidate(g.nodes.size(), false);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const std::string op = half_candidate_op(g, g.nodes[i]);
-    if (op.empty()) continue;
-    candidate[i] = true;
-    if (!supported.at(op)) ++counts.kept_f32;
-  }
-  std::vector<bool> half(g.nodes.size(), false);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    half[i] = candidate[i] && supported.at(half_candidate_op(g, g.nodes[i]));
-  if (o.keep_last_f32)
-    for (size_t i : last_layers(g, candidate))
-      if (half[i]) half[i] = false, ++counts.kept_f32;
-
-  // A half node's output stays half when only half nodes read it. conv2d.depthwise writes only
-  // its input type (no f32 form), so a depthwise conv runs half only where that holds; leaving
-  // one f32 may in turn change what its producer's readers are, hence the loop.
-  std::map<std::string, bool> read_only_by_half;
-  for (bool changed = true; changed;) {
-    read_only_by_half.clear();
-    for (const std::string& v : g.outputs) read_only_by_half[v] = false;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      auto note = [&](const std::string& v) {
-        if (v.empty()) return;
-        auto [it, inserted] = read_only_by_half.try_emplace(v, half[i]);
-        if (!inserted) it->second = it->second && half[i];
-      };
-      for (const std::string& v : g.nodes[i].inputs) note(v);
-      for (const Node& e : g.nodes[i].epilogue)
-        for (const std::string& v : e.inputs) note(v);
-    }
-    changed = false;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      if (!half[i] || half_candidate_op(g, g.nodes[i]) != "depthwise") continue;
-      auto it = read_only_by_half.find(g.nodes[i].outputs[0]);
-      if (it != read_only_by_half.end() && it->second) continue;
-      half[i] = false;
-      changed = true;
-    }
-  }
+  const std::vector<bool> half = half_nodes(g, supported, o.keep_last_f32, counts);
+  const std::map<std::string, bool> stays_half = read_only_by_half(g, half);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (!half[i]) continue;
-    ++counts.half_nodes;
     const std::string& out = g.nodes[i].outputs[0];
-    auto it = read_only_by_half.find(out);
-    if (it != read_only_by_half.end() && it->second) g.types[out].dtype = o.dtype;
+    if (auto it = stays_half.find(out); it != stays_half.end() && it->second)
+      g.types[out].dtype = o.dtype;
   }
-
-  // One Cast per f32 value that half nodes read, placed before its first reader.
-  std::vector<Node> nodes;
-  std::map<std::string, std::string> cast_of;  // f32 value -> its half copy
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    Node n = g.nodes[i];
-    if (half[i]) {
-      for (std::string* v : half_inputs(g, n)) {
-        std::optional<graph::ValueType> type = g.type_of(*v);
-        internal_check(type.has_value()) << "assign_precision: no type for '" << *v << "'";
-        if (type->dtype == o.dtype) continue;
-        auto [it, inserted] = cast_of.try_emplace(*v, "");
-        if (inserted) {
-          it->second = g.unique_name(*v + "." + o.dtype.str());
-          Node cast;
-          cast.name = it->second;
-          cast.op_type = "Cast";
-          cast.inputs = {*v};
-          cast.outputs = {it->second};
-          cast.attrs["to"] = o.dtype.str();
-          g.types[it->second] = graph::ValueType{o.dtype, type->shape};
-          nodes.push_back(std::move(cast));
-          ++counts.casts;
-        }
-        *v = it->second;
-      }
-    }
-    nodes.push_back(std::move(n));
-  }
-  g.nodes = std::move(nodes);
+  counts.casts = insert_casts(g, half, o.dtype);
   return counts;
 }
 

@@ -35,7 +35,8 @@ struct PrecisionOptions {
 
 struct PrecisionCounts {
   int half_nodes = 0;   // conv/dense nodes that run in the half type
-  int kept_f32 = 0;     // conv/dense nodes left in f32 (no half kernel, or the last layers)
+  int kept_f32 = 0;     // conv/dense nodes left f32 (no half kernel, the last layers, a
+                        // depthwise conv read by an f32 layer)
   int casts = 0;        // Cast nodes inserted
   std::string str() const;  // "12 conv/dense in bf16, 1 kept f32, 1 cast"
 };
