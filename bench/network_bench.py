@@ -12,6 +12,8 @@ with TorchScript (torch 1.13 cannot load ONNX; export_models.py writes both).
 Run with the venv of scripts/python-env.sh, after building kiln, model_app and the size probe:
   nice ninja -C build -j2 kiln model_app kiln_size_probe kiln_size_baseline
   build/pyenv/bin/python bench/network_bench.py [--threads 1 2] [--rounds 5] [--runs 20]
+With --dtype f32 bf16 kiln also runs each network compiled with `--dtype bf16` (its own turn in
+every round) and a second table sets the precisions side by side.
 """
 import argparse
 import json
@@ -33,10 +35,10 @@ def run(cmd, **kw):
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
 
 
-def compile_kiln(args, name, model_dir, out_dir):
+def compile_kiln(args, name, model_dir, out_dir, dtype="f32"):
     cmd = [os.path.join(args.build, "tools", "kiln"), "compile",
            os.path.join(model_dir, "model.onnx"), "--target", args.target,
-           "--input-shape", "batch=1", "-o", out_dir]
+           "--input-shape", "batch=1", "--dtype", dtype, "-o", out_dir]
     for log in args.records:
         cmd += ["--records", log]
     t0 = time.perf_counter()
@@ -136,7 +138,11 @@ def main():
     ap.add_argument("--runs", type=int, default=20, help="timed runs per turn (>= 20)")
     ap.add_argument("--target", default="x86-avx512")
     ap.add_argument("--records", nargs="*", default=[], help="tuning logs for kiln compile")
+    ap.add_argument("--dtype", nargs="+", default=["f32"],
+                    help="kiln compile --dtype of each kiln engine (f32 first: the main table's)")
     args = ap.parse_args()
+    if args.dtype[0] != "f32":
+        args.dtype.insert(0, "f32")
 
     cache = os.path.join(args.build, "models")
     subprocess.run([sys.executable, os.path.join(ROOT, "tests", "models", "export_models.py"),
@@ -148,6 +154,10 @@ def main():
             info = compile_kiln(args, name, model_dir, out_dir)
             engines = {"kiln": Kiln(args, out_dir, model_dir), "ORT": OnnxRuntime(args, model_dir),
                        "PyTorch": PyTorch(args, model_dir)}
+            for dtype in args.dtype[1:]:
+                half_dir = out_dir + "." + dtype
+                compile_kiln(args, name, model_dir, half_dir, dtype)
+                engines["kiln " + dtype] = Kiln(args, half_dir, model_dir)
             for threads in args.threads:
                 lat = {e: [] for e in engines}
                 first = {e: [] for e in engines}
@@ -176,6 +186,15 @@ def main():
               f"{spread('PyTorch')} | {r['kiln'] / r['ORT']:.2f} | {r['compile_s']:.1f} | "
               f"{r['artifact_mb']:.1f} | {r['arena_mb']:.1f} ({r['naive_mb']:.1f}) | "
               f"{r['kiln_first']:.1f} / {r['ORT_first']:.1f} / {r['PyTorch_first']:.1f} |")
+    for dtype in args.dtype[1:]:
+        e = "kiln " + dtype
+        print(f"\n| model | threads | kiln f32 ms | kiln {dtype} ms | ORT f32 ms | "
+              f"{dtype} / f32 | {dtype} / ORT |")
+        print("|---|---|---|---|---|---|---|")
+        for r in rows:
+            spread = lambda e: f"{r[e]:.2f} ({r[e + '_spread'][0]:.2f}-{r[e + '_spread'][1]:.2f})"
+            print(f"| {r['model']} | {r['threads']} | {spread('kiln')} | {spread(e)} | "
+                  f"{spread('ORT')} | {r[e] / r['kiln']:.2f} | {r[e] / r['ORT']:.2f} |")
     size = runtime_size(args.build)
     if size is not None:
         print(f"\nstripped runtime added to a board program: {size} bytes")

@@ -1,20 +1,29 @@
-// Conversions between f32 and the integer and bool types of a network's inputs and outputs.
-// The network compiler holds every computed value in f32 (integers and truth values
-// included: exact up to 2^24); a model input of type int64, int32 or bool is converted to
-// f32 once where a kernel first reads it, and a model output of such a type is written by a
-// conversion from the f32 value.
+// Conversion between f32 and another element type, element by element over a flat buffer.
+// The network compiler puts it at two kinds of edges:
+//  - of a low-precision region (f16, bf16; compiler/network/assign_precision.h): a flat
+//    buffer because a cast changes no layout, it converts an NCHW[x]c activation in place
+//    of its logical shape;
+//  - of the network, for model inputs and outputs of type int64, int32 or bool: every
+//    computed value is held in f32 inside (integers and truth values included: exact up to
+//    2^24), so such an input is converted once where a kernel first reads it and such an
+//    output is written by a conversion from its f32 value.
 //
-// Workload "cast": "E" (elements), "to_f32" (1: X in the workload's dtype to f32; 0: f32 to
-// the workload's dtype). The dtype is i64, i32 or u8 (bool, one byte per element: 0 or 1).
-// To an integer the value rounds toward zero; to bool it is 1 where the value is non-zero.
-// Its arguments have two dtypes, which the template sweeps (one dtype per workload) do not
-// draw, so it is not in the registry: the network compiler calls it by name.
+// Workload "cast": param `elements`; dtype the other type (f16, bf16, i64, i32, or u8 for
+// bool: one byte, 0 or 1); param `to_f32` 1 converts that type to f32 (exact), 0 converts
+// f32 to it: to a half type rounding to nearest even, to an integer toward zero, to bool 1
+// where the value is non-zero.
 #pragma once
 
 #include "schedules/op_template.h"
 
 namespace kiln::schedules {
 
+// "cast.flat": a vectorized loop over the elements, parallel in large chunks when big.
+// Registered for the half types (the template sweeps draw one dtype per workload, which
+// fits them); the integer forms are reached through cast_workload by the network compiler.
 const OpTemplate& cast_template();
+
+// The workload of a cast of `elements` values between f32 and `other`.
+Workload cast_workload(int64_t elements, ir::DataType other, bool to_f32);
 
 }  // namespace kiln::schedules

@@ -7,6 +7,7 @@
 #include "schedules/amx_dense.h"
 #include "schedules/batch_matmul.h"
 #include "schedules/batch_norm.h"
+#include "schedules/cast.h"
 #include "schedules/conv2d.h"
 #include "schedules/conv2d_depthwise_mult.h"
 #include "schedules/conv2d_lowp.h"
@@ -103,6 +104,8 @@ const std::vector<const OpTemplate*>& all_templates() {
       &reduce_template("reduce_max"),
       &reshape_template(),
       &batch_matmul_template(),
+      // precision conversion at the edges of low-precision regions
+      &cast_template(),
   };
   return k;
 }
@@ -133,6 +136,7 @@ std::vector<std::string> shape_form(const std::string& op) {
       {"reduce_sum", {"outer", "reduced", "inner"}},
       {"reduce_mean", {"outer", "reduced", "inner"}},
       {"reduce_max", {"outer", "reduced", "inner"}},
+      {"cast", {"elements"}},
   };
   auto it = k.find(op);
   return it == k.end() ? std::vector<std::string>{} : it->second;

@@ -1,10 +1,11 @@
 // `kiln compile MODEL.onnx --target T [--records LOG...] [--input-shape NAME=1,3,224,224 ...]
-// -o DIR`: an ONNX network to a model directory (compiler/network/compile_network.h).
+// [--dtype bf16|f16 [--no-keep-last-f32]] -o DIR`: an ONNX network to a model directory (compiler/network/compile_network.h).
 #include <iostream>
 #include <memory>
 
 #include "compiler/graph/bind.h"
 #include "compiler/network/compile_network.h"
+#include "tools/precision_args.h"
 #include "tools/subcommands.h"
 
 namespace kiln::tools {
@@ -12,7 +13,8 @@ namespace kiln::tools {
 namespace {
 
 struct CompileArgs {
-  std::string model, target = "host", out, name;
+  std::string model, target = "host", out, name, dtype = "f32";
+  bool keep_last_f32 = true;
   std::vector<std::string> records, input_shapes;
 };
 
@@ -23,6 +25,7 @@ int run_compile(const CompileArgs& a) {
   o.record_logs = a.records;
   o.out_dir = a.out;
   o.name = a.name;
+  o.precision = precision_options(a.dtype, a.keep_last_f32);
   for (const std::string& spec : a.input_shapes) {
     auto [name, dims] = graph::parse_shape_binding(spec);
     o.input_shapes[name] = dims;
@@ -45,6 +48,11 @@ Run add_compile(CLI::App& app) {
   cmd->add_option("-o,--output", a->out, "Output directory")->required();
   cmd->add_option("--name", a->name,
                   "The model's name (model.h declares kiln_model_NAME); default: the file's stem");
+  cmd->add_option("--dtype", a->dtype,
+                  "f32, or bf16 / f16: conv and dense layers in that type where the target has "
+                  "kernels for it (softmax, normalisations and reductions stay f32)")
+      ->capture_default_str();
+  add_keep_last_flag(*cmd, a->keep_last_f32);
   return [a] { return run_compile(*a); };
 }
 

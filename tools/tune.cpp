@@ -19,6 +19,7 @@
 #include "tuner/records.h"
 #include "tuner/task_tuner.h"
 #include "tuner/transfer.h"
+#include "tools/precision_args.h"
 
 namespace kiln::tools {
 namespace {
@@ -127,6 +128,7 @@ Run add_tune(CLI::App& app) {
   cmd->add_flag("--quiet", a->quiet, "No progress output");
   cmd->add_flag("--old-space", a->old_space,
                 "Pin the knobs added to the template since its first logs to their old values");
+  add_keep_last_flag(*cmd, a->keep_last_f32);
   return [a] { return run_tune(*a); };
 }
 

@@ -19,6 +19,7 @@
 #include "compiler/network/layout_plan.h"
 #include "compiler/network/prepare_graph.h"
 #include "schedules/registry.h"
+#include "tools/precision_args.h"
 #include "tools/tune_args.h"
 #include "tuner/network_tuner.h"
 #include "tuner/records.h"
@@ -112,7 +113,9 @@ int run_network_tune(const TuneArgs& a) {
 
   // The tasks exactly as `kiln compile` builds them, each conv once per channel-block pin.
   std::vector<tuner::NetworkWorkload> workloads;
-  for (const network::ExtractedTask& t : network::extract_tasks(a.model, target, shapes))
+  // --dtype: the half workloads `kiln compile --dtype` will build.
+  const network::PrecisionOptions precision = precision_options(a.workload.dtype, a.keep_last_f32);
+  for (const network::ExtractedTask& t : network::extract_tasks(a.model, target, shapes, precision))
     for (const schedules::Config& pin : network::block_choices(t, target, a.layout_choices))
       workloads.push_back({t.workload, t.occurrences, t.templates, pin});
   user_check(!workloads.empty()) << a.model << ": no tunable operator in the network";

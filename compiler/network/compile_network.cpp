@@ -26,7 +26,8 @@ std::vector<LayerRow> layer_rows(const NetworkProgram& p) {
     const Task& t = p.tasks[s.task];
     uint64_t bytes = 0;
     for (int b : s.args) bytes += p.buffers[b].bytes;
-    rows.push_back({s.node, s.op_type, t.workload.str(), t.tpl->name(), !t.untuned, t.flops, bytes});
+    rows.push_back({s.node, s.op_type, t.workload.str(), t.tpl->name(), t.workload.dtype.str(),
+                    !t.untuned, t.flops, bytes});
   }
   return rows;
 }
@@ -44,6 +45,7 @@ std::string model_json(const CompileReport& r, const Target& target) {
     return a;
   };
   j["target"] = target.name;
+  j["dtype"] = r.dtype.str();  // the --dtype asked for; each kernel's own is in "kernels"
   j["inputs"] = tensors(p.input_names, p.input_shapes, p.input_dtypes);
   j["outputs"] = tensors(p.output_names, p.output_shapes, p.output_dtypes);
   j["workspace_bytes"] = p.workspace_bytes;
@@ -52,11 +54,16 @@ std::string model_json(const CompileReport& r, const Target& target) {
   j["layers"] = json::array();
   for (const LayerRow& l : r.layers)
     j["layers"].push_back({{"node", l.node}, {"op", l.op_type}, {"workload", l.workload},
+                           {"dtype", l.dtype},
                            {"template", l.tpl}, {"tuned", l.tuned}, {"flops", l.flops},
                            {"bytes", l.bytes}});
   j["kernels"] = json::array();
   for (const Task& t : p.tasks)
     j["kernels"].push_back({{"name", t.kernel}, {"template", t.tpl->name()},
+                            {"dtype", t.workload.dtype.str()},
+                            {"output_dtype", t.workload.param_or("out_f32", 0) != 0
+                                                 ? std::string("f32")
+                                                 : t.workload.dtype.str()},
                             {"workload", t.workload.str()}, {"config", json::parse(t.config.to_json())},
                             {"tuned", !t.untuned}, {"calls", t.calls}});
   return j.dump(2) + "\n";
@@ -94,10 +101,12 @@ CompileReport compile_network(const CompileOptions& o) {
   CompileReport r;
   // Import, bind input shapes, graph passes, BN folding, fusion: what `kiln tune` extracts
   // its tasks from, so the tuned workloads are the compiled ones.
-  PreparedGraph prepared = prepare_graph(o.model_path, o.input_shapes);
+  PreparedGraph prepared = prepare_graph(o.model_path, o.input_shapes, o.target, o.precision);
   graph::Graph& g = prepared.graph;
   r.bn_folded = prepared.bn_folded;
   r.epilogues_fused = prepared.epilogues_fused;
+  r.precision = prepared.precision;
+  r.dtype = o.precision.dtype;
   // Kernel calls, packed weights and layout conversions, then one arena for all activations.
   std::vector<tuner::TuningRecord> records;
   if (!o.record_logs.empty()) records = tuner::load_records(o.record_logs).records;
@@ -144,6 +153,8 @@ std::string format_report(const CompileReport& r) {
   if (!r.layout_choice.empty()) s << r.layout_choice << "\n";
   s << "folded " << r.bn_folded << " BatchNormalization, fused " << r.epilogues_fused
     << " epilogue ops\n";
+  if (r.dtype != ir::DataType::f32())
+    s << "precision " << r.dtype.str() << ": " << r.precision.str() << "\n";
   s << "arena " << p.workspace_bytes << " bytes (naive sum " << p.naive_workspace_bytes
     << "), params " << p.params.size() << " bytes\n";
   s << "compile time " << r.seconds << " s\n";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/graph/bind.h"
+#include "compiler/network/assign_precision.h"
 #include "compiler/network/network_program.h"
 #include "compiler/target/target.h"
 
@@ -24,11 +25,13 @@ struct CompileOptions {
   std::string out_dir;
   // The model's name (model.json, model.h's kiln_model_<NAME> table); "": the ONNX file's stem.
   std::string name;
+  PrecisionOptions precision;  // --dtype, --keep-last-f32
 };
 
 // One row of the per-layer table (model.json "layers").
 struct LayerRow {
   std::string node, op_type, workload, tpl;
+  std::string dtype = "f32";  // the kernel's inputs ("bf16" for a half conv), for model.json
   bool tuned = false;
   double flops = 0;    // of the call
   uint64_t bytes = 0;  // its arguments' bytes: what it reads and writes at least once
@@ -39,6 +42,8 @@ struct CompileReport {
   std::vector<LayerRow> layers;
   int bn_folded = 0, epilogues_fused = 0;
   std::string layout_choice;  // with records: the joint layout choice (layout_plan.h)
+  PrecisionCounts precision;
+  ir::DataType dtype = ir::DataType::f32();  // what --dtype asked for
   double seconds = 0;
 };
 

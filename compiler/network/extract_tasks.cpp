@@ -28,8 +28,9 @@ schedules::Config block_knobs(const schedules::Config& c) {
 }  // namespace
 
 std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Target& target,
-                                         const graph::ShapeBindings& input_shapes) {
-  PreparedGraph prepared = prepare_graph(model_path, input_shapes);
+                                         const graph::ShapeBindings& input_shapes,
+                                         const PrecisionOptions& precision) {
+  PreparedGraph prepared = prepare_graph(model_path, input_shapes, target, precision);
   // No records: every workload gets the default template's fallback, as an untuned compile.
   const NetworkProgram program = lower_network(prepared.graph, target, tuner::HistoryBest());
   std::vector<ExtractedTask> tasks;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "compiler/graph/bind.h"
+#include "compiler/network/assign_precision.h"
 #include "compiler/target/target.h"
 #include "schedules/op_template.h"
 
@@ -31,7 +32,9 @@ struct ExtractedTask {
 };
 
 // The tunable workloads, in the order the network first computes them.
+// `precision` as `kiln compile --dtype` gets it: the half workloads are the tasks then.
 std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Target& target,
-                                         const graph::ShapeBindings& input_shapes = {});
+                                         const graph::ShapeBindings& input_shapes = {},
+                                         const PrecisionOptions& precision = {});
 
 }  // namespace kiln::network

@@ -10,6 +10,7 @@
 #include "kiln/params.h"
 #include "schedules/cast.h"
 #include "schedules/layout.h"
+#include "tuner/host_values.h"
 
 namespace kiln::network {
 
@@ -18,6 +19,7 @@ using graph::Node;
 using schedules::KernelArg;
 using schedules::Values;
 using schedules::Workload;
+using ir::DataType;
 
 namespace {
 
@@ -25,6 +27,10 @@ int64_t numel(const std::vector<int64_t>& d) {
   int64_t n = 1;
   for (int64_t x : d) n *= x;
   return n;
+}
+
+bool is_half(DataType t) {
+  return t == DataType::bf16() || t == DataType::f16();
 }
 
 std::string identifier(const std::string& s) {
@@ -42,6 +48,8 @@ class Lowerer {
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
       const std::string& v = g_.inputs[i];
       std::vector<int64_t> d = dims(v);
+      user_check(holds_dtype(dtype(v)))
+          << g_.source << ": graph input '" << v << "' is " << dtype(v).str() << "; " << kDtypeRule;
       p_.input_names.push_back(v);
       p_.input_shapes.push_back(d);
       p_.input_dtypes.push_back(dtype(v));
@@ -57,6 +65,8 @@ class Lowerer {
           << "' is a graph input or a constant; kiln compiles only computed outputs";
       user_check(std::count(g_.outputs.begin(), g_.outputs.end(), v) == 1)
           << g_.source << ": graph output '" << v << "' is listed twice";
+      user_check(holds_dtype(dtype(v)))
+          << g_.source << ": graph output '" << v << "' is " << dtype(v).str() << "; " << kDtypeRule;
       p_.output_names.push_back(v);
       p_.output_shapes.push_back(dims(v));
       p_.output_dtypes.push_back(dtype(v));
@@ -73,13 +83,17 @@ class Lowerer {
   std::vector<int64_t> dims(const std::string& v) const {
     std::optional<graph::ValueType> t = g_.type_of(v);
     user_check(t && t->is_concrete()) << g_.source << ": value '" << v << "' has no concrete shape";
-    user_check(holds_dtype(t->dtype))
+    const bool half = t->dtype == DataType::f16() || t->dtype == DataType::bf16();
+    user_check(holds_dtype(t->dtype) || half)
         << g_.source << ": value '" << v << "' is " << t->dtype.str() << "; " << kDtypeRule;
     return t->dims();
   }
 
-  // The value's type in the graph (kernels hold it in f32 whatever it is).
-  ir::DataType dtype(const std::string& v) const { return g_.type_of(v)->dtype; }
+  // The value's type in the graph.
+  DataType dtype(const std::string& v) const { return g_.type_of(v)->dtype; }
+  // The type kernels hold it in: f16/bf16 where --dtype made it so (assign_precision.h), f32
+  // otherwise (integers and truth values included, op_table.h: holds_dtype).
+  DataType held(const std::string& v) const { return is_half(dtype(v)) ? dtype(v) : DataType::f32(); }
 
   int add_buffer(Buffer b) {
     p_.buffers.push_back(std::move(b));
@@ -91,10 +105,11 @@ class Lowerer {
   int new_buffer(const std::string& value, Layout layout) {
     std::vector<int64_t> d = dims(value);
     auto out = std::find(g_.outputs.begin(), g_.outputs.end(), value);
-    const bool f32 = dtype(value) == ir::DataType::f32();
-    const uint64_t bytes = layout == kModelDtype
-                               ? static_cast<uint64_t>(numel(d) * dtype(value).bytes())
-                               : static_cast<uint64_t>(layout_elements(d, layout)) * 4;
+    const bool f32 = dtype(value) == DataType::f32() || is_half(dtype(value));
+    const uint64_t bytes =
+        layout == kModelDtype
+            ? static_cast<uint64_t>(numel(d) * dtype(value).bytes())
+            : static_cast<uint64_t>(layout_elements(d, layout)) * held(value).bytes();
     int id = out != g_.outputs.end() && layout == (f32 ? 0 : kModelDtype)
                  ? add_buffer({BufferKind::Output, static_cast<int>(out - g_.outputs.begin()),
                                bytes, 0, value, 0})
@@ -103,9 +118,11 @@ class Lowerer {
     return id;
   }
 
-  int param_buffer(const std::string& value, const Values& data, Layout layout) {
-    uint64_t offset = params_.add(data.data(), data.size() * sizeof(float));
-    return add_buffer({BufferKind::Params, 0, data.size() * sizeof(float), offset, value, layout});
+  // Constants are converted to the kernel argument's type here, at compile time.
+  int param_buffer(const std::string& value, const Values& data, Layout layout, DataType type) {
+    const tuner::Bytes bytes = tuner::encode(data, type);
+    uint64_t offset = params_.add(bytes.data(), bytes.size());
+    return add_buffer({BufferKind::Params, 0, bytes.size(), offset, value, layout});
   }
 
   // A constant's values in f32, as kernels hold every value (integers and bools included).
@@ -134,7 +151,10 @@ class Lowerer {
       std::string name = "k" + std::to_string(p_.tasks.size()) + "_" + identifier(tpl.name());
       schedules::ScheduledKernel k = tpl.instantiate(w, target_, config);
       p_.tasks.push_back({&tpl, w, config, untuned, name, 0, k.flops, tuned_cost_s});
+      std::vector<DataType> types;
+      for (const te::Tensor& t : k.tensors) types.push_back(t.dtype());
       task_args_.push_back(std::move(k.args));
+      task_arg_types_.push_back(std::move(types));
     }
     return it->second;
   }
@@ -143,7 +163,7 @@ class Lowerer {
   // output's type; the new buffer holds it.
   int convert_dtype(const std::string& value, int src, bool to_f32) {
     const ir::DataType t = dtype(value) == ir::DataType::boolean() ? ir::DataType::u8() : dtype(value);
-    Workload w{"cast", {{"E", numel(dims(value))}, {"to_f32", to_f32 ? 1 : 0}}, t, {}};
+    const Workload w = schedules::cast_workload(numel(dims(value)), t, to_f32);
     const schedules::OpTemplate& tpl = schedules::cast_template();
     int task = task_with(tpl, w, tpl.fallback(w, target_), true, 0);
     int dst = new_buffer(value, to_f32 ? 0 : kModelDtype);
@@ -156,16 +176,18 @@ class Lowerer {
     p_.steps.push_back({task, std::move(args), std::move(node), std::move(op)});
   }
 
+  // An unpacked constant (a bias) in the type `type` of the kernel argument it feeds.
+  int ensure_constant(const std::string& value, DataType type) {
+    auto [it, inserted] = constants_.try_emplace(value + "|" + type.str(), -1);
+    if (!inserted) return it->second;
+    return it->second = param_buffer(value, constant_values(value), 0, type);
+  }
+
   // The buffer holding `value` in `layout`, converting (and remembering the result) if needed.
   int ensure(const std::string& value, Layout layout) {
     auto& have = available_[value];
     if (auto it = have.find(layout); it != have.end()) return it->second;
-    if (g_.is_constant(value)) {
-      std::vector<int64_t> d = dims(value);
-      Values v = constant_values(value);
-      if (layout != 0) v = schedules::pack_nchwc(v, d[0], d[1], d[2], d[3], layout);
-      return have[layout] = param_buffer(value, v, layout);
-    }
+    internal_check(!g_.is_constant(value)) << "ensure: constant '" << value << "'";
     internal_check(!have.empty()) << "value '" << value << "' is read before it is written";
     if (layout == kModelDtype) return convert_dtype(value, ensure(value, 0), false);
     if (!have.count(0) && have.count(kModelDtype)) {
@@ -175,7 +197,7 @@ class Lowerer {
     std::vector<int64_t> d = dims(value);
     // From a blocked copy when there is one: back to NCHW, or re-blocked in one pass.
     const auto [from, src] = *have.rbegin();
-    int task = task_for(conversion_workload(d, from, layout));
+    int task = task_for(conversion_workload(d, from, layout, held(value)));
     int dst = new_buffer(value, layout);
     add_step(task, {src, dst}, "layout " + value, "LayoutTransform");
     return dst;
@@ -207,7 +229,8 @@ class Lowerer {
       auto [it, inserted] = packed_.try_emplace(key, -1);
       if (inserted)
         it->second = param_buffer(
-            v, schedules::pack_nchwc(constant_values(v), d[0], d[1], d[2], d[3], block), block);
+            v, schedules::pack_nchwc(constant_values(v), d[0], d[1], d[2], d[3], block), block,
+            DataType::f32());
       return it->second;
     }
     return dims(v).size() == 4 ? ensure(v, block) : -1;
@@ -238,8 +261,45 @@ class Lowerer {
     return true;
   }
 
+  // A Cast between f32 and a half type (assign_precision.h), in the layout its input already
+  // has: a cast converts values, not layouts, so a blocked activation stays blocked.
+  void lower_cast(const Node& n) {
+    const std::string &in = n.inputs.at(0), &out = n.outputs.at(0);
+    const DataType from = dtype(in), to = dtype(out);
+    user_check((from == DataType::f32() && is_half(to)) || (is_half(from) && to == DataType::f32()))
+        << g_.describe(n) << ": Cast from " << from.str() << " to " << to.str()
+        << " is not supported (kiln casts between f32 and f16 or bf16)";
+    auto& have = available_[in];
+    internal_check(!have.empty()) << "value '" << in << "' is read before it is written";
+    const auto [layout, src] = *have.rbegin();
+    const int task = task_for(schedules::cast_workload(layout_elements(dims(in), layout),
+                                                       is_half(to) ? to : from, to == DataType::f32()));
+    const int dst = new_buffer(out, layout);
+    add_step(task, {src, dst}, n.name.empty() ? out : n.name, n.op_type);
+    if (layout != 0 && std::count(g_.outputs.begin(), g_.outputs.end(), out)) ensure(out, 0);
+  }
+
+  // A conv/dense whose data input assign_precision made half runs in that type; its output
+  // is f32 (the kernel's out_f32 form) where f32 readers take it.
+  void apply_precision(MappedNode& m, const Node& n) {
+    for (const char* data : {"data", "A"}) {
+      auto it = m.operands.find(data);
+      if (it == m.operands.end() || g_.is_constant(it->second)) continue;
+      const DataType t = dtype(it->second);
+      if (!is_half(t)) return;
+      m.workload.dtype = t;
+      if (dtype(n.outputs[0]) == DataType::f32()) m.workload.params["out_f32"] = 1;
+      return;
+    }
+  }
+
   void lower_node(const Node& n) {
+    // Casts into and out of a half region (assign_precision.h); other Casts map to kernels.
+    if (n.op_type == "Cast" && n.inputs.size() == 1 && !g_.is_constant(n.inputs[0]) &&
+        (is_half(dtype(n.inputs[0])) || is_half(dtype(n.outputs.at(0)))))
+      return lower_cast(n);
     MappedNode m = map_node(g_, n);
+    apply_precision(m, n);
     if (lower_blocked_elementwise(n, m)) return;
     const NodeChoice* chosen = nullptr;
     if (choices_)
@@ -250,9 +310,11 @@ class Lowerer {
                                blocked_layout_of(m.operands, "residual")},
                               chosen);
     const std::vector<KernelArg> args = task_args_[task];
+    const std::vector<DataType> arg_types = task_arg_types_[task];
     const std::string& tpl = p_.tasks[task].tpl->name();
     std::vector<int> bufs;
-    for (const KernelArg& a : args) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      const KernelArg& a = args[i];
       if (a.is_output) continue;
       auto it = m.operands.find(a.logical.name);
       internal_check(it != m.operands.end())
@@ -265,14 +327,24 @@ class Lowerer {
       if (g_.is_constant(v) && a.pack) {
         std::string key = v + "|" + std::to_string(task) + "|" + a.logical.name;
         auto [pit, inserted] = packed_.try_emplace(key, -1);
-        if (inserted) pit->second = param_buffer(v, a.pack(constant_values(v)), -1);
+        if (inserted) pit->second = param_buffer(v, a.pack(constant_values(v)), -1, arg_types[i]);
         bufs.push_back(pit->second);
         continue;
       }
-      bufs.push_back(ensure(v, g_.is_constant(v) ? 0 : activation_layout(a, tpl)));
+      if (g_.is_constant(v)) {
+        bufs.push_back(ensure_constant(v, arg_types[i]));
+        continue;
+      }
+      internal_check(held(v) == arg_types[i])
+          << g_.describe(n) << ": operand '" << v << "' is " << held(v).str() << ", " << tpl
+          << " reads " << a.logical.name << " as " << arg_types[i].str();
+      bufs.push_back(ensure(v, activation_layout(a, tpl)));
     }
     const KernelArg& out = args.back();
     internal_check(out.is_output) << tpl << ": the last argument is not the output";
+    internal_check(arg_types.back() == held(n.outputs[0]))
+        << g_.describe(n) << ": " << tpl << " writes " << arg_types.back().str() << ", the graph "
+        << "expects " << held(n.outputs[0]).str();
     const std::string& value = n.outputs[0];
     for (size_t i = 1; i < n.outputs.size(); ++i)
       user_check(!n.has_output(i)) << g_.describe(n) << ": only one output is supported";
@@ -295,17 +367,20 @@ class Lowerer {
   std::map<std::string, std::map<Layout, int>> available_;
   std::map<std::string, int> task_index_;
   std::vector<std::vector<KernelArg>> task_args_;
+  std::vector<std::vector<DataType>> task_arg_types_;  // each task's argument types
+  std::map<std::string, int> constants_;  // "value|type" -> params buffer
   std::map<std::string, int> packed_;
 };
 
 }  // namespace
 
-Workload conversion_workload(const std::vector<int64_t>& d, Layout from, Layout to) {
+Workload conversion_workload(const std::vector<int64_t>& d, Layout from, Layout to,
+                             DataType dtype) {
   const int direction = to == 0 ? 1 : from == 0 ? 0 : 2;
   Workload w{"layout_transform",
              {{"N", d[0]}, {"C", d[1]}, {"H", d[2]}, {"W", d[3]},
               {"block", to == 0 ? from : to}, {"direction", direction}},
-             ir::DataType::f32(), {}};
+             dtype, {}};
   if (direction == 2) w.params["src_block"] = from;
   return w;
 }

@@ -3,7 +3,11 @@
 // apply-history-best; constants are packed for their kernel and appended to the params;
 // activations that a kernel reads or writes in NCHW[x]c get layout_transform kernels around
 // it, and a blocked value is kept blocked for every consumer that reads the same block, so
-// consecutive convolutions convert nothing between them.
+// consecutive convolutions convert nothing between them. Values keep the element type the
+// graph gives them (f32, or bf16/f16 where assign_precision put it): buffers are sized by it,
+// a conv/dense with a half data input runs in that type (writing f32 where its output is
+// f32), Cast nodes become cast kernels in their input's layout, and constants are converted
+// to the type of the kernel argument they feed.
 #pragma once
 
 #include "compiler/graph/graph.h"

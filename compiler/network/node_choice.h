@@ -30,6 +30,8 @@ inline std::string node_key(const std::string& name, const std::vector<std::stri
 
 // The layout_transform workload converting a logical [N, C, H, W] value from one layout to
 // another (0: NCHW; b > 0: NCHW[b]c): to blocked, back to NCHW, or re-blocked in one pass.
-schedules::Workload conversion_workload(const std::vector<int64_t>& nchw, Layout from, Layout to);
+// `dtype`: the type the value is held in (f16/bf16 inside a --dtype region).
+schedules::Workload conversion_workload(const std::vector<int64_t>& nchw, Layout from, Layout to,
+                                        ir::DataType dtype = ir::DataType::f32());
 
 }  // namespace kiln::network

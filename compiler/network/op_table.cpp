@@ -98,14 +98,17 @@ MappedNode map_node(Graph& g, const Node& n) {
   }
   MappedNode m = it->second(g, n);
   // Operands are what the kernel reads (shape inputs such as Reshape's are not among them).
+  // Half types only where the precision pass puts them: conv2d and dense have half kernels.
+  const bool half_ok = m.workload.op == "conv2d" || m.workload.op == "dense";
   bool non_float = false;
   std::vector<std::string> values = {n.outputs[0]};
   for (const auto& [name, v] : m.operands) values.push_back(v);
   for (const std::string& v : values) {
     std::optional<graph::ValueType> t = g.type_of(v);
-    node_check(t && holds_dtype(t->dtype))
+    const bool half = t && (t->dtype == graph::DataType::bf16() || t->dtype == graph::DataType::f16());
+    node_check(t && (holds_dtype(t->dtype) || (half && half_ok)))
         << "value '" << v << "' is " << (t ? t->dtype.str() : "untyped") << "; " << kDtypeRule;
-    non_float |= t->dtype != graph::DataType::f32();
+    non_float |= t->dtype != graph::DataType::f32() && !half;
   }
   // Integers and truth values are held in f32, which keeps them exact through comparisons,
   // selections, gathers and copies; integer arithmetic (Div truncates) would not be.

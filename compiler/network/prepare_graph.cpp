@@ -1,7 +1,11 @@
 #include "compiler/network/prepare_graph.h"
 
+#include <cstdlib>
+#include <iostream>
+
 #include "compiler/graph/onnx_import.h"
 #include "compiler/graph/passes/pipeline.h"
+#include "compiler/graph/printer.h"
 #include "compiler/network/fold_batch_norm.h"
 #include "compiler/network/fuse_epilogues.h"
 #include "compiler/network/kernel_rewrites.h"
@@ -9,7 +13,17 @@
 namespace kiln::network {
 
 PreparedGraph prepare_graph(const std::string& model_path, const graph::ShapeBindings& input_shapes) {
+  return prepare_graph(model_path, input_shapes, Target{}, PrecisionOptions{});
+}
+
+PreparedGraph prepare_graph(const std::string& model_path, const graph::ShapeBindings& input_shapes,
+                            const Target& target, const PrecisionOptions& precision) {
   PreparedGraph p;
+  // KILN_DUMP_GRAPH=1 prints the graph after each step, as the generic pipeline does.
+  const bool dump = std::getenv("KILN_DUMP_GRAPH") != nullptr;
+  auto after = [&](const char* step) {
+    if (dump) std::cerr << "// after " << step << "\n" << p.graph;
+  };
   // The ONNX file in canonical form, its inputs given sizes, then the generic graph passes
   // (shape inference makes every value concrete, constant folding removes shape arithmetic).
   p.graph = graph::import_onnx_file(model_path);
@@ -18,7 +32,15 @@ PreparedGraph prepare_graph(const std::string& model_path, const graph::ShapeBin
   rewrite_for_kernels(p.graph);  // Split, LayerNorm/GELU patterns, MatMul+bias: kernel-shaped nodes
   // BN folding before fusion: the folded Conv gets a bias, and its Relu can then fuse.
   p.bn_folded = fold_batch_norm(p.graph);
+  after("fold_batch_norm");
   p.epilogues_fused = fuse_epilogues(p.graph);
+  after("fuse_epilogues");
+  // Last: the precision of each conv/dense is decided on the kernels as they will be built
+  // (epilogues fused), and the casts go between those kernels.
+  if (precision.dtype != ir::DataType::f32()) {
+    p.precision = assign_precision(p.graph, target, precision);
+    after("assign_precision");
+  }
   return p;
 }
 

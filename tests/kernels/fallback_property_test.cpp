@@ -13,6 +13,7 @@
 #include <set>
 
 #include "compiler/base/error.h"
+#include "schedules/cast.h"
 #include "schedules/elementwise.h"
 #include "schedules/registry.h"
 #include "tests/kernels/template_harness.h"
@@ -203,6 +204,15 @@ std::vector<Workload> data_movement_shapes() {
   return out;
 }
 
+// Casts both ways, of a short tail, an odd size and enough elements to go parallel.
+std::vector<Workload> cast_shapes() {
+  std::vector<Workload> out;
+  for (int64_t n : {1, 13, 1000, 70000})
+    for (bool to_f32 : {false, true})
+      out.push_back(schedules::cast_workload(n, DataType::bf16(), to_f32));
+  return out;
+}
+
 // The sweep's shapes of `tpl`'s op (f32; the caller sets each dtype).
 std::vector<Workload> shapes_for(const OpTemplate& tpl) {
   const std::string op = tpl.op();
@@ -210,6 +220,7 @@ std::vector<Workload> shapes_for(const OpTemplate& tpl) {
   if (op == "dense" || op == "batch_matmul") all = matmul_shapes(op);
   else if (op == "conv2d") all = conv_shapes();
   else if (op == "softmax" || op == "layer_norm") all = row_shapes();
+  else if (op == "cast") all = cast_shapes();
   else if (op == "concat" || op == "transpose" || op == "pad" || op == "reshape" || op == "slice")
     all = data_movement_shapes();
   else if (op == "gather") all = gather_shapes();

@@ -3,6 +3,9 @@
 // for x86-avx512 and arm-neon; the host build runs with the runtime and the AArch64 build
 // with the cross-built examples/model_app under qemu; both must match ONNX Runtime's output
 // by kiln's f32 rule (kiln/compare.h, 1e-4). Each test prints the max abs / rel error and timings.
+// In bf16 (the host's x86-avx512 with AVX512-BF16) and f16 (arm-fp16 under qemu), compiled
+// with --dtype, they must stay within a tolerance derived from the type's precision (see
+// half_tolerance) and agree with ONNX Runtime's top-1 class wherever its margin is clear.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,17 +40,65 @@ struct Compiled {
   std::string out() const { return dir.path() + "/out"; }
 };
 
-std::unique_ptr<Compiled> compile_model(const std::string& name, const std::string& target) {
+std::unique_ptr<Compiled> compile_model(const std::string& name, const std::string& target,
+                                        ir::DataType dtype = ir::DataType::f32()) {
   auto c = std::make_unique<Compiled>();
   // The export keeps torchvision's symbolic batch dimension; kiln binds it here.
   CompileOptions o{model_dir(name) + "/model.onnx", target_from_name(target), {},
                    {{"batch", {1}}}, c->out()};
+  o.precision.dtype = dtype;
   c->report = compile_network(o);
-  std::cout << name << " for " << target << ": " << c->report.program.tasks.size()
+  std::cout << name << " for " << target << " in " << dtype.str() << ": "
+            << c->report.program.tasks.size()
             << " kernels, " << c->report.program.steps.size() << " calls, params "
             << c->report.program.params.size() << " bytes, compiled in " << c->report.seconds
             << " s\n";
   return c;
+}
+
+// The tolerance of a half-precision network, relative to max(1, |logit|, rms of the logits)
+// as kiln's rule measures it: a type with p significant bits rounds each layer's input
+// activations and weights by 2^-p relative; through L layers in a row those add up
+// (independent roundings grow like sqrt(L), the worst case like L). bf16 (p = 8) through
+// ResNet-18's and MobileNetV2's ~20 half layers: 20 x 2^-8 ~ 8e-2 worst case; f16 (p = 11):
+// 20 x 2^-11 ~ 1e-2. The measured errors sit well inside (printed by each test).
+double half_tolerance(ir::DataType dtype) {
+  const int bits = dtype == ir::DataType::bf16() ? 8 : 11;
+  return 20.0 * std::ldexp(1.0, -bits);
+}
+
+size_t argmax(const std::vector<float>& v) {
+  return static_cast<size_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+// Half precision against ORT's f32 output: within half_tolerance, and the same top-1 class
+// unless ORT's own margin between its two best classes is smaller than twice the measured
+// error (then either answer is within rounding of the other).
+void expect_half_matches_ort(const std::string& name, const std::vector<float>& got,
+                             ir::DataType dtype) {
+  tools::F32File want = tools::read_f32_file(model_dir(name) + "/ort.npy");
+  ASSERT_EQ(got.size(), want.values.size()) << name;
+  double max_abs = 0, max_ref = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    max_abs = std::max(max_abs, std::fabs(double(got[i]) - double(want.values[i])));
+    max_ref = std::max(max_ref, std::fabs(double(want.values[i])));
+  }
+  const size_t top = argmax(want.values), got_top = argmax(got);
+  std::vector<float> sorted = want.values;
+  std::sort(sorted.rbegin(), sorted.rend());
+  const double margin = sorted[0] - sorted[1];
+  std::cout << name << " in " << dtype.str() << ": max abs error " << max_abs
+            << ", max rel error " << max_abs / max_ref << " (max |ORT| " << max_ref
+            << "), top-1 " << (top == got_top ? "agrees" : "differs") << " (ORT class " << top
+            << ", kiln " << got_top << ", ORT margin " << margin << ")\n";
+  const double rtol = half_tolerance(dtype);
+  Closeness c = judge_closeness(
+      got.size(), [&](size_t i) { return double(got[i]); },
+      [&](size_t i) { return double(want.values[i]); }, rtol);
+  EXPECT_TRUE(c.close) << name << ": " << c.mismatches << " mismatches at " << rtol
+                       << ", first at " << c.first << " (got " << got[c.first] << ", want "
+                       << want.values[c.first] << ")";
+  if (margin > 2 * max_abs) EXPECT_EQ(top, got_top) << name << ": top-1 differs";
 }
 
 // Compares with ONNX Runtime's output, printing the errors (relative to max |reference|).
@@ -70,9 +121,11 @@ void expect_matches_ort(const std::string& name, const std::vector<float>& got) 
                        << " (got " << got[c.first] << ", want " << want.values[c.first] << ")";
 }
 
-void run_on_host(const std::string& name) {
+void run_on_host(const std::string& name, ir::DataType dtype = ir::DataType::f32()) {
   if (!cpu_has("avx512f")) GTEST_SKIP() << "this CPU has no AVX-512";
-  auto c = compile_model(name, "x86-avx512");
+  if (dtype == ir::DataType::bf16() && !cpu_has("avx512bf16"))
+    GTEST_SKIP() << "this CPU has no AVX512-BF16";
+  auto c = compile_model(name, "x86-avx512", dtype);
   Model m = Model::load(c->out() + "/model.so", c->out() + "/model.params", 1);
   tools::F32File in = tools::read_f32_file(model_dir(name) + "/input.npy");
   ASSERT_EQ(in.values.size() * 4, m.inputs()[0].bytes);
@@ -87,14 +140,18 @@ void run_on_host(const std::string& name) {
   }
   std::sort(ms.begin(), ms.end());
   std::cout << name << " host latency: median " << ms[ms.size() / 2] << " ms of 5, 1 thread\n";
-  expect_matches_ort(name, out);
+  if (dtype == ir::DataType::f32())
+    expect_matches_ort(name, out);
+  else
+    expect_half_matches_ort(name, out, dtype);
 }
 
-void run_on_arm(const std::string& name) {
+void run_on_arm(const std::string& name, const std::string& target = "arm-neon",
+                ir::DataType dtype = ir::DataType::f32()) {
   std::vector<std::string> qemu = aarch64_qemu_prefix();
   if (qemu.empty() || !fs::exists(KILN_MODEL_APP_AARCH64))
     GTEST_SKIP() << "qemu-aarch64 or the cross-built model_app is missing";
-  auto c = compile_model(name, "arm-neon");
+  auto c = compile_model(name, target, dtype);
   std::string saved = c->dir.path() + "/logits.bin";
   std::string cmd;
   for (const std::string& a : qemu) cmd += a + " ";
@@ -106,7 +163,10 @@ void run_on_arm(const std::string& name) {
             << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
             << " s (two runs, emulated)\n";
   tools::F32File got = tools::read_f32_file(saved);
-  expect_matches_ort(name, got.values);
+  if (dtype == ir::DataType::f32())
+    expect_matches_ort(name, got.values);
+  else
+    expect_half_matches_ort(name, got.values, dtype);
 }
 
 TEST(RealModels, ResNet18OnHost) { run_on_host("resnet18"); }
@@ -138,6 +198,12 @@ TEST(RealModels, MobileNetV3SmallConvertsOnlyForItsPools) {
   // Into the first conv, out for each pool.
   EXPECT_LE(map_conversions, pools + 1);
 }
+TEST(RealModels, ResNet18Bf16OnHost) { run_on_host("resnet18", ir::DataType::bf16()); }
+TEST(RealModels, MobileNetV2Bf16OnHost) { run_on_host("mobilenet_v2", ir::DataType::bf16()); }
+TEST(RealModels, MobileNetV2F16OnArmFp16) {
+  run_on_arm("mobilenet_v2", "arm-fp16", ir::DataType::f16());
+}
+TEST(RealModels, ResNet18F16OnArmFp16) { run_on_arm("resnet18", "arm-fp16", ir::DataType::f16()); }
 
 // Depthwise layers go to conv2d.depthwise, so the packed weights stay near the model's own
 // size (block-diagonal packing through conv2d.nchwc made them 12x the ONNX file).

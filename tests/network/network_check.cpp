@@ -30,11 +30,13 @@ struct Compiled {
 std::unique_ptr<Compiled> compile_with_reference(
     const std::string& bytes, const graph::ShapeBindings& shapes, const std::string& target,
     const std::map<std::string, graph::HostTensor>& given = {},
-    const std::vector<std::string>& record_logs = {}) {
+    const std::vector<std::string>& record_logs = {}, const PrecisionOptions& precision = {}) {
   auto c = std::make_unique<Compiled>();
   const std::string onnx = c->dir.path() + "/net.onnx";
   std::ofstream(onnx, std::ios::binary) << bytes;
-  c->report = compile_network({onnx, target_from_name(target), record_logs, shapes, c->out()});
+  CompileOptions o{onnx, target_from_name(target), record_logs, shapes, c->out()};
+  o.precision = precision;
+  c->report = compile_network(o);
   std::cout << format_report(c->report);
   graph::Graph g = graph::import_onnx_bytes(bytes, "net.onnx");
   graph::bind_input_shapes(g, shapes);
@@ -51,12 +53,12 @@ std::unique_ptr<Compiled> compile_with_reference(
 }
 
 void expect_close(const std::vector<float>& got, const graph::HostTensor& want,
-                  const std::string& name) {
+                  const std::string& name, double rtol = 1e-4) {
   ASSERT_EQ(static_cast<int64_t>(got.size()), want.numel()) << name;
   const float* w = want.data<float>();
   Closeness c = judge_closeness(
       got.size(), [&](size_t k) { return double(got[k]); }, [&](size_t k) { return double(w[k]); },
-      1e-4);
+      rtol);
   EXPECT_TRUE(c.close) << name << ": " << c.mismatches << " mismatches, first at " << c.first
                        << " (got " << got[c.first] << ", want " << w[c.first] << ")";
 }
@@ -83,10 +85,17 @@ CompileReport expect_host_matches_reference(const std::string& bytes,
 
 std::string expect_arm_neon_matches_reference(const std::string& bytes,
                                               const graph::ShapeBindings& shapes) {
+  return expect_arm_matches_reference(bytes, "arm-neon", ir::DataType::f32(), true, 1e-4, shapes);
+}
+
+std::string expect_arm_matches_reference(const std::string& bytes, const std::string& target,
+                                         ir::DataType dtype, bool keep_last_f32, double rtol,
+                                         const graph::ShapeBindings& shapes) {
   std::vector<std::string> qemu = aarch64_qemu_prefix();
   if (qemu.empty() || !std::filesystem::exists(KILN_MODEL_APP_AARCH64))
     return "qemu-aarch64 or the cross-built model_app is missing";
-  std::unique_ptr<Compiled> c = compile_with_reference(bytes, shapes, "arm-neon");
+  std::unique_ptr<Compiled> c =
+      compile_with_reference(bytes, shapes, target, {}, {}, PrecisionOptions{dtype, keep_last_f32});
   std::string cmd;
   for (const std::string& a : qemu) cmd += a + " ";
   cmd += std::string(KILN_MODEL_APP_AARCH64) + " " + c->out();
@@ -105,7 +114,7 @@ std::string expect_arm_neon_matches_reference(const std::string& bytes,
   std::ifstream f(saved, std::ios::binary);
   f.read(reinterpret_cast<char*>(got.data()), static_cast<std::streamsize>(got.size() * 4));
   EXPECT_TRUE(f.good()) << "model_app wrote no output";
-  expect_close(got, c->want.at(first), first);
+  expect_close(got, c->want.at(first), first, rtol);
   return "";
 }
 

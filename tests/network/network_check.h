@@ -25,6 +25,12 @@ CompileReport expect_host_matches_reference(
 std::string expect_arm_neon_matches_reference(const std::string& onnx_bytes,
                                               const graph::ShapeBindings& shapes = {});
 
+// The same on an AArch64 `target` with `kiln compile --dtype` (keep_last_f32 as its flag), its
+// first output compared within `rtol` (a half type's tolerance).
+std::string expect_arm_matches_reference(const std::string& onnx_bytes, const std::string& target,
+                                         ir::DataType dtype, bool keep_last_f32, double rtol,
+                                         const graph::ShapeBindings& shapes = {});
+
 // The op types of the report's layers, in order.
 std::vector<std::string> layer_ops(const CompileReport& report);
 

@@ -17,6 +17,7 @@
 #include "compiler/graph/evaluate.h"
 #include "compiler/graph/onnx_import.h"
 #include "kiln/compare.h"
+#include "kiln/cpu_features.h"
 #include "kiln/model.h"
 #include "rpc/farm/local_farm.h"
 #include "runtime/process/kernel_exec.h"
@@ -137,6 +138,25 @@ TEST(NetworkTune, LayoutChoicesTuneTwoBlocksPerConvAndCompileMatches) {
   ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
   EXPECT_NE(o.text.find("layout choice: "), std::string::npos) << o.text;
   expect_model_matches(net);
+}
+
+// --dtype bf16: the tune measures the bf16 workloads, and compile --dtype bf16 finds them in
+// the log (every half conv tuned), as the f32 ones above.
+TEST(NetworkTune, Bf16TasksAreTheCompiledOnes) {
+  if (!cpu_has("avx512bf16")) GTEST_SKIP() << "this CPU has no AVX512-BF16";
+  Network net(repeated_conv_chain());
+  Output o = run("tune " + net.onnx + " --target x86-avx512 --dtype bf16 --trials 8 --batch 4 " +
+                 "--tuner random --log " + net.log + kQuick);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  std::vector<tuner::TuningRecord> records = valid_log(net.log);
+  ASSERT_GE(records.size(), 8u);
+  for (const tuner::TuningRecord& r : records)
+    if (r.workload.op == "conv2d") EXPECT_EQ(r.workload.dtype, ir::DataType::bf16()) << r.workload.str();
+  o = run("compile " + net.onnx + " --target x86-avx512 --dtype bf16 --records " + net.log +
+          " -o " + net.out);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_NE(o.text.find("conv2d.bf16.x86  conv2d C=16"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("[tuned "), std::string::npos) << o.text;
 }
 
 TEST(NetworkTune, ArmNeonUnderQemu) {

@@ -139,6 +139,8 @@ const std::vector<Invocation> kBad = {
     {"compile {dir}/bad.onnx -o {dir}/out --input-shape input", "input"},
     {"compile {dir}/bad.onnx -o {dir}/out --input-shape input=1,x", "input=1,x"},
     {"compile {dir}/bad.onnx -o {dir}/out --records {dir}/missing.jsonl", ""},
+    {"compile {dir}/bad.onnx -o {dir}/out --dtype f64", "--dtype 'f64' is not supported (valid: f32, bf16, f16)"},
+    {"tune {dir}/bad.onnx --log {dir}/t.jsonl --dtype i8", "--dtype 'i8' is not supported"},
     // run
     {"run", ""},
     {"run {dir}/missing-dir --input x={dir}/token", "is not a folder"},
