@@ -96,6 +96,9 @@ class OpTemplate {
   // epilogue steps (default none), and parameters that are values rather than sizes, so
   // may be negative (default none).
   virtual std::vector<ir::DataType> dtypes() const;
+  // The dtypes the template sweeps of the tests draw: dtypes() unless the template accepts
+  // types whose arguments the generic harness cannot generate (cast.flat's integer forms).
+  virtual std::vector<ir::DataType> swept_dtypes() const { return dtypes(); }
   virtual std::vector<std::string> epilogues() const { return {}; }
   virtual std::vector<std::string> value_params() const { return {}; }
   // The factor on the dtype's tolerance (tuner/host_values.h) by which the kernel's output

@@ -71,7 +71,10 @@ void print_summary(const tuner::NetworkTuner& t) {
 void measure_conversions(const TuneArgs& a, const Target& target, const graph::ShapeBindings& shapes,
                          tuner::Runner& runner, tuner::RecordWriter& log) {
   const network::LayoutPlan plan = network::plan_layouts(
-      network::prepare_graph(a.model, shapes).graph, target, load_log(a.log, target));
+      network::prepare_graph(a.model, shapes, target,
+                             precision_options(a.workload.dtype, a.keep_last_f32))
+          .graph,
+      target, load_log(a.log, target));
   if (!a.quiet)
     std::fprintf(stderr, "kiln tune: %s; measuring %zu layout conversions\n",
                  network::describe(plan).c_str(), plan.unmeasured_conversions.size());

@@ -56,12 +56,24 @@ class PlanBuilder {
     std::vector<std::vector<Candidate>> candidates;
     std::vector<size_t> baseline_state;
     for (const graph::Node& n : g.nodes) {
-      const MappedNode m = map_node(g, n);
       const std::string key = node_key(n.name, n.outputs);
       const Task& fixed = baseline_.tasks.at(baseline_task_.at(key));
+      // The kernel the compile builds for the node: its own mapping, or one the lowering
+      // chooses itself (a cast at a --dtype edge, an elementwise op in a blocked layout, a
+      // conv in the half type): those keep the compile's kernel, offered as the one state.
+      MappedNode m;
+      if (fixed.workload.op == "cast" && n.op_type == "Cast") {
+        m.workload = fixed.workload;
+        m.operands = {{"X", n.inputs.at(0)}};
+      } else {
+        m = map_node(g, n);
+      }
+      const bool as_mapped = m.workload.str() == fixed.workload.str();
+      m.workload = fixed.workload;
       std::vector<Candidate> states;
       size_t baseline = 0;
-      if (auto it = groups_.find(m.workload.str()); it != groups_.end() && it->second.size() > 1) {
+      if (auto it = groups_.find(m.workload.str());
+          as_mapped && it != groups_.end() && it->second.size() > 1) {
         for (const auto& [group, r] : it->second) {
           const schedules::OpTemplate& tpl = schedules::template_named(r.template_name);
           if (&tpl == fixed.tpl && r.config.to_json() == fixed.config.to_json())

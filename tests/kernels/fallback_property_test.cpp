@@ -252,7 +252,7 @@ std::vector<SweepCase> sweep_of(const OpTemplate& tpl, size_t limit = SIZE_MAX,
   std::vector<Workload> shapes = shapes_for(tpl);
   for (const std::string& preset : target_preset_names()) {
     if (!presets.empty() && !presets.count(preset)) continue;
-    for (DataType dtype : tpl.dtypes())
+    for (DataType dtype : tpl.swept_dtypes())
       for (Workload w : shapes) {
         w.dtype = dtype;
         all.push_back({&tpl, w, preset});
