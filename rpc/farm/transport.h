@@ -12,8 +12,11 @@
 namespace kiln::farm {
 
 inline constexpr const char* kTokenMetadata = "x-kiln-farm-token";
-// The largest message either side accepts: a .so plus its reference outputs fit easily.
-inline constexpr int kMaxMessageBytes = 64 << 20;
+// The largest message either side accepts. A kernel job (a .so plus its reference outputs)
+// is far below it; a whole-model job (`kiln run --farm`: model.so, model.params and the
+// inputs in one message) is what sets it: ResNet-18's params hold 82 MB of Winograd weights,
+// and the tracker's own cap on what it holds at once (scheduler.h) is 2 GiB.
+inline constexpr int kMaxMessageBytes = 256 << 20;
 
 // The farm token from `token_file` when given (surrounding white space trimmed), else from the
 // KILN_FARM_TOKEN environment variable. Throws std::runtime_error naming the file when it

@@ -145,11 +145,11 @@ TEST_F(FarmModel, HangIsStoppedAtTheTimeout) {
 
 TEST_F(FarmModel, JobPastTheMessageLimit) {
   const std::string model = write_model_dir(dir_, KILN_FIXTURE_MODEL_ADD_ONE);
-  const std::vector<uint8_t> big(70u << 20, 0);
+  const std::vector<uint8_t> big(260u << 20, 0);
   write_params_file(model + "/model.params", big.data(), big.size());
   const ProgramRun r = run_on_farm(model, {});
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("more than the farm's 64 MiB message limit"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("more than the farm's 256 MiB message limit"), std::string::npos) << r.out;
 }
 
 // The same model cross-compiled for AArch64, run by the cross-built kiln-worker under qemu (its
