@@ -16,19 +16,11 @@ using ir::Var;
 
 namespace {
 
-class Conv2dBf16Amx final : public OpTemplate {
+// The logical interface, reference and epilogues are every conv2d template's (conv2d.h).
+class Conv2dBf16Amx final : public Conv2dTemplate {
  public:
   std::string name() const override { return "conv2d.bf16.amx"; }
-  std::string op() const override { return "conv2d"; }
-  std::vector<std::string> epilogues() const override { return epilogue_names(); }
   std::vector<DataType> dtypes() const override { return {DataType::bf16()}; }
-  std::vector<TensorSpec> inputs(const Workload& w) const override {
-    return conv2d_nchwc_template().inputs(w);
-  }
-  TensorSpec output(const Workload& w) const override { return conv2d_nchwc_template().output(w); }
-  Values reference(const Workload& w, const std::vector<Values>& in) const override {
-    return conv2d_nchwc_template().reference(w, in);
-  }
 
   bool applies(const Workload& w, const Target& t) const override {
     if (w.op != "conv2d" || w.dtype != DataType::bf16() || !has_amx_bf16(t)) return false;

@@ -20,22 +20,13 @@ namespace {
 // Widest register tile (output pixels) the low-precision spaces offer.
 constexpr int64_t kWidestTile = 14;
 
-// Base of the two templates: the logical interface and reference of conv2d.nchwc, the
+// Base of the two templates: the logical interface and reference of every conv2d template, the
 // output type, and the lowering with packed arguments.
-class LowpConv2d : public OpTemplate {
+class LowpConv2d : public Conv2dTemplate {
  public:
-  std::string op() const override { return "conv2d"; }
-  std::vector<TensorSpec> inputs(const Workload& w) const override {
-    return conv2d_nchwc_template().inputs(w);
-  }
-  TensorSpec output(const Workload& w) const override { return conv2d_nchwc_template().output(w); }
-  Values reference(const Workload& w, const std::vector<Values>& in) const override {
-    return conv2d_nchwc_template().reference(w, in);
-  }
   bool applies(const Workload& w, const Target& t) const override {
     return w.op == "conv2d" && supports(w, t) && conv2d_params(w).groups == 1;
   }
-  std::vector<std::string> epilogues() const override { return epilogue_names(); }
 
  protected:
   virtual bool supports(const Workload& w, const Target& t) const = 0;

@@ -11,6 +11,7 @@
 #include "compiler/base/error.h"
 #include "schedules/amx_tile.h"
 #include "schedules/registry.h"
+#include "tests/kernels/amx_cases.h"
 #include "tests/kernels/asm_check.h"
 #include "tests/kernels/template_harness.h"
 
@@ -38,10 +39,7 @@ Workload resnet(int64_t c, int64_t hw) {
                   {"bias", "relu"}};
 }
 
-struct Case {
-  Workload w;
-  int config;  // -1: fallback; otherwise a random config of the space
-};
+using Case = AmxCase;
 
 std::vector<Case> cases() {
   std::vector<Case> out;
@@ -60,29 +58,19 @@ std::vector<Case> cases() {
   return out;
 }
 
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.w.str() << " config " << c.config;
-}
-
 class AmxConv2dTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AmxConv2dTest, MatchesReference) {
   const Case& c = GetParam();
   const OpTemplate& tpl = schedules::conv2d_bf16_amx_template();
   Target host = target_from_name("host");
-  if (!schedules::has_amx_bf16(host)) GTEST_SKIP() << "this CPU has no AMX bf16 (amx-tile, amx-bf16)";
+  if (!schedules::has_amx_bf16(host)) GTEST_SKIP() << kNoAmx;
   ASSERT_TRUE(tpl.applies(c.w, host));
   std::string skip = check_template_config(tpl, c.w, "host", template_config(tpl, c.w, host, c.config));
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
 
-std::string name(const ::testing::TestParamInfo<Case>& info) {
-  const Case& c = info.param;
-  return test_name(c.w.str() + "_" + (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config)),
-                   info.index);
-}
-
-INSTANTIATE_TEST_SUITE_P(AmxConv2d, AmxConv2dTest, ::testing::ValuesIn(cases()), name);
+INSTANTIATE_TEST_SUITE_P(AmxConv2d, AmxConv2dTest, ::testing::ValuesIn(cases()), amx_case_name);
 
 TEST(AmxConv2dAsm, InnerLoopIsTdpbf16ps) {
   // Codegen only, for the x86-amx preset: holds on any host. The fallback's 2x2 C tiles.

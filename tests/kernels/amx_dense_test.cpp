@@ -10,6 +10,7 @@
 #include "compiler/base/error.h"
 #include "schedules/amx_tile.h"
 #include "schedules/registry.h"
+#include "tests/kernels/amx_cases.h"
 #include "tests/kernels/asm_check.h"
 #include "tests/kernels/template_harness.h"
 
@@ -28,10 +29,7 @@ Workload dense(int64_t m, int64_t n, int64_t k, std::vector<std::string> epilogu
   return w;
 }
 
-struct Case {
-  Workload w;
-  int config;  // -1: fallback; otherwise a random config of the space
-};
+using Case = AmxCase;
 
 std::vector<Case> cases() {
   std::vector<Case> out;
@@ -47,17 +45,13 @@ std::vector<Case> cases() {
   return out;
 }
 
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.w.str() << " config " << c.config;
-}
-
 class AmxDenseTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AmxDenseTest, MatchesReference) {
   const Case& c = GetParam();
   const OpTemplate& tpl = schedules::dense_bf16_amx_template();
   Target host = target_from_name("host");
-  if (!schedules::has_amx_bf16(host)) GTEST_SKIP() << "this CPU has no AMX bf16 (amx-tile, amx-bf16)";
+  if (!schedules::has_amx_bf16(host)) GTEST_SKIP() << kNoAmx;
   ASSERT_TRUE(tpl.applies(c.w, host));
   Config cfg = template_config(tpl, c.w, host, c.config);
   DataType out_t = c.w.param_or("out_f32", 0) ? DataType::f32() : DataType::bf16();
@@ -67,18 +61,12 @@ TEST_P(AmxDenseTest, MatchesReference) {
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
 
-std::string name(const ::testing::TestParamInfo<Case>& info) {
-  const Case& c = info.param;
-  return test_name(c.w.str() + "_" + (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config)),
-                   info.index);
-}
-
-INSTANTIATE_TEST_SUITE_P(AmxDense, AmxDenseTest, ::testing::ValuesIn(cases()), name);
+INSTANTIATE_TEST_SUITE_P(AmxDense, AmxDenseTest, ::testing::ValuesIn(cases()), amx_case_name);
 
 TEST(AmxDenseSpace, EveryConfigOnAnOddShape) {
   const OpTemplate& tpl = schedules::dense_bf16_amx_template();
   Target host = target_from_name("host");
-  if (!schedules::has_amx_bf16(host)) GTEST_SKIP() << "this CPU has no AMX bf16";
+  if (!schedules::has_amx_bf16(host)) GTEST_SKIP() << kNoAmx;
   Workload w = dense(35, 40, 45, {"bias"});
   schedules::ConfigSpace cs = tpl.space(w, host);
   EXPECT_EQ(cs.size(), 24u);
