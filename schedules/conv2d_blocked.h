@@ -38,6 +38,24 @@ te::Tensor pad_blocked(const te::Tensor& data, const Conv2dParams& p, ir::DataTy
 // along its channel block.
 void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel);
 
+// The knob "pad_rows" of a template whose input is padded (none without padding): where
+// the zero-padded copy of the input (pad_blocked) is computed. 0: once for the whole input
+// at the root (the legacy schedule): the copy goes to memory and is read back, which costs
+// a memory-bound conv (depthwise) more than its own work. R > 0: per band of R output rows
+// (TileKnobs::band_rows), into a small local buffer that stays in L1: the input is read
+// once, at the cost of copying again the input rows that neighbouring bands share.
+void define_pad_knob(ConfigSpace& cs, const Conv2dParams& p);
+// Input rows a band of `rows` output rows reads.
+int64_t band_input_rows(const Conv2dParams& p, int64_t rows);
+// The fallback's band: one output row for a strided conv, else the most output rows (up to
+// 8) whose padded input rows of one channel block of `block` elements of `bytes` fit in
+// `budget` bytes.
+int64_t pick_pad_rows(const Conv2dParams& p, int64_t block, int64_t bytes, int64_t budget);
+// Schedules the padded copy `padded` of a template whose output stage is `out` as the knob
+// pad_rows asks; `band` is schedule_register_tile's band loop.
+void schedule_pad_stage(te::Schedule& sch, const te::Tensor& padded, const te::Tensor& out,
+                        ir::IterVar band, int64_t pad_rows, bool parallel);
+
 // The knobs of the register tile the blocked templates share (schedule_register_tile).
 struct TileKnobs {
   int64_t reg_n, lanes;
@@ -51,6 +69,7 @@ struct TileKnobs {
   bool unroll_kw = false, unroll_kh = false;
   int64_t k_unroll = 1;  // split of the innermost reduction axis, unrolled
   ir::IterVar kh_axis, kw_axis;
+  int64_t band_rows = 1;  // output rows per iteration of the band loop (a split of Y)
 };
 
 // The loop-order and parallel knobs the blocked templates share (see TileKnobs).
@@ -64,8 +83,12 @@ std::vector<int64_t> unroll_kh_choices(const Conv2dParams& p);
 // outer ones fused (and parallel); the accumulators of one reg_n x bn tile live in
 // registers (a Local stage computed at the tile) over the whole reduction (`reduce_order`,
 // outermost first), X unrolled and the block vectorized in the innermost loops.
-void schedule_register_tile(te::Schedule& sch, const te::Tensor& out, const te::Tensor& acc,
-                            const TileKnobs& k, const std::vector<ir::IterVar>& reduce_order);
+// Returns the band loop: the loop just outside the band's rows and the tile's innermost
+// outer loop (the fused N, B, Y/band_rows loop for oc_inner 0), where a stage the tile
+// reads per band of rows can attach.
+ir::IterVar schedule_register_tile(te::Schedule& sch, const te::Tensor& out,
+                                   const te::Tensor& acc, const TileKnobs& k,
+                                   const std::vector<ir::IterVar>& reduce_order);
 
 // The arguments of a blocked conv2d kernel (data, weight, the epilogue's inputs, out) with
 // their logical specs `inputs` and `output` outside: data packed to NCHW[icb]c, weights by

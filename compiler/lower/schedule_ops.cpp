@@ -186,45 +186,62 @@ class ScheduleOps {
         << "compute_at: '" << name << "' is attached inside '" << parent->op()->name
         << "', which is inlined and has no loops";
     const ir::BufferNode* buf = st->op()->buffer.get();
+    // The readers: the parent, or stages computed inside its loops at or within the attach
+    // point (a padded input copy per row band, read by the tile's accumulation stage).
+    std::vector<StageNode*> readers;
     for (const auto& other : s_.stages()) {
       if (other.get() == st || other->op()->kind != te::OpKind::Compute) continue;
       if (other->attach == AttachKind::Inline) continue;
-      bool reads = reads_buffer(info_[other.get()].body, buf);
-      user_check(!reads || other.get() == parent)
+      if (!reads_buffer(info_[other.get()].body, buf)) continue;
+      user_check(other.get() == parent || nested_within(other.get(), parent, st->attach_ivar))
           << "compute_at: '" << name << "' is read by '" << other->op()->name
-          << "', which is not '" << parent->op()->name << "'; a stage can only be computed "
-          << "inside the loop of its (only) consumer";
+          << "', which is neither '" << parent->op()->name << "' nor computed inside its loop '"
+          << st->attach_ivar->var.name() << "'; a stage can only be computed inside a loop "
+          << "that encloses all its consumers";
+      readers.push_back(other.get());
     }
-    StageInfo& pi = info_[parent];
-    user_check(reads_buffer(pi.body, buf))
+    user_check(!readers.empty())
         << "compute_at: '" << name << "' is attached to a loop of '" << parent->op()->name
         << "', which does not read it; attach it inside one of its consumers";
-    // The consumer's loops inside the attach point sweep their whole range.
+    // The loops inside the attach point sweep their whole range: the parent's inner loops
+    // and every loop of the stages between a reader and the parent.
     RelaxMap relax;
     ir::BoundMap leaf_bounds;
     bool inside = false;
+    StageInfo& pi = info_[parent];
     for (const IterVar& l : parent->leaf) {
       int64_t ext = const_extent(pi, l);
       leaf_bounds[l->var.node()] = {0, ext - 1};
       if (inside) relax[l->var.node()] = {Expr(0), Expr(ext - 1)};
       if (l == st->attach_ivar) inside = true;
     }
-    ir::VarMap root_values = root_value_map(pi);
+    for (StageNode* r : readers)
+      for (StageNode* s = r; s != parent; s = s->attach_stage)
+        for (const IterVar& l : s->leaf) {
+          int64_t ext = const_extent(info_[s], l);
+          relax[l->var.node()] = {Expr(0), Expr(ext - 1)};
+          leaf_bounds[l->var.node()] = {0, ext - 1};
+        }
     size_t ndim = st->op()->axes.size();
     std::vector<Interval> region(ndim);
     std::vector<bool> seen(ndim, false);
-    ir::for_each_expr(pi.body, [&](const Expr& e) {
-      const auto* l = e.as<ir::LoadNode>();
-      if (!l || l->buffer.get() != buf) return;
-      for (size_t d = 0; d < ndim; ++d) {
-        Interval i = eval_interval(ir::simplify(ir::substitute(l->indices[d], root_values)), relax);
-        user_check(i.bounded()) << "compute_at: cannot bound the region of '" << name
-                                << "' read by '" << parent->op()->name << "' (dimension " << d
-                                << " is indexed by " << ir::simplify(l->indices[d]) << ")";
-        region[d] = seen[d] ? interval_union(region[d], i) : i;
-        seen[d] = true;
-      }
-    });
+    for (StageNode* r : readers) {
+      // A nested reader's root values name its own leaves plus its region's origin, which
+      // names the loops of the stage it is attached to, and so on up to the parent.
+      ir::VarMap root_values = root_value_map(info_[r]);
+      ir::for_each_expr(info_[r].body, [&](const Expr& e) {
+        const auto* l = e.as<ir::LoadNode>();
+        if (!l || l->buffer.get() != buf) return;
+        for (size_t d = 0; d < ndim; ++d) {
+          Interval i = eval_interval(ir::simplify(ir::substitute(l->indices[d], root_values)), relax);
+          user_check(i.bounded()) << "compute_at: cannot bound the region of '" << name
+                                  << "' read by '" << r->op()->name << "' (dimension " << d
+                                  << " is indexed by " << ir::simplify(l->indices[d]) << ")";
+          region[d] = seen[d] ? interval_union(region[d], i) : i;
+          seen[d] = true;
+        }
+      });
+    }
     for (size_t d = 0; d < ndim; ++d) {
       Expr mn = ir::simplify(region[d].min, leaf_bounds);
       Expr ext = ir::simplify(region[d].max - region[d].min + 1, leaf_bounds);
@@ -241,6 +258,18 @@ class ScheduleOps {
       si.region_min.push_back(mn);
       si.region_extent.push_back(size);
     }
+  }
+
+  // Whether `s` is computed (directly or through other attached stages) inside `parent`'s
+  // loop `iv` or a loop nested in it.
+  static bool nested_within(const StageNode* s, const StageNode* parent, const IterVar& iv) {
+    for (; s->attach == AttachKind::At; s = s->attach_stage) {
+      if (s->attach_stage != parent) continue;
+      const auto& leaf = parent->leaf;
+      auto at = std::find(leaf.begin(), leaf.end(), s->attach_ivar);
+      return at >= std::find(leaf.begin(), leaf.end(), iv);
+    }
+    return false;
   }
 
   int64_t const_extent(const StageInfo& si, const IterVar& iv) {
