@@ -470,7 +470,7 @@ class Conv2dDepthwise : public DirectConv2dTemplate {
                 cfg["unroll_kh"] != 0, 1, ry, rx, std::max<int64_t>(pad_rows, 1)};
     IterVar band = schedule_register_tile(sch, out, acc, k, {ry, rx});
     if (!(padded == data))
-      schedule_pad_stage(sch, padded, out, band, pad_rows, cfg["parallel"] != 0);
+      schedule_pad_stage(sch, padded, out, band, pad_rows, k, p);
 
     return finish_blocked(
         w, p, std::move(sch), data, weight, ep, out, bn, bn,

@@ -98,19 +98,31 @@ int64_t pick_pad_rows(const Conv2dParams& p, int64_t block, int64_t bytes, int64
 }
 
 int64_t band_input_rows(const Conv2dParams& p, int64_t rows) {
+  rows = std::min(rows, p.out_h());
   return (rows - 1) * p.sh + (p.kh - 1) * p.dh + 1;
 }
 
 void schedule_pad_stage(te::Schedule& sch, const te::Tensor& padded, const te::Tensor& out,
-                        ir::IterVar band, int64_t pad_rows, bool parallel) {
+                        ir::IterVar band, int64_t pad_rows, const TileKnobs& k,
+                        const Conv2dParams& p) {
   if (pad_rows == 0) {
-    schedule_copy_stage(sch, padded, parallel);
+    schedule_copy_stage(sch, padded, k.parallel != 0);
     return;
   }
   te::Stage ps = sch[padded];
-  ps.set_scope(ir::MemScope::Local);
   ps.compute_at(sch[out], band);
   ps.vectorize(ps.axis(padded.ndim() - 1));
+  // The band's region: one channel block over the whole padded width, or every block over
+  // one W tile's columns when the block loop is inside the tiles (oc_inner 2).
+  const int64_t blocks = *ir::as_const_int(padded.shape()[1]);
+  const int64_t block = *ir::as_const_int(padded.shape()[4]);
+  const int64_t tile_cols = (k.reg_n - 1) * p.sw + (p.kw - 1) * p.dw + 1;
+  const int64_t elements = k.oc_inner == 2 ? tile_cols * blocks * block
+                                           : (p.w + 2 * p.pw) * block;
+  const int64_t bytes = band_input_rows(p, pad_rows) * elements * padded.dtype().bytes();
+  // On the stack where it is small; a larger band goes to the workspace rather than risk a
+  // worker thread's stack.
+  if (bytes <= kMaxLocalPadBytes) ps.set_scope(ir::MemScope::Local);
 }
 
 void define_tile_loop_knobs(ConfigSpace& cs) {

@@ -51,11 +51,6 @@ int64_t band_input_rows(const Conv2dParams& p, int64_t rows);
 // 8) whose padded input rows of one channel block of `block` elements of `bytes` fit in
 // `budget` bytes.
 int64_t pick_pad_rows(const Conv2dParams& p, int64_t block, int64_t bytes, int64_t budget);
-// Schedules the padded copy `padded` of a template whose output stage is `out` as the knob
-// pad_rows asks; `band` is schedule_register_tile's band loop.
-void schedule_pad_stage(te::Schedule& sch, const te::Tensor& padded, const te::Tensor& out,
-                        ir::IterVar band, int64_t pad_rows, bool parallel);
-
 // The knobs of the register tile the blocked templates share (schedule_register_tile).
 struct TileKnobs {
   int64_t reg_n, lanes;
@@ -83,6 +78,16 @@ std::vector<int64_t> unroll_kh_choices(const Conv2dParams& p);
 // outer ones fused (and parallel); the accumulators of one reg_n x bn tile live in
 // registers (a Local stage computed at the tile) over the whole reduction (`reduce_order`,
 // outermost first), X unrolled and the block vectorized in the innermost loops.
+// The most bytes of a band's padded input kept on the stack (see schedule_pad_stage).
+constexpr int64_t kMaxLocalPadBytes = 256 << 10;
+
+// Schedules the padded copy `padded` of a template whose output stage is `out` (tiled with
+// `k`) as the knob pad_rows asks; `band` is schedule_register_tile's band loop. A band
+// computes into a stack buffer up to kMaxLocalPadBytes, else into the workspace.
+void schedule_pad_stage(te::Schedule& sch, const te::Tensor& padded, const te::Tensor& out,
+                        ir::IterVar band, int64_t pad_rows, const TileKnobs& k,
+                        const Conv2dParams& p);
+
 // Returns the band loop: the loop just outside the band's rows and the tile's innermost
 // outer loop (the fused N, B, Y/band_rows loop for oc_inner 0), where a stage the tile
 // reads per band of rows can attach.

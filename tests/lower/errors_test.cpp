@@ -71,7 +71,17 @@ TEST_F(ScheduleErrorTest, ComputeAtIntoAStageThatDoesNotReadIt) {
   Schedule s({C, D});
   s[B].compute_at(s[D], s[D].axis(0));
   EXPECT_USER_ERROR(lower_verified(s, {A, C, D}, "k"),
-                    "compute_at: 'B' is read by 'C', which is not 'D'");
+                    "compute_at: 'B' is read by 'C', which is neither 'D' nor computed inside");
+}
+
+TEST_F(ScheduleErrorTest, ComputeAtInsideTheLoopWhereItsConsumerIsComputed) {
+  // C is computed at D's outer loop; B, which C reads, cannot go further in than that.
+  Tensor E = compute({16, 16}, [&](Var i, Var j) { return C(i, j) * 3; }, "E");
+  Schedule s({E});
+  s[C].compute_at(s[E], s[E].axis(0));
+  s[B].compute_at(s[E], s[E].axis(1));
+  EXPECT_USER_ERROR(lower_verified(s, {A, E}, "k"),
+                    "'B' is read by 'C', which is neither 'E' nor computed inside its loop 'j'");
 }
 
 TEST_F(ScheduleErrorTest, ComputeAtIntoAnInlinedStage) {

@@ -400,6 +400,39 @@ for (i.outer, 0, 2) {
 )"));
 }
 
+TEST(ComputeAtTest, ProducerAttachedOutsideItsConsumersAttachPoint) {
+  // C is computed per 4 outputs of D, B once per 8 (a padded row band read by a register
+  // tile): B's region is what C reads over both of its tiles, B[8*io .. 8*io + 8].
+  Tensor A = placeholder({17}, DataType::f32(), "A");
+  Tensor B = compute({17}, [&](Var i) { return A(i) + 1; }, "B");
+  Tensor C = compute({16}, [&](Var i) { return B(i) + B(i + 1); }, "C");
+  Tensor D = compute({16}, [&](Var i) { return C(i) * 2; }, "D");
+  Schedule s({D});
+  auto [io, ii] = s[D].split(s[D].axis(0), 8);
+  auto [iio, iii] = s[D].split(ii, 4);
+  s[C].compute_at(s[D], iio);
+  s[B].compute_at(s[D], io);
+  EXPECT_EQ(lowered(s, {A, D}), ir(R"(
+for (i.outer, 0, 2) {
+  allocate B[f32 * 9] {
+    for (i, 0, 9) {
+      B[i] = (A[((i.outer*8) + i)] + 1f)
+    }
+    for (i.inner.outer, 0, 2) {
+      allocate C[f32 * 4] {
+        for (i, 0, 4) {
+          C[i] = (B[((i.inner.outer*4) + i)] + B[(((i.inner.outer*4) + i) + 1)])
+        }
+        for (i.inner.inner, 0, 4) {
+          D[(((i.outer*8) + (i.inner.outer*4)) + i.inner.inner)] = (C[i.inner.inner]*2f)
+        }
+      }
+    }
+  }
+}
+)"));
+}
+
 TEST(CacheWriteTest, RegisterTileAccumulatesInALocalBuffer) {
   Matmul t(8, 8, 16);
   Tensor CL = t.s.cache_write(t.C);
