@@ -1,7 +1,8 @@
 // Pieces shared by the conv2d templates that work on the blocked NCHW[x]c layout
 // (conv2d.nchwc, conv2d.1x1, conv2d.depthwise and the bf16/f16 ones): the knob choices and
-// fallback picks for register tiles and channel blocks, the zero-padded input copy, the
-// schedule of such copy stages, and the description of their blocked kernel arguments.
+// fallback picks for register tiles and channel blocks, the zero-padded input copy (whole, or
+// per band of output rows), the schedule of such copy stages, and the description of their
+// blocked kernel arguments.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +43,7 @@ void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel);
 // the zero-padded copy of the input (pad_blocked) is computed. 0: once for the whole input
 // at the root (the legacy schedule): the copy goes to memory and is read back, which costs
 // a memory-bound conv (depthwise) more than its own work. R > 0: per band of R output rows
-// (TileKnobs::band_rows), into a small local buffer that stays in L1: the input is read
+// (TileKnobs::band_rows), into a small buffer that stays in cache: the input is read
 // once, at the cost of copying again the input rows that neighbouring bands share.
 void define_pad_knob(ConfigSpace& cs, const Conv2dParams& p);
 // Input rows a band of `rows` output rows reads.
@@ -51,6 +52,7 @@ int64_t band_input_rows(const Conv2dParams& p, int64_t rows);
 // 8) whose padded input rows of one channel block of `block` elements of `bytes` fit in
 // `budget` bytes.
 int64_t pick_pad_rows(const Conv2dParams& p, int64_t block, int64_t bytes, int64_t budget);
+
 // The knobs of the register tile the blocked templates share (schedule_register_tile).
 struct TileKnobs {
   int64_t reg_n, lanes;
@@ -78,6 +80,13 @@ std::vector<int64_t> unroll_kh_choices(const Conv2dParams& p);
 // outer ones fused (and parallel); the accumulators of one reg_n x bn tile live in
 // registers (a Local stage computed at the tile) over the whole reduction (`reduce_order`,
 // outermost first), X unrolled and the block vectorized in the innermost loops.
+// Returns the band loop: the loop just outside the band's rows and the tile's innermost
+// outer loop (the fused N, B, Y/band_rows loop for oc_inner 0), where a stage the tile
+// reads per band of rows can attach.
+ir::IterVar schedule_register_tile(te::Schedule& sch, const te::Tensor& out,
+                                   const te::Tensor& acc, const TileKnobs& k,
+                                   const std::vector<ir::IterVar>& reduce_order);
+
 // The most bytes of a band's padded input kept on the stack (see schedule_pad_stage).
 constexpr int64_t kMaxLocalPadBytes = 256 << 10;
 
@@ -87,13 +96,6 @@ constexpr int64_t kMaxLocalPadBytes = 256 << 10;
 void schedule_pad_stage(te::Schedule& sch, const te::Tensor& padded, const te::Tensor& out,
                         ir::IterVar band, int64_t pad_rows, const TileKnobs& k,
                         const Conv2dParams& p);
-
-// Returns the band loop: the loop just outside the band's rows and the tile's innermost
-// outer loop (the fused N, B, Y/band_rows loop for oc_inner 0), where a stage the tile
-// reads per band of rows can attach.
-ir::IterVar schedule_register_tile(te::Schedule& sch, const te::Tensor& out,
-                                   const te::Tensor& acc, const TileKnobs& k,
-                                   const std::vector<ir::IterVar>& reduce_order);
 
 // The arguments of a blocked conv2d kernel (data, weight, the epilogue's inputs, out) with
 // their logical specs `inputs` and `output` outside: data packed to NCHW[icb]c, weights by
