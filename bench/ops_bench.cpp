@@ -77,7 +77,11 @@ struct Timing {
   std::string error;
 };
 
-// Builds one config and times it (median, enough repeats for ~30 ms of work).
+// What time_config reports of its repeats: the median, or (the bf16 table) the fastest, the
+// least disturbed on a loaded machine (see kiln::bench::set_peer_best_of).
+bool g_best_of = false;
+
+// Builds one config and times it (median or best, enough repeats for ~30 ms of work).
 Timing time_config(const OpTemplate& tpl, const Workload& w, const kiln::Target& t,
                    const Config& cfg, int threads, bool check) {
   Timing out;
@@ -102,8 +106,10 @@ Timing time_config(const OpTemplate& tpl, const Workload& w, const kiln::Target&
     for (size_t i = 0; i + 1 < k.args.size(); ++i)
       args[i] = kiln::tuner::encode(kiln::tuner::random_values(k.args[i].kernel_elements, seed++, w.dtype), w.dtype);
     auto probe = kiln::tuner::run_lowered(k.func, t, args, {}, o);
-    o.repeat = static_cast<int>(std::clamp(30.0 / std::max(probe.median_ms, 1e-3), 3.0, 200.0));
-    out.ms = kiln::tuner::run_lowered(k.func, t, args, {}, o).median_ms;
+    o.repeat = static_cast<int>(
+        std::clamp(30.0 / std::max(probe.median_ms, 1e-3), g_best_of ? 10.0 : 3.0, 200.0));
+    auto run = kiln::tuner::run_lowered(k.func, t, args, {}, o);
+    out.ms = g_best_of ? run.best_ms : run.median_ms;
     out.ok = true;
   } catch (const std::exception& e) {
     out.error = e.what();
@@ -226,9 +232,13 @@ void bf16_table(int threads, int evals) {
   using kiln::ir::DataType;
   const kiln::Target avx512 = kiln::target_from_name("x86-avx512");
   const kiln::Target host = kiln::target_from_name("host");
+  // Kernels of a few milliseconds at load 10 on 2 cores: a median counts the other processes'
+  // time slices (2-3x on the stride-1 3x3 layers, ~2 ms a call); every column takes the best run.
+  g_best_of = true;
+  kiln::bench::set_peer_best_of(true);
   const double vdp_peak = kiln::bench::vdpbf16ps_peak_gflops() * threads;
   const double amx_peak = kiln::bench::amx_bf16_peak_gflops() * threads;
-  std::printf("\n== bf16 conv, %d thread(s), GFLOPS; peaks: vdpbf16ps %.0f, AMX %.0f ==\n",
+  std::printf("\n== bf16 conv, %d thread(s), GFLOPS (best run); peaks: vdpbf16ps %.0f, AMX %.0f ==\n",
               threads, vdp_peak, amx_peak);
   std::printf("%-26s %8s %8s %8s %8s %8s %7s %7s %7s %8s\n", "layer", "vdp fb", "vdp best",
               "amx fb", "amx best", "oneDNN", "vdp%pk", "amx%pk", "dnn%pk", "amx/dnn");
@@ -297,6 +307,8 @@ void bf16_table(int threads, int evals) {
   }
   std::printf("(%%pk: share of the peak of the instruction used; oneDNN against the AMX peak "
               "where there is one. g: the 1x1 stride-2 layer as a GEMM on the subsampled input)\n");
+  g_best_of = false;
+  kiln::bench::set_peer_best_of(false);
 }
 
 }  // namespace

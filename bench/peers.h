@@ -1,7 +1,8 @@
 // The peers kiln is measured against, behind one small interface each so a benchmark row
 // can time them side by side with kiln: oneDNN (matmul f32/bf16, convolution, weights and
 // activations in the layouts it prefers, reordered outside the timed region) and OpenBLAS
-// sgemm. Each returns the median milliseconds of `repeat` runs after a warm-up.
+// sgemm. Each returns the median (or best, set_peer_best_of) milliseconds of `repeat` runs
+// after a warm-up.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,11 @@ namespace kiln::bench {
 
 // Thread counts of both libraries (OpenMP for oneDNN, OpenBLAS's own pool).
 void set_peer_threads(int threads);
+
+// What the functions below return of their `repeat` runs: the median (default) or, with
+// `best` true, the fastest run, which on a loaded machine is the least disturbed (a run of a
+// few milliseconds that straddles a scheduler time slice also counts the other processes').
+void set_peer_best_of(bool best);
 
 double onednn_matmul_ms(int64_t m, int64_t n, int64_t k, bool bf16, int repeat);
 // `winograd`: oneDNN's algorithm::convolution_winograd instead of its direct one; -1 when

@@ -1,5 +1,7 @@
 #include "schedules/amx_conv2d.h"
 
+#include <algorithm>
+
 #include "compiler/base/error.h"
 #include "schedules/amx_tile.h"
 #include "schedules/conv2d.h"
@@ -31,9 +33,9 @@ class Conv2dBf16Amx final : public Conv2dTemplate {
   ConfigSpace space(const Workload& w, const Target&) const override {
     const Conv2dParams p = conv2d_params(w);
     ConfigSpace cs;
-    // 16 or 32 output pixels of a row, 16 or 32 output channels: up to 2x2 C tiles.
-    cs.define_knob("row_tiles", p.out_w() > kAmxTileRows ? std::vector<int64_t>{1, 2}
-                                                         : std::vector<int64_t>{1});
+    // Blocks of 16 or 32 flat output pixels, 16 or 32 output channels: up to 2x2 C tiles.
+    cs.define_knob("row_tiles", flat_outputs(p) > kAmxTileRows ? std::vector<int64_t>{1, 2}
+                                                               : std::vector<int64_t>{1});
     cs.define_knob("col_tiles", p.o > kAmxTileRows ? std::vector<int64_t>{1, 2}
                                                    : std::vector<int64_t>{1});
     cs.define_knob("parallel", {0, 1});
@@ -42,7 +44,7 @@ class Conv2dBf16Amx final : public Conv2dTemplate {
 
   Config fallback(const Workload& w, const Target&) const override {
     const Conv2dParams p = conv2d_params(w);
-    return Config({{"row_tiles", p.out_w() > kAmxTileRows ? 2 : 1},
+    return Config({{"row_tiles", flat_outputs(p) > kAmxTileRows ? 2 : 1},
                    {"col_tiles", p.o > kAmxTileRows ? 2 : 1},
                    {"parallel", p.flops() > 2e6 ? 1 : 0}});
   }
@@ -65,10 +67,12 @@ class Conv2dBf16Amx final : public Conv2dTemplate {
     const int64_t mt = cfg["row_tiles"], nt = cfg["col_tiles"];
     const int64_t icb = kAmxKStep, ocb = nt * kAmxTileRows, block = mt * kAmxTileRows;
     const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
-    const int64_t oh = p.out_h(), ow = p.out_w(), owp = ceil_div(ow, block) * block;
+    const int64_t oh = p.out_h(), ow = p.out_w();
     const int64_t hp = p.h + 2 * p.ph, wp = p.w + 2 * p.pw;
-    // The last block of the last row reads up to (hp - 1) * wp + owp + kw - 2.
-    const int64_t flat_len = hp * wp + owp;
+    // Output pixel (y, x) is flat position q = y * Wp + x; the blocks cover q in [0, qp).
+    const int64_t qp = ceil_div(flat_outputs(p), block) * block;
+    // The last block reads up to qp - 1 + (KH - 1) * Wp + KW - 1.
+    const int64_t flat_len = std::max(hp * wp, qp + (p.kh - 1) * wp + p.kw - 1);
 
     te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, bf16, "data");
     te::Tensor weight =
@@ -86,11 +90,13 @@ class Conv2dBf16Amx final : public Conv2dTemplate {
         "data.flat");
     IterVar rco = te::reduce_axis(cb, "rco"), ry = te::reduce_axis(p.kh, "ry");
     IterVar rx = te::reduce_axis(p.kw, "rx"), rc = te::reduce_axis(icb, "rc");
+    // Accumulators over flat output positions: a block may span the end of one row and the
+    // start of the next; positions with x >= OW (they read the padding) are never stored.
     te::Tensor acc = te::compute(
-        {p.n, ob, oh, owp, ocb},
+        {p.n, ob, qp, ocb},
         [&](const std::vector<Var>& v) -> Expr {
-          Expr in = flat(v[0], rco, (v[2] + ry->var) * wp + v[3] + rx->var, rc);
-          Expr wt = weight(v[1], rco, ry, rx, rc->var / 2, v[4] * 2 + rc->var % 2);
+          Expr in = flat(v[0], rco, v[2] + ry->var * wp + rx->var, rc);
+          Expr wt = weight(v[1], rco, ry, rx, rc->var / 2, v[3] * 2 + rc->var % 2);
           return te::sum(ir::make_cast(f32, in) * ir::make_cast(f32, wt), {rco, ry, rx, rc});
         },
         "conv.acc");
@@ -99,26 +105,39 @@ class Conv2dBf16Amx final : public Conv2dTemplate {
         {p.n, ob, oh, ow, ocb},
         [&](const std::vector<Var>& v) -> Expr {
           std::vector<Expr> idx(v.begin(), v.end());
-          return ir::make_cast(out_t, apply_epilogue(w, ep, acc(idx), idx, v[1] * ocb + v[4]));
+          Expr a = acc(v[0], v[1], v[2] * wp + v[3], v[4]);
+          return ir::make_cast(out_t, apply_epilogue(w, ep, a, idx, v[1] * ocb + v[4]));
         },
         "conv");
 
     te::Schedule sch({out});
-    schedule_copy_stage(sch, flat, cfg["parallel"] != 0);
-    // Output: rows of blocks, the block's pixels and channel vectors innermost.
+    const bool parallel = cfg["parallel"] != 0;
+    schedule_copy_stage(sch, flat, parallel);
+    // The output pass (epilogue, rounding) per image and channel block ("plane"), over rows,
+    // the channel block vectorized; planes in parallel.
     te::Stage o = sch[out];
-    auto [xo, xi] = o.split(o.axis(3), block);
+    IterVar planes = o.fuse(o.axis(0), o.axis(1));
     auto [cv, cl] = o.split(o.axis(4), kAmxTileRows);
-    IterVar rows = o.fuse(o.fuse(o.axis(0), o.axis(1)), o.axis(2));
-    o.reorder({rows, xo, xi, cv, cl});
+    o.reorder({planes, o.axis(2), o.axis(3), cv, cl});
     o.vectorize(cl);
-    if (cfg["parallel"] != 0) o.parallel(rows);
-    // The block's accumulators: tile registers over all channel blocks and taps.
+    if (parallel) o.parallel(planes);
+    // The accumulators: one block of flat pixels x output channels in tile registers over all
+    // channel blocks and taps. Computed per plane (it stays in L2: a 56x56 1x1 layer's whole
+    // f32 output is 3.2 MB, ~2x slower at root) where the plane's flat positions are whole
+    // blocks; otherwise (bound inference would give the plane a partial last block) at the
+    // root, all planes' blocks in parallel.
     te::Stage a = sch[acc];
-    a.set_scope(ir::MemScope::Local);
-    a.compute_at(o, xo);
-    auto [av, al] = a.split(a.axis(4), kAmxTileRows);
-    a.reorder({rco, ry, rx, rc, a.axis(3), av, al});
+    const bool per_plane = flat_outputs(p) == qp;
+    if (per_plane) a.compute_at(o, planes);
+    auto [qo, qi] = a.split(a.axis(2), block);
+    auto [av, al] = a.split(a.axis(3), kAmxTileRows);
+    if (per_plane) {
+      a.reorder({qo, rco, ry, rx, rc, qi, av, al});
+    } else {
+      IterVar blocks = a.fuse(a.fuse(a.axis(0), a.axis(1)), qo);
+      a.reorder({blocks, rco, ry, rx, rc, qi, av, al});
+      if (parallel) a.parallel(blocks);
+    }
     a.tensorize(rco, gemm_tile(mt, nt, {cb, p.kh, p.kw}, wp));
 
     auto pack = [p, icb, ocb](const Values& v) { return pack_conv_weight_vnni(v, p, icb, ocb); };
@@ -129,12 +148,17 @@ class Conv2dBf16Amx final : public Conv2dTemplate {
   }
 
  private:
+  // Flat output positions up to the last output pixel: (OH - 1) * Wp + OW.
+  static int64_t flat_outputs(const Conv2dParams& p) {
+    return (p.out_h() - 1) * (p.w + 2 * p.pw) + p.out_w();
+  }
+
   // Step (channel block, ky, kx): A moves a channel block and ky rows + kx pixels of the
   // flat image; B one (block, tap) of the packed weights.
   static te::TensorIntrin gemm_tile(int64_t mt, int64_t nt, std::vector<int64_t> steps,
                                     int64_t wp) {
     return amx_gemm_bf16_tile({mt, nt, std::move(steps)}, [wp](const te::TensorizeRegion& r) {
-      internal_check(r.inputs.size() == 2 && r.output_base.size() == 5)
+      internal_check(r.inputs.size() == 2 && r.output_base.size() == 4)
           << "conv2d.bf16.amx: unexpected region";
       const bool w_first = r.inputs[0].first->name == "weight.vnni";
       const auto& [d, d_base] = r.inputs[w_first ? 1 : 0];
@@ -143,7 +167,7 @@ class Conv2dBf16Amx final : public Conv2dTemplate {
           << "conv2d.bf16.amx: expects data.flat and weight.vnni";
       AmxOperands ops;
       ops.c_row = [out = r.output, base = r.output_base](int64_t row) {
-        return ir::make_load(out, {base[0], base[1], base[2], base[3] + Expr(row), base[4]});
+        return ir::make_load(out, {base[0], base[1], base[2] + Expr(row), base[3]});
       };
       ops.a_row = [d, d_base, wp](const StepIndex& at, int64_t row) {
         Expr pixel = d_base[2] + Expr(at[1] * wp + at[2] + row);

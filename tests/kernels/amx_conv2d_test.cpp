@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "compiler/base/error.h"
 #include "schedules/amx_tile.h"
 #include "schedules/registry.h"
@@ -50,6 +52,18 @@ std::vector<Case> cases() {
     for (int c = -1; c < 2; ++c) out.push_back({w, c});
   for (auto [c, hw] : {std::pair<int64_t, int64_t>{64, 56}, {128, 28}, {256, 14}, {512, 7}})
     out.push_back({resnet(c, hw), -1});
+  // Shapes whose flat output positions ((OH - 1) * Wp + OW) are whole blocks, where the
+  // accumulators are computed per image and channel block instead of at the root: a 1x1
+  // layer (4 x 8 = 32 pixels) and a 3x3 one (1 * 33 + 31 = 64), batch 2; six random configs
+  // of the eight (row and column tiles, parallel).
+  for (auto [h, w, k, pad] : {std::array<int64_t, 4>{4, 8, 1, 0}, {2, 31, 3, 1}}) {
+    Workload plane{"conv2d",
+                   {{"N", 2}, {"C", 48}, {"H", h}, {"W", w}, {"O", 40}, {"KH", k}, {"KW", k},
+                    {"pad", pad}},
+                   DataType::bf16(),
+                   {"bias", "relu"}};
+    for (int c = -1; c < 6; ++c) out.push_back({plane, c});
+  }
   Workload asym = conv(1, 32, 10, 32, 3, 0);
   asym.params.erase("pad");
   asym.params["PH"] = 2;
