@@ -312,8 +312,10 @@ void movement_table(const kiln::Target& t, int threads, int evals) {
     for (size_t i = 0; i < v.size(); ++i) w.params[prefix + std::to_string(i)] = v[i];
   };
   auto concat = [&](const Shape& out, int64_t axis, const Shape& extents) {
-    Workload w{"concat", {{"ndim", int64_t(out.size())}, {"axis", axis}, {"inputs", int64_t(extents.size())}},
-               kiln::ir::DataType::f32(), {}};
+    Workload w{"concat",
+               {{"ndim", int64_t(out.size())}, {"axis", axis}, {"inputs", int64_t(extents.size())}},
+               kiln::ir::DataType::f32(),
+               {}};
     put(w, "D", out), put(w, "E", extents);
     return w;
   };
@@ -348,7 +350,8 @@ void movement_table(const kiln::Target& t, int threads, int evals) {
     Config fb = tpl.fallback(row.w, t);
     Timing f = time_config(tpl, row.w, t, fb, threads, true);
     if (!f.ok) {
-      std::printf("%-32s %-18s fallback failed: %s\n", row.label.c_str(), tpl.name().c_str(), f.error.c_str());
+      std::printf("%-32s %-18s fallback failed: %s\n", row.label.c_str(), tpl.name().c_str(),
+                  f.error.c_str());
       continue;
     }
     auto [best, best_ms] = local_search(tpl, row.w, t, fb, f.ms, threads, evals);
@@ -357,13 +360,16 @@ void movement_table(const kiln::Target& t, int threads, int evals) {
       Timing tl = time_config(tiled, row.w, t, tiled.fallback(row.w, t), threads, false);
       tiled_ms = tl.ok ? tl.ms : 0;
       Shape in, perm;
-      for (int64_t i = 0; i < row.w.param("ndim"); ++i)
-        in.push_back(row.w.param("D" + std::to_string(i))), perm.push_back(row.w.param("P" + std::to_string(i)));
+      for (int64_t i = 0; i < row.w.param("ndim"); ++i) {
+        in.push_back(row.w.param("D" + std::to_string(i)));
+        perm.push_back(row.w.param("P" + std::to_string(i)));
+      }
       dnn_ms = kiln::bench::onednn_transpose_ms(in, perm, 50);
     }
     const double copy_ms = kiln::bench::memcpy_ms(bytes / 2, 50);
     std::printf("%-32s %-18s %8.1f %8.1f %8.1f %8.1f %8.1f %8.2f %8.2f  %s\n", row.label.c_str(),
-                tpl.name().c_str(), gbs(f.ms), gbs(best_ms), gbs(tiled_ms), gbs(copy_ms), gbs(dnn_ms),
+                tpl.name().c_str(), gbs(f.ms), gbs(best_ms), gbs(tiled_ms), gbs(copy_ms),
+                gbs(dnn_ms),
                 copy_ms / best_ms, tiled_ms > 0 ? tiled_ms / best_ms : 0.0, best.to_json().c_str());
     std::fflush(stdout);
   }
@@ -402,7 +408,10 @@ int main(int argc, char** argv) {
     } else if (a == "--movement") {
       movement = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--threads 1,2] [--evals N] [--filter TEXT] [--winograd] [--bf16] [--movement]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--threads 1,2] [--evals N] [--filter TEXT] [--winograd] [--bf16] "
+                   "[--movement]\n",
+                   argv[0]);
       return 2;
     }
   }

@@ -243,7 +243,8 @@ class Concat : public OpTemplate {
     te::TensorIntrin copy;
     copy.name = "concat_rows";
     copy.extents = {rows.row};
-    const ir::ForKind kind = threads && rows.outer == 1 ? ir::ForKind::Parallel : ir::ForKind::Serial;
+    const ir::ForKind kind =
+        threads && rows.outer == 1 ? ir::ForKind::Parallel : ir::ForKind::Serial;
     copy.emit = [rows, in_buffers, lanes = t.lanes(w.dtype), vecs = cfg["vecs"],
                  kind](const te::TensorizeRegion& r) {
       std::vector<ir::Stmt> seq;

@@ -86,10 +86,12 @@ bool worth_threads(const TransposeShape& s, DataType t) {
   return elements * t.bytes() >= (64 << 10);
 }
 
-std::vector<Expr> exprs(const std::vector<int64_t>& s) { return std::vector<Expr>(s.begin(), s.end()); }
+std::vector<Expr> exprs(const std::vector<int64_t>& s) {
+  return std::vector<Expr>(s.begin(), s.end());
+}
 
 // The body of one T x T tile at the region's base: T row loads, the register transpose, T
-// column stores. A tile that the end of `a` or `j` cuts short (`partial`) runs the same way
+// column stores. A tile that the end of `a` or `j` cuts short (`masked`) runs the same way
 // with masked loads and stores: rows past the end re-read the last row (in bounds, never
 // stored), lanes past the end are neither read nor written.
 Stmt tile_body(const te::TensorizeRegion& r, const TransposeShape& s, int64_t tile, bool masked) {
@@ -102,12 +104,15 @@ Stmt tile_body(const te::TensorizeRegion& r, const TransposeShape& s, int64_t ti
   const std::vector<Expr>& out_base = r.output_base;
 
   // Lanes of a row (along `a`, the input's innermost) and of a column (along `j`) that exist.
-  Expr a_lanes = ir::make_ramp(out_base[ax.a], 1, lanes) < ir::make_broadcast(Expr(s.out[ax.a]), lanes);
-  Expr j_lanes = ir::make_ramp(out_base[ax.j], 1, lanes) < ir::make_broadcast(Expr(s.out[ax.j]), lanes);
+  Expr a_lanes =
+      ir::make_ramp(out_base[ax.a], 1, lanes) < ir::make_broadcast(Expr(s.out[ax.a]), lanes);
+  Expr j_lanes =
+      ir::make_ramp(out_base[ax.j], 1, lanes) < ir::make_broadcast(Expr(s.out[ax.j]), lanes);
   std::vector<Expr> rows;
   for (int64_t row = 0; row < tile; ++row) {
     std::vector<Expr> idx = in_base;
-    idx[ax.p] = masked ? ir::min(idx[ax.p] + Expr(row), Expr(s.in[ax.p] - 1)) : idx[ax.p] + Expr(row);
+    idx[ax.p] =
+        masked ? ir::min(idx[ax.p] + Expr(row), Expr(s.in[ax.p] - 1)) : idx[ax.p] + Expr(row);
     idx[n - 1] = ir::make_ramp(in_base[n - 1], 1, lanes);
     rows.push_back(ir::make_load(x, idx, masked ? a_lanes : Expr()));
   }
@@ -121,8 +126,8 @@ Stmt tile_body(const te::TensorizeRegion& r, const TransposeShape& s, int64_t ti
         stores.push_back(ir::make_store(y, cols[c], idx));
         continue;
       }
-      stores.push_back(ir::make_if(idx[ax.a] < Expr(s.out[ax.a]),
-                                   ir::make_store(y, cols[c], idx, j_lanes)));
+      stores.push_back(
+          ir::make_if(idx[ax.a] < Expr(s.out[ax.a]), ir::make_store(y, cols[c], idx, j_lanes)));
     }
     return ir::make_seq(stores);
   });
@@ -144,7 +149,8 @@ class TransposeShuffle : public OpTemplate {
   std::string name() const override { return "transpose.shuffle"; }
   std::string op() const override { return "transpose"; }
   bool applies(const Workload& w, const Target& t) const override {
-    if (w.op != op()) return false;
+    const std::vector<DataType> types = dtypes();
+    if (w.op != op() || std::find(types.begin(), types.end(), w.dtype) == types.end()) return false;
     try {
       const TransposeShape s = transpose_shape(w);
       const TileAxes ax = tile_axes(s);
@@ -165,7 +171,9 @@ class TransposeShuffle : public OpTemplate {
     return cs;
   }
   Config fallback(const Workload& w, const Target&) const override {
-    return Config({{"parallel", worth_threads(transpose_shape(w), w.dtype) ? 1 : 0}, {"order", 1}, {"block", 2}});
+    return Config({{"parallel", worth_threads(transpose_shape(w), w.dtype) ? 1 : 0},
+                   {"order", 1},
+                   {"block", 2}});
   }
   std::vector<TensorSpec> inputs(const Workload& w) const override {
     return {{"X", transpose_shape(w).in}};
@@ -181,8 +189,8 @@ class TransposeShuffle : public OpTemplate {
  protected:
   void check(const Workload& w, const Target& t) const override {
     user_check(applies(w, t)) << name() << " needs a transpose that moves the innermost "
-                              << "dimension, with both tile dimensions of at least "
-                              << tile_edge(t) << " elements; got " << w.str()
+                              << "dimension, with both tile dimensions of at least " << tile_edge(t)
+                              << " elements; got " << w.str()
                               << " (transpose.tiled takes any transpose)";
   }
 
@@ -211,14 +219,16 @@ class TransposeShuffle : public OpTemplate {
     auto [ao, ai] = out.split(out.axis(ax.a), tile);
     auto [jo, ji] = out.split(out.axis(ax.j), tile);
     const int64_t block = cfg["block"];
-    std::pair<ir::IterVar, int64_t> a_blocks{ao, ceil_div(s.out[ax.a], tile)}, j_blocks{jo, ceil_div(s.out[ax.j], tile)};
+    std::pair<ir::IterVar, int64_t> a_blocks{ao, ceil_div(s.out[ax.a], tile)},
+        j_blocks{jo, ceil_div(s.out[ax.j], tile)};
     std::vector<ir::IterVar> in_block;
     if (block > 1) {
       auto [aoo, aoi] = out.split(ao, block);
       auto [joo, joi] = out.split(jo, block);
       a_blocks = {aoo, ceil_div(a_blocks.second, block)};
       j_blocks = {joo, ceil_div(j_blocks.second, block)};
-      in_block = cfg["order"] == 0 ? std::vector<ir::IterVar>{aoi, joi} : std::vector<ir::IterVar>{joi, aoi};
+      in_block = cfg["order"] == 0 ? std::vector<ir::IterVar>{aoi, joi}
+                                   : std::vector<ir::IterVar>{joi, aoi};
     }
     if (cfg["order"] == 0) {
       loops.push_back(a_blocks), loops.push_back(j_blocks);

@@ -7,8 +7,9 @@
 // Both sides move whole vectors, where transpose.tiled reads one input element per lane.
 //
 // It applies where both dimensions of the tile hold at least T elements; the tiles at their
-// ends that a non-multiple extent cuts short are copied element by element. Other shapes keep
-// transpose.tiled (schedules/data_movement.h).
+// ends that a non-multiple extent cuts short run the same way with masked loads and stores.
+// Tiles are walked in blocks of `block` x `block` (a knob), so each row is read and written
+// in runs of several vectors. Other shapes keep transpose.tiled (schedules/data_movement.h).
 #pragma once
 
 #include <functional>

@@ -4,6 +4,8 @@
 // (qemu), f16/bf16 on the half targets, fallback and random configs; where it applies and
 // where transpose.tiled keeps the workload; and assembly checks (as Halide's simd_op_check)
 // that the tile is transposed by shuffles, not element moves.
+#include "schedules/transpose_shuffle.h"
+
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
@@ -11,7 +13,6 @@
 #include "compiler/ir/printer.h"
 #include "schedules/data_movement.h"
 #include "schedules/registry.h"
-#include "schedules/transpose_shuffle.h"
 #include "tests/kernels/asm_check.h"
 #include "tests/kernels/template_harness.h"
 
@@ -31,7 +32,9 @@ Workload transpose(const Shape& in, const Shape& perm, DataType t = DataType::f3
   return w;
 }
 
-const schedules::OpTemplate& shuffle() { return schedules::transpose_shuffle_template(); }
+const schedules::OpTemplate& shuffle() {
+  return schedules::transpose_shuffle_template();
+}
 
 // Lanes of a shuffle network evaluated on constants: a ramp's values, a shuffle's picks, a
 // bound variable's value.
@@ -48,7 +51,8 @@ std::vector<int64_t> lanes_of(const ir::Expr& e, const LaneValues& bound) {
   std::vector<int64_t> both = lanes_of(call->args[0], bound), b = lanes_of(call->args[1], bound);
   both.insert(both.end(), b.begin(), b.end());
   std::vector<int64_t> out;
-  for (size_t i = 2; i < call->args.size(); ++i) out.push_back(both.at(*ir::as_const_int(call->args[i])));
+  for (size_t i = 2; i < call->args.size(); ++i)
+    out.push_back(both.at(*ir::as_const_int(call->args[i])));
   return out;
 }
 
@@ -76,13 +80,13 @@ TEST(TransposeInRegisters, EveryTileEdgeTransposes) {
 std::vector<TemplateCase> cases() {
   std::vector<TemplateCase> out;
   const std::vector<Workload> shapes = {
-      transpose({37, 53}, {1, 0}),                        // rank 2, both ends partial
-      transpose({64, 48}, {1, 0}),                        // whole tiles only
-      transpose({3, 19, 40}, {0, 2, 1}),                  // attention-style, partial
-      transpose({2, 17, 5, 33}, {0, 2, 3, 1}),            // NCHW -> NHWC, odd sizes
-      transpose({1, 33, 4, 18}, {0, 3, 1, 2}),            // NHWC -> NCHW
-      transpose({2, 3, 18, 4, 20}, {0, 1, 4, 3, 2}),      // rank 5
-      transpose({2, 20, 3, 17, 2}, {0, 3, 2, 1, 4}),      // rank 5, innermost kept: tiled
+      transpose({37, 53}, {1, 0}),                    // rank 2, both ends partial
+      transpose({64, 48}, {1, 0}),                    // whole tiles only
+      transpose({3, 19, 40}, {0, 2, 1}),              // attention-style, partial
+      transpose({2, 17, 5, 33}, {0, 2, 3, 1}),        // NCHW -> NHWC, odd sizes
+      transpose({1, 33, 4, 18}, {0, 3, 1, 2}),        // NHWC -> NCHW
+      transpose({2, 3, 18, 4, 20}, {0, 1, 4, 3, 2}),  // rank 5
+      transpose({2, 20, 3, 17, 2}, {0, 3, 2, 1, 4}),  // rank 5, innermost kept: tiled
   };
   for (const Workload& w : shapes) {
     for (int c = -1; c < 2; ++c) out.push_back({w, "x86-avx512", c});
@@ -96,8 +100,8 @@ std::vector<TemplateCase> cases() {
     out.push_back({transpose({2, 19, 3, 36}, {0, 3, 2, 1}, d), t, 1});
   }
   // Network shapes natively: ResNet's stem activation to NHWC, BERT's key transpose.
-  add_native_cases(out, {transpose({1, 64, 112, 112}, {0, 2, 3, 1}),
-                         transpose({12, 128, 64}, {0, 2, 1})});
+  add_native_cases(
+      out, {transpose({1, 64, 112, 112}, {0, 2, 3, 1}), transpose({12, 128, 64}, {0, 2, 1})});
   return out;
 }
 
@@ -113,10 +117,11 @@ INSTANTIATE_TEST_SUITE_P(TransposeShuffle, TransposeShuffleTest, ::testing::Valu
 TEST(TransposeShuffle, AppliesWhereTheInnermostMovesAndTilesFit) {
   const Target avx512 = target_from_name("x86-avx512"), neon = target_from_name("arm-neon");
   EXPECT_TRUE(shuffle().applies(transpose({16, 16}, {1, 0}), avx512));
-  EXPECT_FALSE(shuffle().applies(transpose({15, 64}, {1, 0}), avx512));  // a column of 15
-  EXPECT_TRUE(shuffle().applies(transpose({15, 64}, {1, 0}), neon));     // 4x4 tiles fit
+  EXPECT_FALSE(shuffle().applies(transpose({15, 64}, {1, 0}), avx512));         // a column of 15
+  EXPECT_TRUE(shuffle().applies(transpose({15, 64}, {1, 0}), neon));            // 4x4 tiles fit
   EXPECT_FALSE(shuffle().applies(transpose({64, 32, 16}, {1, 0, 2}), avx512));  // inner kept
-  EXPECT_FALSE(shuffle().applies(transpose({2, 3}, {0, 0}), avx512));  // not a permutation
+  EXPECT_FALSE(shuffle().applies(transpose({2, 3}, {0, 0}), avx512));           // not a permutation
+  EXPECT_FALSE(shuffle().applies(transpose({64, 64}, {1, 0}, DataType::i8()), avx512));
   // The registry's default: the shuffle where it applies, transpose.tiled elsewhere.
   EXPECT_EQ(schedules::templates_for(transpose({64, 64}, {1, 0}), avx512).front()->name(),
             "transpose.shuffle");
@@ -130,9 +135,10 @@ TEST(TransposeShuffle, AppliesWhereTheInnermostMovesAndTilesFit) {
 // transpose between them shuffles (no element extracts or inserts).
 TEST(TransposeShuffleAsm, X86Avx512ShufflesZmm) {
   const std::string s = template_assembly(shuffle(), transpose({64, 64}, {1, 0}), "x86-avx512");
-  const int shuffles = count_instructions(s, "vshufps", "zmm") + count_instructions(s, "vunpck", "zmm") +
-                       count_instructions(s, "vpermt2", "zmm") + count_instructions(s, "vpermi2", "zmm") +
-                       count_instructions(s, "vshuff", "zmm") + count_instructions(s, "vinsertf", "zmm");
+  const int shuffles =
+      count_instructions(s, "vshufps", "zmm") + count_instructions(s, "vunpck", "zmm") +
+      count_instructions(s, "vpermt2", "zmm") + count_instructions(s, "vpermi2", "zmm") +
+      count_instructions(s, "vshuff", "zmm") + count_instructions(s, "vinsertf", "zmm");
   // 16 rows, log2(16) = 4 stages of one shuffle per row.
   EXPECT_GE(shuffles, 64) << s;
   EXPECT_EQ(count_instructions(s, "vextract", ""), 0) << s;
@@ -141,9 +147,10 @@ TEST(TransposeShuffleAsm, X86Avx512ShufflesZmm) {
 
 TEST(TransposeShuffleAsm, X86Avx2ShufflesYmm) {
   const std::string s = template_assembly(shuffle(), transpose({64, 64}, {1, 0}), "x86-avx2");
-  const int shuffles = count_instructions(s, "vshufps", "ymm") + count_instructions(s, "vunpck", "ymm") +
-                       count_instructions(s, "vperm2f128", "ymm") + count_instructions(s, "vinsertf128", "ymm") +
-                       count_instructions(s, "vblendps", "ymm");
+  const int shuffles =
+      count_instructions(s, "vshufps", "ymm") + count_instructions(s, "vunpck", "ymm") +
+      count_instructions(s, "vperm2f128", "ymm") + count_instructions(s, "vinsertf128", "ymm") +
+      count_instructions(s, "vblendps", "ymm");
   EXPECT_GE(shuffles, 24) << s;  // 8 rows, 3 stages
   EXPECT_EQ(count_instructions(s, "vmovss", ""), 0) << s;
 }

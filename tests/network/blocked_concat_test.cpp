@@ -2,9 +2,10 @@
 // Inception-style block (two conv branches, Concat, a conv) compiles with a rank-5 concat and
 // no conversions around it, and matches the reference; channels that do not divide into the
 // block keep the NCHW concat.
+#include "compiler/network/blocked_concat.h"
+
 #include <gtest/gtest.h>
 
-#include "compiler/network/blocked_concat.h"
 #include "tests/network/network_check.h"
 #include "tests/network/test_models.h"
 
@@ -23,7 +24,8 @@ int conversions(const CompileReport& r, int direction = -1) {
   int n = 0;
   for (const LayerRow& l : r.layers)
     n += l.op_type == "LayoutTransform" &&
-         (direction < 0 || l.workload.find("direction=" + std::to_string(direction)) != std::string::npos);
+         (direction < 0 ||
+          l.workload.find("direction=" + std::to_string(direction)) != std::string::npos);
   return n;
 }
 
@@ -79,8 +81,15 @@ TEST(BlockedConcat, ChannelsOffTheBlockStayNchw) {
 
 TEST(BlockedConcat, WorkloadOnlyForDividingChannelConcats) {
   schedules::Workload w{"concat",
-                        {{"ndim", 4}, {"axis", 1}, {"inputs", 2}, {"D0", 1}, {"D1", 1}, {"D2", 7},
-                         {"D3", 5}, {"E0", 32}, {"E1", 16}},
+                        {{"ndim", 4},
+                         {"axis", 1},
+                         {"inputs", 2},
+                         {"D0", 1},
+                         {"D1", 1},
+                         {"D2", 7},
+                         {"D3", 5},
+                         {"E0", 32},
+                         {"E1", 16}},
                         ir::DataType::f32(),
                         {}};
   std::optional<schedules::Workload> b = blocked_concat(w, 16);
