@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "compiler/network/layout_plan.h"
+#include "compiler/network/prepare_graph.h"
 #include "tests/network/network_check.h"
 #include "tests/network/test_models.h"
 
@@ -67,6 +71,18 @@ TEST(BlockedConcat, NarrowerBlockWhereChannelsDoNotDivide) {
   EXPECT_TRUE(has_blocked_concat(r));
   EXPECT_EQ(conversions(r, 1), 1);
   EXPECT_LE(conversions(r), 4);
+}
+
+// The layout plan of `kiln compile --records` costs the blocked concat with the blocks it
+// reads and writes: its conversions are the ones the compile builds (none around the concat).
+TEST(BlockedConcat, LayoutPlanCountsTheCompiledConversions) {
+  const std::string bytes = inception_block(32, 64);
+  const CompileReport r = expect_host_matches_reference(bytes);
+  TempDir dir("kiln-blocked-concat-test");
+  const std::string path = dir.file("block.onnx");
+  std::ofstream(path, std::ios::binary) << bytes;
+  const LayoutPlan plan = plan_layouts(prepare_graph(path, {}).graph, target_from_name("host"), {});
+  EXPECT_EQ(plan.history_best.conversions, conversions(r));
 }
 
 TEST(BlockedConcat, InceptionBlockOnArmNeon) {
