@@ -7,6 +7,7 @@
 //   build/bench/ops_bench [--threads 1,2] [--evals 24] [--filter conv]
 //   build/bench/ops_bench --winograd [--threads 1,2] [--evals N]   (the Winograd table)
 //   build/bench/ops_bench --bf16 [--threads 1] [--evals N]          (the bf16 conv table)
+//   build/bench/ops_bench --movement [--threads 1,2] [--evals N]    (concat and transpose)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -311,6 +312,83 @@ void bf16_table(int threads, int evals) {
   kiln::bench::set_peer_best_of(false);
 }
 
+// The data movement table (--movement): concat and transpose rows (channel concats of
+// Inception/DenseNet/YOLO-style blocks in NCHW and NCHW16c, a short-row concat, NCHW <-> NHWC,
+// attention's head transposes) in GB/s moved (bytes read + written / time): the default
+// template's fallback and best (local search of `evals` configs), transpose.tiled's fallback
+// (the template before transpose.shuffle), memcpy of the same bytes (the roofline) and
+// oneDNN's reorder for transposes.
+void movement_table(const kiln::Target& t, int threads, int evals) {
+  using Shape = std::vector<int64_t>;
+  auto put = [](Workload& w, const char* prefix, const Shape& v) {
+    for (size_t i = 0; i < v.size(); ++i) w.params[prefix + std::to_string(i)] = v[i];
+  };
+  auto concat = [&](const Shape& out, int64_t axis, const Shape& extents) {
+    Workload w{"concat",
+               {{"ndim", int64_t(out.size())}, {"axis", axis}, {"inputs", int64_t(extents.size())}},
+               kiln::ir::DataType::f32(),
+               {}};
+    put(w, "D", out), put(w, "E", extents);
+    return w;
+  };
+  auto transpose = [&](const Shape& in, const Shape& perm) {
+    Workload w{"transpose", {{"ndim", int64_t(in.size())}}, kiln::ir::DataType::f32(), {}};
+    put(w, "D", in), put(w, "P", perm);
+    return w;
+  };
+  const std::vector<Row> rows = {
+      {"concat 64+96+128+32 28x28", concat({1, 0, 28, 28}, 1, {64, 96, 128, 32})},
+      {"concat 128+128 56x56", concat({1, 0, 56, 56}, 1, {128, 128})},
+      {"concat 256+128 26x26", concat({1, 0, 26, 26}, 1, {256, 128})},
+      {"concat NCHW16c 8+8 blocks 56", concat({1, 0, 56, 56, 16}, 1, {8, 8})},
+      {"concat rows 4096x(48+80)", concat({4096, 0}, 1, {48, 80})},
+      {"concat 32+32 14x14 (in L1)", concat({1, 0, 14, 14}, 1, {32, 32})},
+      {"concat rows 256x(48+80) (in L2)", concat({256, 0}, 1, {48, 80})},
+      {"transpose 64x112x112 NCHW>NHWC", transpose({1, 64, 112, 112}, {0, 2, 3, 1})},
+      {"transpose 112x112x64 NHWC>NCHW", transpose({1, 112, 112, 64}, {0, 3, 1, 2})},
+      {"transpose 56x56x24 NHWC>NCHW", transpose({1, 56, 56, 24}, {0, 3, 1, 2})},
+      {"transpose 12x128x64 (0,2,1)", transpose({12, 128, 64}, {0, 2, 1})},
+      {"transpose 1024x1024", transpose({1024, 1024}, {1, 0})},
+      {"transpose 128x12x64 (1,0,2)", transpose({128, 12, 64}, {1, 0, 2})},
+  };
+  std::printf("\n== data movement, x86-avx512, %d thread(s), GB/s (read + written) ==\n", threads);
+  std::printf("%-32s %-18s %8s %8s %8s %8s %8s %8s %8s  %s\n", "workload", "template", "fallback",
+              "best", "tiled fb", "memcpy", "oneDNN", "best/cpy", "best/tld", "best config");
+  const OpTemplate& tiled = kiln::schedules::template_named("transpose.tiled");
+  for (const Row& row : rows) {
+    const OpTemplate& tpl = *kiln::schedules::templates_for(row.w, t).front();
+    const int64_t bytes = 2 * tpl.output(row.w).elements() * row.w.dtype.bytes();
+    auto gbs = [&](double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; };
+    Config fb = tpl.fallback(row.w, t);
+    Timing f = time_config(tpl, row.w, t, fb, threads, true);
+    if (!f.ok) {
+      std::printf("%-32s %-18s fallback failed: %s\n", row.label.c_str(), tpl.name().c_str(),
+                  f.error.c_str());
+      continue;
+    }
+    auto [best, best_ms] = local_search(tpl, row.w, t, fb, f.ms, threads, evals);
+    double tiled_ms = 0, dnn_ms = 0;
+    if (row.w.op == "transpose") {
+      Timing tl = time_config(tiled, row.w, t, tiled.fallback(row.w, t), threads, false);
+      tiled_ms = tl.ok ? tl.ms : 0;
+      Shape in, perm;
+      for (int64_t i = 0; i < row.w.param("ndim"); ++i) {
+        in.push_back(row.w.param("D" + std::to_string(i)));
+        perm.push_back(row.w.param("P" + std::to_string(i)));
+      }
+      dnn_ms = kiln::bench::onednn_transpose_ms(in, perm, 50);
+    }
+    const double copy_ms = kiln::bench::memcpy_ms(bytes / 2, 50);
+    std::printf("%-32s %-18s %8.1f %8.1f %8.1f %8.1f %8.1f %8.2f %8.2f  %s\n", row.label.c_str(),
+                tpl.name().c_str(), gbs(f.ms), gbs(best_ms), gbs(tiled_ms), gbs(copy_ms),
+                gbs(dnn_ms),
+                copy_ms / best_ms, tiled_ms > 0 ? tiled_ms / best_ms : 0.0, best.to_json().c_str());
+    std::fflush(stdout);
+  }
+  std::printf("(best/cpy: memcpy time / kiln best time, 1.00 = memcpy speed; best/tld: "
+              "transpose.tiled's fallback time / kiln best time)\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -319,6 +397,7 @@ int main(int argc, char** argv) {
   std::string filter;
   bool winograd = false;  // only the Winograd table
   bool bf16 = false;      // only the bf16 conv table
+  bool movement = false;  // only the data movement table
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -338,8 +417,13 @@ int main(int argc, char** argv) {
       winograd = true;
     } else if (a == "--bf16") {
       bf16 = true;
+    } else if (a == "--movement") {
+      movement = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--threads 1,2] [--evals N] [--filter TEXT] [--winograd] [--bf16]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--threads 1,2] [--evals N] [--filter TEXT] [--winograd] [--bf16] "
+                   "[--movement]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -352,6 +436,13 @@ int main(int argc, char** argv) {
     for (int threads : thread_counts) {
       kiln::bench::set_peer_threads(threads);
       bf16_table(threads, evals);
+    }
+    return 0;
+  }
+  if (movement) {
+    for (int threads : thread_counts) {
+      kiln::bench::set_peer_threads(threads);
+      movement_table(target, threads, evals);
     }
     return 0;
   }

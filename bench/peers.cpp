@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <unordered_map>
@@ -125,6 +126,43 @@ double openblas_sgemm_ms(int64_t m, int64_t n, int64_t k, int repeat) {
                     n, 0.0f, c.data(), n);
       },
       repeat);
+}
+
+double memcpy_ms(int64_t bytes, int repeat) {
+  std::vector<char> src(static_cast<size_t>(bytes), 1), dst(static_cast<size_t>(bytes));
+  return median_ms(
+      [&] {
+        const int parts = omp_get_max_threads();
+#pragma omp parallel for num_threads(parts)
+        for (int p = 0; p < parts; ++p) {
+          const int64_t begin = bytes * p / parts, end = bytes * (p + 1) / parts;
+          std::memcpy(dst.data() + begin, src.data() + begin, static_cast<size_t>(end - begin));
+        }
+      },
+      repeat);
+}
+
+double onednn_transpose_ms(const std::vector<int64_t>& in, const std::vector<int64_t>& perm,
+                           int repeat) {
+  using namespace dnnl;
+  engine eng(engine::kind::cpu, 0);
+  stream s(eng);
+  const size_t n = in.size();
+  memory::dims in_strides(n, 1), out_dims(n), src_strides(n);
+  for (size_t i = n - 1; i > 0; --i) in_strides[i - 1] = in_strides[i] * in[i];
+  for (size_t i = 0; i < n; ++i) {
+    out_dims[i] = in[perm[i]];
+    src_strides[i] = in_strides[perm[i]];  // the input seen in the output's index order
+  }
+  int64_t elements = 1;
+  for (int64_t d : in) elements *= d;
+  auto x = random_floats(static_cast<size_t>(elements));
+  memory src(memory::desc(out_dims, memory::data_type::f32, src_strides), eng, x.data());
+  memory::dims plain(n, 1);
+  for (size_t i = n - 1; i > 0; --i) plain[i - 1] = plain[i] * out_dims[i];
+  memory dst(memory::desc(out_dims, memory::data_type::f32, plain), eng);
+  reorder prim(src, dst);
+  return median_ms([&] { prim.execute(s, src, dst); s.wait(); }, repeat);
 }
 
 }  // namespace kiln::bench

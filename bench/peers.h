@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace kiln::bench {
 
@@ -25,5 +26,13 @@ double onednn_conv_ms(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int
                       int64_t kw, int64_t stride, int64_t pad, int64_t groups, int repeat,
                       bool winograd = false, bool bf16 = false);
 double openblas_sgemm_ms(int64_t m, int64_t n, int64_t k, int repeat);
+
+// The roofline of a data movement kernel: std::memcpy of `bytes` (split in contiguous halves
+// over the peer threads when there are several), warm as kiln's kernels are timed.
+double memcpy_ms(int64_t bytes, int repeat);
+// oneDNN's reorder of an f32 tensor of shape `in` into its transpose by `perm` (output dim i
+// is input dim perm[i], as numpy.transpose): the source described with permuted strides.
+double onednn_transpose_ms(const std::vector<int64_t>& in, const std::vector<int64_t>& perm,
+                           int repeat);
 
 }  // namespace kiln::bench

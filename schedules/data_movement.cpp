@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "compiler/base/error.h"
+#include "compiler/ir/op.h"
 #include "compiler/te/schedule.h"
 
 namespace kiln::schedules {
@@ -23,7 +24,7 @@ const std::vector<DataType>& move_dtypes() {
 
 int64_t rank_of(const Workload& w, const std::string& key = "ndim") {
   int64_t n = w.param(key);
-  user_check(n >= 1 && n <= 4) << w.op << ": " << key << " must be 1..4, got " << n << " in "
+  user_check(n >= 1 && n <= 5) << w.op << ": " << key << " must be 1..5, got " << n << " in "
                                << w.str();
   return n;
 }
@@ -122,6 +123,55 @@ ConcatShape concat_shape(const Workload& w) {
   return s;
 }
 
+// The concat as rows: `outer` rows (the dimensions before the axis), each input's row a
+// contiguous run of runs[k] = extent * inner elements, the output's row all runs in order.
+struct ConcatRows {
+  int64_t outer = 1;
+  Shape runs;
+  int64_t row = 0;  // the output row: the sum of runs
+};
+
+ConcatRows concat_rows(const ConcatShape& s) {
+  ConcatRows r;
+  int64_t inner = 1;
+  for (int64_t i = 0; i < s.axis; ++i) r.outer *= s.out[i];
+  for (size_t i = s.axis + 1; i < s.out.size(); ++i) inner *= s.out[i];
+  for (int64_t e : s.extents) r.runs.push_back(e * inner), r.row += e * inner;
+  return r;
+}
+
+// The copy of one run of `n` elements from `x`[o, 0..n) to `y`[o, at..at+n): blocks of `vecs`
+// vectors of `lanes` (each vector one load and one store, no select), the vectors left, then
+// single elements; vecs 0 copies element by element. `kind` is the block loop's (Parallel
+// when the rows alone give the threads nothing to share).
+ir::Stmt copy_run(const ir::Buffer& x, const ir::Buffer& y, const Expr& o, int64_t at, int64_t n,
+                  int64_t lanes, int64_t vecs, ir::ForKind kind, const std::string& stem) {
+  std::vector<ir::Stmt> seq;
+  auto vector = [&](const Expr& from) {
+    Expr v = ir::make_load(x, {o, ir::make_ramp(from, 1, static_cast<int>(lanes))});
+    return ir::make_store(y, v, {o, ir::make_ramp(from + Expr(at), 1, static_cast<int>(lanes))});
+  };
+  int64_t done = 0;
+  if (vecs > 0) {
+    const int64_t block = lanes * vecs, blocks = n / block;
+    if (blocks > 0) {
+      Var q(stem + ".block");
+      std::vector<ir::Stmt> body;
+      for (int64_t v = 0; v < vecs; ++v) body.push_back(vector(q * block + Expr(v * lanes)));
+      seq.push_back(ir::make_for(q, 0, blocks, kind, ir::make_seq(body)));
+    }
+    done = blocks * block;
+    for (; done + lanes <= n; done += lanes) seq.push_back(vector(Expr(done)));
+  }
+  if (done < n) {
+    Var e(stem + ".elem");
+    seq.push_back(ir::make_for(e, 0, n - done, ir::ForKind::Serial,
+                               ir::make_store(y, ir::make_load(x, {o, e + Expr(done)}),
+                                              {o, e + Expr(done + at)})));
+  }
+  return ir::make_seq(seq);
+}
+
 class Concat : public OpTemplate {
  public:
   std::string name() const override { return "concat.copy"; }
@@ -164,33 +214,49 @@ class Concat : public OpTemplate {
  protected:
   ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
-    ConcatShape s = concat_shape(w);
+    const ConcatShape s = concat_shape(w);
+    const ConcatRows rows = concat_rows(s);
+    // Rows of the flattened tensors: every input's row is one contiguous run of the output's.
     std::vector<te::Tensor> xs;
     for (size_t k = 0; k < s.extents.size(); ++k)
-      xs.push_back(te::placeholder(exprs(s.input(k)), w.dtype, input_name(k)));
+      xs.push_back(te::placeholder({rows.outer, rows.runs[k]}, w.dtype, input_name(k)));
     te::Tensor y = te::compute(
-        exprs(s.out),
-        [&](const std::vector<Var>& idx) {
-          // The last input's value, then, from the back, a select per earlier input; the
-          // index along the axis is clamped into each input so every load is in bounds.
-          std::vector<Expr> offsets;
-          int64_t start = 0;
-          for (int64_t e : s.extents) offsets.push_back(start), start += e;
-          Expr v;
-          for (size_t k = xs.size(); k-- > 0;) {
-            std::vector<Expr> in_idx(idx.begin(), idx.end());
-            Expr a = idx[s.axis] - offsets[k];
-            in_idx[s.axis] = ir::max(ir::min(a, Expr(s.extents[k] - 1)), Expr(0));
-            Expr load = xs[k](in_idx);
-            v = v.defined() ? ir::make_select(idx[s.axis] < offsets[k] + s.extents[k], load, v)
-                            : load;
+        {rows.outer, rows.row},
+        [&](Var o, Var j) {
+          // What the copies below compute (the region's loads name each input); never
+          // evaluated per element.
+          Expr v = xs.back()(o, j - (rows.row - rows.runs.back()));
+          int64_t end = rows.row - rows.runs.back();
+          for (size_t k = xs.size() - 1; k-- > 0;) {
+            end -= rows.runs[k];
+            v = ir::make_select(j < Expr(end + rows.runs[k]), xs[k](o, j - Expr(end)), v);
           }
           return v;
         },
         "Y");
     te::Schedule sch({y});
     te::Stage out = sch[y];
-    schedule_copy(out, t, w.dtype, cfg["vecs"], cfg["parallel"] != 0, out.axis(s.out.size() - 1));
+    const bool threads = cfg["parallel"] != 0;
+    if (threads && rows.outer > 1) out.parallel(out.axis(0));
+    std::vector<ir::Buffer> in_buffers;
+    for (const te::Tensor& x : xs) in_buffers.push_back(x.buffer());
+    te::TensorIntrin copy;
+    copy.name = "concat_rows";
+    copy.extents = {rows.row};
+    const ir::ForKind kind =
+        threads && rows.outer == 1 ? ir::ForKind::Parallel : ir::ForKind::Serial;
+    copy.emit = [rows, in_buffers, lanes = t.lanes(w.dtype), vecs = cfg["vecs"],
+                 kind](const te::TensorizeRegion& r) {
+      std::vector<ir::Stmt> seq;
+      int64_t at = 0;
+      for (size_t k = 0; k < in_buffers.size(); ++k) {
+        seq.push_back(copy_run(in_buffers[k], r.output, r.output_base[0], at, rows.runs[k], lanes,
+                               vecs, kind, "x" + std::to_string(k)));
+        at += rows.runs[k];
+      }
+      return ir::make_seq(seq);
+    };
+    out.tensorize(out.axis(1), std::move(copy));
     std::vector<te::Tensor> args = xs;
     args.push_back(y);
     return finish(std::move(sch), args, inputs(w), output(w), double(product(s.out)));
@@ -199,9 +265,7 @@ class Concat : public OpTemplate {
 
 // ---- transpose ------------------------------------------------------------------------
 
-struct TransposeShape {
-  Shape in, perm, out;
-};
+}  // namespace
 
 TransposeShape transpose_shape(const Workload& w) {
   int64_t n = rank_of(w);
@@ -216,6 +280,19 @@ TransposeShape transpose_shape(const Workload& w) {
   for (int64_t p : s.perm) s.out.push_back(s.in[p]);
   return s;
 }
+
+Values transpose_reference(const TransposeShape& s, const Values& x) {
+  Shape ist = strides(s.in), ost = strides(s.out);
+  Values y(x.size());
+  for (int64_t f = 0; f < product(s.out); ++f) {
+    int64_t src = 0;
+    for (size_t i = 0; i < s.out.size(); ++i) src += (f / ost[i]) % s.out[i] * ist[s.perm[i]];
+    y[f] = x[src];
+  }
+  return y;
+}
+
+namespace {
 
 class Transpose : public OpTemplate {
  public:
@@ -242,15 +319,7 @@ class Transpose : public OpTemplate {
   TensorSpec output(const Workload& w) const override { return {"Y", transpose_shape(w).out}; }
 
   Values reference(const Workload& w, const std::vector<Values>& in) const override {
-    TransposeShape s = transpose_shape(w);
-    Shape ist = strides(s.in), ost = strides(s.out);
-    Values y(in[0].size());
-    for (int64_t f = 0; f < product(s.out); ++f) {
-      int64_t src = 0;
-      for (size_t i = 0; i < s.out.size(); ++i) src += (f / ost[i]) % s.out[i] * ist[s.perm[i]];
-      y[f] = in[0][src];
-    }
-    return y;
+    return transpose_reference(transpose_shape(w), in[0]);
   }
 
   std::vector<DataType> dtypes() const override { return move_dtypes(); }
@@ -421,7 +490,9 @@ class Slice : public OpTemplate {
 
   std::vector<DataType> dtypes() const override { return move_dtypes(); }
   // Steps may be negative (a reversed window).
-  std::vector<std::string> value_params() const override { return {"T0", "T1", "T2", "T3"}; }
+  std::vector<std::string> value_params() const override {
+    return {"T0", "T1", "T2", "T3", "T4"};
+  }
 
  protected:
   ScheduledKernel schedule(const Workload& w, const Target& t,

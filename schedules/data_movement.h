@@ -1,7 +1,7 @@
 // Data movement: concat, transpose, pad, slice and reshape/flatten — kernels that only move
 // elements (any dtype of f32, f16, bf16; values are copied bit for bit, never converted).
 //
-// Workloads (shapes of up to 4 dimensions; "ndim" counts them, D0..D{ndim-1} name them):
+// Workloads (shapes of up to 5 dimensions; "ndim" counts them, D0..D{ndim-1} name them):
 //   "concat":    ndim, axis, inputs (2..4), D0.. the output shape except along `axis`
 //                (any value there is ignored), E0..E{inputs-1} each input's extent along it.
 //   "transpose": ndim, D0.. the input shape, P0.. the permutation (output dim i is input
@@ -22,8 +22,10 @@
 
 namespace kiln::schedules {
 
-// "concat.copy": one vectorized copy per input into its slice of the output (the blocks
-// after `axis` are contiguous), outer rows parallel.
+// "concat.copy": per row of the dimensions before `axis`, each input's contiguous run (its
+// extent times the dimensions after `axis`) copied by whole vectors into its place in the
+// output row: no per-element choice of the input. Rows parallel, or the runs' blocks when
+// there is a single row (a batch-1 channel concat).
 const OpTemplate& concat_template();
 // "transpose.tiled": the output's innermost loop vectorized (contiguous stores), tiled with
 // the loop that walks the input's innermost dimension so both sides stay in cache.
@@ -35,5 +37,14 @@ const OpTemplate& pad_template();
 const OpTemplate& slice_template();
 // "reshape.copy": a flat vectorized copy.
 const OpTemplate& reshape_template();
+
+// A transpose workload's shapes (the "transpose" parameters above, checked), shared with
+// transpose.shuffle (schedules/transpose_shuffle.h).
+struct TransposeShape {
+  std::vector<int64_t> in, perm, out;
+};
+TransposeShape transpose_shape(const Workload& w);
+// Y = X transposed, element by element.
+Values transpose_reference(const TransposeShape& s, const Values& x);
 
 }  // namespace kiln::schedules

@@ -22,6 +22,7 @@
 #include "schedules/reduce.h"
 #include "schedules/resize.h"
 #include "schedules/softmax.h"
+#include "schedules/transpose_shuffle.h"
 #include "schedules/winograd.h"
 
 namespace kiln::schedules {
@@ -94,6 +95,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &batch_norm_template(),
       // data movement, batched matmul
       &concat_template(),
+      &transpose_shuffle_template(),  // before transpose.tiled: its default where it applies
       &transpose_template(),
       &pad_template(),
       &gather_template(),

@@ -314,6 +314,14 @@ llvm::Value* CodeGenLLVM::emit_call(const ir::CallNode* op) {
       if (v->getType()->isPointerTy()) return b_.CreatePtrToInt(v, ty);
       return b_.CreateBitCast(v, ty);
     }
+    case ir::CallKind::Shuffle: {
+      // Constant lane indices (ir::make_shuffle checked them): one shufflevector, which the
+      // target's instruction selection turns into its permutes.
+      std::vector<int> mask;
+      for (size_t i = 2; i < op->args.size(); ++i)
+        mask.push_back(static_cast<int>(*ir::as_const_int(op->args[i])));
+      return b_.CreateShuffleVector(emit(op->args[0]), emit(op->args[1]), mask);
+    }
     case ir::CallKind::LLVMIntrinsic:
       break;
     case ir::CallKind::TensorIntrinsic:

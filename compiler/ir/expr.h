@@ -170,7 +170,10 @@ struct BroadcastNode : ExprNodeOf<ExprKind::Broadcast> {
 // TensorIntrinsic: a target instruction by kiln name ("pair_dot_bf16"), which tensorized
 // tiles call (schedules/intrinsics.h); each codegen architecture maps the name and the
 // argument types to its LLVM intrinsic, or rejects a target without the instruction.
-enum class CallKind : uint8_t { Pure, LLVMIntrinsic, Reinterpret, TensorIntrinsic };
+// Shuffle: lanes picked from two vectors, args = {a, b, i0, i1, ...}: lane l of the result is
+// lane i_l of a ++ b (constant indices; ir/op.h: make_shuffle). Not lanewise, so a vector
+// loop cannot widen it; register transposes build their networks of it.
+enum class CallKind : uint8_t { Pure, LLVMIntrinsic, Reinterpret, TensorIntrinsic, Shuffle };
 struct CallNode : ExprNodeOf<ExprKind::Call> {
   std::string name;
   std::vector<Expr> args;

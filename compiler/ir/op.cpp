@@ -127,6 +127,22 @@ Expr make_call(DataType t, const std::string& name, std::vector<Expr> args, Call
   return node<CallNode>(t, name, std::move(args), kind);
 }
 
+Expr make_shuffle(Expr a, Expr b, const std::vector<int>& lanes) {
+  user_check(a.defined() && b.defined() && a.type() == b.type() && a.type().is_vector())
+      << "shuffle takes two vectors of one type, got " << (a.defined() ? a.type().str() : "?")
+      << " and " << (b.defined() ? b.type().str() : "?");
+  const int n = a.type().lanes;
+  user_check(!lanes.empty()) << "shuffle needs at least one lane index";
+  std::vector<Expr> args = {std::move(a), std::move(b)};
+  for (int l : lanes) {
+    user_check(l >= 0 && l < 2 * n) << "shuffle lane index " << l << " is outside [0, " << 2 * n
+                                    << ") (two vectors of " << n << " lanes)";
+    args.push_back(Expr(int64_t{l}));
+  }
+  const DataType t = args[0].type().with_lanes(static_cast<int>(lanes.size()));
+  return node<CallNode>(t, "shuffle", std::move(args), CallKind::Shuffle);
+}
+
 Expr make_let(Var v, Expr value, Expr body) {
   return node<LetNode>(std::move(v), std::move(value), std::move(body));
 }

@@ -29,6 +29,10 @@ Expr make_broadcast(Expr value, int lanes);
 Expr make_load(Buffer buffer, std::vector<Expr> indices, Expr predicate = Expr());
 Expr make_call(DataType t, const std::string& name, std::vector<Expr> args,
                CallKind kind = CallKind::Pure);
+// Lane l of the result is lane lanes[l] of a ++ b (a and b of one vector type; each index
+// in [0, 2 * lanes of a)). Codegen emits one LLVM shufflevector, which each target selects
+// to its permutes (vunpcklps, vshufps, vpermt2ps; zip, trn, ext).
+Expr make_shuffle(Expr a, Expr b, const std::vector<int>& lanes);
 Expr make_let(Var v, Expr value, Expr body);
 Expr make_reduce(ReduceOp op, Expr source, std::vector<IterVar> axes);
 

@@ -48,7 +48,10 @@ class PlanBuilder {
     // What the compile with these records builds without a plan: every node's fallback state.
     graph::Graph copy = g;
     baseline_ = lower_network(copy, t, tuner::HistoryBest(records));
-    for (const Step& s : baseline_.steps) baseline_task_[s.node] = s.task;
+    for (size_t i = 0; i < baseline_.steps.size(); ++i) {
+      baseline_task_[baseline_.steps[i].node] = baseline_.steps[i].task;
+      baseline_step_[baseline_.steps[i].node] = i;
+    }
   }
 
   LayoutPlan build() {
@@ -81,7 +84,11 @@ class PlanBuilder {
           states.push_back(candidate(g, m, {&tpl, r.config, false, r.result.mean_cost()}));
         }
       } else {
-        states.push_back(candidate(g, m, {fixed.tpl, fixed.config, fixed.untuned, fixed.tuned_cost_s}));
+        // A kernel the lowering chose itself (a blocked elementwise op or concat) reads and
+        // writes the layouts of its step's buffers, which its arguments' packs do not show.
+        const Step* step = as_mapped ? nullptr : &baseline_.steps.at(baseline_step_.at(key));
+        states.push_back(
+            candidate(g, m, {fixed.tpl, fixed.config, fixed.untuned, fixed.tuned_cost_s}, step));
       }
       if (states.size() > 1) ++plan_.calls_with_choices;
       baseline_state.push_back(baseline);
@@ -102,19 +109,27 @@ class PlanBuilder {
 
  private:
   // The layouts `choice`'s kernel reads its activations in and writes its output in.
-  Candidate candidate(const graph::Graph& g, const MappedNode& m, NodeChoice choice) const {
+  // `step`: the baseline's call of this kernel, whose buffers' layouts are the ones read and
+  // written (null: the arguments' own layouts).
+  Candidate candidate(const graph::Graph& g, const MappedNode& m, NodeChoice choice,
+                      const Step* step = nullptr) const {
     Candidate c{choice, {}, 0};
     const schedules::ScheduledKernel k = choice.tpl->instantiate(m.workload, target_, choice.config);
-    for (const schedules::KernelArg& a : k.args) {
+    for (size_t i = 0; i < k.args.size(); ++i) {
+      const schedules::KernelArg& a = k.args[i];
+      auto layout = [&] {
+        return step ? std::max<Layout>(0, baseline_.buffers.at(step->args.at(i)).layout)
+                    : activation_layout(a, choice.tpl->name());
+      };
       if (a.is_output) {
-        c.output = activation_layout(a, choice.tpl->name());
+        c.output = layout();
         continue;
       }
       auto op = m.operands.find(a.logical.name);
       if (op == m.operands.end() || g.is_constant(op->second)) continue;
       const bool seen = std::any_of(c.inputs.begin(), c.inputs.end(),
                                     [&](const auto& in) { return in.first == op->second; });
-      if (!seen) c.inputs.emplace_back(op->second, activation_layout(a, choice.tpl->name()));
+      if (!seen) c.inputs.emplace_back(op->second, layout());
     }
     return c;
   }
@@ -166,6 +181,7 @@ class PlanBuilder {
   std::map<std::string, double> conversion_records_;                          // workload -> best s
   NetworkProgram baseline_;
   std::map<std::string, int> baseline_task_;  // node key -> task of the baseline
+  std::map<std::string, size_t> baseline_step_;  // node key -> its step in the baseline
   LayoutProblem problem_;
   std::map<std::string, int> value_ids_;
   std::map<std::string, schedules::Workload> unmeasured_;  // conversions costed by estimate

@@ -9,11 +9,13 @@
 // LayoutProblem (layout_dp.h): a node whose workload has records has one state per channel
 // block combination (the best record with those blocks: the template's ic_bn, oc_bn or c_bn
 // knobs), with the layouts that config's kernel reads and writes; every other node keeps what
-// the compile with the same records gives it (one state). Conversions cost what the log
-// measured for that layout_transform workload, else an estimate from the bytes they move
-// (kConversionBandwidth, plus a fixed call overhead); those estimated are listed so that
-// `kiln tune` can measure them. A conversion is costed from the producer's layout; lowering
-// converts from the widest copy of the value it holds, which moves the same bytes.
+// the compile with the same records gives it (one state, with the layouts of the buffers that
+// compile gives its kernel: a blocked elementwise op or concat reads blocks). Conversions
+// cost what the log measured for that layout_transform workload, else an estimate from the
+// bytes they move (kConversionBandwidth, plus a fixed call overhead); those estimated are
+// listed so that `kiln tune` can measure them. A conversion is costed from the producer's
+// layout; lowering converts from the widest copy of the value it holds, which moves the same
+// bytes.
 //
 // The plan names a template and config for every node (node_choice.h), so lowering with it
 // builds exactly the layouts that were costed. It is never worse than apply-history-best's

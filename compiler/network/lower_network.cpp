@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 
+#include "compiler/network/blocked_concat.h"
 #include "compiler/network/blocked_elementwise.h"
 #include "compiler/network/choose_template.h"
 #include "compiler/network/op_table.h"
@@ -261,6 +262,33 @@ class Lowerer {
     return true;
   }
 
+  // A channel concat whose inputs are blocked already runs on blocks (blocked_concat.h), so
+  // that the convs around it need no conversions: in the widest block an input is held in,
+  // or, where some input's channels do not divide into it, in the widest half of it that
+  // they all divide into (inputs re-blocked directly: fewer conversions than out to NCHW and
+  // the result back). False when no input is blocked, no block of at least 4 channels fits,
+  // or an input is a constant.
+  bool lower_blocked_concat(const Node& n, const MappedNode& m) {
+    if (m.workload.op != "concat" || dtype(n.outputs[0]) != ir::DataType::f32()) return false;
+    Layout block = 0;
+    for (const auto& [name, v] : m.operands) {
+      if (g_.is_constant(v)) return false;
+      block = std::max(block, blocked_layout_of(m.operands, name));
+    }
+    std::optional<Workload> w;
+    for (; block >= 4 && !w; block /= 2) w = blocked_concat(m.workload, block);
+    if (!w) return false;
+    block = w->param("D4");
+    std::vector<int> bufs;
+    for (int64_t k = 0; k < w->param("inputs"); ++k)
+      bufs.push_back(ensure(m.operands.at("X" + std::to_string(k)), block));
+    const int task = task_for(*w);
+    bufs.push_back(new_buffer(n.outputs[0], block));
+    add_step(task, std::move(bufs), node_key(n.name, n.outputs), n.op_type);
+    if (std::count(g_.outputs.begin(), g_.outputs.end(), n.outputs[0])) ensure(n.outputs[0], 0);
+    return true;
+  }
+
   // A Cast between f32 and a half type (assign_precision.h), in the layout its input already
   // has: a cast converts values, not layouts, so a blocked activation stays blocked.
   void lower_cast(const Node& n) {
@@ -300,7 +328,7 @@ class Lowerer {
       return lower_cast(n);
     MappedNode m = map_node(g_, n);
     apply_precision(m, n);
-    if (lower_blocked_elementwise(n, m)) return;
+    if (lower_blocked_elementwise(n, m) || lower_blocked_concat(n, m)) return;
     const NodeChoice* chosen = nullptr;
     if (choices_)
       if (auto it = choices_->find(node_key(n.name, n.outputs)); it != choices_->end())

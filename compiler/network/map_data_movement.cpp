@@ -30,7 +30,7 @@ MappedNode map_concat(Graph& g, const Node& n) {
   const int64_t rank = static_cast<int64_t>(out.size());
   int64_t axis = n.attr_int("axis", 0);
   if (axis < 0) axis += rank;
-  node_check(rank >= 1 && rank <= 4) << "concat of rank " << rank << " is not supported (1..4)";
+  node_check(rank >= 1 && rank <= 5) << "concat of rank " << rank << " is not supported (1..5)";
   node_check(n.inputs.size() >= 2 && n.inputs.size() <= 4)
       << n.inputs.size() << " inputs are not supported (2..4)";
   MappedNode m;
@@ -283,8 +283,8 @@ MappedNode map_transpose(Graph& g, const Node& n) {
     new_perm[order[pos]] = static_cast<int64_t>(pos);
   }
   if (dims.empty()) dims = {1}, new_perm = {0};
-  node_check(dims.size() <= 4) << "transpose of rank " << dims.size()
-                               << " (after merging dimensions) is not supported (1..4)";
+  node_check(dims.size() <= 5) << "transpose of rank " << dims.size()
+                               << " (after merging dimensions) is not supported (1..5)";
   MappedNode m;
   m.workload.op = "transpose";
   m.workload.params["ndim"] = static_cast<int64_t>(dims.size());

@@ -42,6 +42,10 @@ struct TensorIntrin {
   std::string name;
   std::vector<int64_t> extents;
   std::function<ir::Stmt(const TensorizeRegion&)> emit;
+  // Whether `emit` guards the region's points itself (from the output's shape and
+  // output_base), so that it may be handed a tile that a non-dividing split cuts short.
+  // Otherwise every tile must be whole, which lowering proves.
+  bool guards_partial_tiles = false;
 };
 
 enum class AttachKind { Root, Inline, At };

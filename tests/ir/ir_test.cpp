@@ -46,6 +46,19 @@ TEST(ExprTest, MismatchedTypesAreInternalErrors) {
   EXPECT_THROW(x + i, InternalError);
 }
 
+TEST(ExprTest, ShuffleTypesAndChecks) {
+  Var a("a", DataType::f32(4)), b("b", DataType::f32(4));
+  Expr s = make_shuffle(a, b, {0, 4, 2, 6});  // NEON trn1
+  EXPECT_EQ(s.type(), DataType::f32(4));
+  EXPECT_EQ(s.as<CallNode>()->call_kind, CallKind::Shuffle);
+  EXPECT_EQ(make_shuffle(a, b, {7, 0}).type(), DataType::f32(2));  // any count of lanes
+  EXPECT_TRUE(structural_equal(s, make_shuffle(a, b, {0, 4, 2, 6})));
+  EXPECT_FALSE(structural_equal(s, make_shuffle(a, b, {0, 4, 2, 7})));
+  EXPECT_THROW(make_shuffle(a, b, {0, 8}), UserError);                 // past both vectors
+  EXPECT_THROW(make_shuffle(a, Var("c", DataType::f32(8)), {0}), UserError);  // two widths
+  EXPECT_THROW(make_shuffle(Var("x", DataType::f32()), Var("y", DataType::f32()), {0}), UserError);
+}
+
 TEST(PrinterTest, LoopNest) {
   Var i("i"), j("j");
   Buffer a = make_buffer("A", DataType::f32(), {64, 64});

@@ -1,5 +1,5 @@
 // concat, transpose, pad and reshape templates: fallback and random configs over network
-// shapes (BERT head split/merge, ResNet/ MobileNet concat and pad) and awkward ones, on
+// shapes (ranks 1-5) (BERT head split/merge, ResNet/ MobileNet concat and pad) and awkward ones, on
 // every target preset, f32 everywhere and f16/bf16 where the target has them; bad shapes.
 #include <gtest/gtest.h>
 
@@ -71,10 +71,14 @@ std::vector<TemplateCase> cases() {
                                  concat({3, 19}, 1, {5, 14}),
                                  concat({6, 3}, 0, {2, 1, 2, 1}),
                                  concat({17}, 0, {9, 8}),
+                                 concat({2, 3, 0, 4, 5}, 2, {3, 7}),     // rank 5
+                                 concat({1, 0, 3, 5, 16}, 1, {2, 3}),    // NCHW16c blocks
+                                 concat({5, 0}, 1, {37, 70, 3}),         // runs of 37, 70, 3
                                  transpose({3, 5, 7, 9}, {0, 2, 1, 3}),
                                  transpose({19, 37}, {1, 0}),
                                  transpose({2, 3, 4, 5}, {3, 1, 0, 2}),
                                  transpose({4, 6, 5}, {2, 0, 1}),
+                                 transpose({2, 3, 4, 5, 3}, {4, 1, 3, 0, 2}),  // rank 5
                                  pad({2, 3, 5, 7}, {0, 0, 1, 2}, {0, 1, 1, 0}, 250),
                                  pad({13}, {3}, {0}),
                                  reshape({3, 5, 7}, {105}),
@@ -92,12 +96,17 @@ std::vector<TemplateCase> cases() {
       out.push_back({pad({3, 10}, {1, 2}, {2, 5}, -1500, d), t, c});
       out.push_back({slice({4, 40}, {1, 3}, {2, 1}, {2, 37}, d), t, c});
     }
+  // transpose.tiled where transpose.shuffle is the default, so both keep their coverage.
+  for (const Workload& w : {transpose({19, 37}, {1, 0}), transpose({2, 17, 5, 33}, {0, 2, 3, 1})})
+    for (int c = -1; c < 2; ++c)
+      out.push_back({w, c < 1 ? "x86-avx512" : "arm-neon", c, &schedules::transpose_template()});
   // Network shapes, natively: BERT-base head split and merge, a DenseNet/Inception-style
   // channel concat, a ResNet stem pad, a flatten before the classifier.
   add_native_cases(
       out,
       {transpose({1, 128, 12, 64}, {0, 2, 1, 3}), transpose({12, 128, 64}, {0, 2, 1}),
-       concat({1, 0, 28, 28}, 1, {64, 96, 128, 32}),
+       concat({1, 0, 28, 28}, 1, {64, 96, 128, 32}), concat({1, 0, 26, 26}, 1, {256, 128}),
+       concat({4096, 0}, 1, {48, 80}),
        pad({1, 3, 224, 224}, {0, 0, 3, 3}, {0, 0, 3, 3}), reshape({1, 512, 7, 7}, {1, 25088})});
   return out;
 }
@@ -122,7 +131,7 @@ TEST(DataMovementTemplateErrors, BadShapesAndDtypes) {
   EXPECT_THROW(instantiate(concat({2, 0, 5}, 1, {1, 0})), UserError);   // empty input
   EXPECT_THROW(instantiate(concat({2, -1, 5}, 0, {1, 1})), UserError);  // negative dim
   EXPECT_THROW(instantiate(transpose({2, 3}, {0, 0})), UserError);      // not a permutation
-  EXPECT_THROW(instantiate(transpose({2, 3, 4, 5, 6}, {0, 1, 2, 3, 4})), UserError);  // rank 5
+  EXPECT_THROW(instantiate(transpose({2, 3, 4, 5, 6, 7}, {0, 1, 2, 3, 4, 5})), UserError);  // rank 6
   EXPECT_THROW(instantiate(pad({2, 3}, {0, -1}, {0, 0})), UserError);  // negative pad
   EXPECT_THROW(instantiate(reshape({2, 3}, {7})), UserError);          // element count
   EXPECT_THROW(instantiate(slice({5}, {2}, {2}, {3})), UserError);      // reads element 6 of 5

@@ -1,0 +1,124 @@
+// Channel concats between convs run on the convs' NCHW[x]c blocks (blocked_concat.h): an
+// Inception-style block (two conv branches, Concat, a conv) compiles with a rank-5 concat and
+// no conversions around it, and matches the reference; channels that do not divide into the
+// block keep the NCHW concat.
+#include "compiler/network/blocked_concat.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "compiler/network/layout_plan.h"
+#include "compiler/network/prepare_graph.h"
+#include "tests/network/network_check.h"
+#include "tests/network/test_models.h"
+
+namespace kiln::network::test {
+namespace {
+
+using graph::DataType;
+using graph::test::attr_int;
+using graph::test::attr_ints;
+using graph::test::ModelBuilder;
+using graph::test::random_tensor;
+
+// Layout conversions, all of them or those of one direction (0: into blocks, 1: to NCHW,
+// 2: re-block).
+int conversions(const CompileReport& r, int direction = -1) {
+  int n = 0;
+  for (const LayerRow& l : r.layers)
+    n += l.op_type == "LayoutTransform" &&
+         (direction < 0 ||
+          l.workload.find("direction=" + std::to_string(direction)) != std::string::npos);
+  return n;
+}
+
+// x -> conv 1x1 (c0 channels) and conv 3x3 (c1 channels) -> Concat -> conv 1x1 -> y.
+std::string inception_block(int64_t c0, int64_t c1) {
+  ModelBuilder b(17);
+  b.input("x", DataType::f32(), {1, 16, 9, 11});
+  b.initializer("w0", random_tensor({c0, 16, 1, 1}, 1, 0.3f));
+  b.node("Conv", {"x", "w0"}, {"a"});
+  b.initializer("w1", random_tensor({c1, 16, 3, 3}, 2, 0.3f));
+  attr_ints(b.node("Conv", {"x", "w1"}, {"b"}), "pads", {1, 1, 1, 1});
+  attr_int(b.node("Concat", {"a", "b"}, {"cat"}), "axis", 1);
+  b.initializer("w2", random_tensor({16, c0 + c1, 1, 1}, 3, 0.3f));
+  b.node("Conv", {"cat", "w2"}, {"y"});
+  b.output("y");
+  return b.bytes();
+}
+
+bool has_blocked_concat(const CompileReport& r) {
+  for (const LayerRow& l : r.layers)
+    if (l.op_type == "Concat" && l.workload.find("ndim=5") != std::string::npos) return true;
+  return false;
+}
+
+// In NCHW the block costs five conversions: the image in, both branches out, the concat in
+// and the result out. On blocks nothing goes out to NCHW but the result; a branch whose conv
+// writes a wider block than the other's is re-blocked (the widest block all channel counts
+// divide into wins).
+TEST(BlockedConcat, InceptionBlockConcatsBlocks) {
+  const CompileReport r = expect_host_matches_reference(inception_block(32, 64));
+  EXPECT_TRUE(has_blocked_concat(r));
+  EXPECT_EQ(conversions(r, 1), 1);
+  EXPECT_LE(conversions(r), 3);
+}
+
+// 48 channels do not divide into a block of 32: the concat runs on a narrower block.
+TEST(BlockedConcat, NarrowerBlockWhereChannelsDoNotDivide) {
+  const CompileReport r = expect_host_matches_reference(inception_block(32, 48));
+  EXPECT_TRUE(has_blocked_concat(r));
+  EXPECT_EQ(conversions(r, 1), 1);
+  EXPECT_LE(conversions(r), 4);
+}
+
+// The layout plan of `kiln compile --records` costs the blocked concat with the blocks it
+// reads and writes: its conversions are the ones the compile builds (none around the concat).
+TEST(BlockedConcat, LayoutPlanCountsTheCompiledConversions) {
+  const std::string bytes = inception_block(32, 64);
+  const CompileReport r = expect_host_matches_reference(bytes);
+  TempDir dir("kiln-blocked-concat-test");
+  const std::string path = dir.file("block.onnx");
+  std::ofstream(path, std::ios::binary) << bytes;
+  const LayoutPlan plan = plan_layouts(prepare_graph(path, {}).graph, target_from_name("host"), {});
+  EXPECT_EQ(plan.history_best.conversions, conversions(r));
+}
+
+TEST(BlockedConcat, InceptionBlockOnArmNeon) {
+  const std::string skip = expect_arm_neon_matches_reference(inception_block(32, 48));
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+TEST(BlockedConcat, ChannelsOffTheBlockStayNchw) {
+  const CompileReport r = expect_host_matches_reference(inception_block(18, 14));
+  EXPECT_FALSE(has_blocked_concat(r));
+}
+
+TEST(BlockedConcat, WorkloadOnlyForDividingChannelConcats) {
+  schedules::Workload w{"concat",
+                        {{"ndim", 4},
+                         {"axis", 1},
+                         {"inputs", 2},
+                         {"D0", 1},
+                         {"D1", 1},
+                         {"D2", 7},
+                         {"D3", 5},
+                         {"E0", 32},
+                         {"E1", 16}},
+                        ir::DataType::f32(),
+                        {}};
+  std::optional<schedules::Workload> b = blocked_concat(w, 16);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->param("ndim"), 5);
+  EXPECT_EQ(b->param("D4"), 16);
+  EXPECT_EQ(b->param("E0"), 2);
+  EXPECT_EQ(b->param("E1"), 1);
+  EXPECT_FALSE(blocked_concat(w, 0));   // not blocked
+  EXPECT_FALSE(blocked_concat(w, 32));  // 16 channels are not a block of 32
+  w.params["axis"] = 2;
+  EXPECT_FALSE(blocked_concat(w, 16));  // not the channel axis
+}
+
+}  // namespace
+}  // namespace kiln::network::test
