@@ -31,9 +31,10 @@ int64_t pick_block_tiles(int64_t pixels, int64_t reg_n);
 // K chunks in input channels a space offers: 0 (none) and the sizes below C.
 std::vector<int64_t> kc_choices(int64_t channels);
 
-// Whether an untuned network conv goes to conv2d.1x1: an f32 1x1 conv (no padding, one group)
-// with a small output plane (up to 14x14 pixels), where the pixel blocks, K chunks and weight
-// streams beat conv2d.nchwc's row tiles (MobileNetV2, x86-avx512, 1 thread: see the fallback).
+// Whether an untuned network conv goes to conv2d.1x1: an f32 1x1 conv (no padding, one
+// group) with a small output plane (up to 14x14 pixels, 7x7 when strided), where the pixel
+// blocks, K chunks and weight streams beat conv2d.nchwc's row tiles (MobileNetV2 and
+// ResNet-18, x86-avx512, 1 thread: see the 1x1 fallback and is_small_1x1).
 bool is_small_1x1(const Conv2dParams& p);
 bool conv2d_1x1_preferred(const Workload& w);
 

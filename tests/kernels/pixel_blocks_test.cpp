@@ -51,7 +51,8 @@ TEST(PixelBlocks, SmallOneByOneConvolutions) {
   };
   EXPECT_TRUE(conv2d_1x1_preferred(conv(7, 1, 1)));
   EXPECT_TRUE(conv2d_1x1_preferred(conv(14, 1, 1)));
-  EXPECT_TRUE(conv2d_1x1_preferred(conv(28, 1, 2)));  // a 14x14 output
+  EXPECT_TRUE(conv2d_1x1_preferred(conv(14, 1, 2)));   // strided: a 7x7 output
+  EXPECT_FALSE(conv2d_1x1_preferred(conv(28, 1, 2)));  // but not 14x14
   EXPECT_FALSE(conv2d_1x1_preferred(conv(28, 1, 1)));
   EXPECT_FALSE(conv2d_1x1_preferred(conv(7, 3, 1)));
   Workload half = conv(7, 1, 1);
