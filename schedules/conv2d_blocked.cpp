@@ -89,20 +89,26 @@ std::vector<int64_t> unroll_kh_choices(const Conv2dParams& p) {
   return p.kh > 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0};
 }
 
-void schedule_register_tile(te::Schedule& sch, const te::Tensor& out, const te::Tensor& acc,
-                            const TileKnobs& k, const std::vector<ir::IterVar>& reduce_order) {
+ir::IterVar schedule_tile_output(te::Schedule& sch, const te::Tensor& out, const TileKnobs& k,
+                                 int64_t block_tiles) {
   te::Stage os = sch[out];
   auto [xo, xi] = os.split(os.axis(3), k.reg_n);
+  // Blocks of tiles: the block loop takes the tile loop's place, its tiles run inside it.
+  std::vector<ir::IterVar> inner = {xi};
+  if (block_tiles > 1) {
+    auto [xb, xt] = os.split(xo, block_tiles);
+    xo = xb;
+    inner.insert(inner.begin(), xt);
+  }
   auto [lv, ll] = os.split(os.axis(4), k.lanes);
   ir::IterVar n = os.axis(0), b = os.axis(1), y = os.axis(2);
   std::vector<ir::IterVar> loops = k.oc_inner == 2   ? std::vector<ir::IterVar>{n, y, xo, b}
                                : k.oc_inner == 1 ? std::vector<ir::IterVar>{n, y, b, xo}
                                                  : std::vector<ir::IterVar>{n, b, y, xo};
   std::vector<ir::IterVar> order = loops;
-  order.insert(order.end(), {xi, lv, ll});
+  order.insert(order.end(), inner.begin(), inner.end());
+  order.insert(order.end(), {lv, ll});
   os.reorder(order);
-  // The tile's accumulators are computed at the innermost of the four loops.
-  const ir::IterVar at = loops[3];
   if (k.parallel == 2) {
     os.parallel(os.fuse(loops[0], loops[1]));
   } else {
@@ -112,10 +118,17 @@ void schedule_register_tile(te::Schedule& sch, const te::Tensor& out, const te::
   os.unroll(xi);
   os.unroll(lv);
   os.vectorize(ll);
+  return loops[3];
+}
+
+void schedule_register_tile(te::Schedule& sch, const te::Tensor& out, const te::Tensor& acc,
+                            const TileKnobs& k, const std::vector<ir::IterVar>& reduce_order) {
+  // The tile's accumulators are computed at the innermost of the four loops.
+  const ir::IterVar at = schedule_tile_output(sch, out, k, 1);
 
   te::Stage as = sch[acc];
   as.set_scope(ir::MemScope::Local);
-  as.compute_at(os, at);
+  as.compute_at(sch[out], at);
   auto [alv, all] = as.split(as.axis(4), k.lanes);
   std::vector<ir::IterVar> tile = {as.axis(0), as.axis(1), as.axis(2)};
   std::vector<ir::IterVar> red = reduce_order;

@@ -71,29 +71,10 @@ void schedule_pixel_blocks(te::Schedule& sch, const te::Tensor& out, const te::T
     return;
   }
   const TileKnobs& t = k.tile;
+  // The block's accumulators are computed at the block loop; the epilogue then walks the
+  // block tile by tile.
+  const ir::IterVar at = schedule_tile_output(sch, out, t, std::max<int64_t>(k.block_tiles, 1));
   te::Stage os = sch[out];
-  auto [xo, xi] = os.split(os.axis(3), t.reg_n);
-  auto [xb, xt] = os.split(xo, std::max<int64_t>(k.block_tiles, 1));
-  auto [lv, ll] = os.split(os.axis(4), t.lanes);
-  ir::IterVar n = os.axis(0), b = os.axis(1), y = os.axis(2);
-  std::vector<ir::IterVar> loops = t.oc_inner == 2   ? std::vector<ir::IterVar>{n, y, xb, b}
-                                   : t.oc_inner == 1 ? std::vector<ir::IterVar>{n, y, b, xb}
-                                                     : std::vector<ir::IterVar>{n, b, y, xb};
-  std::vector<ir::IterVar> order = loops;
-  order.insert(order.end(), {xt, xi, lv, ll});
-  os.reorder(order);
-  // The block's accumulators are computed at the innermost of the four loops; the epilogue
-  // then walks the block tile by tile.
-  const ir::IterVar at = loops[3];
-  if (t.parallel == 2) {
-    os.parallel(os.fuse(loops[0], loops[1]));
-  } else {
-    ir::IterVar outer = os.fuse(os.fuse(loops[0], loops[1]), loops[2]);
-    if (t.parallel == 1) os.parallel(outer);
-  }
-  os.unroll(xi);
-  os.unroll(lv);
-  os.vectorize(ll);
 
   te::Stage as = sch[acc];
   as.set_scope(ir::MemScope::Local);
