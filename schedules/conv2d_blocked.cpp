@@ -136,11 +136,17 @@ std::vector<int64_t> unroll_kh_choices(const Conv2dParams& p) {
   return p.kh > 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0};
 }
 
-ir::IterVar schedule_register_tile(te::Schedule& sch, const te::Tensor& out,
-                                   const te::Tensor& acc, const TileKnobs& k,
-                                   const std::vector<ir::IterVar>& reduce_order) {
+TileLoops schedule_tile_output(te::Schedule& sch, const te::Tensor& out, const TileKnobs& k,
+                               int64_t block_tiles) {
   te::Stage os = sch[out];
   auto [xo, xi] = os.split(os.axis(3), k.reg_n);
+  // Blocks of tiles: the block loop takes the tile loop's place, its tiles run inside it.
+  std::vector<ir::IterVar> inner = {xi};
+  if (block_tiles > 1) {
+    auto [xb, xt] = os.split(xo, block_tiles);
+    xo = xb;
+    inner.insert(inner.begin(), xt);
+  }
   auto [lv, ll] = os.split(os.axis(4), k.lanes);
   ir::IterVar n = os.axis(0), b = os.axis(1), y = os.axis(2), yi;
   if (k.band_rows > 1) std::tie(y, yi) = os.split(y, k.band_rows);
@@ -151,25 +157,34 @@ ir::IterVar schedule_register_tile(te::Schedule& sch, const te::Tensor& out,
   // outer loops) covers them all.
   std::vector<ir::IterVar> order(loops.begin(), loops.begin() + 3);
   if (yi) order.push_back(yi);
-  order.insert(order.end(), {loops[3], xi, lv, ll});
+  order.push_back(loops[3]);
+  order.insert(order.end(), inner.begin(), inner.end());
+  order.insert(order.end(), {lv, ll});
   os.reorder(order);
-  // The tile's accumulators are computed at the innermost of the four loops.
-  const ir::IterVar at = loops[3];
-  ir::IterVar band;  // the loop just outside `at`
+  TileLoops t;
+  t.at = loops[3];
   if (k.parallel == 2) {
     os.parallel(os.fuse(loops[0], loops[1]));
-    band = loops[2];
+    t.band = loops[2];
   } else {
-    band = os.fuse(os.fuse(loops[0], loops[1]), loops[2]);
-    if (k.parallel == 1) os.parallel(band);
+    t.band = os.fuse(os.fuse(loops[0], loops[1]), loops[2]);
+    if (k.parallel == 1) os.parallel(t.band);
   }
   os.unroll(xi);
   os.unroll(lv);
   os.vectorize(ll);
+  return t;
+}
+
+ir::IterVar schedule_register_tile(te::Schedule& sch, const te::Tensor& out,
+                                   const te::Tensor& acc, const TileKnobs& k,
+                                   const std::vector<ir::IterVar>& reduce_order) {
+  // The tile's accumulators are computed at the innermost of the four loops.
+  const TileLoops loops = schedule_tile_output(sch, out, k, 1);
 
   te::Stage as = sch[acc];
   as.set_scope(ir::MemScope::Local);
-  as.compute_at(os, at);
+  as.compute_at(sch[out], loops.at);
   auto [alv, all] = as.split(as.axis(4), k.lanes);
   std::vector<ir::IterVar> tile = {as.axis(0), as.axis(1), as.axis(2)};
   std::vector<ir::IterVar> red = reduce_order;
@@ -187,7 +202,7 @@ ir::IterVar schedule_register_tile(te::Schedule& sch, const te::Tensor& out,
   as.unroll(as.axis(3));
   as.unroll(alv);
   as.vectorize(all);
-  return band;
+  return loops.band;
 }
 
 std::vector<KernelArg> blocked_conv_args(const std::vector<TensorSpec>& inputs,

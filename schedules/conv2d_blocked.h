@@ -75,6 +75,17 @@ void define_tile_loop_knobs(ConfigSpace& cs);
 // Unroll choices for the kernel-height loop: {0, 1} where there is one to unroll, else {0}.
 std::vector<int64_t> unroll_kh_choices(const Conv2dParams& p);
 
+// The output side of the register tile: `out`'s loops N, B, Y and X split by reg_n (and the
+// tiles grouped in blocks of `block_tiles` when > 1) in the order oc_inner asks, the outer
+// ones fused (and parallel), the tile unrolled and the block vectorized; Y split in bands
+// of k.band_rows rows. Returns the loop the accumulators are computed at (the tile's, or the
+// block's) and the band loop (see schedule_register_tile).
+struct TileLoops {
+  ir::IterVar at, band;
+};
+TileLoops schedule_tile_output(te::Schedule& sch, const te::Tensor& out, const TileKnobs& k,
+                               int64_t block_tiles);
+
 // The register tile. `out` is [N, B, Y, X, bn] (the epilogue stage), `acc` its
 // accumulation: output loops N, B, Y and X split by reg_n in the order oc_inner asks, the
 // outer ones fused (and parallel); the accumulators of one reg_n x bn tile live in

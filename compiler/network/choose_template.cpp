@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "schedules/conv2d_pixel_blocks.h"
 #include "schedules/registry.h"
 #include "schedules/winograd.h"
 
@@ -40,6 +41,8 @@ const OpTemplate* untuned_template(const Workload& w, const Target& t) {
     if (const OpTemplate* dm = template_named_in(candidates, "conv2d.depthwise_mult")) return dm;
     if (schedules::winograd_preferred(w, t))
       if (const OpTemplate* wg = template_named_in(candidates, "conv2d.winograd")) return wg;
+    if (schedules::conv2d_1x1_preferred(w))
+      if (const OpTemplate* pw = template_named_in(candidates, "conv2d.1x1")) return pw;
   }
   return candidates.front();
 }

@@ -10,8 +10,11 @@
 //   - a 3x3 stride-1 conv goes to conv2d.winograd when schedules::winograd_preferred says so
 //     (enough channels and output tiles; measured on ResNet-18's layers: 1.9-2.6x oneDNN's
 //     direct conv on the 56x56 and 28x28 ones, see bench/README.md);
-//   - 1x1 convolutions stay on the library's default (conv2d.nchwc): conv2d.1x1's fallback
-//     was not faster on any 1x1 layer of ResNet-18 or MobileNetV2 (0.86-1.0x, same setup);
+//   - 1x1 convolutions with small output planes (up to 14x14: schedules::conv2d_1x1_preferred)
+//     go to conv2d.1x1, whose fallback there blocks pixels and K and reads the weights in two
+//     streams (MobileNetV2's 7x7 and 14x14 pointwise layers, x86-avx512, 1 thread, in the
+//     network: 0.70-0.97x conv2d.nchwc's time); larger ones stay on the library's default
+//     (conv2d.nchwc): conv2d.1x1's fallback was not faster on them (0.86-1.0x);
 //   - the channel blocks follow the neighbours: a conv reads its input in the block its
 //     producer wrote (ic_bn, or c_bn for depthwise) and writes in the block of a fused
 //     residual, so consecutive kernels share one NCHW[x]c layout and nothing is converted

@@ -65,6 +65,12 @@ std::vector<TemplateCase> cases() {
       {&one, conv({1, 16, 7, 7, 24, 1, 1}, f32, {"bias"})},
       {&one, conv({2, 13, 5, 6, 7, 1, 1, 2}, f32, {"bias", "relu6"})},      // primes, stride 2
       {&one, conv({1, 32, 4, 4, 16, 1, 1}, f32, {"residual", "relu"})},
+      // Small planes (pixel blocks, K chunks, weight streams): 7x7 and 14x14 with channels
+      // that are not whole blocks, 1x1 spatial, an odd plane.
+      {&one, conv({1, 200, 7, 7, 40, 1, 1}, f32, {"bias", "residual"})},
+      {&one, conv({1, 24, 14, 14, 20, 1, 1}, f32, {"bias", "relu6"})},
+      {&one, conv({1, 130, 1, 1, 33, 1, 1})},
+      {&one, conv({1, 150, 9, 11, 19, 1, 1}, f32, {"bias"})},
       {&dw, conv({1, 16, 9, 9, 16, 3, 3, 1, 1, 1, 16}, f32, {"bias", "relu6"})},
       {&dw, conv({1, 7, 10, 10, 7, 3, 3, 2, 1, 1, 7})},                     // prime, stride 2
       {&dw, conv({2, 8, 8, 8, 8, 5, 5, 1, 4, 2, 8}, f32, {"residual"})},    // dilation 2
@@ -78,7 +84,7 @@ std::vector<TemplateCase> cases() {
   }
   // The other ARM presets: one shape per template in f32 (same codegen as arm-neon).
   for (const std::string t : {"arm-fp16", "arm-bf16"})
-    for (size_t i : {size_t(0), size_t(6), size_t(9)})
+    for (size_t i : {size_t(0), size_t(6), size_t(13)})
       out.push_back({small[i].w, t, -1, small[i].tpl});
   // Half precision where the target has it.
   auto halves = half_targets();
@@ -106,6 +112,8 @@ std::vector<TemplateCase> cases() {
       {&one, conv({1, 256, 56, 56, 64, 1, 1}, f32, {"bias", "relu"})},  // ResNet-50 reduce
       {&one, conv({1, 24, 56, 56, 144, 1, 1}, f32, {"bias", "relu6"})},  // MobileNetV2 expand
       {&one, conv({1, 144, 56, 56, 24, 1, 1}, f32, {"bias", "residual"})},  // project
+      {&one, conv({1, 960, 7, 7, 320, 1, 1}, f32, {"bias"})},  // MobileNetV2 7x7
+      {&one, conv({1, 576, 14, 14, 96, 1, 1}, f32, {"bias", "residual"})},  // and 14x14
       {&dw, conv({1, 144, 56, 56, 144, 3, 3, 1, 1, 1, 144}, f32, {"bias", "relu6"})},
       {&dw, conv({1, 96, 112, 112, 96, 3, 3, 2, 1, 1, 96}, f32, {"bias", "relu6"})},
   };

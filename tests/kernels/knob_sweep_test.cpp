@@ -101,6 +101,24 @@ std::vector<SweepCase> cases() {
             {{{"oc_inner", 2}, {"parallel", 2}, {"k_unroll", 8}, {"ic_bn", 8}}});
   add_sweep(out, one, conv(16, 5, 12, 1, 1, 0), "arm-neon", {},
             {{{"oc_inner", 2}, {"parallel", 2}, {"k_unroll", 8}}});
+  // Pixel blocks, K chunks and weight streams (conv2d_pixel_blocks.h) on small planes: 49
+  // and 99 pixels (partial tiles and blocks), 150 and 200 channels (K chunks that do not
+  // divide the channel blocks), outputs that are not whole blocks.
+  const std::vector<std::string> block_knobs = {"block_tiles", "kc", "weight_streams"};
+  const std::vector<std::map<std::string, int64_t>> block_combos = {
+      {{"block_tiles", 4}, {"kc", 64}, {"weight_streams", 4}, {"oc_bn", 64}, {"reg_n", 5},
+       {"ic_bn", 16}, {"k_unroll", 4}},
+      {{"block_tiles", 16}, {"kc", 128}, {"weight_streams", 2}, {"oc_inner", 2}, {"reg_n", 3},
+       {"parallel", 2}},
+      {{"block_tiles", 2}, {"kc", 64}, {"oc_inner", 1}, {"ic_bn", 8}, {"reg_n", 7}}};
+  add_sweep(out, one, conv(200, 7, 50, 1, 1, 0, 1, {"bias", "residual"}), "x86-avx512",
+            block_knobs, block_combos);
+  add_sweep(out, one, conv(150, 10, 19, 1, 2, 0, 1, {"bias", "relu6"}), "x86-avx2", block_knobs,
+            {block_combos[1]});
+  add_sweep(out, one, conv(72, 7, 20, 1, 1, 0, 1, {"bias"}), "arm-neon", {"kc"},
+            {{{"block_tiles", 4}, {"kc", 64}, {"weight_streams", 4}, {"oc_bn", 16}, {"reg_n", 5},
+              {"ic_bn", 16}, {"k_unroll", 4}},
+             block_combos[2]});
   const OpTemplate& dw = schedules::template_named("conv2d.depthwise");
   add_sweep(out, dw, conv(40, 10, 40, 3, 1, 1, 40), "x86-avx512",
             {"unroll_kh", "oc_inner", "parallel"});

@@ -1,7 +1,7 @@
 // The network compiler's template choice for untuned workloads (compiler/network/
 // choose_template.h): depthwise convolutions to conv2d.depthwise (with a multiplier to
 // conv2d.depthwise_mult), wide 3x3 stride-1 ones to
-// conv2d.winograd, channel blocks that follow
+// conv2d.winograd, 1x1 ones on small planes to conv2d.1x1, channel blocks that follow
 // the neighbouring layouts, register tiles narrowed to the fallback's accumulator count.
 #include <gtest/gtest.h>
 
@@ -46,6 +46,24 @@ TEST(ChooseTemplate, Wide3x3Stride1GoesToWinograd) {
   // The Winograd conv also reads its producer's block.
   tuner::Dispatch n = choose_template(conv(64, 64, 3, 1), avx512(), {}, {32, 0});
   EXPECT_EQ(n.config["ic_bn"], 32);
+}
+
+TEST(ChooseTemplate, Small1x1GoesToThe1x1Template) {
+  for (int64_t hw : {7, 14}) {
+    schedules::Workload w = conv(960, 320, 1, 1, hw);
+    tuner::Dispatch d = choose_template(w, avx512(), {}, {32, 0});
+    EXPECT_EQ(d.tpl->name(), "conv2d.1x1") << hw;
+    EXPECT_EQ(d.config["ic_bn"], 32);
+    EXPECT_EQ(d.config["weight_streams"], 2);  // the small-plane fallback
+    EXPECT_TRUE(d.tpl->space(w, avx512()).contains(d.config));
+  }
+  // A larger plane, a 3x3 kernel, groups or half precision: not conv2d.1x1.
+  EXPECT_EQ(choose_template(conv(960, 320, 1, 1, 28), avx512(), {}).tpl->name(), "conv2d.nchwc");
+  EXPECT_NE(choose_template(conv(16, 32, 3, 1, 7), avx512(), {}).tpl->name(), "conv2d.1x1");
+  EXPECT_EQ(choose_template(conv(64, 64, 1, 2, 7), avx512(), {}).tpl->name(), "conv2d.nchwc");
+  schedules::Workload half = conv(960, 320, 1, 1, 7);
+  half.dtype = ir::DataType::f16();
+  EXPECT_NE(choose_template(half, target_from_name("arm-fp16"), {}).tpl->name(), "conv2d.1x1");
 }
 
 TEST(ChooseTemplate, WithoutNeighboursItIsTheTemplatesFallback) {
