@@ -12,6 +12,10 @@
 //     direct conv on the 56x56 and 28x28 ones, see bench/README.md);
 //   - 1x1 convolutions stay on the library's default (conv2d.nchwc): conv2d.1x1's fallback
 //     was not faster on any 1x1 layer of ResNet-18 or MobileNetV2 (0.86-1.0x, same setup);
+//   - a pooling op whose input a blocked kernel wrote runs in that block (pooling_blocked.h),
+//     so no conversion appears around it (ResNet-18's stem max pool cost 1.6 ms with the
+//     conversions to NCHW and back, x86-avx512, 1 thread); after an NCHW producer it stays
+//     on the NCHW template;
 //   - the channel blocks follow the neighbours: a conv reads its input in the block its
 //     producer wrote (ic_bn, or c_bn for depthwise) and writes in the block of a fused
 //     residual, so consecutive kernels share one NCHW[x]c layout and nothing is converted
@@ -27,7 +31,7 @@ namespace kiln::network {
 
 // The layouts the activations around a node are already in (0: logical or not known).
 struct NeighbourLayouts {
-  Layout input = 0;     // the main data input ("data" of a conv)
+  Layout input = 0;     // the main data input ("data" of a conv, "X" of a pool)
   Layout residual = 0;  // a fused residual operand
 };
 
