@@ -130,7 +130,7 @@ double openblas_sgemm_ms(int64_t m, int64_t n, int64_t k, int repeat) {
 
 double memcpy_ms(int64_t bytes, int repeat) {
   std::vector<char> src(static_cast<size_t>(bytes), 1), dst(static_cast<size_t>(bytes));
-  return median_ms(
+  return timed_ms(
       [&] {
         const int parts = omp_get_max_threads();
 #pragma omp parallel for num_threads(parts)
@@ -162,7 +162,7 @@ double onednn_transpose_ms(const std::vector<int64_t>& in, const std::vector<int
   for (size_t i = n - 1; i > 0; --i) plain[i - 1] = plain[i] * out_dims[i];
   memory dst(memory::desc(out_dims, memory::data_type::f32, plain), eng);
   reorder prim(src, dst);
-  return median_ms([&] { prim.execute(s, src, dst); s.wait(); }, repeat);
+  return timed_ms([&] { prim.execute(s, src, dst); s.wait(); }, repeat);
 }
 
 }  // namespace kiln::bench

@@ -6,6 +6,7 @@
 #include "compiler/base/error.h"
 #include "schedules/conv2d_blocked.h"
 #include "schedules/conv2d_pixel_blocks.h"
+#include "schedules/conv2d_plane_tile.h"
 #include "schedules/epilogue.h"
 #include "schedules/layout.h"
 
@@ -209,6 +210,18 @@ te::Tensor blocked_epilogue(const Workload& w, const EpilogueTensors& ep, const 
 // ---------------------------------------------------------------------------------------
 // conv2d.nchwc
 
+// Whether the fallback takes the plane tile (one channel block at a time for the whole
+// plane, conv2d_plane_tile.h): where the row tile would stream an output block's whole
+// weight panel again for every row (several rows, many input channels) and the plane's
+// accumulators (oh x ow x ocb) and one channel block of weights (KH x KW x icb x ocb) both
+// fit comfortably in L1 (ResNet's 7x7 and 14x14 3x3 layers).
+bool plane_tile_pays(const Conv2dParams& p, int64_t icb, int64_t ocb) {
+  const int64_t acc_bytes = p.out_h() * p.out_w() * ocb * 4;
+  const int64_t weight_block_bytes = p.kh * p.kw * icb * ocb * 4;
+  return p.out_h() > 1 && p.kh * p.kw > 1 && p.c >= 128 && acc_bytes <= 32 * 1024 &&
+         weight_block_bytes <= 40 * 1024;
+}
+
 class Conv2dNchwc : public DirectConv2dTemplate {
  public:
   std::string name() const override { return "conv2d.nchwc"; }
@@ -230,6 +243,9 @@ class Conv2dNchwc : public DirectConv2dTemplate {
     // 0: rco, ry, rx, rci (a block's channels innermost); 1: ry, rx, rco, rci (one tap over
     // all channel blocks: the weights stream in order, the input rows are revisited).
     cs.define_knob("reduce_order", {0, 1}, 0);
+    // 0: the row tile (schedule_register_tile); c > 0: the plane tile (conv2d_plane_tile.h),
+    // the reduction walking c input-channel blocks at a time outside the plane's rows.
+    cs.define_knob("ic_chunk", {0, 1, 2, 4}, 0);
     define_tile_loop_knobs(cs);
     return cs;
   }
@@ -243,13 +259,15 @@ class Conv2dNchwc : public DirectConv2dTemplate {
     int64_t pref = t.is_x86() ? 2 : 4;  // 32 channels on AVX-512, 16 on AVX2 and NEON
     int64_t vecs = pick_oc_vecs(pref, p.o, lanes);
     int64_t reg_n = pick_reg_n(p.out_w(), std::min<int64_t>(budget / vecs, 16));
-    return Config({{"ic_bn", pick_ic_bn(p.c, vecs * lanes)},
+    int64_t icb = pick_ic_bn(p.c, vecs * lanes);
+    return Config({{"ic_bn", icb},
                    {"oc_bn", vecs * lanes},
                    {"reg_n", reg_n},
                    {"unroll_kw", p.kw <= 3 ? 1 : 0},
                    {"unroll_kh", 0},
                    {"k_unroll", 1},
                    {"reduce_order", 0},
+                   {"ic_chunk", plane_tile_pays(p, icb, vecs * lanes) ? 1 : 0},
                    {"oc_inner", 0},
                    {"parallel", p.flops() > 2e6 ? 1 : 0}});
   }
@@ -284,9 +302,12 @@ class Conv2dNchwc : public DirectConv2dTemplate {
     if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
     TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"], cfg["oc_inner"], cfg["unroll_kw"] != 0,
                 cfg["unroll_kh"] != 0, std::gcd(cfg["k_unroll"], icb), ry, rx};
-    schedule_register_tile(sch, out, acc, k,
-                           cfg["reduce_order"] ? std::vector<IterVar>{ry, rx, rco, rci}
-                                               : std::vector<IterVar>{rco, ry, rx, rci});
+    std::vector<IterVar> reduce = cfg["reduce_order"] ? std::vector<IterVar>{ry, rx, rco, rci}
+                                                      : std::vector<IterVar>{rco, ry, rx, rci};
+    if (cfg["ic_chunk"] > 0)
+      schedule_plane_tile(sch, out, acc, k, reduce, rco, std::gcd(cfg["ic_chunk"], cb));
+    else
+      schedule_register_tile(sch, out, acc, k, reduce);
 
     return finish_blocked(
         w, p, std::move(sch), data, weight, ep, out, icb, ocb,

@@ -20,10 +20,6 @@ const std::vector<DataType>& pool_dtypes() {
   return k;
 }
 
-// The padded value for a max window: far below any input, but finite, so no inf/nan
-// arithmetic appears on the lanes that discard it.
-constexpr double kMaxPadValue = -3.0e38;
-
 enum class PoolKind { Max, Avg };
 
 int64_t pooled_extent(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode) {
@@ -55,6 +51,16 @@ PoolShape pool_shape(const Workload& w) {
       << w.op << ": the " << s.kh << "x" << s.kw << " window is larger than the padded "
       << s.h + 2 * s.ph << "x" << s.w + 2 * s.pw << " input in " << w.str();
   return s;
+}
+
+Expr avg_pool_window_count(const PoolShape& s, Expr i, Expr j) {
+  Expr h0 = i * s.sh - s.ph, w0 = j * s.sw - s.pw;
+  Expr h1 = ir::min(h0 + s.kh, Expr(s.h + s.ph)), w1 = ir::min(w0 + s.kw, Expr(s.w + s.pw));
+  if (!s.count_include_pad) {
+    h0 = ir::max(h0, Expr(0)), w0 = ir::max(w0, Expr(0));
+    h1 = ir::min(h1, Expr(s.h)), w1 = ir::min(w1, Expr(s.w));
+  }
+  return (h1 - h0) * (w1 - w0);
 }
 
 namespace {
@@ -136,7 +142,7 @@ class Pool2d : public OpTemplate {
     // The padded input the windows read: rows and columns up to the last window's end.
     const int64_t hp = (oh - 1) * s.sh + s.kh, wp = (ow - 1) * s.sw + s.kw;
     const bool is_max = kind_ == PoolKind::Max;
-    Expr pad_value = ir::make_float(f32, is_max ? kMaxPadValue : 0.0);
+    Expr pad_value = ir::make_float(f32, is_max ? kMaxPoolPadValue : 0.0);
 
     te::Tensor x = te::placeholder({s.n, s.c, s.h, s.w}, w.dtype, "X");
     te::Tensor xp = te::compute(
@@ -162,16 +168,7 @@ class Pool2d : public OpTemplate {
         {s.n, s.c, oh, ow},
         [&](Var n, Var c, Var i, Var j) {
           Expr v = acc(n, c, i, j);
-          if (!is_max) {
-            // The window's element count as PyTorch defines it (see the header).
-            Expr h0 = i * s.sh - s.ph, w0 = j * s.sw - s.pw;
-            Expr h1 = ir::min(h0 + s.kh, Expr(s.h + s.ph)), w1 = ir::min(w0 + s.kw, Expr(s.w + s.pw));
-            if (!s.count_include_pad) {
-              h0 = ir::max(h0, Expr(0)), w0 = ir::max(w0, Expr(0));
-              h1 = ir::min(h1, Expr(s.h)), w1 = ir::min(w1, Expr(s.w));
-            }
-            v = v / ir::make_cast(f32, (h1 - h0) * (w1 - w0));
-          }
+          if (!is_max) v = v / ir::make_cast(f32, avg_pool_window_count(s, i, j));
           return ir::make_cast(w.dtype, v);
         },
         "Y");

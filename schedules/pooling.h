@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "compiler/ir/expr.h"
 #include "schedules/op_template.h"
 
 namespace kiln::schedules {
@@ -26,6 +27,14 @@ struct PoolShape {
 
 // The shape of a max_pool2d / avg_pool2d workload, checked (UserError on bad values).
 PoolShape pool_shape(const Workload& w);
+
+// The padded value of a max window: far below any input, but finite, so no inf/nan
+// arithmetic appears on the lanes that discard it.
+inline constexpr double kMaxPoolPadValue = -3.0e38;
+
+// The number of elements an average window at output (i, j) divides by, as PyTorch defines
+// it (see above), as an i32 expression.
+ir::Expr avg_pool_window_count(const PoolShape& s, ir::Expr i, ir::Expr j);
 
 // "pool2d.nchw" templates: the window reduces into a vector of output pixels along W kept in
 // registers; padding is materialised row by row in a small stack buffer (or inlined as a

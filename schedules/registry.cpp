@@ -19,6 +19,7 @@
 #include "schedules/gather.h"
 #include "schedules/layout.h"
 #include "schedules/pooling.h"
+#include "schedules/pooling_blocked.h"
 #include "schedules/reduce.h"
 #include "schedules/resize.h"
 #include "schedules/softmax.h"
@@ -90,6 +91,10 @@ const std::vector<const OpTemplate*>& all_templates() {
       &max_pool2d_template(),
       &avg_pool2d_template(),
       &global_avg_pool2d_template(),
+      // the blocked forms after the NCHW ones: the default for an NCHW producer stays NCHW
+      &max_pool2d_blocked_template(),
+      &avg_pool2d_blocked_template(),
+      &global_avg_pool2d_blocked_template(),
       &softmax_template(),
       &layer_norm_template(),
       &batch_norm_template(),

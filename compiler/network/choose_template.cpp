@@ -69,12 +69,27 @@ void fit_register_tile(Config& cfg, const Config& fallback, const ConfigSpace& s
   if (best > 0) cfg.set("reg_n", best);
 }
 
+// The blocked template of a pooling workload whose input is held in `block` (null when the
+// op has none or it cannot read that block).
+const OpTemplate* blocked_pool_template(const Workload& w, const Target& t, Layout block) {
+  static const std::vector<std::string> kPools = {"max_pool2d", "avg_pool2d", "global_avg_pool2d"};
+  if (block <= 0 || std::find(kPools.begin(), kPools.end(), w.op) == kPools.end()) return nullptr;
+  const OpTemplate* tpl = template_named_in(schedules::templates_for(w, t), w.op + ".nchwc");
+  return tpl && offers(tpl->space(w, t), "c_bn", block) ? tpl : nullptr;
+}
+
 }  // namespace
 
 tuner::Dispatch choose_template(const Workload& w, const Target& t, const tuner::HistoryBest& h,
                                 const NeighbourLayouts& n) {
   tuner::Dispatch d = h.dispatch(w, t);
   if (!d.untuned) return d;
+  if (const OpTemplate* pool = blocked_pool_template(w, t, n.input)) {
+    d.tpl = pool;
+    d.config = pool->fallback(w, t);
+    d.config.set("c_bn", n.input);
+    return d;
+  }
   d.tpl = untuned_template(w, t);
   d.config = d.tpl->fallback(w, t);
   if (w.op != "conv2d") return d;

@@ -15,6 +15,10 @@
 //     streams (MobileNetV2's 7x7 and 14x14 pointwise layers, x86-avx512, 1 thread, in the
 //     network: 0.70-0.97x conv2d.nchwc's time); larger ones stay on the library's default
 //     (conv2d.nchwc): conv2d.1x1's fallback was not faster on them (0.86-1.0x);
+//   - a pooling op whose input a blocked kernel wrote runs in that block (pooling_blocked.h),
+//     so no conversion appears around it (ResNet-18's stem max pool cost 1.6 ms with the
+//     conversions to NCHW and back, x86-avx512, 1 thread); after an NCHW producer it stays
+//     on the NCHW template;
 //   - the channel blocks follow the neighbours: a conv reads its input in the block its
 //     producer wrote (ic_bn, or c_bn for depthwise) and writes in the block of a fused
 //     residual, so consecutive kernels share one NCHW[x]c layout and nothing is converted
@@ -30,7 +34,7 @@ namespace kiln::network {
 
 // The layouts the activations around a node are already in (0: logical or not known).
 struct NeighbourLayouts {
-  Layout input = 0;     // the main data input ("data" of a conv)
+  Layout input = 0;     // the main data input ("data" of a conv, "X" of a pool)
   Layout residual = 0;  // a fused residual operand
 };
 

@@ -101,6 +101,14 @@ class Lowerer {
     return static_cast<int>(p_.buffers.size()) - 1;
   }
 
+  // Whether `value` in `layout` is the same memory as in NCHW: a [N,C,1,1] vector (a pooled
+  // one) in blocks that divide C is. One buffer then serves both, and nothing copies it.
+  bool nchw_memory(const std::string& value, Layout layout) const {
+    if (layout == 0) return true;
+    const std::vector<int64_t> d = dims(value);
+    return layout > 0 && d.size() == 4 && d[2] == 1 && d[3] == 1 && d[1] % layout == 0;
+  }
+
   // A fresh buffer for `value` in `layout`: the model's output when it is a graph output in
   // the layout and type the caller reads, else workspace.
   int new_buffer(const std::string& value, Layout layout) {
@@ -111,11 +119,13 @@ class Lowerer {
         layout == kModelDtype
             ? static_cast<uint64_t>(numel(d) * dtype(value).bytes())
             : static_cast<uint64_t>(layout_elements(d, layout)) * held(value).bytes();
-    int id = out != g_.outputs.end() && layout == (f32 ? 0 : kModelDtype)
+    const bool as_read = f32 ? nchw_memory(value, layout) : layout == kModelDtype;
+    int id = out != g_.outputs.end() && as_read
                  ? add_buffer({BufferKind::Output, static_cast<int>(out - g_.outputs.begin()),
                                bytes, 0, value, 0})
                  : add_buffer({BufferKind::Workspace, 0, bytes, 0, value, layout});
     available_[value][layout] = id;
+    if (layout > 0 && nchw_memory(value, layout)) available_[value][0] = id;
     return id;
   }
 
@@ -188,6 +198,7 @@ class Lowerer {
   int ensure(const std::string& value, Layout layout) {
     auto& have = available_[value];
     if (auto it = have.find(layout); it != have.end()) return it->second;
+    if (layout > 0 && have.count(0) && nchw_memory(value, layout)) return have[layout] = have.at(0);
     internal_check(!g_.is_constant(value)) << "ensure: constant '" << value << "'";
     internal_check(!have.empty()) << "value '" << value << "' is read before it is written";
     if (layout == kModelDtype) return convert_dtype(value, ensure(value, 0), false);
@@ -210,7 +221,7 @@ class Lowerer {
     auto op = operands.find(name);
     if (op == operands.end() || g_.is_constant(op->second)) return 0;
     for (const auto& [layout, buffer] : available_[op->second])
-      if (layout > 0) return layout;
+      if (layout > 0 && !nchw_memory(op->second, layout)) return layout;
     return 0;
   }
 
@@ -333,10 +344,9 @@ class Lowerer {
     if (choices_)
       if (auto it = choices_->find(node_key(n.name, n.outputs)); it != choices_->end())
         chosen = &it->second;
-    const int task = task_for(m.workload,
-                              {blocked_layout_of(m.operands, "data"),
-                               blocked_layout_of(m.operands, "residual")},
-                              chosen);
+    const Layout data = blocked_layout_of(m.operands, m.operands.count("data") ? "data" : "X");
+    const int task =
+        task_for(m.workload, {data, blocked_layout_of(m.operands, "residual")}, chosen);
     const std::vector<KernelArg> args = task_args_[task];
     const std::vector<DataType> arg_types = task_arg_types_[task];
     const std::string& tpl = p_.tasks[task].tpl->name();

@@ -16,6 +16,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "compiler/network/compile_network.h"
 #include "kiln/compare.h"
 #include "kiln/cpu_features.h"
@@ -177,27 +179,48 @@ TEST(RealModels, MobileNetV3SmallOnHost) { run_on_host("mobilenet_v3_small"); }
 TEST(RealModels, MobileNetV3SmallOnArmNeon) { run_on_arm("mobilenet_v3_small"); }
 
 // MobileNetV3's HardSwish and squeeze-excite blocks (GlobalAveragePool, 1x1 convs,
-// HardSigmoid, Mul by a [N,C,1,1] scale) run in the convs' blocked layout: the feature maps
-// are converted only for the squeeze-excite pools and at the edges, never around the
-// elementwise ops.
+// HardSigmoid, Mul by a [N,C,1,1] scale) and its pools run in the convs' blocked layout: the
+// feature maps are converted only at the edges, never around the elementwise ops or pools.
 TEST(RealModels, MobileNetV3SmallConvertsOnlyForItsPools) {
   auto c = compile_model("mobilenet_v3_small", "x86-avx512");
-  int map_conversions = 0, vector_conversions = 0, pools = 0, blocked_elementwise = 0;
+  int map_conversions = 0, vector_conversions = 0, pools = 0, blocked_pools = 0,
+      blocked_elementwise = 0;
   for (const LayerRow& l : c->report.layers) {
     const bool vector = l.workload.find(" H=1 ") != std::string::npos &&
                         l.workload.find(" W=1 ") != std::string::npos;
     if (l.op_type == "LayoutTransform") ++(vector ? vector_conversions : map_conversions);
     pools += l.op_type == "GlobalAveragePool";
+    blocked_pools += l.tpl == "global_avg_pool2d.nchwc";
     blocked_elementwise += l.tpl.rfind("elementwise", 0) == 0 &&
                            l.workload.find("rank=5") != std::string::npos;
   }
   std::cout << "mobilenet_v3_small: " << map_conversions << " feature-map and "
             << vector_conversions << " [N,C,1,1] layout conversions, " << pools
-            << " global pools, " << blocked_elementwise << " blocked elementwise kernels\n";
+            << " global pools (" << blocked_pools << " blocked), " << blocked_elementwise
+            << " blocked elementwise kernels\n";
   EXPECT_GT(blocked_elementwise, 0);
-  // Into the first conv, out for each pool.
-  EXPECT_LE(map_conversions, pools + 1);
+  EXPECT_EQ(blocked_pools, pools);
+  // Only the image into the first conv.
+  EXPECT_LE(map_conversions, 1);
 }
+
+// ResNet-18's stem max pool reads and writes the stem conv's NCHW[x]c layout (pooling_blocked.h):
+// model.json lists no layout conversion right before or after it.
+TEST(RealModels, ResNet18MaxPoolHasNoConversions) {
+  auto c = compile_model("resnet18", "x86-avx512");
+  std::ifstream f(c->out() + "/model.json");
+  const nlohmann::json layers = nlohmann::json::parse(f).at("layers");
+  size_t pool = layers.size();
+  for (size_t i = 0; i < layers.size(); ++i)
+    if (layers[i].at("op") == "MaxPool") pool = i;
+  ASSERT_LT(pool, layers.size()) << "no MaxPool layer in model.json";
+  EXPECT_EQ(layers[pool].at("template"), "max_pool2d.nchwc");
+  ASSERT_GT(pool, 0u);
+  ASSERT_LT(pool + 1, layers.size());
+  EXPECT_NE(layers[pool - 1].at("op"), "LayoutTransform") << layers[pool - 1].dump();
+  EXPECT_NE(layers[pool + 1].at("op"), "LayoutTransform") << layers[pool + 1].dump();
+}
+
 TEST(RealModels, ResNet18Bf16OnHost) { run_on_host("resnet18", ir::DataType::bf16()); }
 TEST(RealModels, MobileNetV2Bf16OnHost) { run_on_host("mobilenet_v2", ir::DataType::bf16()); }
 TEST(RealModels, MobileNetV2F16OnArmFp16) {
