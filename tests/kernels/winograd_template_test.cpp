@@ -184,7 +184,8 @@ TEST(WinogradCostRule, PicksByLayer) {
   EXPECT_TRUE(schedules::winograd_preferred(conv3x3(1, 64, 56, 56, 64, 1), t));
   EXPECT_TRUE(schedules::winograd_preferred(conv3x3(1, 128, 28, 28, 128, 1), t));
   EXPECT_TRUE(schedules::winograd_preferred(conv3x3(1, 256, 14, 14, 256, 1), t));
-  EXPECT_TRUE(schedules::winograd_preferred(conv3x3(1, 512, 7, 7, 512, 1), t));
+  // 16 tiles: F(2) wins alone but loses in the network, where its weights come cold.
+  EXPECT_FALSE(schedules::winograd_preferred(conv3x3(1, 512, 7, 7, 512, 1), t));
   EXPECT_FALSE(schedules::winograd_preferred(conv3x3(1, 512, 5, 5, 512, 1), t));  // 9 tiles
   EXPECT_FALSE(schedules::winograd_preferred(conv3x3(1, 3, 224, 224, 64, 1), t));  // stem-like
   EXPECT_EQ(schedules::winograd_fallback_tile(conv3x3(1, 64, 56, 56, 64, 1)), 4);
