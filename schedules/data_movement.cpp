@@ -292,6 +292,20 @@ Values transpose_reference(const TransposeShape& s, const Values& x) {
   return y;
 }
 
+TransposeTensors transpose_compute(const TransposeShape& s, ir::DataType dtype) {
+  const size_t n = s.in.size();
+  te::Tensor x = te::placeholder(exprs(s.in), dtype, "X");
+  te::Tensor y = te::compute(
+      exprs(s.out),
+      [&](const std::vector<Var>& idx) {
+        std::vector<Expr> src(n);
+        for (size_t i = 0; i < n; ++i) src[s.perm[i]] = idx[i];
+        return x(src);
+      },
+      "Y");
+  return {x, y};
+}
+
 namespace {
 
 class Transpose : public OpTemplate {
@@ -329,15 +343,7 @@ class Transpose : public OpTemplate {
                            const Config& cfg) const override {
     TransposeShape s = transpose_shape(w);
     const size_t n = s.in.size();
-    te::Tensor x = te::placeholder(exprs(s.in), w.dtype, "X");
-    te::Tensor y = te::compute(
-        exprs(s.out),
-        [&](const std::vector<Var>& idx) {
-          std::vector<Expr> src(n);
-          for (size_t i = 0; i < n; ++i) src[s.perm[i]] = idx[i];
-          return x(src);
-        },
-        "Y");
+    auto [x, y] = transpose_compute(s, w.dtype);
     te::Schedule sch({y});
     te::Stage out = sch[y];
     // `a`: the output loop that walks the input's innermost dimension. Tiling it with the

@@ -46,5 +46,10 @@ struct TransposeShape {
 TransposeShape transpose_shape(const Workload& w);
 // Y = X transposed, element by element.
 Values transpose_reference(const TransposeShape& s, const Values& x);
+// The placeholder X (s.in, `dtype`) and the compute Y = X transposed (s.out), for a schedule.
+struct TransposeTensors {
+  te::Tensor x, y;
+};
+TransposeTensors transpose_compute(const TransposeShape& s, ir::DataType dtype);
 
 }  // namespace kiln::schedules

@@ -48,14 +48,27 @@ constexpr double kParallelWork = 2e5;
 
 enum class PoolKind { Max, Avg };
 
-class BlockedPool2d : public OpTemplate {
+// A blocked pool has its NCHW twin's interface: the same logical arguments, dtypes and
+// reference; only the kernel's memory layout differs.
+class BlockedTwin : public OpTemplate {
+ public:
+  std::vector<DataType> dtypes() const override { return nchw().dtypes(); }
+  std::vector<TensorSpec> inputs(const Workload& w) const override { return nchw().inputs(w); }
+  TensorSpec output(const Workload& w) const override { return nchw().output(w); }
+  Values reference(const Workload& w, const std::vector<Values>& in) const override {
+    return nchw().reference(w, in);
+  }
+
+ protected:
+  virtual const OpTemplate& nchw() const = 0;
+};
+
+class BlockedPool2d : public BlockedTwin {
  public:
   explicit BlockedPool2d(PoolKind kind) : kind_(kind) {}
   std::string name() const override { return nchw().op() + ".nchwc"; }
   std::string op() const override { return nchw().op(); }
   bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
-  std::vector<DataType> dtypes() const override { return nchw().dtypes(); }
-
   ConfigSpace space(const Workload& w, const Target&) const override {
     PoolShape s = pool_shape(w);
     ConfigSpace cs;
@@ -80,12 +93,6 @@ class BlockedPool2d : public OpTemplate {
                    {"reg_w", s.out_w() >= 4 ? 4 : 1},
                    {"pad_rows", 0},
                    {"parallel", work > kParallelWork ? 1 : 0}});
-  }
-
-  std::vector<TensorSpec> inputs(const Workload& w) const override { return nchw().inputs(w); }
-  TensorSpec output(const Workload& w) const override { return nchw().output(w); }
-  Values reference(const Workload& w, const std::vector<Values>& in) const override {
-    return nchw().reference(w, in);
   }
 
  protected:
@@ -163,19 +170,17 @@ class BlockedPool2d : public OpTemplate {
   }
 
  private:
-  const OpTemplate& nchw() const {
+  const OpTemplate& nchw() const override {
     return kind_ == PoolKind::Max ? max_pool2d_template() : avg_pool2d_template();
   }
   PoolKind kind_;
 };
 
-class BlockedGlobalAvgPool2d : public OpTemplate {
+class BlockedGlobalAvgPool2d : public BlockedTwin {
  public:
   std::string name() const override { return "global_avg_pool2d.nchwc"; }
   std::string op() const override { return "global_avg_pool2d"; }
   bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
-  std::vector<DataType> dtypes() const override { return nchw().dtypes(); }
-
   ConfigSpace space(const Workload& w, const Target&) const override {
     ConfigSpace cs;
     cs.define_knob("c_bn", c_bn_choices(nchw().inputs(w)[0].shape[1]));
@@ -191,12 +196,6 @@ class BlockedGlobalAvgPool2d : public OpTemplate {
     return Config({{"c_bn", default_block(t, in.shape[1])},
                    {"partials", hw >= 4 ? 4 : 1},
                    {"parallel", in.elements() > 1 << 16 ? 1 : 0}});
-  }
-
-  std::vector<TensorSpec> inputs(const Workload& w) const override { return nchw().inputs(w); }
-  TensorSpec output(const Workload& w) const override { return nchw().output(w); }
-  Values reference(const Workload& w, const std::vector<Values>& in) const override {
-    return nchw().reference(w, in);
   }
 
  protected:
@@ -252,7 +251,7 @@ class BlockedGlobalAvgPool2d : public OpTemplate {
   }
 
  private:
-  static const OpTemplate& nchw() { return global_avg_pool2d_template(); }
+  const OpTemplate& nchw() const override { return global_avg_pool2d_template(); }
 };
 
 }  // namespace

@@ -199,15 +199,7 @@ class TransposeShuffle : public OpTemplate {
     const TileAxes ax = tile_axes(s);
     const size_t n = s.in.size();
     const int64_t tile = tile_edge(t);
-    te::Tensor x = te::placeholder(exprs(s.in), w.dtype, "X");
-    te::Tensor y = te::compute(
-        exprs(s.out),
-        [&](const std::vector<Var>& idx) {
-          std::vector<Expr> src(n);
-          for (size_t i = 0; i < n; ++i) src[s.perm[i]] = idx[i];
-          return x(src);
-        },
-        "Y");
+    auto [x, y] = transpose_compute(s, w.dtype);
     te::Schedule sch({y});
     te::Stage out = sch[y];
     // The loops outside the tiles with their extents, in output order; then the blocks of

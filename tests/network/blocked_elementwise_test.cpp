@@ -15,14 +15,8 @@ using graph::test::attr_ints;
 using graph::test::ModelBuilder;
 using graph::test::random_tensor;
 
-// Conversions of feature maps (H x W > 1); re-blocking a [N,C,1,1] vector costs C copies.
-int map_conversions(const CompileReport& r) {
-  int n = 0;
-  for (const LayerRow& l : r.layers)
-    n += l.op_type == "LayoutTransform" && (l.workload.find(" H=1 ") == std::string::npos ||
-                                            l.workload.find(" W=1 ") == std::string::npos);
-  return n;
-}
+// map_conversions (network_check.h) counts feature maps only: re-blocking a [N,C,1,1] vector
+// costs C copies.
 
 // conv 3x3 -> HardSwish -> SE (GlobalAveragePool, 1x1 convs, HardSigmoid, Mul) -> conv 1x1.
 std::string squeeze_excite_block() {

@@ -16,15 +16,6 @@ using graph::test::attr_ints;
 using graph::test::ModelBuilder;
 using graph::test::random_tensor;
 
-// Conversions of feature maps (H x W > 1).
-int map_conversions(const CompileReport& r) {
-  int n = 0;
-  for (const LayerRow& l : r.layers)
-    n += l.op_type == "LayoutTransform" && (l.workload.find(" H=1 ") == std::string::npos ||
-                                            l.workload.find(" W=1 ") == std::string::npos);
-  return n;
-}
-
 // conv 3x3 s2 (3 -> 20 channels: no whole number of blocks) + relu, MaxPool 3x3 s2 p1,
 // conv 3x3, AveragePool 3x3 s2 p1 ceil_mode count_include_pad, AveragePool 2x2 s1,
 // GlobalAveragePool, Flatten, Gemm.

@@ -65,6 +65,14 @@ void expect_close(const std::vector<float>& got, const graph::HostTensor& want,
 
 }  // namespace
 
+int map_conversions(const CompileReport& r) {
+  int n = 0;
+  for (const LayerRow& l : r.layers)
+    n += l.op_type == "LayoutTransform" && (l.workload.find(" H=1 ") == std::string::npos ||
+                                            l.workload.find(" W=1 ") == std::string::npos);
+  return n;
+}
+
 CompileReport expect_host_matches_reference(const std::string& bytes,
                                             const graph::ShapeBindings& shapes,
                                             const std::map<std::string, graph::HostTensor>& given,

@@ -11,6 +11,9 @@
 
 namespace kiln::network::test {
 
+// The layout conversions of feature maps (H x W > 1) in a compile report.
+int map_conversions(const CompileReport& r);
+
 // Returns the compile report (its layers say which kernels ran); gtest failures on mismatch.
 // Inputs named in `given` take those values (token ids, masks), the others random f32 ones;
 // `record_logs`: tuning logs to compile with (--records).
