@@ -128,7 +128,8 @@ TEST(Tune, CandidatesPastTheBuildTimeoutAreKilledAndRecorded) {
 
 TEST(Tune, CandidatesWithOtherOutputLayoutsAreNotCalledWrong) {
   // conv2d.nchwc writes its output in blocks of oc_bn channels, a knob: a batch holds
-  // candidates of both blocks (16 and 32), each checked against the reference in its layout.
+  // candidates of several blocks (16 and 32 with AVX-512; 8, 16 and 32 with AVX2), each
+  // checked against the reference in its layout.
   TempDir dir("kiln-tune-test");
   const std::string log = dir.file("layouts.jsonl");
   Output o = run("tune --op conv2d --shape 1,16,8,8,32,3,3 --pad 1 --template conv2d.nchwc "
@@ -141,7 +142,7 @@ TEST(Tune, CandidatesWithOtherOutputLayoutsAreNotCalledWrong) {
     EXPECT_EQ(r.result.error, tuner::MeasureErrorKind::Ok)
         << r.config.to_json() << ": " << r.result.message;
   }
-  EXPECT_EQ(blocks.size(), 2u);
+  EXPECT_GE(blocks.size(), 2u);
 }
 
 TEST(Tune, OldSpacePinsTheKnobsAddedSince) {
