@@ -176,6 +176,25 @@ TileLoops schedule_tile_output(te::Schedule& sch, const te::Tensor& out, const T
   return t;
 }
 
+void order_tile_reduction(te::Stage& as, const TileKnobs& k, std::vector<ir::IterVar> order,
+                          std::vector<ir::IterVar> reduce, const ir::IterVar& pixels) {
+  auto [alv, all] = as.split(as.axis(4), k.lanes);
+  if (k.k_unroll > 1) {
+    auto [ko, ki] = as.split(reduce.back(), k.k_unroll);
+    reduce.back() = ko;
+    reduce.push_back(ki);
+  }
+  order.insert(order.end(), reduce.begin(), reduce.end());
+  order.insert(order.end(), {pixels, alv, all});
+  as.reorder(order);
+  if (k.k_unroll > 1) as.unroll(reduce.back());
+  if (k.unroll_kw && k.kw_axis) as.unroll(k.kw_axis);
+  if (k.unroll_kh && k.kh_axis) as.unroll(k.kh_axis);
+  as.unroll(pixels);
+  as.unroll(alv);
+  as.vectorize(all);
+}
+
 ir::IterVar schedule_register_tile(te::Schedule& sch, const te::Tensor& out,
                                    const te::Tensor& acc, const TileKnobs& k,
                                    const std::vector<ir::IterVar>& reduce_order) {
@@ -185,23 +204,7 @@ ir::IterVar schedule_register_tile(te::Schedule& sch, const te::Tensor& out,
   te::Stage as = sch[acc];
   as.set_scope(ir::MemScope::Local);
   as.compute_at(sch[out], loops.at);
-  auto [alv, all] = as.split(as.axis(4), k.lanes);
-  std::vector<ir::IterVar> tile = {as.axis(0), as.axis(1), as.axis(2)};
-  std::vector<ir::IterVar> red = reduce_order;
-  if (k.k_unroll > 1) {
-    auto [ko, ki] = as.split(red.back(), k.k_unroll);
-    red.back() = ko;
-    red.push_back(ki);
-  }
-  tile.insert(tile.end(), red.begin(), red.end());
-  tile.insert(tile.end(), {as.axis(3), alv, all});
-  as.reorder(tile);
-  if (k.k_unroll > 1) as.unroll(red.back());
-  if (k.unroll_kw && k.kw_axis) as.unroll(k.kw_axis);
-  if (k.unroll_kh && k.kh_axis) as.unroll(k.kh_axis);
-  as.unroll(as.axis(3));
-  as.unroll(alv);
-  as.vectorize(all);
+  order_tile_reduction(as, k, {as.axis(0), as.axis(1), as.axis(2)}, reduce_order, as.axis(3));
   return loops.band;
 }
 

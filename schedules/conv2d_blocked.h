@@ -86,6 +86,14 @@ struct TileLoops {
 TileLoops schedule_tile_output(te::Schedule& sch, const te::Tensor& out, const TileKnobs& k,
                                int64_t block_tiles);
 
+// The innermost loops of a register tile's accumulation stage `as` ([N, B, Y, X, bn]): the
+// loops `order` outermost, then the reduction `reduce` (its innermost loop split by
+// k.k_unroll and unrolled), then the tile's pixels `pixels` (unrolled) and the block's
+// vectors (unrolled) and lanes (vectorized); KH/KW unrolled where the knobs ask. The row,
+// plane and pixel-block tiles differ only in what they put in `order`.
+void order_tile_reduction(te::Stage& as, const TileKnobs& k, std::vector<ir::IterVar> order,
+                          std::vector<ir::IterVar> reduce, const ir::IterVar& pixels);
+
 // The register tile. `out` is [N, B, Y, X, bn] (the epilogue stage), `acc` its
 // accumulation: output loops N, B, Y and X split by reg_n in the order oc_inner asks, the
 // outer ones fused (and parallel); the accumulators of one reg_n x bn tile live in

@@ -79,31 +79,18 @@ void schedule_pixel_blocks(te::Schedule& sch, const te::Tensor& out, const te::T
   te::Stage as = sch[acc];
   as.set_scope(ir::MemScope::Local);
   as.compute_at(os, at);
-  auto [alv, all] = as.split(as.axis(4), t.lanes);
   auto [ro, ri] = as.split(as.axis(3), t.reg_n);
-  // n, b, y (one each inside the block), then [K chunk], tile, [channel blocks of the chunk],
+  // n, b, y (one each inside the block), then [K chunk], tile, the chunk's channel blocks,
   // the block's channels, and the register tile innermost.
-  std::vector<ir::IterVar> tile = {as.axis(0), as.axis(1), as.axis(2)};
+  std::vector<ir::IterVar> order = {as.axis(0), as.axis(1), as.axis(2)};
   ir::IterVar outer_k = rco;
   if (k.kc_blocks > 0) {
     auto [ko, ki] = as.split(rco, k.kc_blocks);
-    tile.push_back(ko);
+    order.push_back(ko);
     outer_k = ki;
   }
-  tile.push_back(ro);
-  tile.push_back(outer_k);
-  ir::IterVar inner_k = rci;
-  if (t.k_unroll > 1) {
-    auto [kk, ku] = as.split(rci, t.k_unroll);
-    tile.push_back(kk);
-    inner_k = ku;
-  }
-  tile.insert(tile.end(), {inner_k, ri, alv, all});
-  as.reorder(tile);
-  if (t.k_unroll > 1) as.unroll(inner_k);
-  as.unroll(ri);
-  as.unroll(alv);
-  as.vectorize(all);
+  order.push_back(ro);
+  order_tile_reduction(as, t, order, {outer_k, rci}, ri);
 }
 
 }  // namespace kiln::schedules

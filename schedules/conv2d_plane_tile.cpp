@@ -21,27 +21,12 @@ void schedule_plane_tile(te::Schedule& sch, const te::Tensor& out, const te::Ten
   as.set_scope(ir::MemScope::Local);
   as.compute_at(os, nb);
   auto [xo, xi] = as.split(as.axis(3), k.reg_n);
-  auto [alv, all] = as.split(as.axis(4), k.lanes);
   auto [co, ci] = as.split(chunked, chunk);
   std::vector<ir::IterVar> red;
   for (const ir::IterVar& r : reduce_order) red.push_back(r.get() == chunked.get() ? ci : r);
-  if (k.k_unroll > 1) {
-    auto [ko, ki] = as.split(red.back(), k.k_unroll);
-    red.back() = ko;
-    red.push_back(ki);
-  }
   // The chunk loop outside the rows: its weights (chunk x KH x KW x icb x bn) stay in L1
   // while every row of the plane uses them.
-  std::vector<ir::IterVar> order = {as.axis(0), as.axis(1), co, as.axis(2), xo};
-  order.insert(order.end(), red.begin(), red.end());
-  order.insert(order.end(), {xi, alv, all});
-  as.reorder(order);
-  if (k.k_unroll > 1) as.unroll(red.back());
-  if (k.unroll_kw && k.kw_axis) as.unroll(k.kw_axis);
-  if (k.unroll_kh && k.kh_axis) as.unroll(k.kh_axis);
-  as.unroll(xi);
-  as.unroll(alv);
-  as.vectorize(all);
+  order_tile_reduction(as, k, {as.axis(0), as.axis(1), co, as.axis(2), xo}, red, xi);
 }
 
 }  // namespace kiln::schedules
