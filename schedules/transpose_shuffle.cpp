@@ -86,10 +86,6 @@ bool worth_threads(const TransposeShape& s, DataType t) {
   return elements * t.bytes() >= (64 << 10);
 }
 
-std::vector<Expr> exprs(const std::vector<int64_t>& s) {
-  return std::vector<Expr>(s.begin(), s.end());
-}
-
 // The body of one T x T tile at the region's base: T row loads, the register transpose, T
 // column stores. A tile that the end of `a` or `j` cuts short (`masked`) runs the same way
 // with masked loads and stores: rows past the end re-read the last row (in bounds, never
