@@ -80,6 +80,19 @@ const OpTemplate* blocked_pool_template(const Workload& w, const Target& t, Layo
 
 }  // namespace
 
+std::vector<const OpTemplate*> tuning_templates(const Workload& w, const Target& t) {
+  std::vector<const OpTemplate*> all = schedules::templates_for(w, t);
+  const OpTemplate* untuned = untuned_template(w, t);
+  auto is_depthwise = [](const OpTemplate* tpl) {
+    return tpl->name().rfind("conv2d.depthwise", 0) == 0;
+  };
+  const bool depthwise = is_depthwise(untuned);
+  std::vector<const OpTemplate*> out = {untuned};
+  for (const OpTemplate* tpl : all)
+    if (tpl != untuned && (!depthwise || is_depthwise(tpl))) out.push_back(tpl);
+  return out;
+}
+
 tuner::Dispatch choose_template(const Workload& w, const Target& t, const tuner::HistoryBest& h,
                                 const NeighbourLayouts& n) {
   tuner::Dispatch d = h.dispatch(w, t);

@@ -42,4 +42,14 @@ tuner::Dispatch choose_template(const schedules::Workload& workload, const Targe
                                 const tuner::HistoryBest& history,
                                 const NeighbourLayouts& neighbours = {});
 
+// The templates a network tune measures for `workload` (extract_tasks.h): every template that
+// builds it, the untuned choice first, less those that cannot win. A depthwise conv keeps
+// only the depthwise templates: conv2d.nchwc would compute it through block-diagonal
+// weights (above), and its FLOPs counted that way made it look like the network's heaviest
+// task, so a short tune spent its first trials there and `kiln compile --records` took its
+// record, the only one (MobileNetV2, 150 s on an AVX2 machine: 6.4 ms for the 144-channel
+// 56x56 stride-2 layer on conv2d.nchwc, and the tuned network 1.6x slower than untuned).
+std::vector<const schedules::OpTemplate*> tuning_templates(const schedules::Workload& workload,
+                                                          const Target& target);
+
 }  // namespace kiln::network

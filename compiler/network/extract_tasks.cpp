@@ -2,9 +2,9 @@
 
 #include <map>
 
+#include "compiler/network/choose_template.h"
 #include "compiler/network/lower_network.h"
 #include "compiler/network/prepare_graph.h"
-#include "schedules/registry.h"
 
 namespace kiln::network {
 namespace {
@@ -38,7 +38,7 @@ std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Ta
   for (const Task& t : program.tasks) {
     auto [it, inserted] = index.try_emplace(t.workload.str(), tasks.size());
     if (inserted)
-      tasks.push_back({t.workload, 0, schedules::templates_for(t.workload, target),
+      tasks.push_back({t.workload, 0, tuning_templates(t.workload, target),
                        block_knobs(t.config)});
     tasks[it->second].occurrences += t.calls;
   }

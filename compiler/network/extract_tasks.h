@@ -2,8 +2,9 @@
 // by running exactly what `kiln compile` runs (prepare_graph, then lower_network with no
 // records, so the kernel calls are those of an untuned compile: fused epilogues, layout
 // conversions and all). Each unique workload comes once, with how many kernel calls of the
-// network compute it and every template that can build it on the target; a workload is
-// tunable when one of those templates has more than one config.
+// network compute it and the templates worth measuring for it on the target (every one that
+// can build it, less those that cannot win: choose_template.h's tuning_templates); a
+// workload is tunable when one of those templates has more than one config.
 //
 // Each task also carries the channel blocks its untuned kernel reads and writes (the knobs
 // ic_bn, oc_bn, c_bn of the config the untuned compile chose, which follow the neighbouring
@@ -27,7 +28,7 @@ namespace kiln::network {
 struct ExtractedTask {
   schedules::Workload workload;
   int occurrences = 0;                                  // kernel calls computing it
-  std::vector<const schedules::OpTemplate*> templates;  // templates_for(workload, target)
+  std::vector<const schedules::OpTemplate*> templates;  // tuning_templates(workload, target)
   schedules::Config blocks;  // the untuned kernel's channel-block knobs (empty: none)
 };
 
