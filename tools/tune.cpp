@@ -52,7 +52,7 @@ int run_tune(const TuneArgs& a) {
 
   tuner::TuneOptions o = task_options(a);
   if (!a.transfer.empty()) o.prior = tuner::transfer_samples(a.transfer, tpl, a.features);
-  tuner::TuneTask task{&tpl, w, target, {}};
+  tuner::TuneTask task{&tpl, w, target, {}, {}};
   if (a.old_space) task.pinned = tpl.space(w, target).legacy_defaults();
   tuner::TaskTuner tuner(task, o, mine);
 

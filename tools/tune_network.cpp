@@ -85,7 +85,7 @@ void measure_conversions(const TuneArgs& a, const Target& target, const graph::S
   for (const schedules::Workload& w : plan.unmeasured_conversions) {
     if (g_stop) return;
     const schedules::OpTemplate* tpl = schedules::templates_for(w, target).front();
-    tuner::TuneTask task{tpl, w, target, tpl->fallback(w, target)};
+    tuner::TuneTask task{tpl, w, target, tpl->fallback(w, target), {}};
     tuner::TaskTuner(task, o).tune(1, runner, log, g_stop);
   }
 }
@@ -120,7 +120,8 @@ int run_network_tune(const TuneArgs& a) {
   const network::PrecisionOptions precision = precision_options(a.workload.dtype, a.keep_last_f32);
   for (const network::ExtractedTask& t : network::extract_tasks(a.model, target, shapes, precision))
     for (const schedules::Config& pin : network::block_choices(t, target, a.layout_choices))
-      workloads.push_back({t.workload, t.occurrences, t.templates, pin});
+      workloads.push_back({t.workload, t.occurrences, t.templates, pin, t.untuned_template,
+                           t.untuned_config});
   user_check(!workloads.empty()) << a.model << ": no tunable operator in the network";
 
   std::vector<tuner::TuningRecord> history = load_log(a.log, target);

@@ -69,7 +69,8 @@ NetworkTuner::NetworkTuner(const std::vector<NetworkWorkload>& workloads, const 
   for (const NetworkWorkload& w : workloads)
     for (const schedules::OpTemplate* tpl : w.templates) {
       Slot s;
-      s.task = TuneTask{tpl, w.workload, target, w.pinned};
+      s.task = TuneTask{tpl, w.workload, target, w.pinned, {}};
+      if (tpl == w.untuned_template) s.task.first = {w.untuned_config};
       s.occurrences = w.occurrences;
       s.flops = flops_of(*tpl, w.workload, target);
       tasks_.push_back(std::move(s));

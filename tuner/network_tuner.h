@@ -37,6 +37,10 @@ struct NetworkWorkload {
   int occurrences = 1;                                  // kernel calls computing it
   std::vector<const schedules::OpTemplate*> templates;  // every template that applies
   schedules::Config pinned;  // knobs every template's search keeps (TuneTask::pinned)
+  // What an untuned compile builds it with, measured first by that template's task
+  // (TuneTask::first) so the records can show whether tuning beat it; none: nothing.
+  const schedules::OpTemplate* untuned_template = nullptr;
+  schedules::Config untuned_config;
 };
 
 struct NetworkTuneOptions {

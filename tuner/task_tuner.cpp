@@ -93,6 +93,7 @@ struct TaskTuner::Impl {
   std::shared_ptr<XgbScoreModel> model;
   TaskData data;
   double rtol;
+  std::vector<uint64_t> first;  // TuneTask::first's points not measured yet
   size_t since_best = 0;  // trials since the best improved (early stopping)
   bool exhausted = false, stopped_early = false;
   std::future<std::vector<Candidate>> next;  // the batch being built while one is measured
@@ -209,6 +210,9 @@ TaskTuner::TaskTuner(TuneTask task, TuneOptions options, const std::vector<Tunin
   }
   m.search->update(measured);
   if (best_) status_.best_gflops = best_->gflops();
+  for (const schedules::Config& c : task_.first)
+    if (m.space.contains(c) && m.search->claim(m.space.index_of(c)))
+      m.first.push_back(m.space.index_of(c));
 }
 
 TaskTuner::~TaskTuner() {
@@ -239,7 +243,15 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
   status_.budget += trials;
   size_t done = 0;
   auto start_build = [&](size_t n) {
-    std::vector<uint64_t> indices = m.search->next_batch(n);
+    std::vector<uint64_t> indices;
+    while (!m.first.empty() && indices.size() < n) {
+      indices.push_back(m.first.front());
+      m.first.erase(m.first.begin());
+    }
+    if (indices.size() < n) {
+      std::vector<uint64_t> proposed = m.search->next_batch(n - indices.size());
+      indices.insert(indices.end(), proposed.begin(), proposed.end());
+    }
     if (indices.empty()) {
       m.exhausted = true;
       return;

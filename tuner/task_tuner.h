@@ -34,6 +34,11 @@ struct TuneTask {
   // Knobs the search keeps at these values (ConfigSpace::pinned): a network's channel blocks,
   // so that tuned kernels read and write the layouts their neighbours do.
   schedules::Config pinned;
+  // Configs measured before any the search proposes (those in the space and not measured
+  // yet): a network tune's untuned choice, so apply-history-best weighs every tuned record
+  // against the kernel an untuned compile would build. Without it a short tune could
+  // compile a record slower than that kernel, the only record of its workload.
+  std::vector<schedules::Config> first;
   std::string str() const;  // "dense.packed dense M=... f32 on x86-avx512"
 };
 

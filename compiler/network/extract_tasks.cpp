@@ -39,7 +39,7 @@ std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Ta
     auto [it, inserted] = index.try_emplace(t.workload.str(), tasks.size());
     if (inserted)
       tasks.push_back({t.workload, 0, tuning_templates(t.workload, target),
-                       block_knobs(t.config)});
+                       block_knobs(t.config), t.tpl, t.config});
     tasks[it->second].occurrences += t.calls;
   }
   std::vector<ExtractedTask> out;

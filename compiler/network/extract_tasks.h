@@ -30,6 +30,11 @@ struct ExtractedTask {
   int occurrences = 0;                                  // kernel calls computing it
   std::vector<const schedules::OpTemplate*> templates;  // tuning_templates(workload, target)
   schedules::Config blocks;  // the untuned kernel's channel-block knobs (empty: none)
+  // What the untuned compile builds it with: the template and the whole config (blocks and
+  // register tile fitted to the neighbours). The network tune measures it first, so a tuned
+  // record must beat the untuned kernel, not just the other records, to be compiled.
+  const schedules::OpTemplate* untuned_template = nullptr;
+  schedules::Config untuned_config;
 };
 
 // The tunable workloads, in the order the network first computes them.

@@ -63,6 +63,12 @@ TEST(ExtractTasks, ConvTasksCarryTheirUntunedBlocksWhichPinTheSearch) {
     if (t.workload.op != "conv2d") continue;
     ++convs;
     ASSERT_TRUE(t.blocks.has("ic_bn") || t.blocks.has("c_bn")) << t.workload.str();
+    // The untuned kernel is one the tune can measure: a config of its template's pinned space.
+    ASSERT_NE(t.untuned_template, nullptr) << t.workload.str();
+    EXPECT_TRUE(t.untuned_template->space(t.workload, target_from_name("host"))
+                    .pinned(t.blocks)
+                    .contains(t.untuned_config))
+        << t.untuned_template->name() << " " << t.untuned_config.to_json();
     // Every template's space, pinned to those blocks, keeps only those blocks (where the
     // template offers them) and still has configs to search.
     for (const schedules::OpTemplate* tpl : t.templates) {

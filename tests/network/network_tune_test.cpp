@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 
 #include "compiler/graph/evaluate.h"
 #include "compiler/graph/onnx_import.h"
+#include "compiler/network/extract_tasks.h"
 #include "kiln/compare.h"
 #include "kiln/cpu_features.h"
 #include "kiln/model.h"
@@ -111,6 +113,28 @@ TEST(NetworkTune, TunedNetworkCompilesWithRecordsAndMatchesTheReference) {
   EXPECT_EQ(conversions, 2u) << o.text;
 
   expect_model_matches(net);
+}
+
+// Each task of the untuned template measures first the very kernel an untuned compile builds
+// (extract_tasks.h's untuned config), so `kiln compile --records` compiles a tuned record only
+// when it was measured faster than that kernel.
+TEST(NetworkTune, TheUntunedKernelIsMeasuredFirst) {
+  Network net(repeated_conv_chain());
+  Output o = run("tune " + net.onnx + " --target host --trials 24 --batch 4 --tuner random --log " +
+                 net.log + kQuick);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  std::vector<tuner::TuningRecord> records = valid_log(net.log);
+  size_t checked = 0;
+  for (const ExtractedTask& t : extract_tasks(net.onnx, target_from_name("host"))) {
+    ASSERT_NE(t.untuned_template, nullptr) << t.workload.str();
+    auto first = std::find_if(records.begin(), records.end(), [&](const tuner::TuningRecord& r) {
+      return r.template_name == t.untuned_template->name() && r.workload.str() == t.workload.str();
+    });
+    if (first == records.end()) continue;  // not reached within the budget
+    EXPECT_EQ(first->config, t.untuned_config) << t.untuned_template->name() << " " << t.workload.str();
+    ++checked;
+  }
+  EXPECT_GE(checked, 2u) << o.text;
 }
 
 // --layout-choices 2: each conv is tuned with two channel-block pins, the re-blocking

@@ -73,7 +73,7 @@ TEST(OldLog, AResumedTunerCountsAnOldRecordAsMeasured) {
   TuningRecord old = loaded.records[0];
   old.config = schedules::Config({{"k_unroll", 2}, {"mr", 4}, {"nr_vecs", 2},
                                   {"panels_outer", 0}, {"parallel", 0}});
-  TuneTask task{&schedules::template_named(old.template_name), old.workload, old.target, {}};
+  TuneTask task{&schedules::template_named(old.template_name), old.workload, old.target, {}, {}};
   TuneOptions o;
   o.search = "random";
   TaskTuner tuner(task, o, {old});

@@ -58,6 +58,9 @@ class SearchStrategy {
   std::vector<uint64_t> next_batch(size_t n);
   // Learns from measured points (also from a resumed log, before the first batch).
   void update(const std::vector<Measured>& results);
+  // Takes a point chosen outside the strategy (TuneTask::first) so it is never proposed;
+  // false when it was proposed or learned already.
+  bool claim(uint64_t index) { return seen_.insert(index).second; }
   bool exhausted() const { return seen_.size() >= grid_.size(); }
   // Replaces the samples of other tasks that a model-based search learns from beside its own
   // (a network tune shares each template's records between its tasks); others ignore them.
