@@ -216,7 +216,9 @@ class AlignedBuffer {
 };
 
 // The ABI's workspace allocator (kiln_runtime_api::alloc_workspace / free_workspace):
-// kAlignment-aligned, nullptr when out of memory, never throws. Not zeroed.
+// kAlignment-aligned, nullptr when out of memory, never throws. Not zeroed. Each thread
+// keeps its last few freed blocks for its next requests, so a kernel that takes scratch on
+// every call does not fault its pages in again every time.
 void* alloc_workspace(uint64_t nbytes) noexcept;
 void free_workspace(void* ptr) noexcept;
 
