@@ -23,6 +23,7 @@ of bench/network_bench.py; the engines take turns each round.
 """
 import argparse
 import collections
+import glob
 import json
 import os
 import statistics
@@ -89,6 +90,8 @@ def main():
     ap.add_argument("--budgets", nargs="+", type=float, default=[10, 30],
                     help="cumulative tuning minutes at which the tuned model is timed")
     ap.add_argument("--no-transfer", action="store_true", help="skip the --transfer runs")
+    ap.add_argument("--only-transfer", action="store_true",
+                    help="only the --transfer runs, from plain logs an earlier run left in --work")
     ap.add_argument("--layout-choices", type=int, default=1, help="kiln tune --layout-choices")
     ap.add_argument("--rounds", type=int, default=3, help="turns of every engine")
     ap.add_argument("--runs", type=int, default=20, help="timed runs per turn")
@@ -105,6 +108,8 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     others = {m: [o for o in args.models if o != m] for m in args.models}
     modes = ["plain"] + ([] if args.no_transfer or len(args.models) < 2 else ["transfer"])
+    if args.only_transfer:
+        modes = ["transfer"]
     rows = []
     for mode in modes:  # every plain log exists before a transfer run reads one
         for threads in args.threads:
@@ -115,7 +120,14 @@ def main():
                 transfer = None
                 if mode == "transfer":
                     transfer = os.path.join(args.work, f"{others[name][0]}-{threads}t-plain.jsonl")
-                if mode == "plain":
+                    if not os.path.exists(transfer):
+                        sys.exit(f"{transfer}: no plain log to transfer from (run without "
+                                 "--only-transfer first)")
+                    # A transfer row is a fresh start, never a resume: no records, no saved
+                    # cost models of an earlier transfer run.
+                    for f in glob.glob(glob.escape(log) + "*"):
+                        os.remove(f)
+                if mode == "plain" or args.only_transfer:
                     rows.append({"model": name, "threads": threads, "run": "untuned",
                                  **latency(args, model_dir, out_dir, threads, None)})
                 done, tune_s = 0.0, 0.0

@@ -124,7 +124,7 @@ Run add_tune(CLI::App& app) {
   cmd->add_option("--key", a->key, "Device key of the farm's boards");
   cmd->add_option("--token-file", a->token_file, "Farm token file (or KILN_FARM_TOKEN)");
   cmd->add_option("--tls-ca", a->tls_ca, "PEM root certificate of a TLS tracker");
-  cmd->add_option("--workers", a->workers, "Embedded farm: workers (default: one per core)")->check(CLI::Range(0, 256));
+  cmd->add_option("--workers", a->workers, "Embedded farm: workers (default: one per --threads cores)")->check(CLI::Range(0, 256));
   cmd->add_flag("--quiet", a->quiet, "No progress output");
   cmd->add_flag("--old-space", a->old_space,
                 "Pin the knobs added to the template since its first logs to their old values");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include "rpc/farm/transport.h"
 #include "tools/farm_args.h"
@@ -49,7 +50,12 @@ std::unique_ptr<tuner::Runner> make_runner(const TuneArgs& a, const Target& targ
     const std::string token = as_user_error([&] { return farm::load_token(a.token_file); });
     return std::make_unique<tuner::FarmRunner>(a.farm, token, a.key, a.tls_ca);
   }
-  embedded = std::make_unique<tuner::EmbeddedFarm>(target, a.workers);
+  // One worker per `--threads` cores: two workers timing 2-thread kernels on a 2-core machine
+  // put four threads on two cores, and every parallel kernel measured that way waits on a
+  // descheduled thread.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int workers = a.workers > 0 ? a.workers : std::max(1, cores / std::max(1, a.threads));
+  embedded = std::make_unique<tuner::EmbeddedFarm>(target, workers);
   return embedded->runner();
 }
 

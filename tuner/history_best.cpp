@@ -15,8 +15,28 @@ bool better(const TuningRecord& candidate, const TuningRecord& incumbent) {
 
 }  // namespace
 
+std::vector<TuningRecord> settle_records(const std::vector<TuningRecord>& records) {
+  // Per task with re-measurements: each re-measured config's latest ok re-measurement.
+  std::map<std::string, std::map<std::string, size_t>> latest;  // task -> config -> record
+  for (size_t i = 0; i < records.size(); ++i) {
+    const TuningRecord& r = records[i];
+    if (r.result.ok() && r.result.message == kRemeasured)
+      latest[task_key(r)][r.config.to_json()] = i;
+  }
+  std::vector<TuningRecord> settled;
+  for (size_t i = 0; i < records.size(); ++i) {
+    auto task = latest.find(task_key(records[i]));
+    if (task != latest.end()) {
+      auto config = task->second.find(records[i].config.to_json());
+      if (config == task->second.end() || config->second != i) continue;
+    }
+    settled.push_back(records[i]);
+  }
+  return settled;
+}
+
 HistoryBest::HistoryBest(const std::vector<TuningRecord>& records) {
-  for (const TuningRecord& r : records) add(r);
+  for (const TuningRecord& r : settle_records(records)) add(r);
 }
 
 HistoryBest HistoryBest::from_logs(const std::vector<std::string>& paths,
@@ -49,7 +69,7 @@ Dispatch HistoryBest::dispatch(const schedules::Workload& w, const Target& t) co
 std::vector<TuningRecord> best_per_task(const std::vector<TuningRecord>& records) {
   std::vector<TuningRecord> best;
   std::map<std::string, size_t> index;  // task -> position in `best`
-  for (const TuningRecord& r : records) {
+  for (const TuningRecord& r : settle_records(records)) {
     if (!r.result.ok()) continue;
     auto [it, inserted] = index.try_emplace(task_key(r), best.size());
     if (inserted)

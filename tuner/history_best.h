@@ -6,7 +6,9 @@
 //
 // "Best" is the one comparison rule of measure_result.h: the lowest mean cost among
 // records whose error kind is ok. Errors, wrong results and timeouts never win; among
-// equal costs the record read first stays.
+// equal costs the record read first stays. The records compared are those settle_records
+// keeps: where a tune measured its best few again side by side at the end, those figures
+// decide, not the trials' own.
 #pragma once
 
 #include <map>
@@ -40,7 +42,6 @@ class HistoryBest {
   static HistoryBest from_logs(const std::vector<std::string>& paths,
                                std::vector<RecordProblem>* problems = nullptr);
 
-  void add(const TuningRecord& r);
   std::optional<BestConfig> query(const schedules::Workload& w, const Target& t) const;
   // The template and config to compile `w` for `t` with (see the file comment). UserError
   // when no template of the library implements `w` for `t`.
@@ -49,11 +50,22 @@ class HistoryBest {
   size_t size() const { return best_.size(); }
 
  private:
+  void add(const TuningRecord& r);
   std::map<std::string, TuningRecord> best_;  // by workload and target
 };
 
-// The best ok record of each task (template, workload, target), in the order the tasks
-// first appear: a log that apply-history-best reads to the same answer as the full one.
+// The records that apply-history-best compares. A task (template, workload, target) whose
+// best few configs were measured again together at the end of a tune (kRemeasured) is
+// judged by those re-measurements only, each config by its latest: the trials' minimum is
+// the luckiest of many noisy timings (measured on the AVX2 machine's MobileNetV2 logs: a
+// re-measured config took a median 4-10% longer than its trial figure, the slowest tenth
+// over 30% longer), so choosing by it deploys luck. Tasks never re-measured keep every record.
+// Idempotent: settled records settle to themselves.
+std::vector<TuningRecord> settle_records(const std::vector<TuningRecord>& records);
+
+// The best ok record of each task (template, workload, target) among the settled records,
+// in the order the tasks first appear: a log that apply-history-best reads to the same
+// answer as the full one.
 std::vector<TuningRecord> best_per_task(const std::vector<TuningRecord>& records);
 
 }  // namespace kiln::tuner

@@ -70,6 +70,11 @@ struct LoadedRecords {
 // Reads every file (UserError naming the file when one cannot be opened).
 LoadedRecords load_records(const std::vector<std::string>& paths, const LoadOptions& options = {});
 
+// The message of the records that TaskTuner::remeasure_best writes: the same configs
+// measured again on purpose, side by side, at the end of a tune (a resumed search never
+// proposes a config twice). settle_records (history_best.h) lets them decide.
+inline constexpr const char* kRemeasured = "re-measurement of the best";
+
 // Identity of a task: template, workload and target ("dense.packed | dense M=64 ... | x86-avx2
 // ...").
 std::string task_key(const TuningRecord& r);

@@ -337,6 +337,13 @@ void TaskTuner::remeasure_best(Runner& runner, RecordWriter& log, const std::ato
   // noisy batch should not decide what gets deployed.
   std::vector<uint64_t> indices;
   for (const auto& [cost, index] : m.top) indices.push_back(index);
+  // And the configs measured first (a network's untuned kernel): the re-measurement decides
+  // what is deployed (settle_records), so the kernel to beat is timed in the same batch.
+  for (const schedules::Config& c : task_.first) {
+    if (!m.space.contains(c)) continue;
+    const uint64_t index = m.space.index_of(c);
+    if (std::find(indices.begin(), indices.end(), index) == indices.end()) indices.push_back(index);
+  }
   std::vector<Candidate> batch = m.build(task_, indices);
   MeasureOptions o = m.options.measure;
   o.repeat = std::max<uint32_t>(2 * o.repeat, 6);

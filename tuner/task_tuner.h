@@ -107,10 +107,6 @@ class TaskTuner {
   std::vector<double> curve_;
 };
 
-// The message of the records that remeasure_best() writes: the same configs measured again on
-// purpose (a resumed search never proposes a config twice).
-inline constexpr const char* kRemeasured = "re-measurement of the best";
-
 // The farm's error kinds as the tuner's.
 MeasureErrorKind measure_error_of(farm::pb::ErrorKind kind);
 

@@ -33,7 +33,7 @@ class PlanBuilder {
  public:
   PlanBuilder(const graph::Graph& g, const Target& t, const std::vector<tuner::TuningRecord>& records)
       : graph_(g), target_(t) {
-    for (const tuner::TuningRecord& r : records) {
+    for (const tuner::TuningRecord& r : tuner::settle_records(records)) {
       if (!r.result.ok() || tuner::target_key(r.target) != tuner::target_key(t)) continue;
       if (r.workload.op == "layout_transform") {
         double& best = conversion_records_[r.workload.str()];

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -47,6 +48,18 @@ TEST_P(EveryTuner, FinishesOnTheEmbeddedFarmAndWritesAValidLog) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tune, EveryTuner, ::testing::Values("xgb", "ga", "random", "grid"));
+
+// The embedded farm gives each worker --threads cores: more workers would time parallel
+// kernels on oversubscribed cores.
+TEST(Tune, EmbeddedFarmHasOneWorkerPerThreadsCores) {
+  TempDir dir("kiln-tune-test");
+  Output o = run("tune --op dense --shape 24,64,40 --min-repeat-ms 1 --repeat 2 --batch 4 "
+                 "--target host --trials 4 --tuner random --threads 2 --log " + dir.file("t2.jsonl"));
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  const unsigned workers = std::max(1u, std::thread::hardware_concurrency() / 2);
+  EXPECT_NE(o.text.find("embedded farm of " + std::to_string(workers) + " native worker"),
+            std::string::npos) << o.text;
+}
 
 TEST(Tune, InspectWithRecordsUsesTheBestConfig) {
   TempDir dir("kiln-tune-test");

@@ -37,6 +37,45 @@ TEST(HistoryBest, PicksTheLowestMeanCostAmongValidRecords) {
   ASSERT_TRUE(d.record);
 }
 
+// A task's end-of-tune re-measurement decides: the trials' luckiest figures do not.
+TEST(HistoryBest, ReMeasurementsDecideWhereATaskHasThem) {
+  DenseTask task;
+  auto remeasured = [&](uint64_t index, double cost) {
+    TuningRecord r = task.record(index, {cost});
+    r.result.message = kRemeasured;
+    return r;
+  };
+  std::vector<TuningRecord> records = {
+      task.record(1, {1e-5}),  // a lucky trial: 3e-5 side by side
+      task.record(2, {2e-5}),
+      task.record(3, {1.5e-5}),  // never re-measured: not a candidate once the task has some
+      remeasured(1, 3e-5),
+      remeasured(2, 2.5e-5),
+      remeasured(3, 1e-6) /* wrong */,
+  };
+  records.back().result.error = MeasureErrorKind::WrongResult;
+  records.back().result.message = "wrong on purpose";
+  HistoryBest best(records);
+  ASSERT_TRUE(best.query(task.workload, task.target));
+  EXPECT_EQ(best.query(task.workload, task.target)->config, task.space().at(2));
+  EXPECT_DOUBLE_EQ(best.query(task.workload, task.target)->record.result.mean_cost(), 2.5e-5);
+  EXPECT_EQ(best_per_task(records).at(0).config, task.space().at(2));
+
+  // Each config is judged by its latest re-measurement (a resumed tune re-measures again).
+  records.push_back(remeasured(2, 4e-5));
+  EXPECT_EQ(HistoryBest(records).query(task.workload, task.target)->config, task.space().at(1));
+
+  // Settled records settle to themselves; a task never re-measured keeps every record.
+  std::vector<TuningRecord> settled = settle_records(records);
+  ASSERT_EQ(settled.size(), 2u);
+  EXPECT_EQ(settle_records(settled).size(), 2u);
+  DenseTask other;
+  other.workload.params["M"] = 128;
+  records.push_back(other.record(1, {1e-5}));
+  records.push_back(other.record(2, {2e-5}));
+  EXPECT_EQ(settle_records(records).size(), 4u);
+}
+
 TEST(HistoryBest, OnlyErrorsMeansUntuned) {
   DenseTask task;
   HistoryBest best({task.record(3, {1e-6}, MeasureErrorKind::WrongResult),

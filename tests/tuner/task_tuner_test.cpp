@@ -1,0 +1,56 @@
+// TaskTuner's end of a tune: the best few and the configs measured first (a network's untuned
+// kernel) are measured again side by side, since that re-measurement decides what is deployed
+// (settle_records). Real builds, measured in the kernel runner's sandbox.
+#include "tuner/task_tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+
+#include "runtime/process/temp_dir.h"
+#include "schedules/registry.h"
+
+namespace kiln::tuner {
+namespace {
+
+TEST(TaskTuner, ReMeasuresTheFirstConfigsBesideTheBest) {
+  TempDir dir("kiln-task-tuner-test");
+  const Target target = target_from_name("host");
+  const schedules::OpTemplate& tpl = schedules::template_named("dense.packed");
+  const schedules::Workload w{"dense", {{"M", 64}, {"N", 64}, {"K", 64}}, ir::DataType::f32(), {}};
+  // A config to start from that the best of a few random ones beats: one row by one vector.
+  schedules::Config slow = tpl.fallback(w, target);
+  slow.set("mr", 1);
+  slow.set("nr_vecs", 1);
+  slow.set("k_unroll", 1);
+  TuneOptions o;
+  o.search = "random";
+  o.seed = 3;
+  o.batch = 4;
+  o.remeasure_top = 1;
+  o.measure.repeat = 2;
+  o.measure.min_repeat_ms = 1;
+  TaskTuner tuner(TuneTask{&tpl, w, target, {}, {slow}}, o);
+  LocalRunner runner(farm::SandboxConfig{KILN_KERNEL_RUNNER, {}, 8192});
+  const std::string path = dir.file("log.jsonl");
+  {
+    RecordWriter log(path);
+    std::atomic<bool> stop{false};
+    tuner.tune(12, runner, log, stop);
+    tuner.remeasure_best(runner, log, stop);
+  }
+  std::vector<TuningRecord> records = load_records({path}).records;
+  ASSERT_GE(records.size(), 13u);
+  EXPECT_EQ(records.front().config, slow);  // measured first
+  std::set<std::string> remeasured;
+  for (const TuningRecord& r : records)
+    if (r.result.message == kRemeasured) remeasured.insert(r.config.to_json());
+  EXPECT_TRUE(remeasured.count(slow.to_json())) << "the first config was not measured again";
+  ASSERT_TRUE(tuner.best());
+  EXPECT_TRUE(remeasured.count(tuner.best()->config.to_json()));
+  EXPECT_LE(remeasured.size(), 2u);  // the top 1 and the first config
+}
+
+}  // namespace
+}  // namespace kiln::tuner
