@@ -106,7 +106,10 @@ def main():
     subprocess.run([sys.executable, os.path.join(ROOT, "tests", "models", "export_models.py"),
                     "--out", cache], check=True)
     os.makedirs(args.work, exist_ok=True)
-    others = {m: [o for o in args.models if o != m] for m in args.models}
+    # Each model transfers from the other network (its plain log in --work, from this run or
+    # an earlier one).
+    networks = ["resnet18", "mobilenet_v2"]
+    others = {m: [o for o in networks if o != m] for m in args.models}
     modes = ["plain"] + ([] if args.no_transfer or len(args.models) < 2 else ["transfer"])
     if args.only_transfer:
         modes = ["transfer"]
