@@ -59,8 +59,8 @@ class HistoryBest {
 // judged by those re-measurements only, each config by its latest: the trials' minimum is
 // the luckiest of many noisy timings (measured on the AVX2 machine's network logs: a
 // re-measured config took a median 4-10% longer than its trial figure at 1 thread and
-// 17-20% at 2, the slowest tenth 29-66% longer), so choosing by it deploys luck. Tasks never re-measured keep every record.
-// Idempotent: settled records settle to themselves.
+// 17-20% at 2, the slowest tenth 29-66% longer), so choosing by it deploys luck. Tasks
+// never re-measured keep every record. Idempotent: settled records settle to themselves.
 std::vector<TuningRecord> settle_records(const std::vector<TuningRecord>& records);
 
 // The best ok record of each task (template, workload, target) among the settled records,
