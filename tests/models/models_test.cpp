@@ -43,10 +43,11 @@ struct Compiled {
 };
 
 std::unique_ptr<Compiled> compile_model(const std::string& name, const std::string& target,
-                                        ir::DataType dtype = ir::DataType::f32()) {
+                                        ir::DataType dtype = ir::DataType::f32(),
+                                        const std::vector<std::string>& records = {}) {
   auto c = std::make_unique<Compiled>();
   // The export keeps torchvision's symbolic batch dimension; kiln binds it here.
-  CompileOptions o{model_dir(name) + "/model.onnx", target_from_name(target), {},
+  CompileOptions o{model_dir(name) + "/model.onnx", target_from_name(target), records,
                    {{"batch", {1}}}, c->out()};
   o.precision.dtype = dtype;
   c->report = compile_network(o);
@@ -123,14 +124,15 @@ void expect_matches_ort(const std::string& name, const std::vector<float>& got) 
                        << " (got " << got[c.first] << ", want " << want.values[c.first] << ")";
 }
 
-void run_on_host(const std::string& name, ir::DataType dtype = ir::DataType::f32()) {
-  if (!cpu_has("avx512f")) GTEST_SKIP() << "this CPU has no AVX-512";
-  if (dtype == ir::DataType::bf16() && !cpu_has("avx512bf16"))
-    GTEST_SKIP() << "this CPU has no AVX512-BF16";
-  auto c = compile_model(name, "x86-avx512", dtype);
-  Model m = Model::load(c->out() + "/model.so", c->out() + "/model.params", 1);
+// Runs a compiled model on this machine (1 thread, 5 runs) and returns its output.
+std::vector<float> run_compiled(const std::string& name, const Compiled& c) {
+  Model m = Model::load(c.out() + "/model.so", c.out() + "/model.params", 1);
   tools::F32File in = tools::read_f32_file(model_dir(name) + "/input.npy");
-  ASSERT_EQ(in.values.size() * 4, m.inputs()[0].bytes);
+  if (in.values.size() * 4 != m.inputs()[0].bytes) {
+    ADD_FAILURE() << name << ": input.npy holds " << in.values.size() * 4 << " bytes, the model takes "
+                  << m.inputs()[0].bytes;
+    return {};
+  }
   std::vector<float> out(m.outputs()[0].bytes / 4);
   std::vector<const void*> ip = {in.values.data()};
   std::vector<void*> op = {out.data()};
@@ -142,6 +144,15 @@ void run_on_host(const std::string& name, ir::DataType dtype = ir::DataType::f32
   }
   std::sort(ms.begin(), ms.end());
   std::cout << name << " host latency: median " << ms[ms.size() / 2] << " ms of 5, 1 thread\n";
+  return out;
+}
+
+void run_on_host(const std::string& name, ir::DataType dtype = ir::DataType::f32()) {
+  if (!cpu_has("avx512f")) GTEST_SKIP() << "this CPU has no AVX-512";
+  if (dtype == ir::DataType::bf16() && !cpu_has("avx512bf16"))
+    GTEST_SKIP() << "this CPU has no AVX512-BF16";
+  auto c = compile_model(name, "x86-avx512", dtype);
+  std::vector<float> out = run_compiled(name, *c);
   if (dtype == ir::DataType::f32())
     expect_matches_ort(name, out);
   else
@@ -177,6 +188,23 @@ TEST(RealModels, MobileNetV2OnArmNeon) { run_on_arm("mobilenet_v2"); }
 TEST(RealModels, ResNet18OnArmNeon) { run_on_arm("resnet18"); }
 TEST(RealModels, MobileNetV3SmallOnHost) { run_on_host("mobilenet_v3_small"); }
 TEST(RealModels, MobileNetV3SmallOnArmNeon) { run_on_arm("mobilenet_v3_small"); }
+
+// The user's loop on a real network with a tiny budget: `kiln tune MODEL.onnx` on the embedded
+// farm, then compile with its records for this machine: the tuned network still matches ONNX
+// Runtime. (The AArch64 side of the loop is the main job's, scripts/run-main.sh.)
+TEST(RealModels, MobileNetV2TunedOnTheHostMatchesOrt) {
+  TempDir dir;
+  const std::string log = dir.path() + "/tune.jsonl";
+  const std::string cmd = std::string(KILN_BIN) + " tune " + model_dir("mobilenet_v2") +
+                          "/model.onnx --input-shape batch=1 --target host --trials 24"
+                          " --batch 4 --min-repeat-ms 1 --repeat 2 --quiet --log " + log;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  auto c = compile_model("mobilenet_v2", "host", ir::DataType::f32(), {log});
+  int tuned = 0;
+  for (const LayerRow& l : c->report.layers) tuned += l.tuned;
+  EXPECT_GT(tuned, 0) << "no layer compiled from the records";
+  expect_matches_ort("mobilenet_v2", run_compiled("mobilenet_v2", *c));
+}
 
 // MobileNetV3's HardSwish and squeeze-excite blocks (GlobalAveragePool, 1x1 convs,
 // HardSigmoid, Mul by a [N,C,1,1] scale) and its pools run in the convs' blocked layout: the
