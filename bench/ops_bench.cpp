@@ -1,10 +1,10 @@
 // Operator benchmark: for each row (dense and ResNet-18 conv2d shapes, bf16 dense), the
 // GFLOPS of the template's fallback config, of the best config a bounded local search
-// finds, and of oneDNN (and OpenBLAS for f32 dense), side by side, on x86-avx512 with 1 and
-// 2 threads. Nothing is asserted; the summary prints the ratios the operator library aims
+// finds, and of oneDNN (and OpenBLAS for f32 dense), side by side, on x86-avx512 (or the
+// preset `--target` names, e.g. x86-avx2 on a CPU without AVX-512) with 1 and 2 threads. Nothing is asserted; the summary prints the ratios the operator library aims
 // at (fallback within 1.5x of best; best >= 0.9x oneDNN; bf16 >= 1.8x f32).
 //
-//   build/bench/ops_bench [--threads 1,2] [--evals 24] [--filter conv]
+//   build/bench/ops_bench [--threads 1,2] [--evals 24] [--filter conv] [--target x86-avx2]
 //   build/bench/ops_bench --winograd [--threads 1,2] [--evals N]   (the Winograd table)
 //   build/bench/ops_bench --bf16 [--threads 1] [--evals N]          (the bf16 conv table)
 //   build/bench/ops_bench --movement [--threads 1,2] [--evals N]    (concat and transpose)
@@ -180,7 +180,7 @@ double flops_of(const OpTemplate& tpl, const Workload& w, const kiln::Target& t)
 void winograd_table(const kiln::Target& t, int threads, int evals) {
   const OpTemplate& direct = kiln::schedules::template_named("conv2d.nchwc");
   const OpTemplate& wg = kiln::schedules::template_named("conv2d.winograd");
-  std::printf("\n== Winograd, x86-avx512, %d thread(s), effective GFLOPS ==\n", threads);
+  std::printf("\n== Winograd, %s, %d thread(s), effective GFLOPS ==\n", t.name.c_str(), threads);
   std::printf("%-20s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", "layer", "direct", "F(2)",
               "F(4)", "F(6)", "wg fb", "wg best", "dnn dir", "dnn wino", "best/dir", "best/dnn",
               "rule / best config");
@@ -351,7 +351,8 @@ void movement_table(const kiln::Target& t, int threads, int evals) {
       {"transpose 1024x1024", transpose({1024, 1024}, {1, 0})},
       {"transpose 128x12x64 (1,0,2)", transpose({128, 12, 64}, {1, 0, 2})},
   };
-  std::printf("\n== data movement, x86-avx512, %d thread(s), GB/s (read + written) ==\n", threads);
+  std::printf("\n== data movement, %s, %d thread(s), GB/s (read + written) ==\n", t.name.c_str(),
+              threads);
   std::printf("%-32s %-18s %8s %8s %8s %8s %8s %8s %8s  %s\n", "workload", "template", "fallback",
               "best", "tiled fb", "memcpy", "oneDNN", "best/cpy", "best/tld", "best config");
   const OpTemplate& tiled = kiln::schedules::template_named("transpose.tiled");
@@ -398,6 +399,9 @@ int main(int argc, char** argv) {
   bool winograd = false;  // only the Winograd table
   bool bf16 = false;      // only the bf16 conv table
   bool movement = false;  // only the data movement table
+  // The tables were written for x86-avx512; another x86 preset (x86-avx2) times the same
+  // rows on a CPU without AVX-512. oneDNN runs at whatever the CPU has.
+  std::string target_name = "x86-avx512";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -419,17 +423,30 @@ int main(int argc, char** argv) {
       bf16 = true;
     } else if (a == "--movement") {
       movement = true;
+    } else if (a == "--target") {
+      target_name = next();
     } else {
       std::fprintf(stderr,
                    "usage: %s [--threads 1,2] [--evals N] [--filter TEXT] [--winograd] [--bf16] "
-                   "[--movement]\n",
+                   "[--movement] [--target PRESET]\n",
                    argv[0]);
       return 2;
     }
   }
-  kiln::Target target = kiln::target_from_name("x86-avx512");
-  if (!kiln::host_can_run(target)) {
-    std::fprintf(stderr, "this benchmark needs an AVX-512 CPU\n");
+  kiln::Target target;
+  try {
+    target = kiln::target_from_name(target_name);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ops_bench: %s\n", e.what());
+    return 2;
+  }
+  if (!target.is_x86() || !kiln::host_can_run(target)) {
+    std::fprintf(stderr, "ops_bench: this CPU cannot run %s code (the peers are x86 libraries)\n",
+                 target.name.c_str());
+    return 1;
+  }
+  if (bf16 && target.name != "x86-avx512") {
+    std::fprintf(stderr, "ops_bench: the bf16 table is written for x86-avx512\n");
     return 1;
   }
   if (bf16) {
@@ -455,7 +472,8 @@ int main(int argc, char** argv) {
   }
   for (int threads : thread_counts) {
     kiln::bench::set_peer_threads(threads);
-    std::printf("\n== x86-avx512, %d thread(s), local search budget %d configs ==\n", threads, evals);
+    std::printf("\n== %s, %d thread(s), local search budget %d configs ==\n", target.name.c_str(),
+                threads, evals);
     std::printf("%-30s %-18s %9s %9s %9s %9s %8s %8s  %s\n", "workload", "template", "fallback",
                 "best", "oneDNN", "OpenBLAS", "fb/best", "best/dnn", "best config");
     std::vector<double> conv_ratio;
