@@ -65,7 +65,8 @@ std::string model_json(const CompileReport& r, const Target& target) {
                                                  ? std::string("f32")
                                                  : t.workload.dtype.str()},
                             {"workload", t.workload.str()}, {"config", json::parse(t.config.to_json())},
-                            {"tuned", !t.untuned}, {"calls", t.calls}});
+                            {"tuned", !t.untuned}, {"kept_untuned_config", t.kept_untuned_config},
+                            {"calls", t.calls}});
   return j.dump(2) + "\n";
 }
 
@@ -78,18 +79,21 @@ std::string ms(double seconds) {
 // The network's latency as the records measured it: calls x time over the tuned kernels.
 std::string estimated_latency(const NetworkProgram& p) {
   double sum = 0;
-  int tuned = 0, calls = 0, tuned_calls = 0;
+  int tuned = 0, kept = 0, calls = 0, tuned_calls = 0;
   for (const Task& t : p.tasks) {
     calls += t.calls;
     if (t.untuned) continue;
     sum += t.calls * t.tuned_cost_s;
     ++tuned;
+    kept += t.kept_untuned_config;
     tuned_calls += t.calls;
   }
   if (tuned == 0) return "";
   std::ostringstream s;
   s << "estimated latency from the records: " << ms(sum) << " (" << tuned << " of " << p.tasks.size()
-    << " kernels tuned, " << tuned_calls << " of " << calls << " calls"
+    << " kernels tuned";
+  if (kept > 0) s << ", " << kept << " of them kept their untuned config";
+  s << ", " << tuned_calls << " of " << calls << " calls"
     << (tuned_calls < calls ? "; untuned kernels not counted" : "") << ")\n";
   return s.str();
 }
@@ -134,7 +138,10 @@ std::string format_report(const CompileReport& r) {
   s << "tasks (" << p.tasks.size() << " unique kernels, " << p.steps.size() << " calls):\n";
   for (const Task& t : p.tasks)
     s << "  " << t.calls << "x  " << t.tpl->name() << "  " << t.workload.str()
-      << (t.untuned ? "  [fallback]" : "  [tuned " + ms(t.tuned_cost_s) + "]") << "\n";
+      << (t.untuned             ? "  [fallback]"
+          : t.kept_untuned_config ? "  [tuned " + ms(t.tuned_cost_s) + ", kept the untuned config]"
+                                  : "  [tuned " + ms(t.tuned_cost_s) + "]")
+      << "\n";
   s << "layers:\n";
   for (size_t i = 0; i < r.layers.size(); ++i) {
     const LayerRow& l = r.layers[i];

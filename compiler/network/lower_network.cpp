@@ -149,19 +149,25 @@ class Lowerer {
 
   int task_for(const Workload& w, const NeighbourLayouts& neighbours = {},
                const NodeChoice* chosen = nullptr) {
-    if (chosen) return task_with(*chosen->tpl, w, chosen->config, chosen->untuned, chosen->cost_s);
+    if (chosen)
+      return task_with(*chosen->tpl, w, chosen->config, chosen->untuned, chosen->cost_s, neighbours);
     tuner::Dispatch d = choose_template(w, target_, history_, neighbours);
-    return task_with(*d.tpl, w, d.config, d.untuned, d.record ? d.record->result.mean_cost() : 0);
+    return task_with(*d.tpl, w, d.config, d.untuned, d.record ? d.record->result.mean_cost() : 0,
+                     neighbours);
   }
 
   int task_with(const schedules::OpTemplate& tpl, const Workload& w, const schedules::Config& config,
-                bool untuned, double tuned_cost_s) {
+                bool untuned, double tuned_cost_s, const NeighbourLayouts& neighbours) {
     std::string key = tpl.name() + "|" + w.str() + "|" + config.to_json();
     auto [it, inserted] = task_index_.try_emplace(key, static_cast<int>(p_.tasks.size()));
     if (inserted) {
       std::string name = "k" + std::to_string(p_.tasks.size()) + "_" + identifier(tpl.name());
       schedules::ScheduledKernel k = tpl.instantiate(w, target_, config);
       p_.tasks.push_back({&tpl, w, config, untuned, name, 0, k.flops, tuned_cost_s});
+      if (!untuned) {
+        const tuner::Dispatch fallback = choose_template(w, target_, no_records_, neighbours);
+        p_.tasks.back().kept_untuned_config = fallback.tpl == &tpl && fallback.config == config;
+      }
       std::vector<DataType> types;
       for (const te::Tensor& t : k.tensors) types.push_back(t.dtype());
       task_args_.push_back(std::move(k.args));
@@ -176,7 +182,7 @@ class Lowerer {
     const ir::DataType t = dtype(value) == ir::DataType::boolean() ? ir::DataType::u8() : dtype(value);
     const Workload w = schedules::cast_workload(numel(dims(value)), t, to_f32);
     const schedules::OpTemplate& tpl = schedules::cast_template();
-    int task = task_with(tpl, w, tpl.fallback(w, target_), true, 0);
+    int task = task_with(tpl, w, tpl.fallback(w, target_), true, 0, {});
     int dst = new_buffer(value, to_f32 ? 0 : kModelDtype);
     add_step(task, {src, dst}, "cast " + value, "Cast");
     return dst;
@@ -399,6 +405,7 @@ class Lowerer {
   Graph& g_;
   Target target_;
   const tuner::HistoryBest& history_;
+  const tuner::HistoryBest no_records_;  // what an untuned compile would choose
   const NodeChoices* choices_;
   NetworkProgram p_;
   ParamsBuilder params_;

@@ -34,6 +34,9 @@ struct Task {
   int calls = 0;
   double flops = 0;    // floating-point operations of one call
   double tuned_cost_s = 0;  // the record's measured time per call (0 when untuned)
+  // Tuned, and the records' best is the very kernel an untuned compile builds here: tuning
+  // found nothing faster, which the report says rather than calling the kernel new.
+  bool kept_untuned_config = false;
 };
 
 struct Step {

@@ -15,6 +15,8 @@
 #include <set>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "compiler/graph/evaluate.h"
 #include "compiler/graph/onnx_import.h"
 #include "compiler/network/extract_tasks.h"
@@ -141,6 +143,64 @@ TEST(NetworkTune, TheUntunedKernelIsMeasuredFirstAndAgainAtTheEnd) {
     ++checked;
   }
   EXPECT_GE(checked, 2u) << o.text;
+}
+
+// Records that only confirm the untuned kernel: `kiln compile` says so for each such task
+// ("kept the untuned config", and in model.json) rather than presenting it as a new kernel;
+// a task whose record beat the untuned kernel reads as plainly tuned.
+TEST(NetworkTune, ReportSaysWhichTasksKeptTheirUntunedConfig) {
+  Network net(repeated_conv_chain());
+  const Target host = target_from_name("host");
+  auto record = [&](const ExtractedTask& t, const schedules::Config& c, double cost) {
+    tuner::TuningRecord r;
+    r.target = host;
+    r.template_name = t.untuned_template->name();
+    r.workload = t.workload;
+    r.config = c;
+    r.result.costs = {cost, cost};
+    r.result.device_key = "local";
+    r.flops = t.untuned_template->instantiate(t.workload, host, c).flops;
+    return r;
+  };
+  std::vector<tuner::TuningRecord> records;
+  std::string beaten;  // the one task where another config was measured faster
+  size_t kept = 0;
+  for (const ExtractedTask& t : extract_tasks(net.onnx, host)) {
+    ASSERT_NE(t.untuned_template, nullptr) << t.workload.str();
+    records.push_back(record(t, t.untuned_config, 1e-3));
+    const schedules::ConfigSpace same_blocks =
+        t.untuned_template->space(t.workload, host).pinned(t.blocks);
+    if (!beaten.empty() || t.workload.op != "conv2d" || same_blocks.size() < 2) {
+      ++kept;
+      continue;
+    }
+    const schedules::Config other = same_blocks.at(same_blocks.at(0) == t.untuned_config ? 1 : 0);
+    records.push_back(record(t, other, 1e-4));
+    beaten = t.workload.str();
+  }
+  ASSERT_FALSE(beaten.empty());
+  ASSERT_GE(kept, 1u);
+  tuner::RecordWriter(net.log).append(records);
+
+  Output o = run("compile " + net.onnx + " --target host --records " + net.log + " -o " + net.out);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  size_t said_kept = 0;
+  for (size_t at = o.text.find(", kept the untuned config]"); at != std::string::npos;
+       at = o.text.find(", kept the untuned config]", at + 1))
+    ++said_kept;
+  EXPECT_EQ(said_kept, kept) << o.text;
+  EXPECT_NE(o.text.find(std::to_string(kept) + " of them kept their untuned config"),
+            std::string::npos)
+      << o.text;
+  const size_t line = o.text.find(beaten + "  [tuned ");
+  ASSERT_NE(line, std::string::npos) << o.text;
+  EXPECT_EQ(o.text.substr(line, o.text.find('\n', line) - line).find("kept"), std::string::npos)
+      << o.text;
+  const nlohmann::json model = nlohmann::json::parse(farm::read_text(net.out + "/model.json"));
+  size_t marked = 0;
+  for (const nlohmann::json& k : model["kernels"]) marked += k["kept_untuned_config"].get<bool>();
+  EXPECT_EQ(marked, kept);
+  expect_model_matches(net);
 }
 
 // --layout-choices 2: each conv is tuned with two channel-block pins, the re-blocking
