@@ -16,10 +16,13 @@ The defaults are the issue's full table (7 tasks, xgb/ga/random x 3 seeds x 500 
   bench/tune_bench.py --out tune-bench
 
 A subset: [--trials 200] [--seeds 1] [--tuners xgb,random] [--task NAME]... [--reference-trials N]
+On a CPU without AVX-512, --target x86-avx2 runs the same tasks on the AVX2 preset (the bf16
+row needs AVX512-BF16 and is not one of them).
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -110,6 +113,7 @@ def main():
     ap.add_argument("--exhaustive-limit", type=int, default=400)
     ap.add_argument("--reference-trials", type=int, default=1000)
     ap.add_argument("--out", default="tune-bench")
+    ap.add_argument("--target", help="tune every task for this preset instead of its own")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     tasks = dict(TASKS, **EXTRA_TASKS)
@@ -119,6 +123,9 @@ def main():
           "|---" * (8 + len(cps)) + "|"]
     for name in a.task or list(TASKS):
         args = tasks[name]
+        if a.target:
+            args = re.sub(r"--target \S+", "--target " + a.target, args)
+            name = f"{name}@{a.target}"
         size = space_size(a.kiln, args, a.out)
         onednn = onednn_gflops(a.onednn_task, args)
         runs = {}

@@ -192,6 +192,15 @@ TEST(WinogradCostRule, PicksByLayer) {
   EXPECT_EQ(schedules::winograd_fallback_tile(conv3x3(1, 128, 28, 28, 128, 1)), 4);
   EXPECT_EQ(schedules::winograd_fallback_tile(conv3x3(1, 256, 14, 14, 256, 1)), 2);
   EXPECT_EQ(schedules::winograd_fallback_tile(conv3x3(1, 512, 7, 7, 512, 1)), 2);
+  // With 256-bit vectors F(2)'s 16 tiles at 7x7 won in the network too (bench/README.md);
+  // 9 tiles and the stem stay direct there as well.
+  Target avx2 = target_from_name("x86-avx2");
+  EXPECT_TRUE(schedules::winograd_preferred(conv3x3(1, 512, 7, 7, 512, 1), avx2));
+  EXPECT_TRUE(schedules::winograd_preferred(conv3x3(1, 64, 56, 56, 64, 1), avx2));
+  EXPECT_FALSE(schedules::winograd_preferred(conv3x3(1, 512, 5, 5, 512, 1), avx2));
+  EXPECT_FALSE(schedules::winograd_preferred(conv3x3(1, 3, 224, 224, 64, 1), avx2));
+  EXPECT_FALSE(schedules::winograd_preferred(conv3x3(1, 512, 7, 7, 512, 1),
+                                             target_from_name("arm-neon")));
 }
 
 }  // namespace
