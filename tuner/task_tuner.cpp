@@ -17,6 +17,7 @@
 #include "cost_model/knob_features.h"
 #include "runtime/process/temp_dir.h"
 #include "tuner/builder.h"
+#include "tuner/history_best.h"
 #include "tuner/isolated_compile.h"
 #include "tuner/search/xgb_score_model.h"
 
@@ -200,14 +201,20 @@ TaskTuner::TaskTuner(TuneTask task, TuneOptions options, const std::vector<Tunin
                          m.options.prior);
   // Resume: what the log measured is learned from and never proposed again.
   std::vector<Measured> measured;
+  std::vector<TuningRecord> usable;
   for (TuningRecord r : history) {
     r.config = m.space.with_defaults(r.config);  // an older log's config in today's space
     if (!m.space.contains(r.config)) continue;
     const uint64_t index = m.space.index_of(r.config);
     measured.push_back({index, r.gflops()});
     if (r.result.ok()) m.note_correct(r.result.mean_cost(), index);
-    if (r.result.ok() && (!best_ || r.result.mean_cost() < best_->result.mean_cost())) best_ = r;
+    usable.push_back(std::move(r));
   }
+  // The running best (progress line, the scheduler's weights) is what apply-history-best
+  // would deploy from the log: where an earlier run re-measured its best few, those figures,
+  // not the luckiest trial.
+  for (const TuningRecord& r : settle_records(usable))
+    if (r.result.ok() && (!best_ || r.result.mean_cost() < best_->result.mean_cost())) best_ = r;
   m.search->update(measured);
   if (best_) status_.best_gflops = best_->gflops();
   for (const schedules::Config& c : task_.first)

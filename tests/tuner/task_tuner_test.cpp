@@ -52,5 +52,37 @@ TEST(TaskTuner, ReMeasuresTheFirstConfigsBesideTheBest) {
   EXPECT_LE(remeasured.size(), 2u);  // the top 1 and the first config
 }
 
+// A resumed task starts its running best (progress, the scheduler's weights) from what
+// apply-history-best would deploy from the log: the earlier run's re-measurements, not a
+// lucky trial figure.
+TEST(TaskTuner, ResumedBestIsTheSettledOne) {
+  const Target target = target_from_name("host");
+  const schedules::OpTemplate& tpl = schedules::template_named("dense.packed");
+  const schedules::Workload w{"dense", {{"M", 64}, {"N", 64}, {"K", 64}}, ir::DataType::f32(), {}};
+  const schedules::ConfigSpace space = tpl.space(w, target);
+  auto record = [&](uint64_t index, double cost, const std::string& message) {
+    TuningRecord r;
+    r.target = target;
+    r.template_name = tpl.name();
+    r.workload = w;
+    r.config = space.at(index);
+    r.result.costs = {cost};
+    r.result.message = message;
+    r.flops = 2.0 * 64 * 64 * 64;
+    return r;
+  };
+  // Config 0's trial was lucky; measured again beside config 1, it is the slower.
+  const std::vector<TuningRecord> history = {record(0, 1e-5, ""), record(1, 2e-5, ""),
+                                             record(0, 4e-5, kRemeasured),
+                                             record(1, 3e-5, kRemeasured)};
+  TuneOptions o;
+  o.search = "random";
+  TaskTuner tuner(TuneTask{&tpl, w, target, {}, {}}, o, history);
+  ASSERT_TRUE(tuner.best());
+  EXPECT_EQ(tuner.best()->config, space.at(1));
+  EXPECT_DOUBLE_EQ(tuner.best()->result.mean_cost(), 3e-5);
+  EXPECT_DOUBLE_EQ(tuner.status().best_gflops, tuner.best()->gflops());
+}
+
 }  // namespace
 }  // namespace kiln::tuner
