@@ -1,8 +1,9 @@
 // Operator benchmark: for each row (dense and ResNet-18 conv2d shapes, bf16 dense), the
 // GFLOPS of the template's fallback config, of the best config a bounded local search
 // finds, and of oneDNN (and OpenBLAS for f32 dense), side by side, on x86-avx512 (or the
-// preset `--target` names, e.g. x86-avx2 on a CPU without AVX-512) with 1 and 2 threads. Nothing is asserted; the summary prints the ratios the operator library aims
-// at (fallback within 1.5x of best; best >= 0.9x oneDNN; bf16 >= 1.8x f32).
+// preset `--target` names, e.g. x86-avx2 on a CPU without AVX-512) with 1 and 2 threads. Nothing is
+// asserted; the summary prints the ratios the operator library aims at (fallback within 1.5x of
+// best; best >= 0.9x oneDNN; bf16 >= 1.8x f32).
 //
 //   build/bench/ops_bench [--threads 1,2] [--evals 24] [--filter conv] [--target x86-avx2]
 //   build/bench/ops_bench --winograd [--threads 1,2] [--evals N]   (the Winograd table)

@@ -110,9 +110,14 @@ std::string tuning_curves_svg(const std::vector<TuningCurve>& curves, const std:
   for (size_t i = 0; i < curves.size(); ++i) {
     const std::vector<double>& b = curves[i].best_so_far;
     const char* colour = kColours[i % std::size(kColours)];
+    // Past the palette (tune_bench plots 9 logs), colours repeat: a dash tells them apart.
+    const size_t cycle = i / std::size(kColours);
+    const std::string dash = cycle == 0   ? ""
+                             : cycle == 1 ? " stroke-dasharray=\"8 4\""
+                                          : " stroke-dasharray=\"2 3\"";
     if (!b.empty()) {
-      out << "<polyline fill=\"none\" stroke=\"" << colour
-          << "\" stroke-width=\"2\" stroke-linejoin=\"round\" points=\"" << num(px(1)) << ','
+      out << "<polyline fill=\"none\" stroke=\"" << colour << "\"" << dash
+          << " stroke-width=\"2\" stroke-linejoin=\"round\" points=\"" << num(px(1)) << ','
           << num(py(b[0]));
       for (size_t t = 1; t < b.size(); ++t)
         if (b[t] != b[t - 1])
@@ -122,7 +127,8 @@ std::string tuning_curves_svg(const std::vector<TuningCurve>& curves, const std:
     }
     double ly = kPlotHeight + kLegendRow * static_cast<double>(i) + 4;
     out << "<line x1=\"" << num(kLeft) << "\" y1=\"" << num(ly) << "\" x2=\"" << num(kLeft + 28)
-        << "\" y2=\"" << num(ly) << "\" stroke=\"" << colour << "\" stroke-width=\"3\"/>\n"
+        << "\" y2=\"" << num(ly) << "\" stroke=\"" << colour << "\"" << dash
+        << " stroke-width=\"3\"/>\n"
         << "<text x=\"" << num(kLeft + 36) << "\" y=\"" << num(ly + 4) << "\">"
         << escape_xml(curves[i].label) << legend_best(b) << "</text>\n";
   }

@@ -59,14 +59,17 @@ std::string model_json(const CompileReport& r, const Target& target) {
                            {"bytes", l.bytes}});
   j["kernels"] = json::array();
   for (const Task& t : p.tasks)
-    j["kernels"].push_back({{"name", t.kernel}, {"template", t.tpl->name()},
-                            {"dtype", t.workload.dtype.str()},
-                            {"output_dtype", t.workload.param_or("out_f32", 0) != 0
-                                                 ? std::string("f32")
-                                                 : t.workload.dtype.str()},
-                            {"workload", t.workload.str()}, {"config", json::parse(t.config.to_json())},
-                            {"tuned", !t.untuned}, {"kept_untuned_config", t.kept_untuned_config},
-                            {"calls", t.calls}});
+    j["kernels"].push_back(
+        {{"name", t.kernel},
+         {"template", t.tpl->name()},
+         {"dtype", t.workload.dtype.str()},
+         {"output_dtype",
+          t.workload.param_or("out_f32", 0) != 0 ? std::string("f32") : t.workload.dtype.str()},
+         {"workload", t.workload.str()},
+         {"config", json::parse(t.config.to_json())},
+         {"tuned", !t.untuned},
+         {"kept_untuned_config", t.kept_untuned_config},
+         {"calls", t.calls}});
   return j.dump(2) + "\n";
 }
 
@@ -90,8 +93,8 @@ std::string estimated_latency(const NetworkProgram& p) {
   }
   if (tuned == 0) return "";
   std::ostringstream s;
-  s << "estimated latency from the records: " << ms(sum) << " (" << tuned << " of " << p.tasks.size()
-    << " kernels tuned";
+  s << "estimated latency from the records: " << ms(sum) << " (" << tuned << " of "
+    << p.tasks.size() << " kernels tuned";
   if (kept > 0) s << ", " << kept << " of them kept their untuned config";
   s << ", " << tuned_calls << " of " << calls << " calls"
     << (tuned_calls < calls ? "; untuned kernels not counted" : "") << ")\n";
@@ -138,7 +141,7 @@ std::string format_report(const CompileReport& r) {
   s << "tasks (" << p.tasks.size() << " unique kernels, " << p.steps.size() << " calls):\n";
   for (const Task& t : p.tasks)
     s << "  " << t.calls << "x  " << t.tpl->name() << "  " << t.workload.str()
-      << (t.untuned             ? "  [fallback]"
+      << (t.untuned               ? "  [fallback]"
           : t.kept_untuned_config ? "  [tuned " + ms(t.tuned_cost_s) + ", kept the untuned config]"
                                   : "  [tuned " + ms(t.tuned_cost_s) + "]")
       << "\n";

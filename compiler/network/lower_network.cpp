@@ -150,14 +150,16 @@ class Lowerer {
   int task_for(const Workload& w, const NeighbourLayouts& neighbours = {},
                const NodeChoice* chosen = nullptr) {
     if (chosen)
-      return task_with(*chosen->tpl, w, chosen->config, chosen->untuned, chosen->cost_s, neighbours);
+      return task_with(*chosen->tpl, w, chosen->config, chosen->untuned, chosen->cost_s,
+                       neighbours);
     tuner::Dispatch d = choose_template(w, target_, history_, neighbours);
     return task_with(*d.tpl, w, d.config, d.untuned, d.record ? d.record->result.mean_cost() : 0,
                      neighbours);
   }
 
-  int task_with(const schedules::OpTemplate& tpl, const Workload& w, const schedules::Config& config,
-                bool untuned, double tuned_cost_s, const NeighbourLayouts& neighbours) {
+  int task_with(const schedules::OpTemplate& tpl, const Workload& w,
+                const schedules::Config& config, bool untuned, double tuned_cost_s,
+                const NeighbourLayouts& neighbours) {
     std::string key = tpl.name() + "|" + w.str() + "|" + config.to_json();
     auto [it, inserted] = task_index_.try_emplace(key, static_cast<int>(p_.tasks.size()));
     if (inserted) {

@@ -199,8 +199,8 @@ TEST(WinogradCostRule, PicksByLayer) {
   EXPECT_TRUE(schedules::winograd_preferred(conv3x3(1, 64, 56, 56, 64, 1), avx2));
   EXPECT_FALSE(schedules::winograd_preferred(conv3x3(1, 512, 5, 5, 512, 1), avx2));
   EXPECT_FALSE(schedules::winograd_preferred(conv3x3(1, 3, 224, 224, 64, 1), avx2));
-  EXPECT_FALSE(schedules::winograd_preferred(conv3x3(1, 512, 7, 7, 512, 1),
-                                             target_from_name("arm-neon")));
+  EXPECT_FALSE(
+      schedules::winograd_preferred(conv3x3(1, 512, 7, 7, 512, 1), target_from_name("arm-neon")));
 }
 
 }  // namespace

@@ -12,10 +12,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "compiler/graph/evaluate.h"
 #include "compiler/graph/onnx_import.h"

@@ -187,6 +187,37 @@ TEST(RecordsCli, PlotRendersACurvePerLog) {
   EXPECT_GT(count(0x33, 0x33, 0x33), 500u);                     // frame, ticks and text
 }
 
+// More logs than the palette has colours (tune_bench plots 3 tuners x 3 seeds): a curve that
+// repeats an earlier one's colour is dashed, in the plot and in its legend entry.
+TEST(RecordsCli, PlotTellsApartCurvesThatShareAColour) {
+  TempDir dir;
+  DenseTask task;
+  std::string args = "records plot";
+  for (int i = 0; i < 9; ++i) {
+    const std::string log = dir.file("run" + std::to_string(i) + ".jsonl");
+    RecordWriter(log).append(tuning_run(task, 20 + i, 1.0));
+    args += " " + log;
+  }
+  Ran r = run_kiln(dir, args + " -o " + dir.file("curve.svg"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string svg = read_text(dir.file("curve.svg"));
+  // The stroke attributes of every curve, in drawing order.
+  std::vector<std::string> strokes;
+  for (size_t at = svg.find("<polyline"); at != std::string::npos;
+       at = svg.find("<polyline", at + 1))
+    strokes.push_back(svg.substr(at, svg.find("stroke-width", at) - at));
+  ASSERT_EQ(strokes.size(), 9u);
+  const auto colour = [](const std::string& s) { return s.substr(s.find("stroke=\""), 17); };
+  EXPECT_EQ(colour(strokes[8]), colour(strokes[0]));
+  EXPECT_EQ(strokes[0].find("dasharray"), std::string::npos) << strokes[0];
+  EXPECT_NE(strokes[8].find("stroke-dasharray"), std::string::npos) << strokes[8];
+  size_t dashed_legend = 0;
+  for (size_t at = svg.find("stroke-dasharray"); at != std::string::npos;
+       at = svg.find("stroke-dasharray", at + 1))
+    ++dashed_legend;
+  EXPECT_EQ(dashed_legend, 2u);  // the ninth curve and its legend line
+}
+
 TEST(RecordsCli, PlotOfLogsWithoutRecordsIsAnError) {
   TempDir dir;
   testing::write_text(dir.file("empty.jsonl"), "");
