@@ -43,6 +43,9 @@ std::vector<TuningCurve> curves_by_task(const std::vector<tuner::TuningRecord>& 
   std::vector<std::string> order;
   std::map<std::string, TuningCurve> by_task;
   for (const tuner::TuningRecord& r : records) {
+    // The end-of-tune re-measurements of the best few are not trials: a curve of trials, as
+    // the trial budget and bench/tune_bench.py count them.
+    if (r.result.message == tuner::kRemeasured) continue;
     std::string key = tuner::task_key(r);
     auto [it, inserted] = by_task.try_emplace(key);
     if (inserted) {

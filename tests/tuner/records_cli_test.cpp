@@ -218,6 +218,25 @@ TEST(RecordsCli, PlotTellsApartCurvesThatShareAColour) {
   EXPECT_EQ(dashed_legend, 2u);  // the ninth curve and its legend line
 }
 
+// A tune's closing re-measurements of its best few are not trials: the curve and its legend
+// count the trials only, and a re-measured figure does not raise the best found.
+TEST(RecordsCli, PlotCountsTrialsNotReMeasurements) {
+  TempDir dir;
+  DenseTask task;
+  std::vector<TuningRecord> log = {task.record(1, {1e-4}), task.record(2, {5e-5}),
+                                   task.record(3, {8e-5})};
+  TuningRecord again = task.record(2, {2.5e-5});  // twice as fast measured again
+  again.result.message = kRemeasured;
+  log.push_back(again);
+  RecordWriter(dir.file("log.jsonl")).append(log);
+  Ran r = run_kiln(dir, "records plot " + dir.file("log.jsonl") + " -o " + dir.file("c.svg"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string svg = read_text(dir.file("c.svg"));
+  char want[96];
+  std::snprintf(want, sizeof want, "(best %.1f GFLOPS at trial 2 of 3)", log[1].gflops());
+  EXPECT_NE(svg.find(want), std::string::npos) << svg;
+}
+
 TEST(RecordsCli, PlotOfLogsWithoutRecordsIsAnError) {
   TempDir dir;
   testing::write_text(dir.file("empty.jsonl"), "");
