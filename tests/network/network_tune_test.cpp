@@ -75,6 +75,13 @@ void expect_model_matches(const Network& net) {
     expect_close(out[i].data(), net.want.at(m.outputs()[i].name), m.outputs()[i].name);
 }
 
+// How many times `needle` appears in `text` (lines of `kiln compile`'s report, say).
+size_t occurrences(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
 // Per task (template and workload), how often each config was measured (re-measurements of
 // the best apart).
 std::map<std::string, int> measure_counts(const std::vector<tuner::TuningRecord>& records) {
@@ -107,11 +114,7 @@ TEST(NetworkTune, TunedNetworkCompilesWithRecordsAndMatchesTheReference) {
   // The search kept the untuned kernels' channel blocks (extract_tasks.h), so the tuned
   // network converts layouts exactly where the untuned one does: into the first conv and out
   // of the last.
-  size_t conversions = 0;
-  for (size_t at = o.text.find("  LayoutTransform  "); at != std::string::npos;
-       at = o.text.find("  LayoutTransform  ", at + 1))
-    ++conversions;
-  EXPECT_EQ(conversions, 2u) << o.text;
+  EXPECT_EQ(occurrences(o.text, "  LayoutTransform  "), 2u) << o.text;
 
   expect_model_matches(net);
 }
@@ -183,11 +186,7 @@ TEST(NetworkTune, ReportSaysWhichTasksKeptTheirUntunedConfig) {
 
   Output o = run("compile " + net.onnx + " --target host --records " + net.log + " -o " + net.out);
   ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
-  size_t said_kept = 0;
-  for (size_t at = o.text.find(", kept the untuned config]"); at != std::string::npos;
-       at = o.text.find(", kept the untuned config]", at + 1))
-    ++said_kept;
-  EXPECT_EQ(said_kept, kept) << o.text;
+  EXPECT_EQ(occurrences(o.text, ", kept the untuned config]"), kept) << o.text;
   EXPECT_NE(o.text.find(std::to_string(kept) + " of them kept their untuned config"),
             std::string::npos)
       << o.text;
