@@ -124,6 +124,11 @@ Run add_tune(CLI::App& app) {
   cmd->add_option("--key", a->key, "Device key of the farm's boards");
   cmd->add_option("--token-file", a->token_file, "Farm token file (or KILN_FARM_TOKEN)");
   cmd->add_option("--tls-ca", a->tls_ca, "PEM root certificate of a TLS tracker");
+  cmd->add_option("--overlap-builds", a->overlap_builds,
+                  "Build the next batch while one is measured: auto (with --farm; not with the "
+                  "embedded farm, whose workers share the compiler's cores), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   cmd->add_option("--workers", a->workers, "Embedded farm: workers (default: one per --threads cores)")->check(CLI::Range(0, 256));
   cmd->add_flag("--quiet", a->quiet, "No progress output");
   cmd->add_flag("--old-space", a->old_space,

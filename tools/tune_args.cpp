@@ -41,6 +41,8 @@ tuner::TuneOptions task_options(const TuneArgs& a) {
   o.measure.min_repeat_ms = a.min_repeat_ms;
   o.measure.timeout_s = a.timeout_s;
   o.build_timeout_s = a.build_timeout_s;
+  // The embedded farm's workers time kernels on the cores the compiler would use.
+  o.overlap_builds = a.overlap_builds == "auto" ? !a.farm.empty() : a.overlap_builds == "on";
   return o;
 }
 

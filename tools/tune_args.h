@@ -22,6 +22,7 @@ struct TuneArgs {
   WorkloadArgs workload;
   std::string target = "host", tmpl, tuner = "xgb", log, features = "ir";
   std::string farm, key, token_file, tls_ca;
+  std::string overlap_builds = "auto";  // on with --farm, off with the embedded farm
   std::vector<std::string> transfer;
   size_t trials = 100, batch = 16, early_stopping = 0;
   size_t layout_choices = 1;  // network: channel-block pins tuned per conv task

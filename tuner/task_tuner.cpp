@@ -270,8 +270,10 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
     std::vector<Candidate> batch = m.next.get();
     done += batch.size();
     // Build the next batch while this one is measured (the model has not seen this one's
-    // results yet: AutoTVM's pipelining trades that staleness for busy cores).
-    if (done < trials && !m.stopped_early) start_build(std::min(m.options.batch, trials - done));
+    // results yet: AutoTVM's pipelining trades that staleness for busy devices).
+    const bool overlap = m.options.overlap_builds;
+    if (overlap && done < trials && !m.stopped_early)
+      start_build(std::min(m.options.batch, trials - done));
 
     std::vector<farm::pb::Job> jobs;
     std::vector<size_t> job_of;  // candidate -> job index, or npos when it did not build
@@ -332,6 +334,7 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
       m.stopped_early = true;
       break;
     }
+    if (!overlap && done < trials) start_build(std::min(m.options.batch, trials - done));
   }
   // A batch still being built stays for the next call (a scheduler hands out trials in
   // slices); its configs were never measured, so a resumed run proposes them again.

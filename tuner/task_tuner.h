@@ -49,6 +49,12 @@ struct TuneOptions {
   size_t batch = 16;             // candidates per batch
   size_t early_stopping = 0;     // stop after this many trials without a better config (0: never)
   unsigned build_threads = 0;    // 0: one per core
+  // Build the next batch while this one is measured. Right when the devices are other
+  // machines; wrong when the farm's workers share this machine's cores (the embedded farm):
+  // the compiler then competes with the kernels being timed, which swings each timing by
+  // tens of percent and gains no throughput once every core is busy anyway. Off, the next
+  // batch is proposed after this one's results are learned.
+  bool overlap_builds = true;
   double build_timeout_s = 60;   // a candidate still compiling then is killed (compile_timeout)
   size_t remeasure_top = 5;      // the best few measured again together at the end (0: none)
   double rtol = 0;               // 0: the dtype's tolerance (tuner/host_values.h)

@@ -6,7 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <thread>
 
 #include "runtime/process/temp_dir.h"
 #include "schedules/registry.h"
@@ -82,6 +86,72 @@ TEST(TaskTuner, ResumedBestIsTheSettledOne) {
   EXPECT_EQ(tuner.best()->config, space.at(1));
   EXPECT_DOUBLE_EQ(tuner.best()->result.mean_cost(), 3e-5);
   EXPECT_DOUBLE_EQ(tuner.status().best_gflops, tuner.best()->gflops());
+}
+
+// Whether this process has a child process now: the builder compiles each candidate in a
+// forked child (tuner/isolated_compile.h), so a child means a build in flight.
+bool has_child_process() {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream children(task.path() / "children");
+    std::string pid;
+    if (children >> pid) return true;
+  }
+  return false;
+}
+
+// The real local runner, which first watches, for up to `watch_ms`, whether a build is in
+// flight while the batch is about to be measured.
+class BuildWatchingRunner : public Runner {
+ public:
+  BuildWatchingRunner(int watch_ms) : watch_ms_(watch_ms) {}
+  std::vector<farm::pb::Result> run(std::vector<farm::pb::Job> jobs, const ResultFn& on_result,
+                                    const std::atomic<bool>& stop) override {
+    ++batches;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(watch_ms_);
+    while (std::chrono::steady_clock::now() < until) {
+      if (has_child_process()) {
+        ++batches_measured_while_building;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return local_.run(std::move(jobs), on_result, stop);
+  }
+  std::string device() const override { return local_.device(); }
+  int batches = 0, batches_measured_while_building = 0;
+
+ private:
+  int watch_ms_;
+  LocalRunner local_{farm::SandboxConfig{KILN_KERNEL_RUNNER, {}, 8192}};
+};
+
+// With overlap_builds off (kiln tune's embedded farm), nothing compiles while a batch is
+// timed; on (a farm of other machines), the next batch compiles meanwhile.
+TEST(TaskTuner, OverlapsBuildsWithMeasuringOnlyWhenAskedTo) {
+  TempDir dir("kiln-task-tuner-test");
+  const Target target = target_from_name("host");
+  const schedules::OpTemplate& tpl = schedules::template_named("dense.packed");
+  const schedules::Workload w{"dense", {{"M", 64}, {"N", 64}, {"K", 64}}, ir::DataType::f32(), {}};
+  for (bool overlap : {false, true}) {
+    TuneOptions o;
+    o.search = "random";
+    o.batch = 3;
+    o.remeasure_top = 0;
+    o.measure.repeat = 1;
+    o.measure.min_repeat_ms = 1;
+    o.overlap_builds = overlap;
+    TaskTuner tuner(TuneTask{&tpl, w, target, {}, {}}, o);
+    BuildWatchingRunner runner(overlap ? 2000 : 300);
+    RecordWriter log(dir.file(overlap ? "on.jsonl" : "off.jsonl"));
+    std::atomic<bool> stop{false};
+    tuner.tune(9, runner, log, stop);
+    EXPECT_EQ(tuner.status().trials, 9u);
+    ASSERT_EQ(runner.batches, 3);
+    if (overlap)  // every batch but the last has a successor compiling
+      EXPECT_EQ(runner.batches_measured_while_building, 2);
+    else
+      EXPECT_EQ(runner.batches_measured_while_building, 0);
+  }
 }
 
 }  // namespace
