@@ -334,7 +334,7 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
       m.stopped_early = true;
       break;
     }
-    if (!overlap && done < trials) start_build(std::min(m.options.batch, trials - done));
+    if (!overlap && done < trials && !stop) start_build(std::min(m.options.batch, trials - done));
   }
   // A batch still being built stays for the next call (a scheduler hands out trials in
   // slices); its configs were never measured, so a resumed run proposes them again.

@@ -103,7 +103,7 @@ bool has_child_process() {
 // flight while the batch is about to be measured.
 class BuildWatchingRunner : public Runner {
  public:
-  BuildWatchingRunner(int watch_ms) : watch_ms_(watch_ms) {}
+  explicit BuildWatchingRunner(int watch_ms) : watch_ms_(watch_ms) {}
   std::vector<farm::pb::Result> run(std::vector<farm::pb::Job> jobs, const ResultFn& on_result,
                                     const std::atomic<bool>& stop) override {
     ++batches;
