@@ -269,11 +269,12 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
   while (done < trials && !stop && m.next.valid()) {
     std::vector<Candidate> batch = m.next.get();
     done += batch.size();
-    // Build the next batch while this one is measured (the model has not seen this one's
-    // results yet: AutoTVM's pipelining trades that staleness for busy devices).
+    // The next batch: built while this one is measured when the devices are other machines
+    // (AutoTVM's pipelining: the model has not seen this batch yet, but the devices stay
+    // busy), else after this batch is measured and learned (TuneOptions::overlap_builds).
     const bool overlap = m.options.overlap_builds;
-    if (overlap && done < trials && !m.stopped_early)
-      start_build(std::min(m.options.batch, trials - done));
+    auto build_next = [&] { start_build(std::min(m.options.batch, trials - done)); };
+    if (overlap && done < trials && !m.stopped_early) build_next();
 
     std::vector<farm::pb::Job> jobs;
     std::vector<size_t> job_of;  // candidate -> job index, or npos when it did not build
@@ -334,7 +335,7 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
       m.stopped_early = true;
       break;
     }
-    if (!overlap && done < trials && !stop) start_build(std::min(m.options.batch, trials - done));
+    if (!overlap && done < trials && !stop) build_next();
   }
   // A batch still being built stays for the next call (a scheduler hands out trials in
   // slices); its configs were never measured, so a resumed run proposes them again.
