@@ -25,8 +25,9 @@ namespace kiln::tools {
 namespace {
 
 int run_tune(const TuneArgs& a) {
-  user_check(!a.old_space || a.model.empty())
-      << "--old-space applies to one operator (--op), not to a network";
+  user_check((!a.old_space && !a.skip_untuned) || a.model.empty())
+      << (a.old_space ? "--old-space" : "--skip-untuned")
+      << " applies to one operator (--op), not to a network";
   if (!a.model.empty()) return run_network_tune(a);
   user_check(!a.workload.op.empty())
       << "kiln tune needs an ONNX model (kiln tune MODEL.onnx ...) or an operator (--op)";
@@ -54,6 +55,9 @@ int run_tune(const TuneArgs& a) {
   if (!a.transfer.empty()) o.prior = tuner::transfer_samples(a.transfer, tpl, a.features);
   tuner::TuneTask task{&tpl, w, target, {}, {}};
   if (a.old_space) task.pinned = tpl.space(w, target).legacy_defaults();
+  // The untuned kernel is measured first, so that the log never deploys a config slower
+  // than what compiling without it would build (apply-history-best takes the log's best).
+  if (!a.skip_untuned) task.first = {tpl.fallback(w, target)};
   tuner::TaskTuner tuner(task, o, mine);
 
   // The runner: the farm given, or one embedded for this run.
@@ -131,6 +135,9 @@ Run add_tune(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--workers", a->workers, "Embedded farm: workers (default: one per --threads cores)")->check(CLI::Range(0, 256));
   cmd->add_flag("--quiet", a->quiet, "No progress output");
+  cmd->add_flag("--skip-untuned", a->skip_untuned,
+                "Do not measure the untuned (fallback) config first: the search alone, as in "
+                "a comparison of tuners");
   cmd->add_flag("--old-space", a->old_space,
                 "Pin the knobs added to the template since its first logs to their old values");
   add_keep_last_flag(*cmd, a->keep_last_f32);

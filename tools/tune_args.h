@@ -30,6 +30,7 @@ struct TuneArgs {
   int threads = 1, workers = 0, repeat = 3;
   double min_repeat_ms = 20, timeout_s = 10, build_timeout_s = 60;
   bool quiet = false, old_space = false;
+  bool skip_untuned = false;  // --op: do not measure the template's fallback config first
   bool keep_last_f32 = true;  // a network with --dtype bf16|f16 (tools/precision_args.h)
 };
 

@@ -20,6 +20,7 @@
 #include "rpc/farm/local_farm.h"
 #include "tests/tools/kiln_cli.h"
 #include "runtime/process/temp_dir.h"
+#include "schedules/registry.h"
 #include "tuner/history_best.h"
 #include "tuner/records.h"
 #include "tuner/task_tuner.h"
@@ -173,6 +174,30 @@ TEST(Tune, OldSpacePinsTheKnobsAddedSince) {
   o = run("tune tests/none.onnx --old-space --log " + log);
   EXPECT_EQ(WEXITSTATUS(o.status), 2) << o.text;
   EXPECT_NE(o.text.find("--old-space applies to one operator"), std::string::npos) << o.text;
+}
+
+// A tune measures the untuned kernel first, so its log can never make a compile slower than
+// compiling without it; --skip-untuned leaves the search on its own (a tuner comparison).
+TEST(Tune, MeasuresTheUntunedConfigFirstUnlessSkipped) {
+  TempDir dir("kiln-tune-test");
+  const std::string with = dir.file("with_untuned.jsonl"), without = dir.file("without.jsonl");
+  const std::string task = std::string("tune ") + kTask + " --target host --tuner random --trials 8";
+  Output o = run(task + " --log " + with);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  o = run(task + " --skip-untuned --log " + without);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  const std::vector<tuner::TuningRecord> a = valid_log(with), b = valid_log(without);
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(b.empty());
+  const schedules::OpTemplate& tpl = schedules::template_named(a[0].template_name);
+  const schedules::Config untuned = tpl.fallback(a[0].workload, a[0].target);
+  EXPECT_EQ(a[0].config.to_json(), untuned.to_json());
+  EXPECT_TRUE(a[0].result.ok()) << a[0].result.message;
+  // Without it the search's own first point leads (seed 0 does not draw the untuned one).
+  EXPECT_NE(b[0].config.to_json(), untuned.to_json());
+  o = run("tune tests/none.onnx --skip-untuned --log " + with);
+  EXPECT_EQ(WEXITSTATUS(o.status), 2) << o.text;
+  EXPECT_NE(o.text.find("--skip-untuned applies to one operator"), std::string::npos) << o.text;
 }
 
 TEST(Tune, BadFlagsAndLogsAreOneLineAndExitTwo) {
