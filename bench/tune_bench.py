@@ -10,6 +10,14 @@ the trials per minute, and oneDNN's figure for the same operator (build/bench/on
 records plot) and the table as Markdown (table.md). Nothing is asserted: the numbers go in
 bench/README.md.
 
+Runs search on their own (`kiln tune --skip-untuned`), and they are interleaved (every tuner's
+seed 0, then every tuner's seed 1, ...) so that a machine whose speed drifts does not favour
+the strategy that ran first. Timings taken minutes apart still drift, so at the end of a task
+the configs that held each run's best at each checkpoint, the reference's best, the untuned
+config and oneDNN are measured again together: --remeasure-rounds rounds, in a new shuffled
+order each round, the median kept (table-remeasured.md). Those figures compare strategies,
+and kiln against oneDNN, on one footing.
+
 The defaults are the issue's full table (7 tasks, xgb/ga/random x 3 seeds x 500 trials, a
 1000-trial random reference: about 32,000 trials); on a quiet machine:
 
@@ -22,6 +30,7 @@ row needs AVX512-BF16 and is not one of them).
 import argparse
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -60,9 +69,10 @@ def onednn_gflops(onednn_task, args):
         return None
 
 
-def curve(log):
-    """Best GFLOPS after each trial (re-measurements of the best are not trials)."""
-    best, out = 0.0, []
+def best_configs(log):
+    """After each trial, the best (GFLOPS, (template, config JSON)) so far; re-measurements of
+    the best are not trials."""
+    best, out = (0.0, None), []
     with open(log) as f:
         for line in f:
             try:
@@ -74,16 +84,55 @@ def curve(log):
                 continue
             if res["error"] == "ok" and res["costs"]:
                 g = r["flops"] / (sum(res["costs"]) / len(res["costs"])) / 1e9
-                best = max(best, g)
+                if g > best[0]:
+                    best = (g, (r["task"]["template"], json.dumps(r["config"], sort_keys=True)))
             out.append(best)
     return out
+
+
+def curve(log):
+    """Best GFLOPS after each trial."""
+    return [g for g, _ in best_configs(log)]
+
+
+def inspect_gflops(kiln, args, config, repeat):
+    """One timing of a config (median of `repeat` runs, checked against the reference)."""
+    template, cfg = config
+    cmd = [kiln, "inspect"] + args.split() + ["--template", template, "--config", cfg, "--run",
+                                              "--json", "--repeat", str(repeat)]
+    out = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    return out["gflops"] if out["correct"] else 0.0
+
+
+def untuned_config(kiln, args):
+    """The (template, config JSON) that compiling without a log builds."""
+    cmd = [kiln, "inspect"] + args.split() + ["--run", "--json", "--repeat", "1"]
+    out = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    return out["template"], json.dumps(out["config"], sort_keys=True)
+
+
+def measure_together(kiln, onednn_task, args, configs, rounds, repeat):
+    """Median GFLOPS of each config, and of oneDNN (key "onednn"), over `rounds` rounds that
+    each time everything once in a shuffled order: a drift of the machine's speed then moves
+    every figure alike."""
+    keys = sorted(set(configs)) + ["onednn"]
+    samples = {k: [] for k in keys}
+    for r in range(rounds):
+        order = list(keys)
+        random.Random(r).shuffle(order)
+        for k in order:
+            g = (onednn_gflops(onednn_task, args) if k == "onednn"
+                 else inspect_gflops(kiln, args, k, repeat))
+            if g is not None:
+                samples[k].append(g)
+    return {k: sorted(v)[len(v) // 2] if v else None for k, v in samples.items()}
 
 
 def tune(kiln, args, tuner, seed, trials, log):
     if os.path.exists(log):
         os.remove(log)
     cmd = [kiln, "tune"] + args.split() + ["--tuner", tuner, "--seed", str(seed), "--trials",
-                                           str(trials), "--log", log, "--quiet"]
+                                           str(trials), "--log", log, "--quiet", "--skip-untuned"]
     t0 = time.time()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return time.time() - t0
@@ -112,6 +161,8 @@ def main():
     ap.add_argument("--task", action="append")
     ap.add_argument("--exhaustive-limit", type=int, default=400)
     ap.add_argument("--reference-trials", type=int, default=1000)
+    ap.add_argument("--remeasure-rounds", type=int, default=5)
+    ap.add_argument("--remeasure-repeat", type=int, default=30)
     ap.add_argument("--out", default="tune-bench")
     ap.add_argument("--target", help="tune every task for this preset instead of its own")
     a = ap.parse_args()
@@ -121,6 +172,8 @@ def main():
     md = ["| task | space | reference | oneDNN | tuner | seed | " +
           " | ".join(f"@{c}" for c in cps) + " | trials to 95% | trials/min |",
           "|---" * (8 + len(cps)) + "|"]
+    md_together = ["| task | untuned | reference | oneDNN | tuner | seed | " +
+                   " | ".join(f"@{c}" for c in cps) + " |", "|---" * (6 + len(cps)) + "|"]
     for name in a.task or list(TASKS):
         args = tasks[name]
         if a.target:
@@ -130,25 +183,27 @@ def main():
         onednn = onednn_gflops(a.onednn_task, args)
         runs = {}
         logs = []
-        for tuner in a.tuners.split(","):
-            for seed in range(a.seeds):
+        # Seed-major order: every tuner's seed 0, then every tuner's seed 1, ...
+        for seed in range(a.seeds):
+            for tuner in a.tuners.split(","):
                 log = os.path.join(a.out, f"{name}.{tuner}.s{seed}.jsonl")
                 secs = tune(a.kiln, args, tuner, seed, a.trials, log)
-                runs[(tuner, seed)] = (curve(log), secs)
+                runs[(tuner, seed)] = (best_configs(log), secs)
                 logs.append(log)
         if size <= a.exhaustive_limit:
             log = os.path.join(a.out, f"{name}.exhaustive.jsonl")
             tune(a.kiln, args, "grid", 0, size, log)
-            ref, ref_kind = max(curve(log)), f"exhaustive best of {size}"
+            ref_kind = f"exhaustive best of {size}"
         elif a.reference_trials == 0:
-            ref, ref_kind = 0.0, "best of the runs"
+            log, ref_kind = None, "best of the runs"
         else:
             log = os.path.join(a.out, f"{name}.random{a.reference_trials}.jsonl")
             tune(a.kiln, args, "random", 99, a.reference_trials, log)
-            ref = max(curve(log))
             ref_kind = f"best of {a.reference_trials} random trials"
+        ref_run = best_configs(log) if log else [(0.0, None)]
+        ref = ref_run[-1][0]
         # A run may beat the reference (its timings are noisy too): the best seen counts.
-        best_run = max([max(c) for c, _ in runs.values() if c], default=0.0)
+        best_run = max([bc[-1][0] for bc, _ in runs.values() if bc], default=0.0)
         if best_run > ref:
             ref_kind = f"best of any run; the {ref_kind} reached {ref:.1f}"
             ref = best_run
@@ -158,7 +213,8 @@ def main():
         print("tuner   seed " + " ".join(f"{'@' + str(c):>8}" for c in cps) +
               "  trials-to-95%  trials/min")
         first = True
-        for (tuner, seed), (c, secs) in runs.items():
+        for (tuner, seed), (bc, secs) in runs.items():
+            c = [g for g, _ in bc]
             at = [c[min(k, len(c)) - 1] if c else 0 for k in cps]
             reach = next((i + 1 for i, g in enumerate(c) if g >= 0.95 * ref), None)
             reach_text = str(reach) if reach else ">" + str(len(c))
@@ -170,11 +226,38 @@ def main():
             md.append(head + f" {tuner} | {seed} | " + " | ".join(f"{g:.1f}" for g in at) +
                       f" | {reach_text} | {per_min:.0f} |")
             first = False
+
+        # Everything that held a best, measured again side by side.
+        untuned = untuned_config(a.kiln, args)
+        held = {(run, k): bc[min(k, len(bc)) - 1][1] for run, (bc, _) in runs.items() if bc
+                for k in cps}
+        configs = [cfg for cfg in held.values() if cfg] + [untuned]
+        ref_config = ref_run[-1][1]
+        if ref_config:
+            configs.append(ref_config)
+        together = measure_together(a.kiln, a.onednn_task, args, configs, a.remeasure_rounds,
+                                    a.remeasure_repeat)
+        text = lambda g: f"{g:.1f}" if g is not None else "n/a"
+        ref_text = text(together.get(ref_config)) if ref_config else "n/a"
+        print(f"measured together (median of {a.remeasure_rounds} rounds): untuned "
+              f"{text(together[untuned])}, reference {ref_text}, oneDNN {text(together['onednn'])}")
+        first = True
+        for (tuner, seed) in runs:
+            at = [together.get(held.get(((tuner, seed), k))) for k in cps]
+            print(f"{tuner:7} {seed:4} " + " ".join(f"{text(g):>8}" for g in at))
+            head = (f"| {name} | {text(together[untuned])} | {ref_text} | "
+                    f"{text(together['onednn'])} |" if first else "| | | | |")
+            md_together.append(head + f" {tuner} | {seed} | " + " | ".join(text(g) for g in at) +
+                               " |")
+            first = False
+
         plot = os.path.join(a.out, f"{name}.svg")
         subprocess.run([a.kiln, "records", "plot"] + logs + ["-o", plot], check=True)
         print(f"plot: {plot}")
         with open(os.path.join(a.out, "table.md"), "w") as f:
             f.write("\n".join(md) + "\n")
+        with open(os.path.join(a.out, "table-remeasured.md"), "w") as f:
+            f.write("\n".join(md_together) + "\n")
 
 
 if __name__ == "__main__":
