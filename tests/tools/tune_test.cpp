@@ -18,9 +18,9 @@
 #include <thread>
 
 #include "rpc/farm/local_farm.h"
-#include "tests/tools/kiln_cli.h"
 #include "runtime/process/temp_dir.h"
 #include "schedules/registry.h"
+#include "tests/tools/kiln_cli.h"
 #include "tuner/history_best.h"
 #include "tuner/records.h"
 #include "tuner/task_tuner.h"
@@ -181,7 +181,8 @@ TEST(Tune, OldSpacePinsTheKnobsAddedSince) {
 TEST(Tune, MeasuresTheUntunedConfigFirstUnlessSkipped) {
   TempDir dir("kiln-tune-test");
   const std::string with = dir.file("with_untuned.jsonl"), without = dir.file("without.jsonl");
-  const std::string task = std::string("tune ") + kTask + " --target host --tuner random --trials 8";
+  const std::string task =
+      std::string("tune ") + kTask + " --target host --tuner random --trials 8";
   Output o = run(task + " --log " + with);
   ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
   o = run(task + " --skip-untuned --log " + without);
