@@ -15,7 +15,9 @@ seed 0, then every tuner's seed 1, ...) so that a machine whose speed drifts doe
 the strategy that ran first. Timings taken minutes apart still drift, so at the end of a task
 the configs that held each run's best at each checkpoint, the reference's best, the untuned
 config and oneDNN are measured again together: --remeasure-rounds rounds, in a new shuffled
-order each round, the median kept (table-remeasured.md). Those figures compare strategies,
+order each round, each timing a new process; the median and the best are kept
+(table-remeasured.md; the samples in TASK.remeasured.json). --reuse-logs re-measures the logs
+an earlier run left in --out without tuning again. Those figures compare strategies,
 and kiln against oneDNN, on one footing.
 
 The defaults are the issue's full table (7 tasks, xgb/ga/random x 3 seeds x 500 trials, a
@@ -112,9 +114,10 @@ def untuned_config(kiln, args):
 
 
 def measure_together(kiln, onednn_task, args, configs, rounds, repeat):
-    """Median GFLOPS of each config, and of oneDNN (key "onednn"), over `rounds` rounds that
-    each time everything once in a shuffled order: a drift of the machine's speed then moves
-    every figure alike."""
+    """GFLOPS of each config, and of oneDNN (key "onednn"), in `rounds` rounds that each time
+    everything once, in a new shuffled order: a drift of the machine's speed then moves every
+    figure alike. Each timing is a new process, and on a VM one process's figure can differ
+    from the next one's by 1.4x (bench/README.md), so the table gives the median and the best."""
     keys = sorted(set(configs)) + ["onednn"]
     samples = {k: [] for k in keys}
     for r in range(rounds):
@@ -125,10 +128,13 @@ def measure_together(kiln, onednn_task, args, configs, rounds, repeat):
                  else inspect_gflops(kiln, args, k, repeat))
             if g is not None:
                 samples[k].append(g)
-    return {k: sorted(v)[len(v) // 2] if v else None for k, v in samples.items()}
+    return samples
 
 
-def tune(kiln, args, tuner, seed, trials, log):
+def tune(kiln, args, tuner, seed, trials, log, reuse=False):
+    """Seconds the run took (None when --reuse-logs kept an earlier run's log)."""
+    if reuse and os.path.exists(log):
+        return None
     if os.path.exists(log):
         os.remove(log)
     cmd = [kiln, "tune"] + args.split() + ["--tuner", tuner, "--seed", str(seed), "--trials",
@@ -165,6 +171,8 @@ def main():
     ap.add_argument("--remeasure-repeat", type=int, default=30)
     ap.add_argument("--out", default="tune-bench")
     ap.add_argument("--target", help="tune every task for this preset instead of its own")
+    ap.add_argument("--reuse-logs", action="store_true",
+                    help="keep the logs an earlier run left in --out (re-measure them only)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     tasks = dict(TASKS, **EXTRA_TASKS)
@@ -187,18 +195,18 @@ def main():
         for seed in range(a.seeds):
             for tuner in a.tuners.split(","):
                 log = os.path.join(a.out, f"{name}.{tuner}.s{seed}.jsonl")
-                secs = tune(a.kiln, args, tuner, seed, a.trials, log)
+                secs = tune(a.kiln, args, tuner, seed, a.trials, log, a.reuse_logs)
                 runs[(tuner, seed)] = (best_configs(log), secs)
                 logs.append(log)
         if size <= a.exhaustive_limit:
             log = os.path.join(a.out, f"{name}.exhaustive.jsonl")
-            tune(a.kiln, args, "grid", 0, size, log)
+            tune(a.kiln, args, "grid", 0, size, log, a.reuse_logs)
             ref_kind = f"exhaustive best of {size}"
         elif a.reference_trials == 0:
             log, ref_kind = None, "best of the runs"
         else:
             log = os.path.join(a.out, f"{name}.random{a.reference_trials}.jsonl")
-            tune(a.kiln, args, "random", 99, a.reference_trials, log)
+            tune(a.kiln, args, "random", 99, a.reference_trials, log, a.reuse_logs)
             ref_kind = f"best of {a.reference_trials} random trials"
         ref_run = best_configs(log) if log else [(0.0, None)]
         ref = ref_run[-1][0]
@@ -218,13 +226,13 @@ def main():
             at = [c[min(k, len(c)) - 1] if c else 0 for k in cps]
             reach = next((i + 1 for i, g in enumerate(c) if g >= 0.95 * ref), None)
             reach_text = str(reach) if reach else ">" + str(len(c))
-            per_min = 60 * len(c) / secs
+            per_min = f"{60 * len(c) / secs:.0f}" if secs else "n/a"
             print(f"{tuner:7} {seed:4} " + " ".join(f"{g:8.1f}" for g in at) +
-                  f"  {reach_text:>13}  {per_min:10.1f}")
+                  f"  {reach_text:>13}  {per_min:>10}")
             head = (f"| {name} | {size} | {ref:.1f} ({ref_kind}) | {onednn_text} |" if first
                     else "| | | | |")
             md.append(head + f" {tuner} | {seed} | " + " | ".join(f"{g:.1f}" for g in at) +
-                      f" | {reach_text} | {per_min:.0f} |")
+                      f" | {reach_text} | {per_min} |")
             first = False
 
         # Everything that held a best, measured again side by side.
@@ -235,18 +243,22 @@ def main():
         ref_config = ref_run[-1][1]
         if ref_config:
             configs.append(ref_config)
-        together = measure_together(a.kiln, a.onednn_task, args, configs, a.remeasure_rounds,
-                                    a.remeasure_repeat)
-        text = lambda g: f"{g:.1f}" if g is not None else "n/a"
+        samples = measure_together(a.kiln, a.onednn_task, args, configs, a.remeasure_rounds,
+                                   a.remeasure_repeat)
+        with open(os.path.join(a.out, f"{name}.remeasured.json"), "w") as f:
+            json.dump([{"config": k, "gflops": v} for k, v in samples.items()], f)
+        together = {k: (sorted(v)[len(v) // 2], max(v)) for k, v in samples.items() if v}
+        text = lambda g: f"{g[0]:.1f} / {g[1]:.1f}" if g else "n/a"
         ref_text = text(together.get(ref_config)) if ref_config else "n/a"
-        print(f"measured together (median of {a.remeasure_rounds} rounds): untuned "
-              f"{text(together[untuned])}, reference {ref_text}, oneDNN {text(together['onednn'])}")
+        print(f"measured together (median / best of {a.remeasure_rounds} rounds): untuned "
+              f"{text(together.get(untuned))}, reference {ref_text}, oneDNN "
+              f"{text(together.get('onednn'))}")
         first = True
         for (tuner, seed) in runs:
             at = [together.get(held.get(((tuner, seed), k))) for k in cps]
-            print(f"{tuner:7} {seed:4} " + " ".join(f"{text(g):>8}" for g in at))
-            head = (f"| {name} | {text(together[untuned])} | {ref_text} | "
-                    f"{text(together['onednn'])} |" if first else "| | | | |")
+            print(f"{tuner:7} {seed:4} " + " ".join(f"{text(g):>13}" for g in at))
+            head = (f"| {name} | {text(together.get(untuned))} | {ref_text} | "
+                    f"{text(together.get('onednn'))} |" if first else "| | | | |")
             md_together.append(head + f" {tuner} | {seed} | " + " | ".join(text(g) for g in at) +
                                " |")
             first = False
