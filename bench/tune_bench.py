@@ -92,11 +92,6 @@ def best_configs(log):
     return out
 
 
-def curve(log):
-    """Best GFLOPS after each trial."""
-    return [g for g, _ in best_configs(log)]
-
-
 def inspect_gflops(kiln, args, config, repeat):
     """One timing of a config (median of `repeat` runs, checked against the reference)."""
     template, cfg = config
@@ -116,8 +111,8 @@ def untuned_config(kiln, args):
 def measure_together(kiln, onednn_task, args, configs, rounds, repeat):
     """GFLOPS of each config, and of oneDNN (key "onednn"), in `rounds` rounds that each time
     everything once, in a new shuffled order: a drift of the machine's speed then moves every
-    figure alike. Each timing is a new process, and on a VM one process's figure can differ
-    from the next one's by 1.4x (bench/README.md), so the table gives the median and the best."""
+    figure alike. A VM's speed can move by 1.4x from one second to the next (bench/README.md),
+    so the table gives the median and the best of each config's timings."""
     keys = sorted(set(configs)) + ["onednn"]
     samples = {k: [] for k in keys}
     for r in range(rounds):
