@@ -152,6 +152,36 @@ def space_size(kiln, args, out):
     return 0
 
 
+def measured_together_rows(a, name, args, runs, ref_config, cps):
+    """Times again, together, every config that held a run's best at a checkpoint, the
+    reference's best, the untuned config and oneDNN; prints them and returns the Markdown rows
+    of table-remeasured.md (median / best of the rounds)."""
+    untuned = untuned_config(a.kiln, args)
+    held = {(run, k): bc[min(k, len(bc)) - 1][1] for run, (bc, _) in runs.items() if bc
+            for k in cps}
+    configs = [cfg for cfg in held.values() if cfg] + [untuned]
+    if ref_config:
+        configs.append(ref_config)
+    samples = measure_together(a.kiln, a.onednn_task, args, configs, a.remeasure_rounds,
+                               a.remeasure_repeat)
+    with open(os.path.join(a.out, f"{name}.remeasured.json"), "w") as f:
+        json.dump([{"config": k, "gflops": v} for k, v in samples.items()], f)
+    together = {k: (sorted(v)[len(v) // 2], max(v)) for k, v in samples.items() if v}
+    text = lambda g: f"{g[0]:.1f} / {g[1]:.1f}" if g else "n/a"
+    untuned_text, onednn_text = text(together.get(untuned)), text(together.get("onednn"))
+    ref_text = text(together.get(ref_config)) if ref_config else "n/a"
+    print(f"measured together (median / best of {a.remeasure_rounds} rounds): untuned "
+          f"{untuned_text}, reference {ref_text}, oneDNN {onednn_text}")
+    rows = []
+    for tuner, seed in runs:
+        at = [text(together.get(held.get(((tuner, seed), k)))) for k in cps]
+        print(f"{tuner:7} {seed:4} " + " ".join(f"{g:>13}" for g in at))
+        head = (f"| {name} | {untuned_text} | {ref_text} | {onednn_text} |" if not rows
+                else "| | | | |")
+        rows.append(head + f" {tuner} | {seed} | " + " | ".join(at) + " |")
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln", default="build/tools/kiln")
@@ -230,33 +260,7 @@ def main():
                       f" | {reach_text} | {per_min} |")
             first = False
 
-        # Everything that held a best, measured again side by side.
-        untuned = untuned_config(a.kiln, args)
-        held = {(run, k): bc[min(k, len(bc)) - 1][1] for run, (bc, _) in runs.items() if bc
-                for k in cps}
-        configs = [cfg for cfg in held.values() if cfg] + [untuned]
-        ref_config = ref_run[-1][1]
-        if ref_config:
-            configs.append(ref_config)
-        samples = measure_together(a.kiln, a.onednn_task, args, configs, a.remeasure_rounds,
-                                   a.remeasure_repeat)
-        with open(os.path.join(a.out, f"{name}.remeasured.json"), "w") as f:
-            json.dump([{"config": k, "gflops": v} for k, v in samples.items()], f)
-        together = {k: (sorted(v)[len(v) // 2], max(v)) for k, v in samples.items() if v}
-        text = lambda g: f"{g[0]:.1f} / {g[1]:.1f}" if g else "n/a"
-        ref_text = text(together.get(ref_config)) if ref_config else "n/a"
-        print(f"measured together (median / best of {a.remeasure_rounds} rounds): untuned "
-              f"{text(together.get(untuned))}, reference {ref_text}, oneDNN "
-              f"{text(together.get('onednn'))}")
-        first = True
-        for (tuner, seed) in runs:
-            at = [together.get(held.get(((tuner, seed), k))) for k in cps]
-            print(f"{tuner:7} {seed:4} " + " ".join(f"{text(g):>13}" for g in at))
-            head = (f"| {name} | {text(together.get(untuned))} | {ref_text} | "
-                    f"{text(together.get('onednn'))} |" if first else "| | | | |")
-            md_together.append(head + f" {tuner} | {seed} | " + " | ".join(text(g) for g in at) +
-                               " |")
-            first = False
+        md_together += measured_together_rows(a, name, args, runs, ref_run[-1][1], cps)
 
         plot = os.path.join(a.out, f"{name}.svg")
         subprocess.run([a.kiln, "records", "plot"] + logs + ["-o", plot], check=True)

@@ -55,8 +55,8 @@ int run_tune(const TuneArgs& a) {
   if (!a.transfer.empty()) o.prior = tuner::transfer_samples(a.transfer, tpl, a.features);
   tuner::TuneTask task{&tpl, w, target, {}, {}};
   if (a.old_space) task.pinned = tpl.space(w, target).legacy_defaults();
-  // The untuned kernel is measured first, so that the log never deploys a config slower
-  // than what compiling without it would build (apply-history-best takes the log's best).
+  // The untuned kernel is measured first (and again with the best few at the end), so that
+  // apply-history-best weighs every tuned record against what compiling without a log builds.
   if (!a.skip_untuned) task.first = {tpl.fallback(w, target)};
   tuner::TaskTuner tuner(task, o, mine);
 

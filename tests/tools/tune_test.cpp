@@ -176,8 +176,8 @@ TEST(Tune, OldSpacePinsTheKnobsAddedSince) {
   EXPECT_NE(o.text.find("--old-space applies to one operator"), std::string::npos) << o.text;
 }
 
-// A tune measures the untuned kernel first, so its log can never make a compile slower than
-// compiling without it; --skip-untuned leaves the search on its own (a tuner comparison).
+// A tune measures the untuned kernel first, so its log weighs every tuned record against it;
+// --skip-untuned leaves the search on its own (a tuner comparison).
 TEST(Tune, MeasuresTheUntunedConfigFirstUnlessSkipped) {
   TempDir dir("kiln-tune-test");
   const std::string with = dir.file("with_untuned.jsonl"), without = dir.file("without.jsonl");
