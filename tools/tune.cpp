@@ -86,7 +86,7 @@ int run_tune(const TuneArgs& a) {
     return 1;
   }
   std::printf("best: %.1f GFLOPS (%.4f ms) config %s\n", best->gflops(),
-              best->result.mean_cost() * 1e3, best->config.to_json().c_str());
+              best->result.cost() * 1e3, best->config.to_json().c_str());
   return g_stop ? 130 : 0;
 }
 

@@ -57,7 +57,7 @@ void print_summary(const tuner::NetworkTuner& t) {
   for (const tuner::NetworkTaskSummary& s : t.summary()) {
     std::printf("%-6d %-22s %-8zu ", s.occurrences, s.task.tpl->name().c_str(), s.trials);
     if (s.best)
-      std::printf("%-12.4f %-9.1f ", s.best->result.mean_cost() * 1e3, s.best->gflops());
+      std::printf("%-12.4f %-9.1f ", s.best->result.cost() * 1e3, s.best->gflops());
     else
       std::printf("%-12s %-9s ", "-", "-");
     std::printf("%s\n", s.task.workload.str().c_str());

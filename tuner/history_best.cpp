@@ -10,7 +10,7 @@ std::string workload_target_key(const schedules::Workload& w, const Target& t) {
 }
 
 bool better(const TuningRecord& candidate, const TuningRecord& incumbent) {
-  return candidate.result.mean_cost() < incumbent.result.mean_cost();
+  return candidate.result.cost() < incumbent.result.cost();
 }
 
 }  // namespace

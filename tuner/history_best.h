@@ -4,7 +4,7 @@
 // operator library's default template with its fallback config, flagged as untuned so the
 // caller can warn about what was not tuned.
 //
-// "Best" is the one comparison rule of measure_result.h: the lowest mean cost among
+// "Best" is the one comparison rule of measure_result.h: the fastest repeat among
 // records whose error kind is ok. Errors, wrong results and timeouts never win; among
 // equal costs the record read first stays. The records compared are those settle_records
 // keeps: where a tune measured its best few again side by side at the end, those figures

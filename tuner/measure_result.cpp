@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <numeric>
 
 namespace kiln::tuner {
 namespace {
@@ -49,9 +48,9 @@ std::optional<MeasureErrorKind> measure_error_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-double MeasureResult::mean_cost() const {
+double MeasureResult::cost() const {
   if (!ok()) return std::numeric_limits<double>::infinity();
-  return std::accumulate(costs.begin(), costs.end(), 0.0) / static_cast<double>(costs.size());
+  return *std::min_element(costs.begin(), costs.end());
 }
 
 double MeasureResult::median_cost() const {

@@ -1,7 +1,7 @@
 // The outcome of measuring one candidate (a template config on a device), as AutoTVM's
 // MeasureResult: the time of each repeat, an error kind, what it cost to find out, when and
 // where. Every runner (local, farm) produces this one type and every consumer (records,
-// apply-history-best, search) compares results through mean_cost(), the one comparison rule.
+// apply-history-best, search) compares results through cost(), the one comparison rule.
 #pragma once
 
 #include <cstdint>
@@ -43,9 +43,16 @@ struct MeasureResult {
 
   // Usable for comparison: no error and at least one time.
   bool ok() const { return error == MeasureErrorKind::Ok && !costs.empty(); }
-  // The comparison rule: lower is better. Infinity when the result is not ok, so a failed
-  // candidate never beats a working one.
-  double mean_cost() const;
+  // The comparison rule, lower is better: the fastest repeat. Whatever else runs on the
+  // device (other tenants of a VM, the other farm worker, a compiler) only ever slows a
+  // kernel down, so the fastest repeat is the timing least moved by the machine: on the AVX2
+  // VM, the minimum of 16 repeats in four processes disagreed with the next 16's by 5% on
+  // average, where the mean did by 9% and the median by 10% (26 configs of a conv2d layer,
+  // bench/README.md). More repeats find a lower minimum, so trials are compared with trials
+  // and re-measurements with re-measurements (settle_records); a candidate on several threads
+  // gets more repeats because its timings swing more (tuner/measure/repeats.h). Infinity
+  // when the result is not ok, so a failed candidate never beats a working one.
+  double cost() const;
   double median_cost() const;  // infinity when there are no costs
   // How much the repeats disagree: (max - min) / median of the costs. 0.05 means the
   // repeats spanned 5% of the typical time. The range over the median rather than the

@@ -32,7 +32,7 @@ bool matches_pin(const schedules::Config& config, const schedules::Config& pin) 
 }
 
 bool faster(const TuningRecord& a, const std::optional<TuningRecord>& b) {
-  return a.result.ok() && (!b || a.result.mean_cost() < b->result.mean_cost());
+  return a.result.ok() && (!b || a.result.cost() < b->result.cost());
 }
 
 bool saves_models(const NetworkTuneOptions& o) {
@@ -122,7 +122,7 @@ NetworkTuner::NetworkTuner(const std::vector<NetworkWorkload>& workloads, const 
     t.group = s.task.tpl->name();
     t.alternatives = s.task.workload.str();
     t.trials = s.resumed;
-    t.best_cost_s = s.resumed_best ? s.resumed_best->result.mean_cost() : 0;
+    t.best_cost_s = s.resumed_best ? s.resumed_best->result.cost() : 0;
     resumed_ += s.resumed;
     scheduled.push_back(std::move(t));
   }
@@ -171,7 +171,7 @@ double NetworkTuner::estimated_latency_s(size_t* measured_workloads) const {
   std::map<std::string, std::pair<int, double>> best;  // workload -> (calls, best time)
   for (const Slot& s : tasks_) {
     auto [it, inserted] = best.try_emplace(s.task.workload.str(), s.occurrences, INFINITY);
-    if (s.best()) it->second.second = std::min(it->second.second, s.best()->result.mean_cost());
+    if (s.best()) it->second.second = std::min(it->second.second, s.best()->result.cost());
   }
   double sum = 0;
   size_t measured = 0;
@@ -212,7 +212,7 @@ SliceResult NetworkTuner::tune_slice(size_t task, size_t trials, Runner& runner,
   });
   if (progress) progress(progress_of(task, s.tuner->status(), true));
   const auto& best = s.tuner->best();
-  return {s.tuner->status().trials - before, best ? best->result.mean_cost() : 0,
+  return {s.tuner->status().trials - before, best ? best->result.cost() : 0,
           s.tuner->finished()};
 }
 

@@ -191,7 +191,7 @@ std::string without_exception_id(const std::string& what) {
 }  // namespace
 
 double TuningRecord::gflops() const {
-  return result.ok() ? flops / result.mean_cost() / 1e9 : 0;
+  return result.ok() ? flops / result.cost() / 1e9 : 0;
 }
 
 std::string record_to_json(const TuningRecord& r) {

@@ -43,7 +43,7 @@ struct TuningRecord {
   MeasureResult result;
   double flops = 0;  // floating-point operations of one kernel call
 
-  // flops / mean cost, in GFLOPS; 0 when the result is not ok.
+  // flops / cost() (the fastest repeat), in GFLOPS; 0 when the result is not ok.
   double gflops() const;
 };
 

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <numeric>
+#include <random>
 #include <thread>
 
 #include "compiler/base/error.h"
@@ -77,7 +79,7 @@ std::string TuneTask::str() const {
 }
 
 struct TaskTuner::Impl {
-  // The best few correct configs so far: (mean cost, index), for the final re-measurement.
+  // The best few correct configs so far: (cost, index), for the final re-measurement.
   std::vector<std::pair<double, uint64_t>> top;
   void note_correct(double cost, uint64_t index) {
     for (const auto& [c, i] : top)
@@ -207,14 +209,14 @@ TaskTuner::TaskTuner(TuneTask task, TuneOptions options, const std::vector<Tunin
     if (!m.space.contains(r.config)) continue;
     const uint64_t index = m.space.index_of(r.config);
     measured.push_back({index, r.gflops()});
-    if (r.result.ok()) m.note_correct(r.result.mean_cost(), index);
+    if (r.result.ok()) m.note_correct(r.result.cost(), index);
     usable.push_back(std::move(r));
   }
   // The running best (progress line, the scheduler's weights) is what apply-history-best
   // would deploy from the log: where an earlier run re-measured its best few, those figures,
   // not the luckiest trial.
   for (const TuningRecord& r : settle_records(usable))
-    if (r.result.ok() && (!best_ || r.result.mean_cost() < best_->result.mean_cost())) best_ = r;
+    if (r.result.ok() && (!best_ || r.result.cost() < best_->result.cost())) best_ = r;
   m.search->update(measured);
   if (best_) status_.best_gflops = best_->gflops();
   for (const schedules::Config& c : task_.first)
@@ -313,8 +315,8 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
       const double g = r.gflops();
       if (!r.result.ok()) ++status_.errors;
       batch_best = std::max(batch_best, g);
-      if (r.result.ok()) m.note_correct(r.result.mean_cost(), c.index);
-      if (r.result.ok() && (!best_ || r.result.mean_cost() < best_->result.mean_cost())) {
+      if (r.result.ok()) m.note_correct(r.result.cost(), c.index);
+      if (r.result.ok() && (!best_ || r.result.cost() < best_->result.cost())) {
         best_ = r;
         m.since_best = 0;
       } else {
@@ -344,8 +346,8 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
 void TaskTuner::remeasure_best(Runner& runner, RecordWriter& log, const std::atomic<bool>& stop) {
   Impl& m = *impl_;
   if (m.options.remeasure_top == 0 || m.top.empty() || stop) return;
-  // The best few, measured again side by side with more repeats: one lucky timing in a
-  // noisy batch should not decide what gets deployed.
+  // The best few, measured again side by side: one lucky timing in a noisy batch should
+  // not decide what gets deployed.
   std::vector<uint64_t> indices;
   for (const auto& [cost, index] : m.top) indices.push_back(index);
   // And the configs measured first (a network's untuned kernel): the re-measurement decides
@@ -356,26 +358,44 @@ void TaskTuner::remeasure_best(Runner& runner, RecordWriter& log, const std::ato
     if (std::find(indices.begin(), indices.end(), index) == indices.end()) indices.push_back(index);
   }
   std::vector<Candidate> batch = m.build(task_, indices);
-  MeasureOptions o = m.options.measure;
-  o.repeat = std::max<uint32_t>(2 * o.repeat, 6);
-  std::vector<farm::pb::Job> jobs;
   std::vector<Candidate*> built;
-  for (Candidate& c : batch) {
-    if (c.error != MeasureErrorKind::Ok) continue;
-    jobs.push_back(make_job(*c.kernel, c.so, m.data, o));
-    built.push_back(&c);
+  for (Candidate& c : batch)
+    if (c.error == MeasureErrorKind::Ok) built.push_back(&c);
+  // In rounds, each in a new order and each job a new process: a shared machine's slow
+  // spells last from tens of milliseconds to seconds (bench/README.md), so repeats spread
+  // over rounds reach each config's floor where as many in one process may all fall in a
+  // spell. A config's record holds every round's repeats; a round that fails decides.
+  MeasureOptions o = m.options.measure;
+  o.repeat = std::max<uint32_t>(o.repeat, 3);
+  std::vector<Judgement> judged(built.size());
+  std::vector<size_t> order(built.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(m.options.seed ^ 0x9e3779b97f4a7c15ull);
+  const uint32_t rounds = std::max<uint32_t>(1, m.options.remeasure_rounds);
+  for (uint32_t round = 0; round < rounds && !stop; ++round) {
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<farm::pb::Job> jobs;
+    for (size_t i : order) jobs.push_back(make_job(*built[i]->kernel, built[i]->so, m.data, o));
+    std::vector<farm::pb::Result> results = runner.run(std::move(jobs), nullptr, stop);
+    for (size_t k = 0; k < order.size(); ++k) {
+      Judgement& total = judged[order[k]];
+      if (round > 0 && !total.correct) continue;  // failed in an earlier round
+      Judgement j = judge(results[k], *built[order[k]]->kernel, m.data, m.rtol);
+      if (round > 0 && j.error == farm::pb::CANCELLED) continue;  // stopped: keep the rounds run
+      j.costs.insert(j.costs.begin(), total.costs.begin(), total.costs.end());
+      total = std::move(j);
+    }
   }
-  std::vector<farm::pb::Result> results = runner.run(std::move(jobs), nullptr, stop);
   std::vector<TuningRecord> records;
   std::optional<TuningRecord> best;
   for (size_t i = 0; i < built.size(); ++i) {
-    Judgement j = judge(results[i], *built[i]->kernel, m.data, m.rtol);
+    const Judgement& j = judged[i];
     TuningRecord r = m.record_of(*built[i], runner.device());
     r.result.error = j.correct ? MeasureErrorKind::Ok : measure_error_of(j.error);
     r.result.message = j.correct ? kRemeasured : j.message;
     r.result.costs = j.costs;
     if (r.result.error == MeasureErrorKind::Cancelled) continue;
-    if (r.result.ok() && (!best || r.result.mean_cost() < best->result.mean_cost())) best = r;
+    if (r.result.ok() && (!best || r.result.cost() < best->result.cost())) best = r;
     records.push_back(std::move(r));
   }
   log.append(records);

@@ -37,13 +37,13 @@ class PlanBuilder {
       if (!r.result.ok() || tuner::target_key(r.target) != tuner::target_key(t)) continue;
       if (r.workload.op == "layout_transform") {
         double& best = conversion_records_[r.workload.str()];
-        best = best > 0 ? std::min(best, r.result.mean_cost()) : r.result.mean_cost();
+        best = best > 0 ? std::min(best, r.result.cost()) : r.result.cost();
         continue;
       }
       // The best record of each block combination of each workload.
       auto& groups = groups_[r.workload.str()];
       auto [it, inserted] = groups.try_emplace(block_key(r), r);
-      if (!inserted && r.result.mean_cost() < it->second.result.mean_cost()) it->second = r;
+      if (!inserted && r.result.cost() < it->second.result.cost()) it->second = r;
     }
     // What the compile with these records builds without a plan: every node's fallback state.
     graph::Graph copy = g;
@@ -81,7 +81,7 @@ class PlanBuilder {
           const schedules::OpTemplate& tpl = schedules::template_named(r.template_name);
           if (&tpl == fixed.tpl && r.config.to_json() == fixed.config.to_json())
             baseline = states.size();
-          states.push_back(candidate(g, m, {&tpl, r.config, false, r.result.mean_cost()}));
+          states.push_back(candidate(g, m, {&tpl, r.config, false, r.result.cost()}));
         }
       } else {
         // A kernel the lowering chose itself (a blocked elementwise op or concat) reads and

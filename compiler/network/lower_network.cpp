@@ -153,7 +153,7 @@ class Lowerer {
       return task_with(*chosen->tpl, w, chosen->config, chosen->untuned, chosen->cost_s,
                        neighbours);
     tuner::Dispatch d = choose_template(w, target_, history_, neighbours);
-    return task_with(*d.tpl, w, d.config, d.untuned, d.record ? d.record->result.mean_cost() : 0,
+    return task_with(*d.tpl, w, d.config, d.untuned, d.record ? d.record->result.cost() : 0,
                      neighbours);
   }
 

@@ -1,5 +1,5 @@
 // TaskTuner's end of a tune: the best few and the configs measured first (a network's untuned
-// kernel) are measured again side by side, since that re-measurement decides what is deployed
+// kernel) are measured again side by side, in rounds, since that re-measurement decides what is deployed
 // (settle_records); its resumed best; and when it builds a batch relative to measuring one.
 // Real builds, measured in the kernel runner's sandbox.
 #include "tuner/task_tuner.h"
@@ -34,6 +34,7 @@ TEST(TaskTuner, ReMeasuresTheFirstConfigsBesideTheBest) {
   o.seed = 3;
   o.batch = 4;
   o.remeasure_top = 1;
+  o.remeasure_rounds = 2;
   o.measure.repeat = 2;
   o.measure.min_repeat_ms = 1;
   TaskTuner tuner(TuneTask{&tpl, w, target, {}, {slow}}, o);
@@ -49,8 +50,12 @@ TEST(TaskTuner, ReMeasuresTheFirstConfigsBesideTheBest) {
   ASSERT_GE(records.size(), 13u);
   EXPECT_EQ(records.front().config, slow);  // measured first
   std::set<std::string> remeasured;
-  for (const TuningRecord& r : records)
-    if (r.result.message == kRemeasured) remeasured.insert(r.config.to_json());
+  for (const TuningRecord& r : records) {
+    if (r.result.message != kRemeasured) continue;
+    remeasured.insert(r.config.to_json());
+    // One record per config, holding both rounds' repeats (at least 3 a round).
+    EXPECT_EQ(r.result.costs.size(), 2u * 3u) << r.config.to_json();
+  }
   EXPECT_TRUE(remeasured.count(slow.to_json())) << "the first config was not measured again";
   ASSERT_TRUE(tuner.best());
   EXPECT_TRUE(remeasured.count(tuner.best()->config.to_json()));
@@ -85,7 +90,7 @@ TEST(TaskTuner, ResumedBestIsTheSettledOne) {
   TaskTuner tuner(TuneTask{&tpl, w, target, {}, {}}, o, history);
   ASSERT_TRUE(tuner.best());
   EXPECT_EQ(tuner.best()->config, space.at(1));
-  EXPECT_DOUBLE_EQ(tuner.best()->result.mean_cost(), 3e-5);
+  EXPECT_DOUBLE_EQ(tuner.best()->result.cost(), 3e-5);
   EXPECT_DOUBLE_EQ(tuner.status().best_gflops, tuner.best()->gflops());
 }
 
