@@ -6,7 +6,7 @@
 #      short budget: the task scheduler spends it on the tasks that cost the most latency
 #   3. kiln compile it untuned and tuned; kiln run both on the host
 #   4. compile the tuned configs for arm-neon and run that under qemu-aarch64 (correctness)
-#   5. print the latencies beside ONNX Runtime's and check every output against its output
+#   5. check every output against ONNX Runtime's, and time the models and ONNX Runtime in turn
 #   6. kiln report: an HTML page of the tuned model (layer times, roofline, tuning curves)
 # Re-running resumes the tuning log (nothing is measured twice) and adds to its budget.
 #
@@ -40,7 +40,6 @@ tail -n 4 "$work/untuned.txt"
 tail -n 5 "$work/tuned.txt"
 
 echo "== kiln run on the host ($threads thread(s))"
-latency() { sed -n 's/.*median \([0-9.e+-]*\) ms.*/\1/p' "$1"; }
 for v in untuned tuned; do
   "$kiln" run "$work/$v" --input "input=$src/input.npy" --runs 20 --threads "$threads" \
     --output "$work/out-$v" | tee "$work/run-$v.txt"
@@ -56,9 +55,9 @@ qemu-aarch64 -cpu max -L / "$build/aarch64/examples/model_app" "$work/arm" "$src
 
 echo "== side by side"
 "$python" scripts/main_summary.py --model "$src/model.onnx" --input "$src/input.npy" \
-  --reference "$src/ort.npy" --threads "$threads" \
-  --kiln "kiln untuned=$work/out-untuned/logits.npy:$(latency "$work/run-untuned.txt")" \
-  --kiln "kiln tuned ($budget)=$work/out-tuned/logits.npy:$(latency "$work/run-tuned.txt")" \
+  --reference "$src/ort.npy" --threads "$threads" --kiln-bin "$kiln" \
+  --kiln "kiln untuned=$work/out-untuned/logits.npy:$work/untuned" \
+  --kiln "kiln tuned ($budget)=$work/out-tuned/logits.npy:$work/tuned" \
   --kiln "kiln tuned, arm-neon (qemu)=$work/arm-output.npy:-"
 
 "$kiln" report "$work/tuned" --threads "$threads" --records "$work/tune.jsonl" \
