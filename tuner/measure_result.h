@@ -45,10 +45,11 @@ struct MeasureResult {
   bool ok() const { return error == MeasureErrorKind::Ok && !costs.empty(); }
   // The comparison rule, lower is better: the fastest repeat. Whatever else runs on the
   // device (other tenants of a VM, the other farm worker, a compiler) only ever slows a
-  // kernel down, so the fastest repeat is the timing least moved by the machine: on the AVX2
-  // VM, the minimum of 16 repeats in four processes disagreed with the next 16's by 5% on
-  // average, where the mean did by 9% and the median by 10% (26 configs of a conv2d layer,
-  // bench/README.md). More repeats find a lower minimum, so trials are compared with trials
+  // kernel down, so the fastest repeat is the timing least moved by the machine. On the AVX2
+  // VM (bench/timing_noise.py, 26 configs of a conv2d layer, four runs on two layers), a
+  // config's repeats pooled from four to six processes disagreed with the next pool's by
+  // 0.7-8.7% (5% on average) by their minimum, 7.5-11.5% (9%) by their mean and 3.9-10.4%
+  // (8%) by their median; within one process the three are alike (bench/README.md). More repeats find a lower minimum, so trials are compared with trials
   // and re-measurements with re-measurements (settle_records); a candidate on several threads
   // gets more repeats because its timings swing more (tuner/measure/repeats.h). Infinity
   // when the result is not ok, so a failed candidate never beats a working one.
