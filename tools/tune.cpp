@@ -85,8 +85,8 @@ int run_tune(const TuneArgs& a) {
     std::fprintf(stderr, "kiln tune: no config of %s ran correctly\n", task.str().c_str());
     return 1;
   }
-  std::printf("best: %.1f GFLOPS (%.4f ms) config %s\n", best->gflops(),
-              best->result.cost() * 1e3, best->config.to_json().c_str());
+  std::printf("best: %.1f GFLOPS (%.4f ms) config %s\n", best->gflops(), best->result.cost() * 1e3,
+              best->config.to_json().c_str());
   return g_stop ? 130 : 0;
 }
 

@@ -49,8 +49,10 @@ struct MeasureResult {
   // VM (bench/timing_noise.py, 26 configs of a conv2d layer, four runs on two layers), a
   // config's repeats pooled from four to six processes disagreed with the next pool's by
   // 0.7-8.7% (5% on average) by their minimum, 7.5-11.5% (9%) by their mean and 3.9-10.4%
-  // (8%) by their median; within one process the three are alike (bench/README.md). More repeats find a lower minimum, so trials are compared with trials
-  // and re-measurements with re-measurements (settle_records); a candidate on several threads
+  // (8%) by their median; within one process the three are alike (bench/README.md).
+  //
+  // More repeats find a lower minimum, so trials are compared with trials and
+  // re-measurements with re-measurements (settle_records); a candidate on several threads
   // gets more repeats because its timings swing more (tuner/measure/repeats.h). Infinity
   // when the result is not ok, so a failed candidate never beats a working one.
   double cost() const;

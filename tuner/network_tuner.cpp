@@ -212,8 +212,7 @@ SliceResult NetworkTuner::tune_slice(size_t task, size_t trials, Runner& runner,
   });
   if (progress) progress(progress_of(task, s.tuner->status(), true));
   const auto& best = s.tuner->best();
-  return {s.tuner->status().trials - before, best ? best->result.cost() : 0,
-          s.tuner->finished()};
+  return {s.tuner->status().trials - before, best ? best->result.cost() : 0, s.tuner->finished()};
 }
 
 void NetworkTuner::tune(Runner& runner, RecordWriter& log, const std::atomic<bool>& stop,

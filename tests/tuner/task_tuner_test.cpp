@@ -1,7 +1,7 @@
 // TaskTuner's end of a tune: the best few and the configs measured first (a network's untuned
-// kernel) are measured again side by side, in rounds, since that re-measurement decides what is deployed
-// (settle_records); its resumed best; and when it builds a batch relative to measuring one.
-// Real builds, measured in the kernel runner's sandbox.
+// kernel) are measured again side by side, in rounds, since that re-measurement decides what is
+// deployed (settle_records); its resumed best; and when it builds a batch relative to measuring
+// one. Real builds, measured in the kernel runner's sandbox.
 #include "tuner/task_tuner.h"
 
 #include <gtest/gtest.h>
