@@ -26,6 +26,10 @@ The defaults are the issue's full table (7 tasks, xgb/ga/random x 3 seeds x 500 
   bench/tune_bench.py --out tune-bench
 
 A subset: [--trials 200] [--seeds 1] [--tuners xgb,random] [--task NAME]... [--reference-trials N]
+
+--tuners may name xgb-transfer: the xgb tuner pre-trained (kiln tune --transfer) on the
+reference logs of the other tasks already in --out (of an earlier run, with --reuse-logs, or
+of the tasks before it in this one); never on the task's own.
 On a CPU without AVX-512, --target x86-avx2 runs the same tasks on the AVX2 preset (the bf16
 row needs AVX512-BF16 and is not one of them).
 """
@@ -126,17 +130,29 @@ def measure_together(kiln, onednn_task, args, configs, rounds, repeat):
     return samples
 
 
-def tune(kiln, args, tuner, seed, trials, log, reuse=False):
-    """Seconds the run took (None when --reuse-logs kept an earlier run's log)."""
+def tune(kiln, args, tuner, seed, trials, log, reuse=False, transfer=()):
+    """Seconds the run took (None when --reuse-logs kept an earlier run's log). `transfer`:
+    logs to pre-train the cost model on (kiln tune --transfer)."""
     if reuse and os.path.exists(log):
         return None
     if os.path.exists(log):
         os.remove(log)
     cmd = [kiln, "tune"] + args.split() + ["--tuner", tuner, "--seed", str(seed), "--trials",
                                            str(trials), "--log", log, "--quiet", "--skip-untuned"]
+    if transfer:
+        cmd += ["--transfer"] + list(transfer)
     t0 = time.time()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return time.time() - t0
+
+
+def other_references(out, name, reference_trials):
+    """The reference logs of the other tasks in `out` (for xgb-transfer: never this task's
+    own, which would be tuning on the answer). kiln tune --transfer keeps the records of the
+    task's template and skips the rest."""
+    suffix = f".random{reference_trials}.jsonl"
+    return sorted(os.path.join(out, f) for f in os.listdir(out)
+                  if f.endswith(suffix) and f != f"{name}{suffix}")
 
 
 def space_size(kiln, args, out):
@@ -217,10 +233,19 @@ def main():
         runs = {}
         logs = []
         # Seed-major order: every tuner's seed 0, then every tuner's seed 1, ...
+        tuners = a.tuners.split(",")
+        transfer = other_references(a.out, name, a.reference_trials)
+        if "xgb-transfer" in tuners and not transfer:
+            print(f"{name}: no other task's reference log in {a.out} to transfer from: "
+                  "xgb-transfer skipped")
+            tuners.remove("xgb-transfer")
         for seed in range(a.seeds):
-            for tuner in a.tuners.split(","):
+            for tuner in tuners:
                 log = os.path.join(a.out, f"{name}.{tuner}.s{seed}.jsonl")
-                secs = tune(a.kiln, args, tuner, seed, a.trials, log, a.reuse_logs)
+                if tuner == "xgb-transfer":
+                    secs = tune(a.kiln, args, "xgb", seed, a.trials, log, a.reuse_logs, transfer)
+                else:
+                    secs = tune(a.kiln, args, tuner, seed, a.trials, log, a.reuse_logs)
                 runs[(tuner, seed)] = (best_configs(log), secs)
                 logs.append(log)
         if size <= a.exhaustive_limit:

@@ -3,14 +3,14 @@
 // are skipped, and the genetic search finds the peak in fewer trials than random.
 #include "tuner/search/search.h"
 
-#include "tuner/search/xgb_score_model.h"
-
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cmath>
 #include <random>
 #include <set>
+
+#include "tuner/search/xgb_score_model.h"
 
 namespace kiln::tuner {
 namespace {
@@ -159,6 +159,44 @@ TEST(Search, PretrainedModelGuidesTheFirstBatch) {
   }
   std::printf("first batch, mean value: pre-trained %.1f, fresh %.1f\n", guided / 3, fresh / 3);
   EXPECT_GT(guided, 2 * fresh);
+}
+
+// A model that remembers how many rows each fit had, and scores every point alike.
+class CountingModel : public ScoreModel {
+ public:
+  void fit(const std::vector<std::vector<float>>& x, const std::vector<float>&,
+           const std::vector<uint32_t>&) override {
+    rows.push_back(x.size());
+  }
+  std::vector<float> predict(const std::vector<std::vector<float>>& x) override {
+    return std::vector<float>(x.size(), 0.0f);
+  }
+  std::vector<size_t> rows;
+};
+
+// Other tasks' samples given when the search is made (kiln tune --transfer) are fitted on
+// before the first batch, with nothing measured yet, and stay beside the task's own samples.
+TEST(Search, APriorGivenAtTheStartGuidesTheFirstBatchAndStays) {
+  SpaceGrid grid({8, 4, 8, 4, 6, 5});
+  FeatureFn positions = [grid](uint64_t i) {
+    std::vector<uint32_t> p = grid.point(i);
+    return std::vector<float>(p.begin(), p.end());
+  };
+  PriorSamples prior;
+  for (int i = 0; i < 10; ++i) {
+    prior.x.push_back({1, 2, 3, 4, 5, float(i % 5)});
+    prior.y.push_back(i / 10.0f);
+  }
+  prior.groups = {10};
+  auto model = std::make_shared<CountingModel>();
+  auto s = make_search("xgb", grid, 1, model, positions, ModelSearchOptions{}, prior);
+  for (int b = 0; b < 3; ++b) {
+    std::vector<Measured> results;
+    for (uint64_t i : s->next_batch(16)) results.push_back({i, landscape(grid, i)});
+    s->update(results);
+  }
+  // Fits before batches 1-3: the prior alone, then with 16 and 32 measured beside it.
+  EXPECT_EQ(model->rows, (std::vector<size_t>{10, 26, 42}));
 }
 
 // Spaces of 10^7 points: no strategy lists the space, and the model search featurises (for

@@ -21,12 +21,13 @@ namespace {
 class ModelSearch : public SearchStrategy {
  public:
   ModelSearch(SpaceGrid grid, uint64_t seed, std::shared_ptr<ScoreModel> model, FeatureFn features,
-               ModelSearchOptions options, PriorSamples prior)
+              ModelSearchOptions options, PriorSamples prior)
       : SearchStrategy(std::move(grid), seed),
         model_(std::move(model)),
         features_(std::move(features)),
         options_(options),
-        prior_(std::move(prior)) {}
+        prior_(std::move(prior)),
+        dirty_(!prior_.x.empty()) {}  // a prior is something to fit on before any measurement
   std::string name() const override { return "xgb"; }
   void set_prior(PriorSamples prior) override {
     prior_ = std::move(prior);
@@ -76,8 +77,8 @@ class ModelSearch : public SearchStrategy {
         }
       }
     };
-    const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
-                                            todo.size());
+    const size_t threads =
+        std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), todo.size());
     std::vector<std::thread> pool;
     for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
     worker();
