@@ -30,6 +30,7 @@ A subset: [--trials 200] [--seeds 1] [--tuners xgb,random] [--task NAME]... [--r
 --tuners may name xgb-transfer: the xgb tuner pre-trained (kiln tune --transfer) on the
 reference logs of the other tasks already in --out (of an earlier run, with --reuse-logs, or
 of the tasks before it in this one); never on the task's own.
+
 On a CPU without AVX-512, --target x86-avx2 runs the same tasks on the AVX2 preset (the bf16
 row needs AVX512-BF16 and is not one of them).
 """
@@ -232,13 +233,13 @@ def main():
         onednn = onednn_gflops(a.onednn_task, args)
         runs = {}
         logs = []
-        # Seed-major order: every tuner's seed 0, then every tuner's seed 1, ...
         tuners = a.tuners.split(",")
         transfer = other_references(a.out, name, a.reference_trials)
         if "xgb-transfer" in tuners and not transfer:
             print(f"{name}: no other task's reference log in {a.out} to transfer from: "
                   "xgb-transfer skipped")
             tuners.remove("xgb-transfer")
+        # Seed-major order: every tuner's seed 0, then every tuner's seed 1, ...
         for seed in range(a.seeds):
             for tuner in tuners:
                 log = os.path.join(a.out, f"{name}.{tuner}.s{seed}.jsonl")
