@@ -147,15 +147,45 @@ int64_t pick_oc_vecs(int64_t pref, int64_t channels, int64_t lanes) {
   return vecs == 3 ? 2 : vecs;
 }
 
-// Weights OIHW (O x C/groups x KH x KW) -> [O/ocb, C/icb, KH, KW, icb, ocb], zero-padded.
-// Grouped weights become block-diagonal over all C input channels.
-Values pack_conv_weight(const Values& wv, const Conv2dParams& p, int64_t icb, int64_t ocb) {
-  const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
-  const int64_t cg = p.c / p.groups, og = p.o / p.groups;
+// How many parts a grouped conv's blocked kernel splits its channels into, each output block
+// reading only the input blocks that hold its part's channels: parts of whole groups, as few
+// groups each as the blocks allow. That takes an output block inside one group (ocb dividing
+// O / groups) or holding whole groups (O / groups dividing ocb), and input blocks that divide
+// a part's channels or hold whole parts (a network's layout may fix them wider). The weights
+// are block-diagonal over the channels a block reads, so the kernel does ocb / (O / groups)
+// times icb / (C / parts) times the FLOPs at most (2 for ResNeXt's 4-channel groups in
+// 8-channel blocks), where one part of all C channels does `groups` times. 1 when the blocks
+// do not fit the groups (or groups is 1): every block reads all C channels.
+int64_t channel_parts(const Conv2dParams& p, int64_t icb, int64_t ocb) {
+  const int64_t og = p.o / p.groups;
+  if (p.groups == 1 || p.o % ocb != 0) return 1;
+  if (og % ocb != 0 && ocb % og != 0) return 1;
+  const int64_t groups_per_block = std::max<int64_t>(1, ocb / og);
+  if (p.groups % groups_per_block != 0) return 1;
+  const int64_t parts = p.groups / groups_per_block, part_c = p.c / parts;
+  return part_c % icb == 0 || icb % part_c == 0 ? parts : 1;
+}
+
+// The first input block a part reads, and how many (channel_parts).
+int64_t part_first_block(const Conv2dParams& p, int64_t parts, int64_t part, int64_t icb) {
+  return part * (p.c / parts) / icb;
+}
+int64_t part_blocks(const Conv2dParams& p, int64_t parts, int64_t icb) {
+  return ceil_div(p.c / parts, icb);
+}
+
+// Weights OIHW (O x C/groups x KH x KW) -> [O/ocb, part_blocks, KH, KW, icb, ocb],
+// zero-padded, each output block over the input blocks its part reads (channel_parts).
+// Grouped weights are block-diagonal over those blocks' channels.
+Values pack_conv_weight(const Values& wv, const Conv2dParams& p, int64_t icb, int64_t ocb,
+                        int64_t parts = 1) {
+  const int64_t cb = part_blocks(p, parts, icb), ob = ceil_div(p.o, ocb);
+  const int64_t cg = p.c / p.groups, og = p.o / p.groups, part_o = p.o / parts;
   Values out(static_cast<size_t>(ob * cb * p.kh * p.kw * icb * ocb), 0.0f);
   for (int64_t o = 0; o < p.o; ++o)
     for (int64_t ci = 0; ci < cg; ++ci) {
-      int64_t c = o / og * cg + ci;
+      // The channel within the blocks its part reads.
+      int64_t c = o / og * cg + ci - part_first_block(p, parts, o / part_o, icb) * icb;
       for (int64_t ky = 0; ky < p.kh; ++ky)
         for (int64_t kx = 0; kx < p.kw; ++kx)
           out[(((((o / ocb) * cb + c / icb) * p.kh + ky) * p.kw + kx) * icb + c % icb) * ocb +
@@ -258,8 +288,17 @@ class Conv2dNchwc : public DirectConv2dTemplate {
     const int64_t budget = vector_registers(t) * 3 / 4;
     int64_t pref = t.is_x86() ? 2 : 4;  // 32 channels on AVX-512, 16 on AVX2 and NEON
     int64_t vecs = pick_oc_vecs(pref, p.o, lanes);
+    int64_t part_c = p.c;  // the input channels an output block reads (channel_parts)
+    if (p.groups > 1) {
+      // Blocks that fit the groups: the widest that divides a group's outputs, else one
+      // vector holding whole groups.
+      const int64_t og = p.o / p.groups;
+      while (vecs > 1 && og % (vecs * lanes) != 0) vecs /= 2;
+      const int64_t parts = p.groups / std::max<int64_t>(1, vecs * lanes / og);
+      if (channel_parts(p, 1, vecs * lanes) == parts) part_c = p.c / parts;
+    }
     int64_t reg_n = pick_reg_n(p.out_w(), std::min<int64_t>(budget / vecs, 16));
-    int64_t icb = pick_ic_bn(p.c, vecs * lanes);
+    int64_t icb = pick_ic_bn(part_c, vecs * lanes);
     return Config({{"ic_bn", icb},
                    {"oc_bn", vecs * lanes},
                    {"reg_n", reg_n},
@@ -280,18 +319,24 @@ class Conv2dNchwc : public DirectConv2dTemplate {
     const int64_t lanes = t.lanes(f32), icb = cfg["ic_bn"], ocb = cfg["oc_bn"];
     const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
     const int64_t oh = p.out_h(), ow = p.out_w();
+    // A grouped conv's output block reads its part's input blocks only (channel_parts).
+    const int64_t parts = channel_parts(p, icb, ocb), part_cb = part_blocks(p, parts, icb);
 
     te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, w.dtype, "data");
     te::Tensor weight =
-        te::placeholder({ob, cb, p.kh, p.kw, icb, ocb}, w.dtype, "weight.packed");
+        te::placeholder({ob, part_cb, p.kh, p.kw, icb, ocb}, w.dtype, "weight.packed");
     te::Tensor padded = pad_blocked(data, p, w.dtype);
     EpilogueTensors ep = make_epilogue_placeholders(w, ob * ocb, {p.n, ob, oh, ow, ocb});
-    IterVar rco = te::reduce_axis(cb, "rco"), ry = te::reduce_axis(p.kh, "ry");
+    IterVar rco = te::reduce_axis(part_cb, "rco"), ry = te::reduce_axis(p.kh, "ry");
     IterVar rx = te::reduce_axis(p.kw, "rx"), rci = te::reduce_axis(icb, "rci");
     te::Tensor acc = te::compute(
         {p.n, ob, oh, ow, ocb},
         [&](const std::vector<Var>& v) -> Expr {
-          Expr in = padded(v[0], rco, v[2] * p.sh + ry->var * p.dh, v[3] * p.sw + rx->var * p.dw, rci);
+          // part_first_block of the output block's part.
+          Expr block =
+              parts == 1 ? Expr(rco->var) : v[1] / (ob / parts) * (p.c / parts) / icb + rco->var;
+          Expr in =
+              padded(v[0], block, v[2] * p.sh + ry->var * p.dh, v[3] * p.sw + rx->var * p.dw, rci);
           Expr wt = weight(v[1], rco, ry, rx, rci, v[4]);
           return te::sum(ir::make_cast(f32, in) * ir::make_cast(f32, wt), {rco, ry, rx, rci});
         },
@@ -305,14 +350,14 @@ class Conv2dNchwc : public DirectConv2dTemplate {
     std::vector<IterVar> reduce = cfg["reduce_order"] ? std::vector<IterVar>{ry, rx, rco, rci}
                                                       : std::vector<IterVar>{rco, ry, rx, rci};
     if (cfg["ic_chunk"] > 0)
-      schedule_plane_tile(sch, out, acc, k, reduce, rco, std::gcd(cfg["ic_chunk"], cb));
+      schedule_plane_tile(sch, out, acc, k, reduce, rco, std::gcd(cfg["ic_chunk"], part_cb));
     else
       schedule_register_tile(sch, out, acc, k, reduce);
 
     return finish_blocked(
         w, p, std::move(sch), data, weight, ep, out, icb, ocb,
-        [p, icb, ocb](const Values& v) { return pack_conv_weight(v, p, icb, ocb); },
-        ob * cb * p.kh * p.kw * icb * ocb);
+        [p, icb, ocb, parts](const Values& v) { return pack_conv_weight(v, p, icb, ocb, parts); },
+        ob * part_cb * p.kh * p.kw * icb * ocb);
   }
 };
 

@@ -113,7 +113,8 @@ ConcatShape concat_shape(const Workload& w) {
   user_check(s.axis >= 0 && s.axis < n)
       << "concat: axis must be in [0, " << n << "), got " << s.axis << " in " << w.str();
   int64_t k = w.param("inputs");
-  user_check(k >= 2 && k <= 4) << "concat: inputs must be 2..4, got " << k << " in " << w.str();
+  user_check(k >= 1 && k <= kMaxConcatInputs)
+      << "concat: inputs must be 1.." << kMaxConcatInputs << ", got " << k << " in " << w.str();
   for (int64_t i = 0; i < n; ++i)
     s.out.push_back(i == s.axis ? 1 : w.param(std::string("D").append(std::to_string(i))));
   for (int64_t i = 0; i < n; ++i)

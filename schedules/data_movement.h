@@ -2,8 +2,9 @@
 // elements (any dtype of f32, f16, bf16; values are copied bit for bit, never converted).
 //
 // Workloads (shapes of up to 5 dimensions; "ndim" counts them, D0..D{ndim-1} name them):
-//   "concat":    ndim, axis, inputs (2..4), D0.. the output shape except along `axis`
-//                (any value there is ignored), E0..E{inputs-1} each input's extent along it.
+//   "concat":    ndim, axis, inputs (1..kMaxConcatInputs), D0.. the output shape except
+//                along `axis` (any value there is ignored), E0..E{inputs-1} each input's
+//                extent along it.
 //   "transpose": ndim, D0.. the input shape, P0.. the permutation (output dim i is input
 //                dim P_i, as numpy.transpose).
 //   "pad":       ndim, D0.. the input shape, B0.. / A0.. the padding before / after each
@@ -21,6 +22,10 @@
 #include "schedules/op_template.h"
 
 namespace kiln::schedules {
+
+// The most inputs one concat kernel takes: DenseNet's blocks concatenate all their layers'
+// outputs at once (up to 33 in DenseNet-201). One input is a copy.
+inline constexpr int64_t kMaxConcatInputs = 64;
 
 // "concat.copy": per row of the dimensions before `axis`, each input's contiguous run (its
 // extent times the dimensions after `axis`) copied by whole vectors into its place in the

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "compiler/network/op_mapping.h"
+#include "schedules/data_movement.h"
 
 namespace kiln::network::mapping {
 
@@ -31,8 +32,8 @@ MappedNode map_concat(Graph& g, const Node& n) {
   int64_t axis = n.attr_int("axis", 0);
   if (axis < 0) axis += rank;
   node_check(rank >= 1 && rank <= 5) << "concat of rank " << rank << " is not supported (1..5)";
-  node_check(n.inputs.size() >= 2 && n.inputs.size() <= 4)
-      << n.inputs.size() << " inputs are not supported (2..4)";
+  node_check(!n.inputs.empty() && n.inputs.size() <= schedules::kMaxConcatInputs)
+      << n.inputs.size() << " inputs are not supported (1.." << schedules::kMaxConcatInputs << ")";
   MappedNode m;
   Workload& w = m.workload;
   w.op = "concat";

@@ -124,6 +124,34 @@ TEST(GraphPasses, RemovesIdentityAndDropoutKeepingOutputNames) {
   expect_same(out.at("passthrough"), x);
 }
 
+// Training mode with a ratio of 0 drops nothing (exporters write it for attention dropout
+// left at p = 0): the Dropout is removed like an inference one. Any other ratio in training
+// mode is refused.
+TEST(GraphPasses, DropoutInTrainingModeWithRatioZeroIsAnIdentity) {
+  auto model = [](float ratio) {
+    ModelBuilder b(13);
+    b.input("x", DataType::f32(), {int64_t{3}});
+    b.initializer("ratio", test::f32_tensor({}, {ratio}));
+    b.initializer("training", HostTensor::from_i64(DataType::boolean(), {}, {1}));
+    b.node("Dropout", {"x", "ratio", "training"}, {"d"});
+    b.node("Relu", {"d"}, {"y"});
+    b.output("y");
+    return b.bytes();
+  };
+  Graph g = import_onnx_bytes(model(0.0f), "m.onnx");
+  run_graph_passes(g);
+  EXPECT_EQ(op_types(g), std::vector<std::string>{"Relu"});
+  expect_same(evaluate(g, {{"x", test::f32_tensor({3}, {-1, 2, 3})}}).at("y"),
+              test::f32_tensor({3}, {0, 2, 3}));
+  try {
+    Graph t = import_onnx_bytes(model(0.1f), "m.onnx");
+    run_graph_passes(t);
+    ADD_FAILURE() << "Dropout with ratio 0.1 in training mode was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("training mode"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GraphPasses, KeepsDropoutWhoseMaskIsRead) {
   ModelBuilder b(12);
   b.input("x", DataType::f32(), {int64_t{3}});

@@ -43,8 +43,6 @@ const std::map<std::string, std::string> kSkipped = {
     {"test_training_dropout_default", kTraining},
     {"test_training_dropout_default_mask", kTraining},
     {"test_training_dropout_mask", kTraining},
-    {"test_training_dropout_zero_ratio", kTraining},
-    {"test_training_dropout_zero_ratio_mask", kTraining},
     {"test_cast_FLOAT_to_STRING", kString},
     {"test_cast_STRING_to_FLOAT", kString},
     {"test_castlike_FLOAT_to_STRING", kString},

@@ -60,10 +60,16 @@ std::vector<TemplateCase> cases() {
       {&nchwc, conv({1, 3, 11, 11, 7, 3, 3, 2, 1})},                        // 3->7 stride 2
       {&nchwc, conv({2, 8, 9, 9, 16, 3, 3, 1, 2, 2}, f32, {"residual"})},   // batch 2, dilation 2
       {&nchwc, conv({1, 8, 6, 6, 12, 3, 3, 1, 1, 1, 2}, f32, {"bias", "relu6"})},  // groups 2
-      {&nchwc, conv({2, 16, 1, 1, 8, 1, 1})},                               // 1x1 spatial
-      {&nchwc, conv({1, 3, 16, 16, 8, 7, 7, 2, 3})},                        // stem-like 7x7 s2
+      // Groups the blocks fit (channel_parts): ResNeXt's 4-channel groups, RegNet's 8 with
+      // stride 2, 16-channel groups, and more outputs than inputs per group.
+      {&nchwc, conv({1, 32, 7, 7, 32, 3, 3, 1, 1, 1, 8}, f32, {"bias", "relu"})},
+      {&nchwc, conv({1, 48, 9, 9, 48, 3, 3, 2, 1, 1, 6})},
+      {&nchwc, conv({1, 64, 6, 6, 64, 3, 3, 1, 1, 1, 4}, f32, {"residual"})},
+      {&nchwc, conv({1, 24, 7, 7, 48, 3, 3, 1, 1, 1, 3}, f32, {"bias"})},
+      {&nchwc, conv({2, 16, 1, 1, 8, 1, 1})},         // 1x1 spatial
+      {&nchwc, conv({1, 3, 16, 16, 8, 7, 7, 2, 3})},  // stem-like 7x7 s2
       {&one, conv({1, 16, 7, 7, 24, 1, 1}, f32, {"bias"})},
-      {&one, conv({2, 13, 5, 6, 7, 1, 1, 2}, f32, {"bias", "relu6"})},      // primes, stride 2
+      {&one, conv({2, 13, 5, 6, 7, 1, 1, 2}, f32, {"bias", "relu6"})},  // primes, stride 2
       {&one, conv({1, 32, 4, 4, 16, 1, 1}, f32, {"residual", "relu"})},
       // Small planes (pixel blocks, K chunks, weight streams): 7x7 and 14x14 with channels
       // that are not whole blocks, 1x1 spatial, an odd plane.
@@ -72,8 +78,8 @@ std::vector<TemplateCase> cases() {
       {&one, conv({1, 130, 1, 1, 33, 1, 1})},
       {&one, conv({1, 150, 9, 11, 19, 1, 1}, f32, {"bias"})},
       {&dw, conv({1, 16, 9, 9, 16, 3, 3, 1, 1, 1, 16}, f32, {"bias", "relu6"})},
-      {&dw, conv({1, 7, 10, 10, 7, 3, 3, 2, 1, 1, 7})},                     // prime, stride 2
-      {&dw, conv({2, 8, 8, 8, 8, 5, 5, 1, 4, 2, 8}, f32, {"residual"})},    // dilation 2
+      {&dw, conv({1, 7, 10, 10, 7, 3, 3, 2, 1, 1, 7})},                   // prime, stride 2
+      {&dw, conv({2, 8, 8, 8, 8, 5, 5, 1, 4, 2, 8}, f32, {"residual"})},  // dilation 2
   };
   std::vector<TemplateCase> out;
   const int x86_random = slow_sweep() ? 8 : 2, arm_random = slow_sweep() ? 3 : 1;
@@ -84,7 +90,7 @@ std::vector<TemplateCase> cases() {
   }
   // The other ARM presets: one shape per template in f32 (same codegen as arm-neon).
   for (const std::string t : {"arm-fp16", "arm-bf16"})
-    for (size_t i : {size_t(0), size_t(6), size_t(13)})
+    for (size_t i : {size_t(0), size_t(10), size_t(17)})
       out.push_back({small[i].w, t, -1, small[i].tpl});
   // Half precision where the target has it.
   auto halves = half_targets();
@@ -161,6 +167,38 @@ TEST(Conv2dTemplateErrors, BadShapes) {
   // Missing parameter.
   Workload missing{"conv2d", {{"N", 1}, {"C", 8}, {"H", 8}, {"W", 8}, {"O", 8}}, DataType::f32(), {}};
   EXPECT_THROW(t.inputs(missing), UserError);
+}
+
+// A grouped conv whose groups the blocks fit packs each output block's weights over its own
+// groups' input channels only: ResNeXt-50's first grouped layer (32 groups of 4 channels)
+// holds 2 groups per 8-lane block on AVX2 and 4 per 16-lane block on AVX-512, so its kernel
+// does 2x and 4x the grouped FLOPs, not the 32x of weights block-diagonal over all 128 inputs.
+TEST(Conv2dTemplateGroups, FallbackBlocksReadOnlyTheirGroupsChannels) {
+  const auto& nchwc = schedules::conv2d_nchwc_template();
+  const Workload resnext = conv({1, 128, 56, 56, 128, 3, 3, 1, 1, 1, 32});
+  for (const auto& [target, groups_per_block] :
+       {std::pair<const char*, int64_t>{"x86-avx2", 2}, {"x86-avx512", 4}, {"arm-neon", 1}}) {
+    Target t = target_from_name(target);
+    const schedules::ScheduledKernel k = nchwc.instantiate(resnext, t, nchwc.fallback(resnext, t));
+    const auto weight =
+        std::find_if(k.args.begin(), k.args.end(),
+                     [](const schedules::KernelArg& a) { return a.logical.name == "weight"; });
+    ASSERT_NE(weight, k.args.end());
+    EXPECT_EQ(weight->kernel_elements, 128 * 4 * groups_per_block * 9) << target;
+  }
+  // Input blocks wider than a part (a network's layout fixed them at 16): each output block
+  // reads the one block that holds its part, 4x the grouped FLOPs.
+  Target avx2 = target_from_name("x86-avx2");
+  schedules::Config wide = nchwc.fallback(resnext, avx2);
+  wide.set("ic_bn", 16);
+  EXPECT_EQ(nchwc.instantiate(resnext, avx2, wide).args[1].kernel_elements, 128 * 16 * 9);
+  // Blocks that do not fit the groups (12 outputs per group, 8-lane blocks) read every channel.
+  const Workload uneven = conv({1, 24, 8, 8, 24, 3, 3, 1, 1, 1, 2});
+  schedules::Config cfg = nchwc.fallback(uneven, avx2);
+  const schedules::ScheduledKernel k = nchwc.instantiate(uneven, avx2, cfg);
+  const int64_t ocb = cfg["oc_bn"], icb = cfg["ic_bn"];
+  EXPECT_EQ(k.args[1].kernel_elements,
+            (24 + ocb - 1) / ocb * ocb * ((24 + icb - 1) / icb * icb) * 9);
 }
 
 TEST(Conv2dTemplateErrors, UnsupportedDtypesAndForms) {

@@ -96,6 +96,17 @@ std::vector<SweepCase> cases() {
   add_sweep(out, nchwc, conv(6, 11, 18, 3, 2, 1), "x86-avx2", {}, conv_combos);
   add_sweep(out, nchwc, conv(6, 7, 10, 3, 2, 1), "arm-neon", {"oc_inner", "parallel"},
             conv_combos);
+  // Grouped: output blocks that read their groups' input blocks only (channel_parts), with
+  // the plane tile's channel chunks inside a part, and input blocks that do not fit a part.
+  const std::vector<std::map<std::string, int64_t>> grouped_combos = {
+      {{"ic_chunk", 2}, {"ic_bn", 2}, {"oc_inner", 2}, {"parallel", 2}},
+      {{"ic_chunk", 4}, {"ic_bn", 4}, {"reduce_order", 1}, {"k_unroll", 2}},
+      {{"ic_bn", 16}, {"oc_bn", 16}},
+      {{"ic_bn", 32}}};
+  add_sweep(out, nchwc, conv(32, 8, 32, 3, 1, 1, 8, {"bias", "relu"}), "x86-avx2", conv_knobs,
+            grouped_combos);
+  add_sweep(out, nchwc, conv(64, 6, 64, 3, 2, 1, 4), "x86-avx512", {"parallel"}, grouped_combos);
+  add_sweep(out, nchwc, conv(32, 6, 32, 3, 1, 1, 8), "arm-neon", {}, grouped_combos);
   const OpTemplate& one = schedules::template_named("conv2d.1x1");
   add_sweep(out, one, conv(24, 7, 40, 1, 2, 0), "x86-avx512", {"k_unroll", "oc_inner", "parallel"},
             {{{"oc_inner", 2}, {"parallel", 2}, {"k_unroll", 8}, {"ic_bn", 8}}});

@@ -95,6 +95,40 @@ TEST(BlockedConcat, ChannelsOffTheBlockStayNchw) {
   EXPECT_FALSE(has_blocked_concat(r));
 }
 
+// A DenseNet-style block: each layer (a 3x3 conv of 8 channels) reads the concat of all the
+// outputs before it, the block's output concatenates them all (layers + 1 inputs in one
+// Concat, as torchvision's DenseNet exports it), and a single-input Concat (a copy, what its
+// first layer reads) leads in.
+std::string dense_block(int layers) {
+  ModelBuilder b(13);
+  b.input("x", DataType::f32(), {1, 16, 6, 7});
+  attr_int(b.node("Concat", {"x"}, {"x0"}), "axis", 1);
+  std::vector<std::string> features = {"x0"};
+  int64_t channels = 16;
+  for (int l = 0; l < layers; ++l) {
+    const std::string cat = "cat" + std::to_string(l), out = "f" + std::to_string(l);
+    if (features.size() > 1) attr_int(b.node("Concat", features, {cat}), "axis", 1);
+    b.initializer("w" + std::to_string(l), random_tensor({8, channels, 3, 3}, 10 + l, 0.2f));
+    attr_ints(
+        b.node("Conv", {features.size() > 1 ? cat : features[0], "w" + std::to_string(l)}, {out}),
+        "pads", {1, 1, 1, 1});
+    features.push_back(out);
+    channels += 8;
+  }
+  attr_int(b.node("Concat", features, {"y"}), "axis", 1);
+  b.output("y");
+  return b.bytes();
+}
+
+TEST(BlockedConcat, DenseBlockConcatsManyInputsAndOne) {
+  expect_host_matches_reference(dense_block(12));
+}
+
+TEST(BlockedConcat, DenseBlockOnArmNeon) {
+  const std::string skip = expect_arm_neon_matches_reference(dense_block(6));
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
 TEST(BlockedConcat, WorkloadOnlyForDividingChannelConcats) {
   schedules::Workload w{"concat",
                         {{"ndim", 4},

@@ -244,12 +244,16 @@ OpDef identity_op() {
   return def;
 }
 
-// Dropout in inference: the output is the input and the optional mask is all true.
+// Dropout in inference: the output is the input and the optional mask is all true. So is
+// training mode with a ratio of 0, which drops nothing (exporters write that for attention
+// dropout left at p = 0, as torchvision's Swin does).
 OpDef dropout_op() {
   OpDef def{"Dropout", {"seed", "ratio", "is_test"}, 1, 3, 1, 2};
   def.infer = [](const InferContext& ctx) -> std::vector<TensorType> {
+    const HostTensor* ratio = ctx.value(1);
+    const bool drops_nothing = ratio && ratio->numel() == 1 && ratio->f64_at(0) == 0;
     if (const HostTensor* training = ctx.value(2))
-      user_check(training->numel() == 1 && training->i64_at(0) == 0)
+      user_check(training->numel() == 1 && (training->i64_at(0) == 0 || drops_nothing))
           << "Dropout in training mode is not supported (kiln compiles inference graphs)";
     else
       user_check(!ctx.has_input(2)) << "Dropout training_mode must be a constant";
