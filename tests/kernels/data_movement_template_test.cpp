@@ -66,27 +66,30 @@ const OpTemplate& template_for(const Workload& w) {
 
 std::vector<TemplateCase> cases() {
   std::vector<TemplateCase> out;
-  add_small_shape_cases(out, {
-                                 concat({2, 0, 5, 7}, 1, {3, 1, 4}),
-                                 concat({3, 19}, 1, {5, 14}),
-                                 concat({6, 3}, 0, {2, 1, 2, 1}),
-                                 concat({17}, 0, {9, 8}),
-                                 concat({2, 3, 0, 4, 5}, 2, {3, 7}),     // rank 5
-                                 concat({1, 0, 3, 5, 16}, 1, {2, 3}),    // NCHW16c blocks
-                                 concat({5, 0}, 1, {37, 70, 3}),         // runs of 37, 70, 3
-                                 transpose({3, 5, 7, 9}, {0, 2, 1, 3}),
-                                 transpose({19, 37}, {1, 0}),
-                                 transpose({2, 3, 4, 5}, {3, 1, 0, 2}),
-                                 transpose({4, 6, 5}, {2, 0, 1}),
-                                 transpose({2, 3, 4, 5, 3}, {4, 1, 3, 0, 2}),  // rank 5
-                                 pad({2, 3, 5, 7}, {0, 0, 1, 2}, {0, 1, 1, 0}, 250),
-                                 pad({13}, {3}, {0}),
-                                 reshape({3, 5, 7}, {105}),
-                                 reshape({2, 3, 1, 1}, {6, 1}),
-                                 slice({3, 4, 2, 37}, {1, 0, 0, 2}, {1, 1, 1, 1}, {1, 4, 2, 35}),
-                                 slice({13, 29}, {2, 3}, {3, 2}, {4, 13}),
-                                 slice({3, 8, 96}, {0, 0, 32}, {1, 1, 1}, {3, 8, 32}),
-                             });
+  add_small_shape_cases(out,
+                        {
+                            concat({2, 0, 5, 7}, 1, {3, 1, 4}),
+                            concat({3, 19}, 1, {5, 14}),
+                            concat({6, 3}, 0, {2, 1, 2, 1}),
+                            concat({17}, 0, {9, 8}),
+                            concat({2, 3, 0, 4, 5}, 2, {3, 7}),   // rank 5
+                            concat({1, 0, 3, 5, 16}, 1, {2, 3}),  // NCHW16c blocks
+                            concat({5, 0}, 1, {37, 70, 3}),       // runs of 37, 70, 3
+                            concat({2, 0, 5}, 1, {3}),            // one input: a copy
+                            concat({1, 0, 4, 3}, 1, {1, 2, 3, 4, 5, 6, 7, 8, 9}),  // DenseNet's
+                            transpose({3, 5, 7, 9}, {0, 2, 1, 3}),
+                            transpose({19, 37}, {1, 0}),
+                            transpose({2, 3, 4, 5}, {3, 1, 0, 2}),
+                            transpose({4, 6, 5}, {2, 0, 1}),
+                            transpose({2, 3, 4, 5, 3}, {4, 1, 3, 0, 2}),  // rank 5
+                            pad({2, 3, 5, 7}, {0, 0, 1, 2}, {0, 1, 1, 0}, 250),
+                            pad({13}, {3}, {0}),
+                            reshape({3, 5, 7}, {105}),
+                            reshape({2, 3, 1, 1}, {6, 1}),
+                            slice({3, 4, 2, 37}, {1, 0, 0, 2}, {1, 1, 1, 1}, {1, 4, 2, 35}),
+                            slice({13, 29}, {2, 3}, {3, 2}, {4, 13}),
+                            slice({3, 8, 96}, {0, 0, 32}, {1, 1, 1}, {3, 8, 32}),
+                        });
   for (const auto& [t, d] : half_targets())
     for (int c = -1; c < 1; ++c) {
       out.push_back({concat({2, 0, 9}, 1, {3, 2}, d), t, c});
@@ -127,7 +130,9 @@ TEST(DataMovementTemplateErrors, BadShapesAndDtypes) {
     return t.instantiate(w, x86, t.fallback(w, x86));
   };
   EXPECT_THROW(instantiate(concat({2, 0, 5}, 3, {1, 2})), UserError);   // axis out of range
-  EXPECT_THROW(instantiate(concat({2, 0, 5}, 1, {1})), UserError);      // one input
+  EXPECT_THROW(instantiate(concat({2, 0, 5}, 1, {})), UserError);       // no input
+  EXPECT_THROW(instantiate(concat({2, 0, 5}, 1, std::vector<int64_t>(65, 1))), UserError);
+  EXPECT_NO_THROW(instantiate(concat({2, 0, 5}, 1, {3})));              // one: a copy
   EXPECT_THROW(instantiate(concat({2, 0, 5}, 1, {1, 0})), UserError);   // empty input
   EXPECT_THROW(instantiate(concat({2, -1, 5}, 0, {1, 1})), UserError);  // negative dim
   EXPECT_THROW(instantiate(transpose({2, 3}, {0, 0})), UserError);      // not a permutation
