@@ -47,7 +47,7 @@ const std::vector<std::string>& elementwise_unary_ops() {
   static const std::vector<std::string> k = {
       "relu", "clip", "sigmoid", "tanh",       "gelu",        "exp",        "log",
       "sqrt", "neg",  "abs",     "reciprocal", "erf",         "leaky_relu", "hard_sigmoid",
-      "hard_swish", "not", "nonzero", "trunc", "copy"};
+      "hard_swish", "silu", "not", "nonzero", "trunc", "copy"};
   return k;
 }
 
@@ -116,6 +116,7 @@ Expr elementwise_unary(const std::string& op, const Expr& x, const Workload& w) 
     return ir::min(ir::max(x, c(lo)), c(hi));
   }
   if (op == "sigmoid") return math::sigmoid(x);
+  if (op == "silu") return x * math::sigmoid(x);
   if (op == "tanh") return math::tanh(x);
   if (op == "gelu") return math::gelu(x);
   if (op == "exp") return math::exp(x);
@@ -174,6 +175,7 @@ double elementwise_unary_reference(const std::string& op, double x, const Worklo
     return std::min(std::max(x, lo), hi);
   }
   if (op == "sigmoid") return 1.0 / (1.0 + std::exp(-x));
+  if (op == "silu") return x / (1.0 + std::exp(-x));
   if (op == "tanh") return std::tanh(x);
   if (op == "gelu") return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
   if (op == "exp") return std::exp(x);

@@ -3,7 +3,8 @@
 // "elementwise.flat.<op>", one instance per workload op; see elementwise_flat_template).
 //
 // Workloads. Unary ops: relu, clip, sigmoid, tanh, gelu, exp, log, sqrt, neg, abs,
-// reciprocal, erf, leaky_relu, hard_sigmoid, hard_swish, not, nonzero, trunc, copy. Binary ops: add,
+// reciprocal, erf, leaky_relu, hard_sigmoid, hard_swish, silu (x sigmoid(x)), not, nonzero,
+// trunc, copy. Binary ops: add,
 // sub, mul, div, min, max, pow, prelu (b is the slope where a < 0), and the comparisons equal,
 // less, greater, less_equal, greater_equal. Truth values are f32 masks: comparisons, not and
 // nonzero give 1 or 0; "where" (the one ternary op, only as a workload op) gives b where a is

@@ -13,7 +13,8 @@ using ir::DataType;
 using ir::Expr;
 
 const std::vector<std::string>& epilogue_names() {
-  static const std::vector<std::string> k = {"bias", "relu", "relu6", "residual", "gelu", "sigmoid", "tanh"};
+  static const std::vector<std::string> k = {"bias",    "relu",    "relu6", "residual", "gelu",
+                                             "sigmoid", "tanh",    "silu",  "hard_swish"};
   return k;
 }
 
@@ -62,6 +63,12 @@ Expr apply_epilogue(const Workload& w, const EpilogueTensors& t, Expr v,
       v = math::sigmoid(v);
     } else if (e == "tanh") {
       v = math::tanh(v);
+    } else if (e == "silu") {
+      v = v * math::sigmoid(v);
+    } else if (e == "hard_swish") {  // ONNX HardSwish: x * max(0, min(1, x / 6 + 1 / 2))
+      v = v * ir::min(ir::max(v * ir::make_float(f32, 1.0 / 6) + ir::make_float(f32, 0.5),
+                              ir::make_zero(f32)),
+                      ir::make_float(f32, 1.0));
     } else {
       user_error() << "unknown epilogue '" << e << "'";
     }
@@ -82,6 +89,8 @@ double apply_epilogue_reference(const Workload& w, const std::vector<const Value
     else if (e == "gelu") v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
     else if (e == "sigmoid") v = 1.0 / (1.0 + std::exp(-v));
     else if (e == "tanh") v = std::tanh(v);
+    else if (e == "silu") v = v / (1.0 + std::exp(-v));
+    else if (e == "hard_swish") v = v * std::min(std::max(v / 6 + 0.5, 0.0), 1.0);
   }
   return v;
 }

@@ -61,6 +61,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &elementwise_flat_template("leaky_relu"),
       &elementwise_flat_template("hard_sigmoid"),
       &elementwise_flat_template("hard_swish"),
+      &elementwise_flat_template("silu"),
       &elementwise_flat_template("not"),
       &elementwise_flat_template("nonzero"),
       &elementwise_flat_template("trunc"),

@@ -6,6 +6,7 @@
 #include "compiler/graph/printer.h"
 #include "compiler/network/fuse_gelu.h"
 #include "compiler/network/fuse_layer_norm.h"
+#include "compiler/network/fuse_silu.h"
 #include "compiler/network/fuse_matmul_bias.h"
 #include "compiler/network/instance_norm_to_layer_norm.h"
 #include "compiler/network/split_to_slices.h"
@@ -16,6 +17,7 @@ namespace kiln::network {
 
 std::string RewriteCounts::str() const {
   return std::to_string(layer_norms) + " LayerNormalization, " + std::to_string(gelus) + " Gelu, " +
+         std::to_string(silus) + " Silu, " +
          std::to_string(matmul_biases) + " MatMul+bias fused, " + std::to_string(splits) +
          " Split sliced, " + std::to_string(variadic) + " Max/Min split into binary nodes, " +
          std::to_string(instance_norms) +
@@ -31,6 +33,7 @@ RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
   c.wheres = where_to_arithmetic(graph);
   c.layer_norms = fuse_layer_norm(graph);
   c.gelus = fuse_gelu(graph);
+  c.silus = fuse_silu(graph);
   // After GELU: its input is often a Linear's output, read by two nodes until then.
   c.matmul_biases = fuse_matmul_bias(graph);
   if (std::getenv("KILN_DUMP_GRAPH")) std::cerr << "// after rewrite_for_kernels\n" << graph;

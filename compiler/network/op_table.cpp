@@ -60,6 +60,7 @@ const std::map<std::string, Mapper>& table() {
       {"Transpose", map_transpose},
       {"Erf", unary("erf")},
       {"Gelu", unary("gelu")},
+      {"Silu", unary("silu")},
       {"LeakyRelu", map_leaky_relu},
       {"HardSigmoid", map_hard_sigmoid},
       {"HardSwish", unary("hard_swish")},

@@ -65,7 +65,7 @@ std::vector<TemplateCase> cases() {
       {&nchwc, conv({1, 32, 7, 7, 32, 3, 3, 1, 1, 1, 8}, f32, {"bias", "relu"})},
       {&nchwc, conv({1, 48, 9, 9, 48, 3, 3, 2, 1, 1, 6})},
       {&nchwc, conv({1, 64, 6, 6, 64, 3, 3, 1, 1, 1, 4}, f32, {"residual"})},
-      {&nchwc, conv({1, 24, 7, 7, 48, 3, 3, 1, 1, 1, 3}, f32, {"bias"})},
+      {&nchwc, conv({1, 24, 7, 7, 48, 3, 3, 1, 1, 1, 3}, f32, {"bias", "silu"})},
       {&nchwc, conv({2, 16, 1, 1, 8, 1, 1})},         // 1x1 spatial
       {&nchwc, conv({1, 3, 16, 16, 8, 7, 7, 2, 3})},  // stem-like 7x7 s2
       {&one, conv({1, 16, 7, 7, 24, 1, 1}, f32, {"bias"})},
@@ -74,7 +74,7 @@ std::vector<TemplateCase> cases() {
       // Small planes (pixel blocks, K chunks, weight streams): 7x7 and 14x14 with channels
       // that are not whole blocks, 1x1 spatial, an odd plane.
       {&one, conv({1, 200, 7, 7, 40, 1, 1}, f32, {"bias", "residual"})},
-      {&one, conv({1, 24, 14, 14, 20, 1, 1}, f32, {"bias", "relu6"})},
+      {&one, conv({1, 24, 14, 14, 20, 1, 1}, f32, {"bias", "hard_swish"})},
       {&one, conv({1, 130, 1, 1, 33, 1, 1})},
       {&one, conv({1, 150, 9, 11, 19, 1, 1}, f32, {"bias"})},
       {&dw, conv({1, 16, 9, 9, 16, 3, 3, 1, 1, 1, 16}, f32, {"bias", "relu6"})},

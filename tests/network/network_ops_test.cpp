@@ -120,6 +120,61 @@ TEST(NetworkOps, DecomposedLayerNormGeluAndLinearBiasFuse) {
   }
 }
 
+// SiLU as exporters write it, x * Sigmoid(x) in either order, becomes one Silu node
+// (fuse_silu.h): after a conv (batch norm folded in between, or a residual Add fused) a conv
+// epilogue step, elsewhere one elementwise kernel. HardSwish after a conv is an epilogue
+// step too.
+TEST(NetworkOps, SiluAndHardSwishFuseIntoTheConvBefore) {
+  ModelBuilder b(14);
+  b.input("x", graph::DataType::f32(), {1, 16, 7, 9});
+  b.initializer("w0", random_tensor({16, 16, 3, 3}, 1, 0.3f));
+  attr_ints(b.node("Conv", {"x", "w0"}, {"c0"}), "pads", {1, 1, 1, 1});
+  std::vector<double> positive;
+  for (int c = 0; c < 16; ++c) positive.push_back(0.5 + 0.05 * c);
+  b.initializer("scale", f32_tensor({16}, positive));
+  b.initializer("shift", random_tensor({16}, 3, 0.2f));
+  b.initializer("mean", random_tensor({16}, 4, 0.1f));
+  b.initializer("var", f32_tensor({16}, positive));
+  b.node("BatchNormalization", {"c0", "scale", "shift", "mean", "var"}, {"n0"});
+  b.node("Sigmoid", {"n0"}, {"s0"});
+  b.node("Mul", {"n0", "s0"}, {"a0"});  // x * sigmoid(x)
+  b.initializer("w1", random_tensor({16, 16, 1, 1}, 6, 0.3f));
+  b.node("Conv", {"a0", "w1"}, {"c1"});
+  b.node("HardSwish", {"c1"}, {"a1"});
+  b.node("Add", {"a1", "x"}, {"r"});
+  b.node("Sigmoid", {"r"}, {"s2"});
+  b.node("Mul", {"s2", "r"}, {"y"});  // sigmoid(x) * x after the residual: still the conv's
+  b.node("Sigmoid", {"x"}, {"sx"});
+  b.node("Mul", {"x", "sx"}, {"z"});  // on the input: a kernel of its own
+  b.output("y");
+  b.output("z");
+  const CompileReport report = expect_host_matches_reference(b.bytes());
+  const std::vector<std::string> ops = layer_ops(report);
+  EXPECT_EQ(count(ops, "Sigmoid"), 0);
+  EXPECT_EQ(count(ops, "Mul"), 0);
+  EXPECT_EQ(count(ops, "HardSwish"), 0);
+  EXPECT_EQ(count(ops, "Silu"), 1);
+  std::string convs;
+  for (const LayerRow& l : report.layers)
+    if (l.op_type == "Conv") convs += l.workload + "\n";
+  EXPECT_NE(convs.find("+bias +silu\n"), std::string::npos) << convs;
+  EXPECT_NE(convs.find("+hard_swish +residual +silu\n"), std::string::npos) << convs;
+}
+
+// A Sigmoid read by something besides the Mul stays as it is.
+TEST(NetworkOps, SigmoidWithOtherReadersIsNotSilu) {
+  ModelBuilder b(14);
+  b.input("x", graph::DataType::f32(), {4, 33});
+  b.node("Sigmoid", {"x"}, {"s"});
+  b.node("Mul", {"x", "s"}, {"y"});
+  b.node("Neg", {"s"}, {"z"});
+  b.output("y");
+  b.output("z");
+  const std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(count(ops, "Silu"), 0);
+  EXPECT_EQ(count(ops, "Sigmoid"), 1);
+}
+
 TEST(NetworkOps, AttentionCoreGatherCastRank5Transpose) {
   ModelBuilder b(13);
   b.input("x", graph::DataType::f32(), {2, 4, 8});
