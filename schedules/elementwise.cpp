@@ -45,9 +45,9 @@ void scale_bias_relu_reference(const ElementwiseShape& s, const float* a, const 
 
 const std::vector<std::string>& elementwise_unary_ops() {
   static const std::vector<std::string> k = {
-      "relu", "clip", "sigmoid", "tanh",       "gelu",        "exp",        "log",
-      "sqrt", "neg",  "abs",     "reciprocal", "erf",         "leaky_relu", "hard_sigmoid",
-      "hard_swish", "silu", "not", "nonzero", "trunc", "copy"};
+      "relu",       "clip", "sigmoid", "tanh",       "gelu",  "exp",        "log",
+      "sqrt",       "neg",  "abs",     "reciprocal", "erf",   "leaky_relu", "hard_sigmoid",
+      "hard_swish", "silu", "not",     "nonzero",    "trunc", "copy"};
   return k;
 }
 

@@ -6,8 +6,8 @@
 #include "compiler/graph/printer.h"
 #include "compiler/network/fuse_gelu.h"
 #include "compiler/network/fuse_layer_norm.h"
-#include "compiler/network/fuse_silu.h"
 #include "compiler/network/fuse_matmul_bias.h"
+#include "compiler/network/fuse_silu.h"
 #include "compiler/network/instance_norm_to_layer_norm.h"
 #include "compiler/network/split_to_slices.h"
 #include "compiler/network/split_variadic.h"
@@ -17,12 +17,11 @@ namespace kiln::network {
 
 std::string RewriteCounts::str() const {
   return std::to_string(layer_norms) + " LayerNormalization, " + std::to_string(gelus) + " Gelu, " +
-         std::to_string(silus) + " Silu, " +
-         std::to_string(matmul_biases) + " MatMul+bias fused, " + std::to_string(splits) +
-         " Split sliced, " + std::to_string(variadic) + " Max/Min split into binary nodes, " +
-         std::to_string(instance_norms) +
-         " InstanceNormalization as LayerNormalization, " + std::to_string(wheres) +
-         " Where as arithmetic";
+         std::to_string(silus) + " Silu, " + std::to_string(matmul_biases) +
+         " MatMul+bias fused, " + std::to_string(splits) + " Split sliced, " +
+         std::to_string(variadic) + " Max/Min split into binary nodes, " +
+         std::to_string(instance_norms) + " InstanceNormalization as LayerNormalization, " +
+         std::to_string(wheres) + " Where as arithmetic";
 }
 
 RewriteCounts rewrite_for_kernels(graph::Graph& graph) {

@@ -24,8 +24,11 @@ std::vector<TemplateCase> cases() {
   std::vector<TemplateCase> out;
   // Small and awkward shapes: every target, fallback + random configs.
   std::vector<Workload> small = {
-      dense(37, 53, 29), dense(1, 100, 64), dense(13, 17, 7, DataType::f32(), {"bias", "relu"}),
-      dense(2, 64, 30, DataType::f32(), {"bias", "residual", "relu6"}), dense(3, 5, 1),
+      dense(37, 53, 29),
+      dense(1, 100, 64),
+      dense(13, 17, 7, DataType::f32(), {"bias", "relu"}),
+      dense(2, 64, 30, DataType::f32(), {"bias", "residual", "relu6"}),
+      dense(3, 5, 1),
       dense(5, 24, 19, DataType::f32(), {"bias", "silu", "residual", "hard_swish"})};
   for (const std::string t : {"x86-avx2", "x86-avx512", "arm-neon", "arm-fp16", "arm-bf16"})
     for (const Workload& w : small)
