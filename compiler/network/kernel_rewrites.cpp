@@ -9,6 +9,7 @@
 #include "compiler/network/fuse_matmul_bias.h"
 #include "compiler/network/fuse_silu.h"
 #include "compiler/network/instance_norm_to_layer_norm.h"
+#include "compiler/network/prune_dead_taps.h"
 #include "compiler/network/split_to_slices.h"
 #include "compiler/network/split_variadic.h"
 #include "compiler/network/where_to_arithmetic.h"
@@ -21,7 +22,8 @@ std::string RewriteCounts::str() const {
          " MatMul+bias fused, " + std::to_string(splits) + " Split sliced, " +
          std::to_string(variadic) + " Max/Min split into binary nodes, " +
          std::to_string(instance_norms) + " InstanceNormalization as LayerNormalization, " +
-         std::to_string(wheres) + " Where as arithmetic";
+         std::to_string(wheres) + " Where as arithmetic, " + std::to_string(pruned_convs) +
+         " Conv kernels cut to their live taps";
 }
 
 RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
@@ -33,6 +35,7 @@ RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
   c.layer_norms = fuse_layer_norm(graph);
   c.gelus = fuse_gelu(graph);
   c.silus = fuse_silu(graph);
+  c.pruned_convs = prune_dead_taps(graph);
   // After GELU: its input is often a Linear's output, read by two nodes until then.
   c.matmul_biases = fuse_matmul_bias(graph);
   if (std::getenv("KILN_DUMP_GRAPH")) std::cerr << "// after rewrite_for_kernels\n" << graph;

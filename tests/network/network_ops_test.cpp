@@ -161,6 +161,37 @@ TEST(NetworkOps, SiluAndHardSwishFuseIntoTheConvBefore) {
   EXPECT_NE(convs.find("+hard_swish +residual +silu\n"), std::string::npos) << convs;
 }
 
+// Kernel taps that only read padding are dropped (prune_dead_taps.h): a 3x3 of dilation 6 on a
+// 5x6 map reads real pixels with its centre only and becomes a 1x1 conv; a 5x1 of dilation 3
+// with pads of 6 on 5 rows loses its first and last rows (pads 3). Output sizes and values
+// stay those of the original convs; a conv whose taps all read pixels is left alone.
+TEST(NetworkOps, ConvTapsThatReadOnlyPaddingAreDropped) {
+  ModelBuilder m(13);
+  m.input("x", graph::DataType::f32(), {1, 16, 5, 6});
+  m.initializer("w0", random_tensor({16, 16, 3, 3}, 1, 0.3f));
+  m.initializer("b0", random_tensor({16}, 2, 0.3f));
+  auto& aspp = m.node("Conv", {"x", "w0", "b0"}, {"a"});
+  attr_ints(aspp, "pads", {6, 6, 6, 6});
+  attr_ints(aspp, "dilations", {6, 6});
+  m.node("Relu", {"a"}, {"r"});
+  m.initializer("w1", random_tensor({8, 16, 5, 1}, 3, 0.3f));
+  auto& column = m.node("Conv", {"r", "w1"}, {"c"});  // (5 + 12 - 13) + 1 = 5 rows out
+  attr_ints(column, "pads", {6, 0, 6, 0});
+  attr_ints(column, "dilations", {3, 1});
+  m.initializer("w2", random_tensor({8, 8, 3, 3}, 4, 0.3f));
+  attr_ints(m.node("Conv", {"c", "w2"}, {"y"}), "pads", {1, 1, 1, 1});
+  m.output("y");
+  const CompileReport report = expect_host_matches_reference(m.bytes());
+  std::vector<std::string> convs;
+  for (const LayerRow& l : report.layers)
+    if (l.op_type == "Conv") convs.push_back(l.workload);
+  ASSERT_EQ(convs.size(), 3u);
+  EXPECT_NE(convs[0].find("KH=1 KW=1 N=1 O=16 PH=0 PW=0"), std::string::npos) << convs[0];
+  EXPECT_NE(convs[1].find("DH=3 DW=1 H=5 KH=3 KW=1 N=1 O=8 PH=3 PW=0"), std::string::npos)
+      << convs[1];
+  EXPECT_NE(convs[2].find("KH=3 KW=3 N=1 O=8 PH=1 PW=1"), std::string::npos) << convs[2];
+}
+
 // A Sigmoid read by something besides the Mul stays as it is.
 TEST(NetworkOps, SigmoidWithOtherReadersIsNotSilu) {
   ModelBuilder b(14);
