@@ -37,17 +37,23 @@ def zoo():
         "alexnet": (m.alexnet, 9),
         "vgg11_bn": (m.vgg11_bn, 10),
         "googlenet": (lambda: m.googlenet(aux_logits=False, init_weights=True), 13),
+        "inception_v3": (lambda: m.inception_v3(aux_logits=False, init_weights=True), 12),
         "densenet121": (m.densenet121, 13),
         "resnext50_32x4d": (m.resnext50_32x4d, 11),
         "regnet_y_400mf": (m.regnet_y_400mf, 17),
+        "regnet_x_800mf": (m.regnet_x_800mf, 10),
         "shufflenet_v2_x0_5": (m.shufflenet_v2_x0_5, 11),
         "mnasnet0_5": (m.mnasnet0_5, 9),
         "mobilenet_v3_large": (m.mobilenet_v3_large, 17),
         "efficientnet_b0": (m.efficientnet_b0, 13),
+        "efficientnet_v2_s": (m.efficientnet_v2_s, 15),
         "convnext_tiny": (m.convnext_tiny, 17),
         "swin_t": (m.swin_t, 17),
         "lraspp_mobilenet_v3": (
             lambda: seg.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None), 13),
+        "deeplabv3_mobilenet_v3": (
+            lambda: seg.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None,
+                                                      aux_loss=False), 11),
         "fcn_resnet50": (
             lambda: seg.fcn_resnet50(weights=None, weights_backbone=None, aux_loss=False), 13),
     }
