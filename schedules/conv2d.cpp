@@ -294,8 +294,7 @@ class Conv2dNchwc : public DirectConv2dTemplate {
       // vector holding whole groups.
       const int64_t og = p.o / p.groups;
       while (vecs > 1 && og % (vecs * lanes) != 0) vecs /= 2;
-      const int64_t parts = p.groups / std::max<int64_t>(1, vecs * lanes / og);
-      if (channel_parts(p, 1, vecs * lanes) == parts) part_c = p.c / parts;
+      part_c = p.c / channel_parts(p, 1, vecs * lanes);
     }
     int64_t reg_n = pick_reg_n(p.out_w(), std::min<int64_t>(budget / vecs, 16));
     int64_t icb = pick_ic_bn(part_c, vecs * lanes);

@@ -69,10 +69,7 @@ int fold_batch_norm(Graph& graph) {
     --i;
     ++folded;
   }
-  // Weights replaced by folded copies may now be unread.
-  std::map<std::string, int> after = count_uses(graph);
-  for (auto it = graph.initializers.begin(); it != graph.initializers.end();)
-    it = after.count(it->first) ? std::next(it) : graph.initializers.erase(it);
+  erase_unread_initializers(graph);  // weights replaced by folded copies
   return folded;
 }
 

@@ -15,6 +15,12 @@ std::map<std::string, int> count_uses(const graph::Graph& graph) {
   return uses;
 }
 
+void erase_unread_initializers(graph::Graph& graph) {
+  const std::map<std::string, int> uses = count_uses(graph);
+  for (auto it = graph.initializers.begin(); it != graph.initializers.end();)
+    it = uses.count(it->first) ? std::next(it) : graph.initializers.erase(it);
+}
+
 int producer_of(const graph::Graph& graph, const std::string& value) {
   for (size_t i = 0; i < graph.nodes.size(); ++i)
     for (const std::string& o : graph.nodes[i].outputs)

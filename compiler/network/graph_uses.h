@@ -12,6 +12,9 @@ namespace kiln::network {
 // Readers of each value (nodes and their epilogues), plus one for every graph output naming it.
 std::map<std::string, int> count_uses(const graph::Graph& graph);
 
+// Drops the initializers nothing reads any more (weights a pass replaced by rewritten copies).
+void erase_unread_initializers(graph::Graph& graph);
+
 // The index of the node that defines `value`, or -1 (an input or a constant).
 int producer_of(const graph::Graph& graph, const std::string& value);
 

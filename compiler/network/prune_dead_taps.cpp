@@ -85,11 +85,7 @@ bool prune(Graph& g, Node& conv) {
 int prune_dead_taps(Graph& g) {
   int pruned = 0;
   for (Node& n : g.nodes) pruned += prune(g, n);
-  if (pruned == 0) return 0;
-  // Weights replaced by their cropped copies may now be unread.
-  std::map<std::string, int> uses = count_uses(g);
-  for (auto it = g.initializers.begin(); it != g.initializers.end();)
-    it = uses.count(it->first) ? std::next(it) : g.initializers.erase(it);
+  if (pruned > 0) erase_unread_initializers(g);  // weights replaced by cropped copies
   return pruned;
 }
 
