@@ -27,9 +27,9 @@ class BatchNorm : public OpTemplate {
     return s;
   }
   static double epsilon(const Workload& w) {
-    int64_t e = w.param_or("eps_e9", 10000);
-    user_check(e > 0) << "batch_norm: eps_e9 (epsilon in units of 1e-9) must be positive, got " << e;
-    return double(e) * 1e-9;
+    int64_t e = w.param_or("eps_e15", 10000000000);
+    user_check(e > 0) << "batch_norm: eps_e15 (epsilon in units of 1e-15) must be positive, got " << e;
+    return double(e) * 1e-15;
   }
 
   ConfigSpace space(const Workload& w, const Target&) const override {

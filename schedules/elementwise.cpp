@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -105,6 +106,22 @@ std::pair<double, double> hard_sigmoid_coefficients(const Workload& w) {
 // hard_swish is x * hard_sigmoid(x) with ONNX's fixed alpha 1/6 and beta 0.5.
 const double kHardSwishAlpha = 1.0 / 6.0;
 
+// ONNX Pow as std::pow computes it: exp(y log|x|), negated where x < 0 and y is an odd
+// integer, NaN where x < 0 and y is not an integer, and 1 where y is 0 (0^0 included). A
+// negative base is common: LayerNorm written out squares x - mean with Pow(d, 2), and
+// GPT-2's GELU cubes x.
+Expr pow(const Expr& x, const Expr& y) {
+  DataType t = x.type();
+  auto c = [&](double v) { return ir::make_float(t, v); };
+  auto trunc = [&](const Expr& v) { return ir::make_cast(t, ir::make_cast(DataType::i64(), v)); };
+  Expr magnitude = math::exp(y * math::log(ir::make_call(t, "fabs", {x})));
+  Expr half = trunc(y) * c(0.5);
+  Expr odd = trunc(half) != half;
+  Expr negative_base = ir::make_select(trunc(y) == y, ir::make_select(odd, magnitude * c(-1), magnitude),
+                                       c(std::numeric_limits<double>::quiet_NaN()));
+  return ir::make_select(y == c(0), c(1), ir::make_select(x < c(0), negative_base, magnitude));
+}
+
 }  // namespace
 
 Expr elementwise_unary(const std::string& op, const Expr& x, const Workload& w) {
@@ -151,7 +168,7 @@ Expr elementwise_binary(const std::string& op, const Expr& x, const Expr& y) {
   if (op == "div") return x / y;
   if (op == "min") return ir::min(x, y);
   if (op == "max") return ir::max(x, y);
-  if (op == "pow") return math::exp(y * math::log(x));
+  if (op == "pow") return pow(x, y);
   // ONNX PRelu: y is the slope where x < 0.
   if (op == "prelu") return ir::make_select(x < ir::make_float(x.type(), 0), x * y, x);
   // Comparisons give f32 masks: 1 where they hold, else 0.

@@ -65,9 +65,9 @@ int run_model(const RunArgs& a) {
       throw;
     }
   }();
-  std::vector<std::vector<float>> in = read_inputs(m.inputs(), a.inputs);
-  std::vector<std::vector<float>> out;
-  for (const TensorInfo& t : m.outputs()) out.emplace_back(t.bytes / 4);
+  std::vector<std::string> in = read_inputs(m.inputs(), a.inputs);
+  std::vector<std::string> out;
+  for (const TensorInfo& t : m.outputs()) out.emplace_back(t.bytes, '\0');
   std::vector<const void*> ip;
   std::vector<void*> op;
   for (auto& v : in) ip.push_back(v.data());
@@ -90,7 +90,7 @@ Run add_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run a compiled model directory and time it");
   auto a = std::make_shared<RunArgs>();
   cmd->add_option("dir", a->dir, "Directory that kiln compile wrote")->required();
-  cmd->add_option("--input", a->inputs, "NAME=FILE (raw f32 or .npy), one per model input")->required();
+  cmd->add_option("--input", a->inputs, "NAME=FILE (.npy, or raw bytes of the input's dtype), one per model input")->required();
   cmd->add_option("--runs", a->runs, "Timed runs")->check(CLI::Range(1, 1000000))->capture_default_str();
   cmd->add_option("--threads", a->threads, "Threads (0: KILN_NUM_THREADS or all CPUs)")->check(CLI::Range(0, 1024));
   cmd->add_option("--output", a->output, "Directory for the outputs as NAME.npy");

@@ -14,6 +14,7 @@
 #include "rpc/farm/transport.h"
 #include "tools/farm_args.h"
 #include "tools/model_profile.h"
+#include "tools/npy_file.h"
 #include "tools/run_model.h"
 
 namespace kiln::tools {
@@ -25,15 +26,16 @@ std::string read_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-// model.json's "inputs" or "outputs" (every one f32: kiln compile writes no other today).
+// model.json's "inputs" or "outputs".
 std::vector<TensorInfo> tensors(const nlohmann::json& list, const std::string& what) {
   user_check(list.is_array()) << "model.json has no \"" << what << "\" list";
   std::vector<TensorInfo> out;
   for (const nlohmann::json& t : list) {
     TensorInfo info{t.value("name", ""), t.value("dtype", "f32"),
-                    t.value("shape", std::vector<int64_t>{}), 4};
-    user_check(info.dtype == "f32") << "model.json: " << what << " '" << info.name << "' is "
-                                    << info.dtype << "; kiln run --farm handles f32";
+                    t.value("shape", std::vector<int64_t>{}), 0};
+    info.bytes = dtype_bytes(info.dtype);
+    user_check(info.bytes > 0) << "model.json: " << what << " '" << info.name
+                               << "' has an unknown dtype '" << info.dtype << "'";
     for (int64_t d : info.shape) info.bytes *= static_cast<uint64_t>(d);
     out.push_back(std::move(info));
   }
@@ -85,14 +87,13 @@ int run_model_on_farm(const RunArgs& a) {
   nlohmann::json description = read_model_json(a.dir);
   const std::vector<TensorInfo> inputs = tensors(description["inputs"], "inputs");
   const std::vector<TensorInfo> outputs = tensors(description["outputs"], "outputs");
-  const std::vector<std::vector<float>> in = read_inputs(inputs, a.inputs);
+  const std::vector<std::string> in = read_inputs(inputs, a.inputs);
 
   farm::pb::Job job;
   job.set_so(read_bytes(a.dir + "/model.so"));
   farm::pb::ModelRun* model = job.mutable_model();
   model->set_params(read_bytes(a.dir + "/model.params"));
-  for (const std::vector<float>& v : in)
-    model->add_inputs(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+  for (const std::string& v : in) model->add_inputs(v);
   model->set_outputs(static_cast<uint32_t>(outputs.size()));
   model->set_warmup(1);
   job.set_repeat(static_cast<uint32_t>(a.runs));
@@ -120,14 +121,13 @@ int run_model_on_farm(const RunArgs& a) {
   for (double s : r.costs()) ms.push_back(s * 1e3);
   print_latency(ms, a.threads == 0 ? "the board's default" : std::to_string(a.threads),
                 " on worker " + r.worker_id());
-  std::vector<std::vector<float>> values;
+  std::vector<std::string> values;
   for (int i = 0; i < r.outputs_size(); ++i) {
     const std::string& b = r.outputs(i);
     user_check(b.size() == outputs[i].bytes)
         << "the board sent " << b.size() << " bytes for output '" << outputs[i].name << "', it has "
         << outputs[i].bytes;
-    values.emplace_back(b.size() / sizeof(float));
-    std::memcpy(values.back().data(), b.data(), b.size());
+    values.push_back(b);
   }
   write_outputs(a.output, outputs, values);
   return 0;

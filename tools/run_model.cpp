@@ -6,30 +6,32 @@
 #include <iostream>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "compiler/base/error.h"
 #include "tools/npy_file.h"
 
 namespace kiln::tools {
 
-std::vector<std::vector<float>> read_inputs(const std::vector<TensorInfo>& inputs,
-                                            const std::vector<std::string>& specs) {
+std::vector<std::string> read_inputs(const std::vector<TensorInfo>& inputs,
+                                     const std::vector<std::string>& specs) {
   std::map<std::string, std::string> files;
   for (const std::string& spec : specs) {
     size_t eq = spec.rfind('=');
     user_check(eq != std::string::npos) << "--input " << spec << ": expected NAME=FILE";
     files[spec.substr(0, eq)] = spec.substr(eq + 1);
   }
-  std::vector<std::vector<float>> in;
+  std::vector<std::string> in;
   for (const TensorInfo& t : inputs) {
     auto it = files.find(t.name);
     user_check(it != files.end()) << "no --input " << t.name << "=FILE for the model's input "
                                   << t.name;
-    F32File f = read_f32_file(it->second);
-    user_check(f.values.size() * 4 == t.bytes)
-        << it->second << ": " << f.values.size() << " values, input " << t.name << " needs "
-        << t.bytes / 4;
-    in.push_back(std::move(f.values));
+    const TensorFile f = read_tensor_file(it->second);
+    std::string bytes = converted(f, t.dtype, it->second + " (input " + t.name + ")");
+    user_check(bytes.size() == t.bytes)
+        << it->second << ": " << bytes.size() / dtype_bytes(t.dtype) << " values, input " << t.name
+        << " needs " << t.bytes / dtype_bytes(t.dtype) << " (" << t.dtype << ")";
+    in.push_back(std::move(bytes));
     files.erase(it);
   }
   user_check(files.empty()) << "--input " << files.begin()->first
@@ -47,14 +49,26 @@ void print_latency(const std::vector<double>& ms, const std::string& threads,
             << sorted.front() << " ms, max " << sorted.back() << " ms\n";
 }
 
+std::string output_file_name(const std::string& name) {
+  std::string out;
+  for (char c : name)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
+  if (out.empty() || out[0] == '.') out.insert(out.begin(), '_');  // no hidden or empty name
+  return out;
+}
+
 void write_outputs(const std::string& dir, const std::vector<TensorInfo>& outputs,
-                   const std::vector<std::vector<float>>& values) {
+                   const std::vector<std::string>& values) {
   namespace fs = std::filesystem;
   if (dir.empty()) return;
   fs::create_directories(dir);
+  std::set<std::string> taken;
   for (size_t i = 0; i < values.size(); ++i) {
-    std::string path = (fs::path(dir) / (outputs[i].name + ".npy")).string();
-    write_npy(path, values[i], outputs[i].shape);
+    std::string file = output_file_name(outputs[i].name);
+    if (!taken.insert(file).second) file.append(1, '_').append(std::to_string(i));  // a clash
+    taken.insert(file);
+    std::string path = (fs::path(dir) / (file + ".npy")).string();
+    write_npy(path, outputs[i].dtype, outputs[i].shape, values[i]);
     std::cout << "wrote " << path << "\n";
   }
 }

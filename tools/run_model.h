@@ -19,19 +19,26 @@ struct RunArgs {
   double timeout_s = 600;
 };
 
-// The values of every model input, in the model's order, from --input NAME=FILE specs: every
-// input needs exactly one, of the right size. UserError naming the input or file otherwise.
-std::vector<std::vector<float>> read_inputs(const std::vector<TensorInfo>& inputs,
-                                            const std::vector<std::string>& specs);
+// The bytes of every model input, in the model's order, from --input NAME=FILE specs: every
+// input needs exactly one, of the right size; a .npy of another dtype is converted where each
+// value survives (an int32 or float file of token ids for an i64 input). UserError naming the
+// input or file otherwise.
+std::vector<std::string> read_inputs(const std::vector<TensorInfo>& inputs,
+                                     const std::vector<std::string>& specs);
 
 // "latency over N runs (T threads): median ... ms, mean ..., min ..., max ..." (`where`, e.g.
 // " on worker w3", goes after the thread count).
 void print_latency(const std::vector<double>& ms, const std::string& threads,
                    const std::string& where = "");
 
-// Each output as DIR/NAME.npy, one "wrote PATH" line each; nothing when `dir` is empty.
+// An output's file name: its name with every character but letters, digits, '.', '-' and '_'
+// made '_' (exporters name outputs "/encoder/layer.0/Add_output_0").
+std::string output_file_name(const std::string& name);
+
+// Each output (`values`: its bytes) as DIR/NAME.npy of its dtype, one "wrote PATH" line each;
+// nothing when `dir` is empty. Names that clash once made file names get "_INDEX".
 void write_outputs(const std::string& dir, const std::vector<TensorInfo>& outputs,
-                   const std::vector<std::vector<float>>& values);
+                   const std::vector<std::string>& values);
 
 // `kiln run DIR --farm HOST:PORT --key KEY`: run_farm.cpp (only in builds with the farm).
 int run_model_on_farm(const RunArgs& a);

@@ -183,6 +183,26 @@ TEST(ElementwiseTemplate, SharedCheckPath) {
   }
 }
 
+// Pow of negative bases by integer exponents (LayerNorm's squared deviation, GPT-2's cube):
+// the sign follows the exponent's parity, as std::pow's; y = 0 gives 1.
+TEST(ElementwiseTemplate, PowOfNegativeBasesByIntegerExponents) {
+  const std::vector<float> exponents = {0, 1, 2, 3, -1, -2, 4, 5, -3};
+  Workload w = ew("pow", {{4, 9}, {1, 9}});
+  InputCheck check{11, nullptr, w.dtype, tolerance(w.dtype)};
+  check.adjust = [&](const schedules::KernelArg& arg, schedules::Values& v) {
+    if (arg.logical.name == "b") {
+      for (size_t i = 0; i < v.size(); ++i) v[i] = exponents[i % exponents.size()];
+    } else {
+      for (float& x : v) x = 2 * x;  // [-2, 2]
+    }
+  };
+  for (const std::string target : {"x86-avx2", "arm-neon"}) {
+    const schedules::OpTemplate& tpl = schedules::elementwise_flat_template("pow");
+    std::string skip = check_template_inputs(tpl, w, target, tpl.fallback(w, target_from_name(target)), check);
+    if (!skip.empty()) GTEST_SKIP() << skip;
+  }
+}
+
 // The math activations as fused epilogues of another operator (schedules/epilogue.cpp).
 TEST(ElementwiseTemplate, MathEpiloguesOnDense) {
   for (const auto& [epi, target] : std::vector<std::pair<std::string, std::string>>{

@@ -240,6 +240,19 @@ TEST(NetworkOps, LayerNormalizationOpset17WithoutBias) {
   expect_host_matches_reference(b.bytes());
 }
 
+// BERT's epsilon 1e-12, on rows whose variance (1e-10) it is not negligible against: an epsilon
+// rounded to 1e-9 would scale the output by 0.3.
+TEST(NetworkOps, LayerNormalizationWithBertsTinyEpsilon) {
+  ModelBuilder b(17);
+  b.input("x", graph::DataType::f32(), {4, 16});
+  b.initializer("gamma", random_tensor({16}, 4, 1.0f));
+  auto& n = b.node("LayerNormalization", {"x", "gamma"}, {"y"});
+  attr_float(n, "epsilon", 1e-12f);
+  b.output("y");
+  HostTensor x = random_tensor({4, 16}, 5, 1e-5f);
+  expect_host_matches_reference(b.bytes(), {}, {{"x", x}});
+}
+
 // A detection neck's upsampling: nearest 2x by scales (opset 13, and Upsample at opset 9),
 // linear to given sizes with half_pixel and align_corners.
 TEST(NetworkOps, ResizeAndUpsample) {
