@@ -14,15 +14,10 @@ using ir::Expr;
 using ir::Var;
 
 const std::vector<std::string>& reduce_ops() {
-  static const std::vector<std::string> k = {"reduce_sum", "reduce_mean", "reduce_max"};
+  static const std::vector<std::string> k = {"reduce_sum", "reduce_mean", "reduce_max",
+                                             "reduce_min"};
   return k;
 }
-
-namespace {
-
-struct ReduceShape {
-  int64_t outer, reduced, inner;
-};
 
 ReduceShape reduce_shape(const Workload& w) {
   ReduceShape s{w.param("outer"), w.param("reduced"), w.param("inner")};
@@ -30,6 +25,8 @@ ReduceShape reduce_shape(const Workload& w) {
       << w.op << ": outer, reduced and inner must be positive in " << w.str();
   return s;
 }
+
+namespace {
 
 // Buffers of partial results up to this many floats live on the stack; larger rows go to
 // the kernel's workspace.
@@ -75,10 +72,12 @@ class Reduce : public OpTemplate {
     Values y(static_cast<size_t>(s.outer * s.inner));
     for (int64_t o = 0; o < s.outer; ++o)
       for (int64_t i = 0; i < s.inner; ++i) {
-        double acc = op_ == "reduce_max" ? -DBL_MAX : 0.0;
+        double acc = op_ == "reduce_max" ? -DBL_MAX : op_ == "reduce_min" ? DBL_MAX : 0.0;
         for (int64_t r = 0; r < s.reduced; ++r) {
           double v = in[0][static_cast<size_t>((o * s.reduced + r) * s.inner + i)];
-          acc = op_ == "reduce_max" ? std::max(acc, v) : acc + v;
+          acc = op_ == "reduce_max"   ? std::max(acc, v)
+                : op_ == "reduce_min" ? std::min(acc, v)
+                                      : acc + v;
         }
         if (op_ == "reduce_mean") acc /= double(s.reduced);
         y[static_cast<size_t>(o * s.inner + i)] = static_cast<float>(acc);
@@ -90,11 +89,13 @@ class Reduce : public OpTemplate {
   ScheduledKernel schedule(const Workload& w, const Target& t, const Config& cfg) const override {
     ReduceShape s = reduce_shape(w);
     const DataType f32 = DataType::f32();
-    const bool is_max = op_ == "reduce_max";
+    const bool is_max = op_ == "reduce_max", is_min = op_ == "reduce_min";
     const int64_t p = cfg["partials"], chunks = (s.reduced + p - 1) / p;
-    const Expr identity = ir::make_float(f32, is_max ? -FLT_MAX : 0.0);
+    const Expr identity = ir::make_float(f32, is_max ? -FLT_MAX : is_min ? FLT_MAX : 0.0);
     auto combine = [&](Expr v, std::vector<ir::IterVar> axes) {
-      return is_max ? te::max_reduce(v, std::move(axes)) : te::sum(v, std::move(axes));
+      return is_max   ? te::max_reduce(v, std::move(axes))
+             : is_min ? te::min_reduce(v, std::move(axes))
+                      : te::sum(v, std::move(axes));
     };
     te::Tensor x = te::placeholder({s.outer, s.reduced, s.inner}, w.dtype, "X");
     // part[o, l, i]: lane l's result over the reduced elements l, l + p, l + 2p, ...
@@ -161,7 +162,7 @@ const OpTemplate& reduce_template(const std::string& op) {
   }();
   auto it = k.find(op);
   user_check(it != k.end()) << "unknown reduce op '" << op
-                            << "' (valid: reduce_sum, reduce_mean, reduce_max)";
+                            << "' (valid: reduce_sum, reduce_mean, reduce_max, reduce_min)";
   return *it->second;
 }
 

@@ -5,6 +5,7 @@
 #include "compiler/base/error.h"
 #include "schedules/amx_conv2d.h"
 #include "schedules/amx_dense.h"
+#include "schedules/arg_reduce.h"
 #include "schedules/batch_matmul.h"
 #include "schedules/batch_norm.h"
 #include "schedules/cast.h"
@@ -12,6 +13,7 @@
 #include "schedules/conv2d_depthwise_mult.h"
 #include "schedules/conv2d_lowp.h"
 #include "schedules/conv2d_transpose.h"
+#include "schedules/cumsum.h"
 #include "schedules/data_movement.h"
 #include "schedules/dense.h"
 #include "schedules/dense_lowp.h"
@@ -114,6 +116,10 @@ const std::vector<const OpTemplate*>& all_templates() {
       &reduce_template("reduce_sum"),
       &reduce_template("reduce_mean"),
       &reduce_template("reduce_max"),
+      &reduce_template("reduce_min"),
+      &arg_reduce_template("arg_max"),
+      &arg_reduce_template("arg_min"),
+      &cumsum_template(),
       &reshape_template(),
       &batch_matmul_template(),
       // precision conversion at the edges of low-precision regions
@@ -148,6 +154,10 @@ std::vector<std::string> shape_form(const std::string& op) {
       {"reduce_sum", {"outer", "reduced", "inner"}},
       {"reduce_mean", {"outer", "reduced", "inner"}},
       {"reduce_max", {"outer", "reduced", "inner"}},
+      {"reduce_min", {"outer", "reduced", "inner"}},
+      {"arg_max", {"outer", "reduced", "inner"}},
+      {"arg_min", {"outer", "reduced", "inner"}},
+      {"cumsum", {"outer", "reduced", "inner"}},
       {"cast", {"elements"}},
   };
   auto it = k.find(op);

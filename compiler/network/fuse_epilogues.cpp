@@ -53,8 +53,14 @@ Node epilogue_node(const Node& reader, const std::string& value) {
   return e;
 }
 
-bool can_have_epilogue(const Node& n) {
-  return n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul";
+// Conv, Gemm and a MatMul by a constant 2-D B (a dense layer); not a batched MatMul of two
+// computed operands (attention's scores, to which T5 adds a position bias), whose kernel has
+// no epilogue.
+bool can_have_epilogue(const Graph& g, const Node& n) {
+  if (n.op_type == "Conv" || n.op_type == "Gemm") return true;
+  if (n.op_type != "MatMul") return false;
+  std::optional<graph::ValueType> b = g.type_of(n.inputs[1]);
+  return g.is_constant(n.inputs[1]) && b && b->shape && b->shape->size() == 2;
 }
 
 }  // namespace
@@ -78,7 +84,7 @@ int fuse_epilogues(Graph& graph) {
     std::map<std::string, int> uses = count_uses(graph);
     for (size_t i = 0; i < graph.nodes.size() && !changed; ++i) {
       Node& producer = graph.nodes[i];
-      if (!can_have_epilogue(producer)) continue;
+      if (!can_have_epilogue(graph, producer)) continue;
       const std::string value = producer.outputs[0];
       if (uses[value] != 1) continue;
       auto reader = std::find_if(graph.nodes.begin() + static_cast<long>(i) + 1, graph.nodes.end(),

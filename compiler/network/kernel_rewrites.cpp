@@ -9,6 +9,7 @@
 #include "compiler/network/fuse_matmul_bias.h"
 #include "compiler/network/fuse_silu.h"
 #include "compiler/network/instance_norm_to_layer_norm.h"
+#include "compiler/network/lift_1d_to_2d.h"
 #include "compiler/network/prune_dead_taps.h"
 #include "compiler/network/split_to_slices.h"
 #include "compiler/network/split_variadic.h"
@@ -18,9 +19,9 @@ namespace kiln::network {
 
 std::string RewriteCounts::str() const {
   return std::to_string(layer_norms) + " LayerNormalization, " + std::to_string(gelus) + " Gelu, " +
-         std::to_string(silus) + " Silu, " + std::to_string(matmul_biases) +
-         " MatMul+bias fused, " + std::to_string(splits) + " Split sliced, " +
-         std::to_string(variadic) + " Max/Min split into binary nodes, " +
+         std::to_string(silus) + " Silu, " + std::to_string(lifted_1d) + " 1-D nodes as 2-D, " +
+         std::to_string(matmul_biases) + " MatMul+bias fused, " + std::to_string(splits) +
+         " Split sliced, " + std::to_string(variadic) + " Max/Min split into binary nodes, " +
          std::to_string(instance_norms) + " InstanceNormalization as LayerNormalization, " +
          std::to_string(wheres) + " Where as arithmetic, " + std::to_string(pruned_convs) +
          " Conv kernels cut to their live taps";
@@ -35,6 +36,7 @@ RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
   c.layer_norms = fuse_layer_norm(graph);
   c.gelus = fuse_gelu(graph);
   c.silus = fuse_silu(graph);
+  c.lifted_1d = lift_1d_to_2d(graph);  // before the Conv passes below see the 2-D Conv
   c.pruned_convs = prune_dead_taps(graph);
   // After GELU: its input is often a Linear's output, read by two nodes until then.
   c.matmul_biases = fuse_matmul_bias(graph);

@@ -131,4 +131,44 @@ MappedNode map_reduce(Graph& g, const Node& n, const std::string& op) {
   return m;
 }
 
+namespace {
+
+// The workload shape of a tensor flattened around `axis`: [outer, axis extent, inner].
+void set_around_axis(Workload& w, const std::vector<int64_t>& x, int64_t axis) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x[static_cast<size_t>(i)];
+  for (size_t i = static_cast<size_t>(axis) + 1; i < x.size(); ++i) inner *= x[i];
+  w.params["outer"] = outer, w.params["reduced"] = x[static_cast<size_t>(axis)];
+  w.params["inner"] = inner;
+}
+
+}  // namespace
+
+MappedNode map_arg_reduce(Graph& g, const Node& n, const std::string& op) {
+  std::vector<int64_t> x = dims_of(g, n.inputs[0]);
+  const int64_t rank = static_cast<int64_t>(x.size());
+  node_check(rank >= 1) << "a scalar input has no axis to search";
+  MappedNode m;
+  m.workload.op = op;
+  // keepdims only changes the output's shape, not its row-major memory.
+  set_around_axis(m.workload, x, normalized_axis(g, n, n.attr_int("axis", 0), rank));
+  m.workload.params["select_last"] = n.attr_int("select_last_index", 0) != 0;
+  m.operands = {{"X", n.inputs[0]}};
+  return m;
+}
+
+MappedNode map_cumsum(Graph& g, const Node& n) {
+  std::vector<int64_t> x = dims_of(g, n.inputs[0]);
+  const int64_t rank = static_cast<int64_t>(x.size());
+  std::vector<int64_t> axis = constant_ints(g, n, 1, "axis");
+  node_check(axis.size() == 1) << "axis must hold one value, got " << axis.size();
+  MappedNode m;
+  m.workload.op = "cumsum";
+  set_around_axis(m.workload, x, normalized_axis(g, n, axis[0], rank));
+  m.workload.params["exclusive"] = n.attr_int("exclusive", 0) != 0;
+  m.workload.params["reverse"] = n.attr_int("reverse", 0) != 0;
+  m.operands = {{"X", n.inputs[0]}};
+  return m;
+}
+
 }  // namespace kiln::network::mapping

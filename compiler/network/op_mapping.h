@@ -90,9 +90,12 @@ MappedNode map_batch_norm(Graph& g, const Node& n);
 MappedNode map_softmax(Graph& g, const Node& n);
 // LayerNormalization over the axes from `axis` on, as [rows, columns].
 MappedNode map_layer_norm(Graph& g, const Node& n);
-// ReduceSum / ReduceMean / ReduceMax over axes that are neighbours once extent-1 axes are
-// ignored, as [outer, reduced, inner]; GlobalMaxPool is a max over H, W.
+// ReduceSum / ReduceMean / ReduceMax / ReduceMin over axes that are neighbours once extent-1
+// axes are ignored, as [outer, reduced, inner]; GlobalMaxPool is a max over H, W.
 MappedNode map_reduce(Graph& g, const Node& n, const std::string& op);
+// ArgMax / ArgMin ("arg_max" / "arg_min") and CumSum along one axis, as [outer, axis, inner].
+MappedNode map_arg_reduce(Graph& g, const Node& n, const std::string& op);
+MappedNode map_cumsum(Graph& g, const Node& n);
 
 // map_data_movement.cpp
 // Flatten, Reshape, Squeeze, Unsqueeze: a copy into the new shape.

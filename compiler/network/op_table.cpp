@@ -73,6 +73,10 @@ const std::map<std::string, Mapper>& table() {
       {"ReduceSum", reduction("reduce_sum")},
       {"ReduceMean", reduction("reduce_mean")},
       {"ReduceMax", reduction("reduce_max")},
+      {"ReduceMin", reduction("reduce_min")},
+      {"ArgMax", [](Graph& g, const Node& n) { return map_arg_reduce(g, n, "arg_max"); }},
+      {"ArgMin", [](Graph& g, const Node& n) { return map_arg_reduce(g, n, "arg_min"); }},
+      {"CumSum", map_cumsum},
       {"GlobalMaxPool", reduction("reduce_max")},
       {"Cast", map_cast},
       {"Expand", map_expand},
@@ -112,13 +116,25 @@ MappedNode map_node(Graph& g, const Node& n) {
     non_float |= t->dtype != graph::DataType::f32() && !half;
   }
   // Integers and truth values are held in f32, which keeps them exact through comparisons,
-  // selections, gathers and copies; integer arithmetic (Div truncates) would not be.
+  // selections, gathers and copies, and through sums, differences, products, quotients
+  // (truncated, as ONNX divides integers) and running sums while they stay below 2^24: token
+  // positions, box coordinates, relative distances and mask counts do.
   static const std::set<std::string> kExactInF32 = {
-      "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "Where", "Cast",
-      "Gather", "Expand", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Slice", "Transpose"};
+      "Equal",     "Less",      "Greater",   "LessOrEqual", "GreaterOrEqual",
+      "Not",       "Where",     "Cast",      "Gather",      "Expand",
+      "Reshape",   "Flatten",   "Squeeze",   "Unsqueeze",   "Concat",
+      "Slice",     "Transpose", "Add",       "Sub",         "Mul",
+      "Div",       "Neg",       "Abs",       "Max",         "Min",
+      "ReduceSum", "ReduceMax", "ReduceMin", "CumSum",      "ArgMax",
+      "ArgMin"};
   node_check(!non_float || kExactInF32.count(n.op_type))
       << "integer or bool " << n.op_type << " is not supported (integer and bool values take "
-      << "part in comparisons, Not, Where, Cast, Gather and data movement only)";
+      << "part in comparisons, Not, Where, Cast, Gather, data movement, +, -, *, /, Abs, Neg, "
+      << "Max, Min, ReduceSum/Max/Min, CumSum and ArgMax/ArgMin only)";
+  const std::optional<graph::ValueType> out = g.type_of(n.outputs[0]);
+  if (n.op_type == "Div" &&
+      (out->dtype == graph::DataType::i64() || out->dtype == graph::DataType::i32()))
+    m.workload.epilogue.push_back("trunc");  // 7 / 2 is 3 between integers
   return m;
 }
 

@@ -52,15 +52,16 @@ std::unique_ptr<Compiled> compile_with_reference(
   return c;
 }
 
-void expect_close(const std::vector<float>& got, const graph::HostTensor& want,
+// `got` and `want` of any one dtype, compared as numbers (integers and truth values exactly,
+// in effect: they are whole numbers far apart).
+void expect_close(const graph::HostTensor& got, const graph::HostTensor& want,
                   const std::string& name, double rtol = 1e-4) {
-  ASSERT_EQ(static_cast<int64_t>(got.size()), want.numel()) << name;
-  const float* w = want.data<float>();
+  ASSERT_EQ(got.numel(), want.numel()) << name;
+  const std::vector<double> g = got.to_f64(), w = want.to_f64();
   Closeness c = judge_closeness(
-      got.size(), [&](size_t k) { return double(got[k]); }, [&](size_t k) { return double(w[k]); },
-      rtol);
+      g.size(), [&](size_t k) { return g[k]; }, [&](size_t k) { return w[k]; }, rtol);
   EXPECT_TRUE(c.close) << name << ": " << c.mismatches << " mismatches, first at " << c.first
-                       << " (got " << got[c.first] << ", want " << w[c.first] << ")";
+                       << " (got " << g[c.first] << ", want " << w[c.first] << ")";
 }
 
 }  // namespace
@@ -81,10 +82,15 @@ CompileReport expect_host_matches_reference(const std::string& bytes,
   Model m = Model::load(c->out() + "/model.so", c->out() + "/model.params", 1);
   std::vector<const void*> in_ptrs;
   for (const TensorInfo& t : m.inputs()) in_ptrs.push_back(c->inputs.at(t.name).raw());
-  std::vector<std::vector<float>> got;
+  // Each output in the ONNX output's own type (the model converts int64 and bool outputs).
+  std::vector<graph::HostTensor> got;
   std::vector<void*> out_ptrs;
-  for (const TensorInfo& t : m.outputs()) got.emplace_back(t.bytes / 4);
-  for (auto& o : got) out_ptrs.push_back(o.data());
+  for (const TensorInfo& t : m.outputs()) {
+    const graph::HostTensor& want = c->want.at(t.name);
+    got.emplace_back(want.dtype(), want.shape());
+    EXPECT_EQ(t.bytes, got.back().nbytes()) << t.name << " is " << t.dtype;
+  }
+  for (auto& o : got) out_ptrs.push_back(o.raw());
   m.run(std::span<const void* const>(in_ptrs), std::span<void* const>(out_ptrs));
   for (size_t i = 0; i < got.size(); ++i)
     expect_close(got[i], c->want.at(m.outputs()[i].name), m.outputs()[i].name);
@@ -118,9 +124,9 @@ std::string expect_arm_matches_reference(const std::string& bytes, const std::st
   cmd += " --repeat 1 --save " + saved + " > /dev/null";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const std::string& first = c->report.program.output_names.at(0);
-  std::vector<float> got(static_cast<size_t>(c->want.at(first).numel()));
+  graph::HostTensor got(c->want.at(first).dtype(), c->want.at(first).shape());
   std::ifstream f(saved, std::ios::binary);
-  f.read(reinterpret_cast<char*>(got.data()), static_cast<std::streamsize>(got.size() * 4));
+  f.read(reinterpret_cast<char*>(got.raw()), static_cast<std::streamsize>(got.nbytes()));
   EXPECT_TRUE(f.good()) << "model_app wrote no output";
   expect_close(got, c->want.at(first), first, rtol);
   return "";

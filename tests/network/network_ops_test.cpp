@@ -240,6 +240,75 @@ TEST(NetworkOps, LayerNormalizationOpset17WithoutBias) {
   expect_host_matches_reference(b.bytes());
 }
 
+// Conv1d stacks as audio and text models have them (Whisper, wav2vec2), BatchNorm1d on
+// [N, C, L] and on [N, C] (LeViT, MLP heads), 1-D pools and AdaptiveAvgPool1d (Swin's pooler):
+// each runs as the 2-D kernel over a height-1 map.
+TEST(NetworkOps, OneDimensionalConvPoolAndBatchNorm) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 6, 40});
+  b.initializer("w1", random_tensor({8, 6, 5}, 1, 0.3f));
+  b.initializer("b1", random_tensor({8}, 2, 0.1f));
+  auto& c1 = b.node("Conv", {"x", "w1", "b1"}, {"c1"});
+  attr_ints(c1, "pads", {2, 2});
+  attr_ints(c1, "strides", {2});  // [1, 8, 20]
+  b.initializer("bn_scale", random_tensor({8}, 3, 0.5f));
+  b.initializer("bn_bias", random_tensor({8}, 4, 0.1f));
+  b.initializer("bn_mean", random_tensor({8}, 5, 0.1f));
+  b.initializer("bn_var", f32_tensor({8}, {1, 2, 0.5, 1, 1.5, 1, 0.8, 1.2}));
+  b.node("BatchNormalization", {"c1", "bn_scale", "bn_bias", "bn_mean", "bn_var"}, {"n1"});
+  b.node("Sigmoid", {"n1"}, {"g1"});
+  b.initializer("w2", random_tensor({8, 4, 3}, 6, 0.3f));  // groups 2, dilation 2
+  auto& c2 = b.node("Conv", {"g1", "w2"}, {"c2"});
+  attr_int(c2, "group", 2);
+  attr_ints(c2, "dilations", {2});
+  attr_ints(c2, "pads", {2, 2});  // [1, 8, 20]
+  b.node("Add", {"c2", "g1"}, {"r"});
+  auto& mp = b.node("MaxPool", {"r"}, {"p"});
+  attr_ints(mp, "kernel_shape", {3});
+  attr_ints(mp, "strides", {2});
+  attr_ints(mp, "pads", {1, 1});  // [1, 8, 10]
+  b.initializer("wt", random_tensor({8, 4, 4}, 7, 0.3f));
+  auto& ct = b.node("ConvTranspose", {"p", "wt"}, {"u"});
+  attr_ints(ct, "strides", {2});
+  attr_ints(ct, "pads", {1, 1});  // [1, 4, 20]
+  b.node("Relu", {"u"}, {"a"});
+  auto& ap = b.node("AveragePool", {"a"}, {"q"});
+  attr_ints(ap, "kernel_shape", {2});
+  attr_ints(ap, "strides", {2});                // [1, 4, 10]
+  b.node("GlobalAveragePool", {"q"}, {"gap"});  // [1, 4, 1]
+  b.initializer("flat", HostTensor::i64_vector({1, 4}));
+  b.node("Reshape", {"gap", "flat"}, {"v"});
+  b.initializer("s2", random_tensor({4}, 8, 0.5f));
+  b.initializer("b2", random_tensor({4}, 9, 0.1f));
+  b.initializer("m2", random_tensor({4}, 10, 0.1f));
+  b.initializer("v2", f32_tensor({4}, {1, 0.5, 2, 1}));
+  b.node("BatchNormalization", {"v", "s2", "b2", "m2", "v2"}, {"y"});  // on [N, C]
+  b.output("y");
+  b.output("q");
+  CompileReport r = expect_host_matches_reference(b.bytes());
+  EXPECT_EQ(r.bn_folded, 1);  // BatchNorm1d after Conv1d folds into it, as in 2-D
+  std::vector<std::string> ops = layer_ops(r);
+  for (const char* op : {"Conv", "MaxPool", "ConvTranspose", "AveragePool"})
+    EXPECT_GE(count(ops, op), 1) << op;
+  std::string skip = expect_arm_neon_matches_reference(b.bytes());
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+// T5's attention adds a computed position bias to Q.K^T: the batched MatMul takes no epilogue,
+// so the Add stays an elementwise kernel (it was fused, then refused).
+TEST(NetworkOps, BatchedMatMulKeepsItsAddOfAComputedBias) {
+  ModelBuilder b(13);
+  b.input("q", graph::DataType::f32(), {2, 3, 4, 8});
+  b.input("k", graph::DataType::f32(), {2, 3, 8, 4});
+  b.input("bias", graph::DataType::f32(), {2, 3, 4, 4});
+  b.node("MatMul", {"q", "k"}, {"scores"});
+  b.node("Add", {"scores", "bias"}, {"biased"});
+  attr_int(b.node("Softmax", {"biased"}, {"y"}), "axis", -1);
+  b.output("y");
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(count(ops, "Add"), 1);
+}
+
 // BERT's epsilon 1e-12, on rows whose variance (1e-10) it is not negligible against: an epsilon
 // rounded to 1e-9 would scale the output by 0.3.
 TEST(NetworkOps, LayerNormalizationWithBertsTinyEpsilon) {
