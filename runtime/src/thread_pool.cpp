@@ -1,12 +1,17 @@
 // The persistent thread pool behind kiln_runtime_api::parallel_for.
 //
 // Workers spin for a short while (kSpinTime) after each job, then sleep on the job
-// generation counter (std::atomic::wait, a futex on Linux), and acknowledge every
-// generation, taking part or not. The spin is what makes back-to-back kernels (the layers
-// of a network) cheap to start: waking a futex-sleeping thread costs tens of microseconds
-// in a VM, more than a small layer takes. That
-// acknowledgement is what makes the single job slot safe to reuse: the dispatcher rewrites it
-// only once every worker has finished reading it.
+// generation counter (std::atomic::wait, a futex on Linux). The spin is what makes
+// back-to-back kernels (the layers of a network) cheap to start: waking a futex-sleeping
+// thread costs tens of microseconds in a VM, more than a small layer takes.
+//
+// Chunk 0 is the caller's; the others are claimed, not assigned: the workers, and the caller
+// once its own chunk is done, take chunk indices from one counter tagged with the job's
+// generation, so a worker the OS has not scheduled yet delays nothing (on a 2-vCPU VM that
+// wait was a whole scheduler tick, 4 ms, in a network that runs in 0.1 ms): the caller runs
+// the chunks nobody took. A worker that wakes late
+// finds the generation moved on and claims nothing. The job slot is rewritten only once every
+// claimed chunk has finished, so a worker reading it after a successful claim reads its job.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -86,15 +91,18 @@ struct ThreadPool::State {
   std::vector<std::thread> workers;
   std::mutex dispatch;  // one job at a time
 
-  // The job slot: written by the dispatcher before it bumps `generation`, read by workers after
-  // they observe the new generation.
+  // The job slot: written by the dispatcher before it publishes the job in `claims`, read by
+  // whoever claims one of its chunks.
   kiln_parallel_body body = nullptr;
   void* closure = nullptr;
   int64_t extent = 0;
   int chunks = 0;
 
-  std::atomic<uint32_t> generation{0};
-  std::atomic<int> pending{0};  // workers yet to acknowledge the current generation
+  std::atomic<uint32_t> generation{0};  // bumped per job: what sleeping workers wait on
+  // The current job's generation (high 32 bits) and how many of its chunks are still to be
+  // handed out (low 32 bits): claiming one takes chunk `chunks - remaining` (1 .. chunks - 1).
+  std::atomic<uint64_t> claims{0};
+  std::atomic<int> finished{0};  // chunks of the current job done
   std::atomic<int32_t> status{0};
   std::atomic<bool> stop{false};
 
@@ -111,15 +119,32 @@ struct ThreadPool::State {
     }
   }
 
-  void worker_loop(int index) {
+  // Runs chunk i and counts it done, waking the caller when it was the last.
+  void finish_chunk(int i) {
+    run_chunk(i);
+    if (finished.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks) finished.notify_one();
+  }
+
+  // Runs chunks of job `gen` until none is left to claim. The job slot is read only after a
+  // claim succeeded: until that chunk finishes, the caller cannot publish another job.
+  void run_claimed_chunks(uint32_t gen) {
+    uint64_t c = claims.load(std::memory_order_acquire);
+    for (;;) {
+      if (static_cast<uint32_t>(c >> 32) != gen || static_cast<uint32_t>(c) == 0) return;
+      if (!claims.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel)) continue;
+      finish_chunk(chunks - static_cast<int>(static_cast<uint32_t>(c)));
+      c = claims.load(std::memory_order_acquire);
+    }
+  }
+
+  void worker_loop() {
     t_in_parallel = true;
     uint32_t seen = 0;
     for (;;) {
       if (!spin_until_changed(generation, seen)) generation.wait(seen, std::memory_order_acquire);
       seen = generation.load(std::memory_order_acquire);
       if (stop.load(std::memory_order_relaxed)) return;
-      if (index < chunks) run_chunk(index);
-      if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) pending.notify_one();
+      run_claimed_chunks(seen);
     }
   }
 
@@ -140,7 +165,7 @@ ThreadPool::ThreadPool(int num_threads) : state_(std::make_unique<State>()) {
   state_->num_threads = num_threads == 0 ? default_num_threads() : num_threads;
   try {
     for (int i = 1; i < state_->num_threads; ++i) {
-      state_->workers.emplace_back([s = state_.get(), i] { s->worker_loop(i); });
+      state_->workers.emplace_back([s = state_.get()] { s->worker_loop(); });
     }
   } catch (const std::system_error& e) {
     state_->shut_down();
@@ -169,16 +194,20 @@ int32_t ThreadPool::parallel_for(int64_t extent, kiln_parallel_body body, void* 
   s.extent = extent;
   s.chunks = static_cast<int>(std::min<int64_t>(s.num_threads, extent));
   s.status.store(0, std::memory_order_relaxed);
-  s.pending.store(s.num_threads - 1, std::memory_order_relaxed);
-  s.generation.fetch_add(1, std::memory_order_release);
+  s.finished.store(0, std::memory_order_relaxed);
+  const uint32_t gen = s.generation.load(std::memory_order_relaxed) + 1;
+  s.claims.store(uint64_t{gen} << 32 | static_cast<uint32_t>(s.chunks - 1),
+                 std::memory_order_release);
+  s.generation.store(gen, std::memory_order_release);
   s.generation.notify_all();
 
   t_in_parallel = true;
-  s.run_chunk(0);
+  s.finish_chunk(0);
+  s.run_claimed_chunks(gen);  // the chunks no worker has taken yet
   t_in_parallel = false;
 
-  for (int left; (left = s.pending.load(std::memory_order_acquire)) != 0;) {
-    if (!spin_until_changed(s.pending, left)) s.pending.wait(left, std::memory_order_acquire);
+  for (int done; (done = s.finished.load(std::memory_order_acquire)) != s.chunks;) {
+    if (!spin_until_changed(s.finished, done)) s.finished.wait(done, std::memory_order_acquire);
   }
   return s.status.load(std::memory_order_relaxed);
 }

@@ -90,7 +90,8 @@ class ThreadPool {
   int num_threads() const;
 
   // Splits [0, extent) into at most num_threads() contiguous chunks of near-equal size, runs
-  // `body` on each (chunk i on worker i, chunk 0 on the caller) and returns the first non-zero
+  // `body` on each (chunk 0 on the caller; the others on whichever workers claim them first,
+  // the caller taking those still unclaimed when its own is done) and returns the first non-zero
   // status any chunk returned, or 0. A call made from inside a parallel body (of any pool) runs
   // the whole range serially on the calling thread: nested parallelism would only oversubscribe.
   int32_t parallel_for(int64_t extent, kiln_parallel_body body, void* closure);
