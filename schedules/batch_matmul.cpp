@@ -137,9 +137,13 @@ class BatchMatmul : public OpTemplate {
     auto [io, ii] = out.split(out.axis(1), mr);
     auto [jo, ji] = out.split(out.axis(2), nr);
     auto [jv, jl] = out.split(ji, lanes);
-    out.reorder({out.axis(0), jo, io, ii, jv, jl});
-    ir::IterVar bj = out.fuse(out.axis(0), jo);  // (batch, column panel) pairs in parallel
-    if (cfg["parallel"]) out.parallel(bj);
+    ir::IterVar batch = out.axis(0);
+    out.reorder({batch, jo, io, ii, jv, jl});
+    // Batches in parallel (column panels where there is one batch). Not the fused (batch,
+    // panel) loop: a fused loop cannot be split into a guard-free body and a tail, so with N
+    // not a multiple of the panel every tile would test its bounds (ViT's 197 x 197 scores
+    // ran 30x slower).
+    if (cfg["parallel"]) out.parallel(s.b > 1 ? batch : jo);
     out.vectorize(jl);
     te::Stage tile = sch[acc];
     tile.set_scope(ir::MemScope::Local);
