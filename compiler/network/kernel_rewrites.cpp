@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "compiler/graph/printer.h"
+#include "compiler/network/explicit_pads.h"
 #include "compiler/network/fuse_gelu.h"
 #include "compiler/network/fuse_layer_norm.h"
 #include "compiler/network/fuse_matmul_bias.h"
@@ -20,6 +21,7 @@ namespace kiln::network {
 std::string RewriteCounts::str() const {
   return std::to_string(layer_norms) + " LayerNormalization, " + std::to_string(gelus) + " Gelu, " +
          std::to_string(silus) + " Silu, " + std::to_string(lifted_1d) + " 1-D nodes as 2-D, " +
+         std::to_string(explicit_pads) + " auto_pad or asymmetric pads made explicit, " +
          std::to_string(matmul_biases) + " MatMul+bias fused, " + std::to_string(splits) +
          " Split sliced, " + std::to_string(variadic) + " Max/Min split into binary nodes, " +
          std::to_string(instance_norms) + " InstanceNormalization as LayerNormalization, " +
@@ -37,6 +39,7 @@ RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
   c.gelus = fuse_gelu(graph);
   c.silus = fuse_silu(graph);
   c.lifted_1d = lift_1d_to_2d(graph);  // before the Conv passes below see the 2-D Conv
+  c.explicit_pads = explicit_pads(graph);
   c.pruned_convs = prune_dead_taps(graph);
   // After GELU: its input is often a Linear's output, read by two nodes until then.
   c.matmul_biases = fuse_matmul_bias(graph);

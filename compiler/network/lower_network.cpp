@@ -308,6 +308,30 @@ class Lowerer {
     return true;
   }
 
+  // A Pad of H and W alone whose input is blocked already runs on the blocks: the rank-5 pad
+  // of [N, C/b, H, W, b] on axes 2 and 3, so that TF-style explicit padding before a conv
+  // (Hugging Face's MobileNetV2, the Pad that split_asymmetric_pads puts before a conv) costs
+  // no conversions. The padded channels of a last partial block get the (finite) pad value,
+  // which the next conv's zero weights for them cancel.
+  bool lower_blocked_pad(const Node& n, const MappedNode& m) {
+    const Workload& w = m.workload;
+    if (w.op != "pad" || w.param("ndim") != 4 || dtype(n.outputs[0]) != DataType::f32()) return false;
+    for (const char* k : {"B0", "A0", "B1", "A1"})
+      if (w.param(k) != 0) return false;
+    const Layout block = blocked_layout_of(m.operands, "X");
+    if (block <= 0) return false;
+    Workload blocked = w;
+    blocked.params["ndim"] = 5;
+    blocked.params["D1"] = (w.param("D1") + block - 1) / block;
+    blocked.params["D4"] = block, blocked.params["B4"] = 0, blocked.params["A4"] = 0;
+    std::vector<int> bufs = {ensure(m.operands.at("X"), block)};
+    const int task = task_for(blocked);
+    bufs.push_back(new_buffer(n.outputs[0], block));
+    add_step(task, std::move(bufs), node_key(n.name, n.outputs), n.op_type);
+    if (std::count(g_.outputs.begin(), g_.outputs.end(), n.outputs[0])) ensure(n.outputs[0], 0);
+    return true;
+  }
+
   // A Cast between f32 and a half type (assign_precision.h), in the layout its input already
   // has: a cast converts values, not layouts, so a blocked activation stays blocked.
   void lower_cast(const Node& n) {
@@ -347,7 +371,8 @@ class Lowerer {
       return lower_cast(n);
     MappedNode m = map_node(g_, n);
     apply_precision(m, n);
-    if (lower_blocked_elementwise(n, m) || lower_blocked_concat(n, m)) return;
+    if (lower_blocked_elementwise(n, m) || lower_blocked_concat(n, m) || lower_blocked_pad(n, m))
+      return;
     const NodeChoice* chosen = nullptr;
     if (choices_)
       if (auto it = choices_->find(node_key(n.name, n.outputs)); it != choices_->end())

@@ -294,6 +294,40 @@ TEST(NetworkOps, OneDimensionalConvPoolAndBatchNorm) {
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
 
+// Padding as Keras, TensorFlow and Hugging Face's TF ports export it: auto_pad SAME_UPPER and
+// SAME_LOWER, and explicit asymmetric pads (TF's SAME with stride 2 on an even size), on a
+// conv, a depthwise conv, a MaxPool and an AveragePool that counts padding.
+TEST(NetworkOps, SameAndAsymmetricPadsOfConvsAndPools) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {1, 8, 16, 16});
+  b.initializer("w1", random_tensor({16, 8, 3, 3}, 1, 0.3f));
+  auto& c1 = b.node("Conv", {"x", "w1"}, {"c1"});
+  attr_string(c1, "auto_pad", "SAME_UPPER");
+  attr_ints(c1, "strides", {2, 2});  // [1, 16, 8, 8], pads 0 before, 1 after
+  b.node("Relu", {"c1"}, {"r1"});
+  b.initializer("dw", random_tensor({16, 1, 3, 3}, 2, 0.3f));
+  auto& c2 = b.node("Conv", {"r1", "dw"}, {"c2"});
+  attr_int(c2, "group", 16);
+  attr_ints(c2, "pads", {0, 0, 1, 1});
+  attr_ints(c2, "strides", {2, 2});  // [1, 16, 4, 4]
+  b.initializer("w3", random_tensor({16, 16, 2, 2}, 3, 0.3f));
+  auto& c3 = b.node("Conv", {"c2", "w3"}, {"c3"});
+  attr_string(c3, "auto_pad", "SAME_LOWER");  // kernel 2, stride 1: 1 before, 0 after
+  auto& mp = b.node("MaxPool", {"c3"}, {"p"});
+  attr_ints(mp, "kernel_shape", {3, 3});
+  attr_ints(mp, "strides", {2, 2});
+  attr_string(mp, "auto_pad", "SAME_UPPER");  // [1, 16, 2, 2]
+  auto& ap = b.node("AveragePool", {"c3"}, {"q"});
+  attr_ints(ap, "kernel_shape", {2, 2});
+  attr_ints(ap, "pads", {1, 0, 0, 1});
+  attr_int(ap, "count_include_pad", 1);  // [1, 16, 4, 4]
+  b.output("p");
+  b.output("q");
+  expect_host_matches_reference(b.bytes());
+  std::string skip = expect_arm_neon_matches_reference(b.bytes());
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
 // T5's attention adds a computed position bias to Q.K^T: the batched MatMul takes no epilogue,
 // so the Add stays an elementwise kernel (it was fused, then refused).
 TEST(NetworkOps, BatchedMatMulKeepsItsAddOfAComputedBias) {
