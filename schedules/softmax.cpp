@@ -226,9 +226,9 @@ class LayerNorm : public RowTemplate {
     return {{"X", {s.m, s.n}}, {"gamma", {s.n}}, {"beta", {s.n}}};
   }
   static double epsilon(const Workload& w) {
-    int64_t e = w.param_or("eps_e15", 10000000000);
-    user_check(e > 0) << "layer_norm: eps_e15 (epsilon in units of 1e-15) must be positive, got " << e;
-    return double(e) * 1e-15;
+    int64_t e = w.param_or("eps_e12", 10000000);
+    user_check(e > 0) << "layer_norm: eps_e12 (epsilon in units of 1e-12) must be positive, got " << e;
+    return double(e) * 1e-12;
   }
 
   Values reference(const Workload& w, const std::vector<Values>& in) const override {

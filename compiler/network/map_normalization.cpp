@@ -39,7 +39,7 @@ MappedNode map_batch_norm(Graph& g, const Node& n) {
   MappedNode m;
   m.workload.op = "batch_norm";
   set_nchw(m.workload, rank4_input(g, n));
-  m.workload.params["eps_e15"] = eps_e15(g, n);
+  m.workload.params["eps_e12"] = eps_e12(g, n);
   for (size_t i = 1; i < n.outputs.size(); ++i)
     node_check(!n.has_output(i)) << "training-mode outputs are not supported";
   m.operands = {{"X", n.inputs[0]},
@@ -87,7 +87,7 @@ MappedNode map_layer_norm(Graph& g, const Node& n) {
   MappedNode m;
   m.workload.op = "layer_norm";
   m.workload.params["M"] = numel(x) / cols, m.workload.params["N"] = cols;
-  m.workload.params["eps_e15"] = eps_e15(g, n);
+  m.workload.params["eps_e12"] = eps_e12(g, n);
   m.operands = {{"X", n.inputs[0]}, {"gamma", n.inputs[1]}, {"beta", bias}};
   return m;
 }

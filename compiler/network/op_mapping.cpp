@@ -59,10 +59,11 @@ void add_epilogue(const Node& n, MappedNode& m) {
   }
 }
 
-int64_t eps_e15(const Graph& g, const Node& n) {
+int64_t eps_e12(const Graph& g, const Node& n) {
   double eps = n.attr_float("epsilon", 1e-5f);
-  int64_t e = std::llround(eps * 1e15);
-  node_check(e > 0) << "epsilon " << eps << " is below the kernels' resolution of 1e-15";
+  node_check(eps > 0 && eps <= 1.0) << "epsilon " << eps << " is outside (0, 1]";
+  int64_t e = std::llround(eps * 1e12);
+  node_check(e > 0) << "epsilon " << eps << " is below the kernels' resolution of 1e-12";
   return e;
 }
 
