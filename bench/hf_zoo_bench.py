@@ -19,7 +19,6 @@ taking turns for --rounds rounds). A model kiln refuses gets a row with kiln's o
 
 The exports are kept in --work (build/hf_zoo) and reused.
 """
-import argparse
 import os
 import re
 import statistics
@@ -32,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import network_bench as nb  # noqa: E402  (the paths and subprocess helper, not copied)
+import zoo_bench as zb  # noqa: E402  (the options and the table)
 
 SEQ = 16
 
@@ -218,36 +218,13 @@ def bench(args, name, make, inputs, opset):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--build", default=os.path.join(nb.ROOT, "build"))
-    p.add_argument("--work", default=os.path.join(nb.ROOT, "build", "hf_zoo"))
-    p.add_argument("--target", default="host")
-    p.add_argument("--models", nargs="*", help="default: all of the zoo")
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--runs", type=int, default=10)
-    args = p.parse_args()
+    args = zb.zoo_args(__doc__.splitlines()[0], "hf_zoo").parse_args()
     try:
         models = zoo()
     except ImportError:
         sys.exit("hf_zoo_bench: needs transformers in this Python: "
                  f"{sys.executable} -m pip install transformers==4.36.2")
-    names = args.models or list(models)
-    unknown = [n for n in names if n not in models]
-    if unknown:
-        sys.exit(f"hf_zoo_bench: unknown model(s) {', '.join(unknown)} (known: {', '.join(models)})")
-    print("| model | opset | kiln compile s | max rel error | kiln ms | ORT ms | kiln / ORT |")
-    print("|---|---|---|---|---|---|---|")
-    for name in names:
-        t0 = time.perf_counter()
-        r = bench(args, name, *models[name])
-        if "error" in r:
-            print(f"| {name} | {r['opset']} | {r['error']} | | | | |", flush=True)
-            continue
-        print(f"| {name} | {r['opset']} | {r['compile_s']:.1f} | {r['rel_err']:.1e} | "
-              f"{r['kiln_ms']:.2f} | {r['ort_ms']:.2f} | {r['kiln_ms'] / r['ort_ms']:.2f}x |",
-              flush=True)
-        print(f"  ({name}: {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    zb.print_table(args, models, bench, "hf_zoo_bench")
 
 
 if __name__ == "__main__":

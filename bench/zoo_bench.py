@@ -117,27 +117,30 @@ def bench(args, name, make, opset):
     return row
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def zoo_args(description, work):
+    """The options both zoo benches take; the exports go to build/WORK by default."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--build", default=os.path.join(nb.ROOT, "build"))
-    p.add_argument("--work", default=os.path.join(nb.ROOT, "build", "zoo_bench"))
+    p.add_argument("--work", default=os.path.join(nb.ROOT, "build", work))
     p.add_argument("--target", default="host")
     p.add_argument("--models", nargs="*", help="default: all of the zoo")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--runs", type=int, default=10)
-    args = p.parse_args()
-    args.records = []
-    models = zoo()
+    return p
+
+
+def print_table(args, models, bench_one, tool):
+    """One row per model of --models (default: all), as bench_one(args, name, *spec) gives it."""
     names = args.models or list(models)
     unknown = [n for n in names if n not in models]
     if unknown:
-        sys.exit(f"zoo_bench: unknown model(s) {', '.join(unknown)} (known: {', '.join(models)})")
-    print(f"| model | opset | kiln compile s | max rel error | kiln ms | ORT ms | kiln / ORT |")
+        sys.exit(f"{tool}: unknown model(s) {', '.join(unknown)} (known: {', '.join(models)})")
+    print("| model | opset | kiln compile s | max rel error | kiln ms | ORT ms | kiln / ORT |")
     print("|---|---|---|---|---|---|---|")
     for name in names:
         t0 = time.perf_counter()
-        r = bench(args, name, *models[name])
+        r = bench_one(args, name, *models[name])
         if "error" in r:
             print(f"| {name} | {r['opset']} | {r['error']} | | | | |", flush=True)
             continue
@@ -145,6 +148,12 @@ def main():
               f"{r['kiln_ms']:.2f} | {r['ort_ms']:.2f} | {r['kiln_ms'] / r['ort_ms']:.2f}x |",
               flush=True)
         print(f"  ({name}: {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+
+
+def main():
+    args = zoo_args(__doc__.splitlines()[0], "zoo_bench").parse_args()
+    args.records = []
+    print_table(args, zoo(), bench, "zoo_bench")
 
 
 if __name__ == "__main__":
