@@ -147,45 +147,58 @@ int64_t pick_oc_vecs(int64_t pref, int64_t channels, int64_t lanes) {
   return vecs == 3 ? 2 : vecs;
 }
 
-// How many parts a grouped conv's blocked kernel splits its channels into, each output block
+// How a grouped conv's blocked kernel splits its channels into parts, each output block
 // reading only the input blocks that hold its part's channels: parts of whole groups, as few
 // groups each as the blocks allow. That takes an output block inside one group (ocb dividing
-// O / groups) or holding whole groups (O / groups dividing ocb), and input blocks that divide
-// a part's channels or hold whole parts (a network's layout may fix them wider). The weights
-// are block-diagonal over the channels a block reads, so the kernel does ocb / (O / groups)
-// times icb / (C / parts) times the FLOPs at most (2 for ResNeXt's 4-channel groups in
-// 8-channel blocks), where one part of all C channels does `groups` times. 1 when the blocks
-// do not fit the groups (or groups is 1): every block reads all C channels.
-int64_t channel_parts(const Conv2dParams& p, int64_t icb, int64_t ocb) {
-  const int64_t og = p.o / p.groups;
-  if (p.groups == 1 || p.o % ocb != 0) return 1;
-  if (og % ocb != 0 && ocb % og != 0) return 1;
-  const int64_t groups_per_block = std::max<int64_t>(1, ocb / og);
-  if (p.groups % groups_per_block != 0) return 1;
-  const int64_t parts = p.groups / groups_per_block, part_c = p.c / parts;
-  return part_c % icb == 0 || icb % part_c == 0 ? parts : 1;
+// O / groups) or holding whole groups (O / groups dividing ocb; RegNet's 55 groups of 8 in
+// 16-channel blocks leave a last part of one group), and input blocks that divide a part's
+// channels or hold whole parts (a network's layout may fix them wider). The weights are
+// block-diagonal over the channels a block reads, so the kernel does ocb / (O / groups) times
+// icb / part channels times the FLOPs at most (2 for ResNeXt's 4-channel groups in 8-channel
+// blocks), where one part of all C channels does `groups` times. One part of all channels when
+// the blocks do not fit the groups (or groups is 1): every block reads all C channels.
+struct ChannelParts {
+  int64_t count = 1;   // parts
+  int64_t channels;    // input channels per part (the last part may hold fewer)
+  int64_t outputs;     // output channels per part: a whole number of output blocks
+};
+
+// One part: every output block reads all C channels.
+ChannelParts all_channels(const Conv2dParams& p, int64_t ocb) {
+  return {1, p.c, ceil_div(p.o, ocb) * ocb};
 }
 
-// The first input block a part reads, and how many (channel_parts).
-int64_t part_first_block(const Conv2dParams& p, int64_t parts, int64_t part, int64_t icb) {
-  return part * (p.c / parts) / icb;
+ChannelParts channel_parts(const Conv2dParams& p, int64_t icb, int64_t ocb) {
+  const ChannelParts whole = all_channels(p, ocb);
+  const int64_t og = p.o / p.groups, cg = p.c / p.groups;
+  if (p.groups == 1 || (og % ocb != 0 && ocb % og != 0)) return whole;
+  const int64_t groups_per_part = std::max<int64_t>(1, ocb / og);
+  const ChannelParts parts{ceil_div(p.groups, groups_per_part), cg * groups_per_part,
+                           og * groups_per_part};
+  return parts.channels % icb == 0 || icb % parts.channels == 0 ? parts : whole;
 }
-int64_t part_blocks(const Conv2dParams& p, int64_t parts, int64_t icb) {
-  return ceil_div(p.c / parts, icb);
+
+// The first input block a part reads, and how many (channel_parts): a part starts at a
+// multiple of its channels, so one that divides the block lies inside one block.
+int64_t part_first_block(const ChannelParts& parts, int64_t part, int64_t icb) {
+  return part * parts.channels / icb;
+}
+int64_t part_blocks(const ChannelParts& parts, int64_t icb) {
+  return ceil_div(parts.channels, icb);
 }
 
 // Weights OIHW (O x C/groups x KH x KW) -> [O/ocb, part_blocks, KH, KW, icb, ocb],
 // zero-padded, each output block over the input blocks its part reads (channel_parts).
 // Grouped weights are block-diagonal over those blocks' channels.
 Values pack_conv_weight(const Values& wv, const Conv2dParams& p, int64_t icb, int64_t ocb,
-                        int64_t parts = 1) {
-  const int64_t cb = part_blocks(p, parts, icb), ob = ceil_div(p.o, ocb);
-  const int64_t cg = p.c / p.groups, og = p.o / p.groups, part_o = p.o / parts;
+                        const ChannelParts& parts) {
+  const int64_t cb = part_blocks(parts, icb), ob = ceil_div(p.o, ocb);
+  const int64_t cg = p.c / p.groups, og = p.o / p.groups;
   Values out(static_cast<size_t>(ob * cb * p.kh * p.kw * icb * ocb), 0.0f);
   for (int64_t o = 0; o < p.o; ++o)
     for (int64_t ci = 0; ci < cg; ++ci) {
       // The channel within the blocks its part reads.
-      int64_t c = o / og * cg + ci - part_first_block(p, parts, o / part_o, icb) * icb;
+      int64_t c = o / og * cg + ci - part_first_block(parts, o / parts.outputs, icb) * icb;
       for (int64_t ky = 0; ky < p.kh; ++ky)
         for (int64_t kx = 0; kx < p.kw; ++kx)
           out[(((((o / ocb) * cb + c / icb) * p.kh + ky) * p.kw + kx) * icb + c % icb) * ocb +
@@ -294,7 +307,7 @@ class Conv2dNchwc : public DirectConv2dTemplate {
       // vector holding whole groups.
       const int64_t og = p.o / p.groups;
       while (vecs > 1 && og % (vecs * lanes) != 0) vecs /= 2;
-      part_c = p.c / channel_parts(p, 1, vecs * lanes);
+      part_c = channel_parts(p, 1, vecs * lanes).channels;
     }
     int64_t reg_n = pick_reg_n(p.out_w(), std::min<int64_t>(budget / vecs, 16));
     int64_t icb = pick_ic_bn(part_c, vecs * lanes);
@@ -319,7 +332,8 @@ class Conv2dNchwc : public DirectConv2dTemplate {
     const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
     const int64_t oh = p.out_h(), ow = p.out_w();
     // A grouped conv's output block reads its part's input blocks only (channel_parts).
-    const int64_t parts = channel_parts(p, icb, ocb), part_cb = part_blocks(p, parts, icb);
+    const ChannelParts parts = channel_parts(p, icb, ocb);
+    const int64_t part_cb = part_blocks(parts, icb);
 
     te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, w.dtype, "data");
     te::Tensor weight =
@@ -331,9 +345,13 @@ class Conv2dNchwc : public DirectConv2dTemplate {
     te::Tensor acc = te::compute(
         {p.n, ob, oh, ow, ocb},
         [&](const std::vector<Var>& v) -> Expr {
-          // part_first_block of the output block's part.
-          Expr block =
-              parts == 1 ? Expr(rco->var) : v[1] / (ob / parts) * (p.c / parts) / icb + rco->var;
+          // part_first_block of the output block's part; the blocks past the last one that a
+          // short last part would read are clamped in (their weights are zero).
+          Expr block = rco->var;
+          if (parts.count > 1) {
+            block = v[1] / (parts.outputs / ocb) * parts.channels / icb + rco->var;
+            if (parts.count * parts.channels > cb * icb) block = ir::min(block, Expr(cb - 1));
+          }
           Expr in =
               padded(v[0], block, v[2] * p.sh + ry->var * p.dh, v[3] * p.sw + rx->var * p.dw, rci);
           Expr wt = weight(v[1], rco, ry, rx, rci, v[4]);
@@ -471,7 +489,7 @@ class Conv2d1x1 : public DirectConv2dTemplate {
     return finish_blocked(
         w, p, std::move(sch), data, weight, ep, out, icb, ocb,
         [p, icb, ocb, streams](const Values& v) {
-          return split_weight_streams(pack_conv_weight(v, p, icb, ocb), ceil_div(p.o, ocb),
+          return split_weight_streams(pack_conv_weight(v, p, icb, ocb, all_channels(p, ocb)), ceil_div(p.o, ocb),
                                       ceil_div(p.c, icb) * icb, ocb, streams);
         },
         ob * cb * icb * ocb);

@@ -66,6 +66,7 @@ std::vector<TemplateCase> cases() {
       {&nchwc, conv({1, 48, 9, 9, 48, 3, 3, 2, 1, 1, 6})},
       {&nchwc, conv({1, 64, 6, 6, 64, 3, 3, 1, 1, 1, 4}, f32, {"residual"})},
       {&nchwc, conv({1, 24, 7, 7, 48, 3, 3, 1, 1, 1, 3}, f32, {"bias", "silu"})},
+      {&nchwc, conv({1, 40, 7, 7, 40, 3, 3, 2, 1, 1, 5}, f32, {"bias", "relu"})},  // 5 groups
       {&nchwc, conv({2, 16, 1, 1, 8, 1, 1})},         // 1x1 spatial
       {&nchwc, conv({1, 3, 16, 16, 8, 7, 7, 2, 3})},  // stem-like 7x7 s2
       {&one, conv({1, 16, 7, 7, 24, 1, 1}, f32, {"bias"})},
@@ -192,6 +193,13 @@ TEST(Conv2dTemplateGroups, FallbackBlocksReadOnlyTheirGroupsChannels) {
   schedules::Config wide = nchwc.fallback(resnext, avx2);
   wide.set("ic_bn", 16);
   EXPECT_EQ(nchwc.instantiate(resnext, avx2, wide).args[1].kernel_elements, 128 * 16 * 9);
+  // RegNet-Y-400MF's 55 groups of 8 in 16-channel output blocks (the last holds one group) and
+  // the 32-channel input blocks its network fixes: each output block reads one input block.
+  const Workload regnet = conv({1, 440, 14, 14, 440, 3, 3, 2, 1, 1, 55});
+  schedules::Config fixed = nchwc.fallback(regnet, avx2);
+  fixed.set("oc_bn", 16);
+  fixed.set("ic_bn", 32);
+  EXPECT_EQ(nchwc.instantiate(regnet, avx2, fixed).args[1].kernel_elements, 28 * 1 * 9 * 32 * 16);
   // Blocks that do not fit the groups (12 outputs per group, 8-lane blocks) read every channel.
   const Workload uneven = conv({1, 24, 8, 8, 24, 3, 3, 1, 1, 1, 2});
   schedules::Config cfg = nchwc.fallback(uneven, avx2);

@@ -107,6 +107,16 @@ std::vector<SweepCase> cases() {
             grouped_combos);
   add_sweep(out, nchwc, conv(64, 6, 64, 3, 2, 1, 4), "x86-avx512", {"parallel"}, grouped_combos);
   add_sweep(out, nchwc, conv(32, 6, 32, 3, 1, 1, 8), "arm-neon", {}, grouped_combos);
+  // Groups that do not fill the last block (RegNet's 55 groups of 8 in 16-channel blocks): 5
+  // groups of 8 in parts of 2 (2, 2, 1 groups), and 9 groups of 4 in parts of 4 (4, 4, 1),
+  // whose last part's second 8-channel input block lies past the data: clamped in, with zero
+  // weights.
+  add_sweep(out, nchwc, conv(40, 6, 40, 3, 2, 1, 5, {"bias", "relu"}), "x86-avx2", {},
+            {{{"oc_bn", 16}, {"ic_bn", 32}}, {{"oc_bn", 16}, {"ic_bn", 8}}});
+  add_sweep(out, nchwc, conv(36, 6, 36, 3, 1, 1, 9), "x86-avx2", {},
+            {{{"oc_bn", 16}, {"ic_bn", 8}}, {{"oc_bn", 16}, {"ic_bn", 16}}});
+  add_sweep(out, nchwc, conv(40, 6, 40, 3, 1, 1, 5), "arm-neon", {},
+            {{{"oc_bn", 16}, {"ic_bn", 16}}, {{"oc_bn", 4}, {"ic_bn", 8}}});
   const OpTemplate& one = schedules::template_named("conv2d.1x1");
   add_sweep(out, one, conv(24, 7, 40, 1, 2, 0), "x86-avx512", {"k_unroll", "oc_inner", "parallel"},
             {{{"oc_inner", 2}, {"parallel", 2}, {"k_unroll", 8}, {"ic_bn", 8}}});
