@@ -28,7 +28,8 @@ class BatchNorm : public OpTemplate {
   }
   static double epsilon(const Workload& w) {
     int64_t e = w.param_or("eps_e12", 10000000);
-    user_check(e > 0) << "batch_norm: eps_e12 (epsilon in units of 1e-12) must be positive, got " << e;
+    user_check(e > 0) << "batch_norm: eps_e12 (epsilon in units of 1e-12) must be positive, got "
+                      << e;
     return double(e) * 1e-12;
   }
 

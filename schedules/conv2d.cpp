@@ -158,9 +158,9 @@ int64_t pick_oc_vecs(int64_t pref, int64_t channels, int64_t lanes) {
 // blocks), where one part of all C channels does `groups` times. One part of all channels when
 // the blocks do not fit the groups (or groups is 1): every block reads all C channels.
 struct ChannelParts {
-  int64_t count = 1;   // parts
-  int64_t channels;    // input channels per part (the last part may hold fewer)
-  int64_t outputs;     // output channels per part: a whole number of output blocks
+  int64_t count = 1;  // parts
+  int64_t channels;   // input channels per part (the last part may hold fewer)
+  int64_t outputs;    // output channels per part: a whole number of output blocks
 };
 
 // One part: every output block reads all C channels.
@@ -489,8 +489,8 @@ class Conv2d1x1 : public DirectConv2dTemplate {
     return finish_blocked(
         w, p, std::move(sch), data, weight, ep, out, icb, ocb,
         [p, icb, ocb, streams](const Values& v) {
-          return split_weight_streams(pack_conv_weight(v, p, icb, ocb, all_channels(p, ocb)), ceil_div(p.o, ocb),
-                                      ceil_div(p.c, icb) * icb, ocb, streams);
+          return split_weight_streams(pack_conv_weight(v, p, icb, ocb, all_channels(p, ocb)),
+                                      ceil_div(p.o, ocb), ceil_div(p.c, icb) * icb, ocb, streams);
         },
         ob * cb * icb * ocb);
   }

@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "compiler/base/error.h"
-#include "schedules/math.h"
 #include "compiler/te/schedule.h"
+#include "schedules/math.h"
 
 namespace kiln::schedules {
 
@@ -117,8 +117,9 @@ Expr pow(const Expr& x, const Expr& y) {
   Expr magnitude = math::exp(y * math::log(ir::make_call(t, "fabs", {x})));
   Expr half = trunc(y) * c(0.5);
   Expr odd = trunc(half) != half;
-  Expr negative_base = ir::make_select(trunc(y) == y, ir::make_select(odd, magnitude * c(-1), magnitude),
-                                       c(std::numeric_limits<double>::quiet_NaN()));
+  Expr negative_base =
+      ir::make_select(trunc(y) == y, ir::make_select(odd, magnitude * c(-1), magnitude),
+                      c(std::numeric_limits<double>::quiet_NaN()));
   return ir::make_select(y == c(0), c(1), ir::make_select(x < c(0), negative_base, magnitude));
 }
 

@@ -227,7 +227,8 @@ class LayerNorm : public RowTemplate {
   }
   static double epsilon(const Workload& w) {
     int64_t e = w.param_or("eps_e12", 10000000);
-    user_check(e > 0) << "layer_norm: eps_e12 (epsilon in units of 1e-12) must be positive, got " << e;
+    user_check(e > 0) << "layer_norm: eps_e12 (epsilon in units of 1e-12) must be positive, got "
+                      << e;
     return double(e) * 1e-12;
   }
 

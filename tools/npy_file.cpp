@@ -17,8 +17,9 @@ namespace {
 // numpy's descr of each kiln dtype numpy has (bf16 has none).
 const std::vector<std::pair<std::string, std::string>>& descrs() {
   static const std::vector<std::pair<std::string, std::string>> k = {
-      {"f32", "<f4"}, {"f64", "<f8"}, {"f16", "<f2"}, {"i64", "<i8"}, {"i32", "<i4"}, {"i16", "<i2"},
-      {"i8", "|i1"},  {"u8", "|u1"},  {"u16", "<u2"}, {"u32", "<u4"}, {"bool", "|b1"}};
+      {"f32", "<f4"}, {"f64", "<f8"}, {"f16", "<f2"}, {"i64", "<i8"},
+      {"i32", "<i4"}, {"i16", "<i2"}, {"i8", "|i1"},  {"u8", "|u1"},
+      {"u16", "<u2"}, {"u32", "<u4"}, {"bool", "|b1"}};
   return k;
 }
 
@@ -103,7 +104,8 @@ bool store(const std::string& dtype, long double v, char* p) {
     const float f = static_cast<float>(v);
     const uint16_t h = dtype == "f16" ? f32_to_f16(f) : f32_to_bf16(f);
     put(h);
-    return std::isnan(v) || static_cast<long double>(dtype == "f16" ? f16_to_f32(h) : bf16_to_f32(h)) == v;
+    return std::isnan(v) ||
+           static_cast<long double>(dtype == "f16" ? f16_to_f32(h) : bf16_to_f32(h)) == v;
   }
   if (dtype == "i64") return integer(int64_t{});
   if (dtype == "i32") return integer(int32_t{});
@@ -136,7 +138,8 @@ TensorFile read_tensor_file(const std::string& path) {
     out.bytes = std::move(bytes);
     return out;
   }
-  user_check(bytes.size() >= 10 && bytes.compare(0, 6, "\x93NUMPY") == 0) << path << ": not a .npy file";
+  user_check(bytes.size() >= 10 && bytes.compare(0, 6, "\x93NUMPY") == 0)
+      << path << ": not a .npy file";
   const int major = static_cast<unsigned char>(bytes[6]);
   const size_t start = major == 1 ? 10 : 12;
   user_check(bytes.size() >= start) << path << ": truncated .npy header";
@@ -164,7 +167,8 @@ std::string converted(const TensorFile& f, const std::string& dtype, const std::
   internal_check(to > 0) << "unknown dtype " << dtype;
   if (f.dtype.empty() || f.dtype == dtype) {
     user_check(f.bytes.size() % to == 0)
-        << what << ": " << f.bytes.size() << " bytes is not a whole number of " << dtype << " values";
+        << what << ": " << f.bytes.size() << " bytes is not a whole number of " << dtype
+        << " values";
     return f.bytes;
   }
   const size_t from = dtype_bytes(f.dtype), n = f.bytes.size() / from;
@@ -187,7 +191,8 @@ void write_npy(const std::string& path, const std::string& dtype, const std::vec
   std::string dims;
   for (int64_t d : shape) dims += std::to_string(d) + ",";
   if (shape.size() > 1) dims.pop_back();
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
   std::ofstream f(path, std::ios::binary);

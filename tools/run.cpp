@@ -90,7 +90,9 @@ Run add_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run a compiled model directory and time it");
   auto a = std::make_shared<RunArgs>();
   cmd->add_option("dir", a->dir, "Directory that kiln compile wrote")->required();
-  cmd->add_option("--input", a->inputs, "NAME=FILE (.npy, or raw bytes of the input's dtype), one per model input")->required();
+  cmd->add_option("--input", a->inputs,
+                  "NAME=FILE (.npy, or raw bytes of the input's dtype), one per model input")
+      ->required();
   cmd->add_option("--runs", a->runs, "Timed runs")->check(CLI::Range(1, 1000000))->capture_default_str();
   cmd->add_option("--threads", a->threads, "Threads (0: KILN_NUM_THREADS or all CPUs)")->check(CLI::Range(0, 1024));
   cmd->add_option("--output", a->output, "Directory for the outputs as NAME.npy");

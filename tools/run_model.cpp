@@ -52,7 +52,8 @@ void print_latency(const std::vector<double>& ms, const std::string& threads,
 std::string output_file_name(const std::string& name) {
   std::string out;
   for (char c : name)
-    out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
+    out +=
+        std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
   if (out.empty() || out[0] == '.') out.insert(out.begin(), '_');  // no hidden or empty name
   return out;
 }

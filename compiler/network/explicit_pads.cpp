@@ -43,8 +43,8 @@ bool resolved_pads(const Graph& g, const Node& n, const std::vector<int64_t>& x,
   const std::vector<int64_t> dilations = n.attr_ints("dilations", {1, 1});
   if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2) return false;
   for (int a = 0; a < 2; ++a) {
-    auto [before, after] = same_pads(x[2 + a], kernel[a], strides[a], dilations[a],
-                                     auto_pad == "SAME_UPPER");
+    auto [before, after] =
+        same_pads(x[2 + a], kernel[a], strides[a], dilations[a], auto_pad == "SAME_UPPER");
     pads[a] = before, pads[2 + a] = after;
   }
   return true;
@@ -80,7 +80,8 @@ int explicit_pads(Graph& g) {
     // The shared part stays on the node; the excess goes to a Pad before it.
     const std::vector<int64_t> x = t->dims();
     const int64_t h = std::min(pads[0], pads[2]), w = std::min(pads[1], pads[3]);
-    const std::vector<int64_t> excess = {0, 0, pads[0] - h, pads[1] - w, 0, 0, pads[2] - h, pads[3] - w};
+    const std::vector<int64_t> excess = {0, 0, pads[0] - h, pads[1] - w,
+                                         0, 0, pads[2] - h, pads[3] - w};
     Node pad;
     pad.name = n.name + "/explicit_pad";
     pad.op_type = "Pad";
@@ -90,8 +91,8 @@ int explicit_pads(Graph& g) {
                   g.add_constant(padded + ".value",
                                  HostTensor::from_f64(t->dtype, {}, {max_pool ? -1e15 : 0.0}))};
     pad.outputs = {padded};
-    g.types[padded] = ValueType::of(t->dtype, {x[0], x[1], x[2] + excess[2] + excess[6],
-                                               x[3] + excess[3] + excess[7]});
+    g.types[padded] = ValueType::of(
+        t->dtype, {x[0], x[1], x[2] + excess[2] + excess[6], x[3] + excess[3] + excess[7]});
     n.inputs[0] = padded;
     n.attrs["pads"] = std::vector<int64_t>{h, w, h, w};
     n.attrs.erase("auto_pad");

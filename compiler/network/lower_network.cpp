@@ -315,7 +315,8 @@ class Lowerer {
   // which the next conv's zero weights for them cancel.
   bool lower_blocked_pad(const Node& n, const MappedNode& m) {
     const Workload& w = m.workload;
-    if (w.op != "pad" || w.param("ndim") != 4 || dtype(n.outputs[0]) != DataType::f32()) return false;
+    if (w.op != "pad" || w.param("ndim") != 4 || dtype(n.outputs[0]) != DataType::f32())
+      return false;
     for (const char* k : {"B0", "A0", "B1", "A1"})
       if (w.param(k) != 0) return false;
     const Layout block = blocked_layout_of(m.operands, "X");

@@ -67,7 +67,7 @@ std::vector<TemplateCase> cases() {
       {&nchwc, conv({1, 64, 6, 6, 64, 3, 3, 1, 1, 1, 4}, f32, {"residual"})},
       {&nchwc, conv({1, 24, 7, 7, 48, 3, 3, 1, 1, 1, 3}, f32, {"bias", "silu"})},
       {&nchwc, conv({1, 40, 7, 7, 40, 3, 3, 2, 1, 1, 5}, f32, {"bias", "relu"})},  // 5 groups
-      {&nchwc, conv({2, 16, 1, 1, 8, 1, 1})},         // 1x1 spatial
+      {&nchwc, conv({2, 16, 1, 1, 8, 1, 1})},                                      // 1x1 spatial
       {&nchwc, conv({1, 3, 16, 16, 8, 7, 7, 2, 3})},  // stem-like 7x7 s2
       {&one, conv({1, 16, 7, 7, 24, 1, 1}, f32, {"bias"})},
       {&one, conv({2, 13, 5, 6, 7, 1, 1, 2}, f32, {"bias", "relu6"})},  // primes, stride 2

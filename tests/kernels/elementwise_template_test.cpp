@@ -198,7 +198,8 @@ TEST(ElementwiseTemplate, PowOfNegativeBasesByIntegerExponents) {
   };
   for (const std::string target : {"x86-avx2", "arm-neon"}) {
     const schedules::OpTemplate& tpl = schedules::elementwise_flat_template("pow");
-    std::string skip = check_template_inputs(tpl, w, target, tpl.fallback(w, target_from_name(target)), check);
+    std::string skip =
+        check_template_inputs(tpl, w, target, tpl.fallback(w, target_from_name(target)), check);
     if (!skip.empty()) GTEST_SKIP() << skip;
   }
 }

@@ -130,8 +130,8 @@ std::vector<Workload> pool_shapes() {
                       {"KW", 3}, {"SH", 2}, {"SW", 1}},
                      DataType::f32(),
                      {}});
-      for (const char* op :
-           {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "arg_max", "arg_min", "cumsum"})
+      for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "arg_max",
+                             "arg_min", "cumsum"})
         out.push_back({op, {{"outer", hw}, {"reduced", c}, {"inner", hw + 1}}, DataType::f32(), {}});
     }
   return out;

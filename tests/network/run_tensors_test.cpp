@@ -52,14 +52,16 @@ class RunTensors : public ::testing::Test {
     std::vector<float> table;
     for (int r = 0; r < 5; ++r)
       for (int c = 0; c < 4; ++c) table.push_back(10.0f * r + c);
-    b.initializer("table", graph::test::f32_tensor({5, 4}, std::vector<double>(table.begin(), table.end())));
+    b.initializer("table",
+                  graph::test::f32_tensor({5, 4}, std::vector<double>(table.begin(), table.end())));
     b.node("Gather", {"table", "ids"}, {"/emb/Gather_output_0"});
     b.initializer("two", HostTensor::from_i64(DataType::i64(), {}, {2}));
     b.node("Equal", {"ids", "two"}, {"is_two"});
     b.output("/emb/Gather_output_0");
     b.output("is_two");
     std::ofstream(dir_->file("net.onnx"), std::ios::binary) << b.bytes();
-    Output o = kiln("compile " + dir_->file("net.onnx") + " --target host -o " + dir_->file("model"));
+    Output o =
+        kiln("compile " + dir_->file("net.onnx") + " --target host -o " + dir_->file("model"));
     ASSERT_EQ(o.status, 0) << o.text;
   }
   static void TearDownTestSuite() { delete dir_; }
@@ -117,7 +119,8 @@ TEST_F(RunTensors, ValuesThatDoNotConvertAreOneLineErrors) {
   // A complex .npy: numpy's '<c8', which kiln has no type for.
   std::ofstream(dir_->file("complex.npy"), std::ios::binary)
       << std::string("\x93NUMPY\x01\x00\x40\x00", 10)
-      << "{'descr': '<c8', 'fortran_order': False, 'shape': (6,), }      \n" << std::string(48, '\0');
+      << "{'descr': '<c8', 'fortran_order': False, 'shape': (6,), }      \n"
+      << std::string(48, '\0');
   o = run(dir_->file("complex.npy"));
   EXPECT_EQ(o.status, 2) << o.text;
   EXPECT_NE(o.text.find(".npy dtype '<c8' is not one kiln reads"), std::string::npos) << o.text;
