@@ -173,6 +173,7 @@ ChannelParts channel_parts(const Conv2dParams& p, int64_t icb, int64_t ocb) {
   const int64_t og = p.o / p.groups, cg = p.c / p.groups;
   if (p.groups == 1 || (og % ocb != 0 && ocb % og != 0)) return whole;
   const int64_t groups_per_part = std::max<int64_t>(1, ocb / og);
+  if (groups_per_part >= p.groups) return whole;  // one block holds every group
   const ChannelParts parts{ceil_div(p.groups, groups_per_part), cg * groups_per_part,
                            og * groups_per_part};
   return parts.channels % icb == 0 || icb % parts.channels == 0 ? parts : whole;

@@ -99,15 +99,16 @@ class Lifter {
   bool lift_windowed(Node n) {
     if (!kWindowed.count(n.op_type) || !rank3(n.inputs[0])) return false;
     if (n.op_type == "MaxPool" && n.has_output(1)) return false;  // indices would change
+    // Every check before anything is emitted: a node left alone leaves no Reshape behind.
+    const bool has_weight = (n.op_type == "Conv" || n.op_type == "ConvTranspose") && n.has_input(1);
+    if (has_weight && !rank3(n.inputs[1])) return false;
+    if (n.has_attr("pads") && n.attr_ints("pads").size() != 2) return false;
     n.inputs[0] = four_d(n.inputs[0], n);
-    if ((n.op_type == "Conv" || n.op_type == "ConvTranspose") && n.has_input(1)) {
+    if (has_weight) {
       const std::string& w = n.inputs[1];
-      std::optional<std::vector<int64_t>> wd = dims(w);
-      if (!wd || wd->size() != 3) return false;
-      n.inputs[1] =
-          g_.is_constant(w)
-              ? g_.add_constant(w + ".2d", g_.initializers.at(w).reshaped(with_unit_height(*wd)))
-              : four_d(w, n);
+      n.inputs[1] = g_.is_constant(w) ? g_.add_constant(w + ".2d", g_.initializers.at(w).reshaped(
+                                                                        with_unit_height(*dims(w))))
+                                      : four_d(w, n);
     }
     for (const char* key : {"kernel_shape", "strides", "dilations", "output_padding"})
       if (n.has_attr(key)) {
@@ -122,7 +123,6 @@ class Lifter {
     }
     if (n.has_attr("pads")) {
       std::vector<int64_t> p = n.attr_ints("pads");  // [begin, end] -> [0, begin, 0, end]
-      if (p.size() != 2) return false;
       n.attrs["pads"] = std::vector<int64_t>{0, p[0], 0, p[1]};
     }
     emit_lifted(std::move(n));
