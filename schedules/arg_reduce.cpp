@@ -1,8 +1,6 @@
 #include "schedules/arg_reduce.h"
 
 #include <cfloat>
-#include <map>
-#include <memory>
 
 #include "compiler/base/error.h"
 #include "compiler/te/schedule.h"
@@ -122,14 +120,7 @@ class ArgReduce : public OpTemplate {
 }  // namespace
 
 const OpTemplate& arg_reduce_template(const std::string& op) {
-  static const std::map<std::string, std::unique_ptr<ArgReduce>> k = [] {
-    std::map<std::string, std::unique_ptr<ArgReduce>> m;
-    for (const std::string& o : arg_reduce_ops()) m[o] = std::make_unique<ArgReduce>(o);
-    return m;
-  }();
-  auto it = k.find(op);
-  user_check(it != k.end()) << "unknown arg reduce op '" << op << "' (valid: arg_max, arg_min)";
-  return *it->second;
+  return family_template<ArgReduce>(arg_reduce_ops(), op, "arg reduce");
 }
 
 }  // namespace kiln::schedules

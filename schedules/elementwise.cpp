@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
-#include <memory>
 
 #include "compiler/base/error.h"
 #include "compiler/te/schedule.h"
@@ -502,15 +500,7 @@ class ElementwiseFlat : public OpTemplate {
 }  // namespace
 
 const OpTemplate& elementwise_flat_template(const std::string& op) {
-  static const std::map<std::string, std::unique_ptr<ElementwiseFlat>> k = [] {
-    std::map<std::string, std::unique_ptr<ElementwiseFlat>> m;
-    for (const std::string& o : elementwise_ops()) m[o] = std::make_unique<ElementwiseFlat>(o);
-    return m;
-  }();
-  auto it = k.find(op);
-  user_check(it != k.end()) << "unknown elementwise op '" << op << "' (valid: "
-                            << join(elementwise_ops()) << ")";
-  return *it->second;
+  return family_template<ElementwiseFlat>(elementwise_ops(), op, "elementwise");
 }
 
 }  // namespace kiln::schedules

@@ -13,9 +13,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "compiler/base/error.h"
 #include "compiler/target/target.h"
 #include "schedules/config.h"
 #include "compiler/te/schedule.h"
@@ -117,6 +119,26 @@ class OpTemplate {
 
 inline int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
+}
+
+// The template of `op` in a family with one template per op (T constructed from the op name:
+// reduce.rows.reduce_sum, arg.rows.arg_max...), each built once; UserError naming `family` and
+// its ops for any other op.
+template <typename T>
+const OpTemplate& family_template(const std::vector<std::string>& ops, const std::string& op,
+                                  const std::string& family) {
+  static const std::map<std::string, std::unique_ptr<T>> k = [&ops] {
+    std::map<std::string, std::unique_ptr<T>> m;
+    for (const std::string& o : ops) m[o] = std::make_unique<T>(o);
+    return m;
+  }();
+  auto it = k.find(op);
+  if (it == k.end()) {
+    std::string valid;
+    for (const std::string& o : ops) valid += (valid.empty() ? "" : ", ") + o;
+    user_error() << "unknown " << family << " op '" << op << "' (valid: " << valid << ")";
+  }
+  return *it->second;
 }
 
 }  // namespace kiln::schedules

@@ -1,8 +1,6 @@
 #include "schedules/reduce.h"
 
 #include <cfloat>
-#include <map>
-#include <memory>
 
 #include "compiler/base/error.h"
 #include "compiler/te/schedule.h"
@@ -155,15 +153,7 @@ class Reduce : public OpTemplate {
 }  // namespace
 
 const OpTemplate& reduce_template(const std::string& op) {
-  static const std::map<std::string, std::unique_ptr<Reduce>> k = [] {
-    std::map<std::string, std::unique_ptr<Reduce>> m;
-    for (const std::string& o : reduce_ops()) m[o] = std::make_unique<Reduce>(o);
-    return m;
-  }();
-  auto it = k.find(op);
-  user_check(it != k.end()) << "unknown reduce op '" << op
-                            << "' (valid: reduce_sum, reduce_mean, reduce_max, reduce_min)";
-  return *it->second;
+  return family_template<Reduce>(reduce_ops(), op, "reduce");
 }
 
 }  // namespace kiln::schedules
