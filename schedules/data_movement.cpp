@@ -369,17 +369,42 @@ class Transpose : public OpTemplate {
 
 // ---- pad ------------------------------------------------------------------------------
 
+// ONNX Pad's modes: "mode" 0 fills with the value, 1 (edge) repeats the border element,
+// 2 (reflect) mirrors the input about its border element (style transfer and GAN generators
+// pad with it).
+enum PadMode : int64_t { kPadConstant = 0, kPadEdge = 1, kPadReflect = 2 };
+
 struct PadShape {
   Shape in, before, after, out;
   double value;
+  int64_t mode;
 };
 
 PadShape pad_shape(const Workload& w) {
   int64_t n = rank_of(w);
-  PadShape s{dims(w, "D", n), dims(w, "B", n, false), dims(w, "A", n, false), {},
-             double(w.param_or("value_e3", 0)) * 1e-3};
-  for (int64_t i = 0; i < n; ++i) s.out.push_back(s.in[i] + s.before[i] + s.after[i]);
+  PadShape s{dims(w, "D", n),
+             dims(w, "B", n, false),
+             dims(w, "A", n, false),
+             {},
+             double(w.param_or("value_e3", 0)) * 1e-3,
+             w.param_or("mode", kPadConstant)};
+  user_check(s.mode >= kPadConstant && s.mode <= kPadReflect)
+      << "pad: mode must be 0 (constant), 1 (edge) or 2 (reflect), got " << s.mode;
+  for (int64_t i = 0; i < n; ++i) {
+    s.out.push_back(s.in[i] + s.before[i] + s.after[i]);
+    // A reflection mirrors once: it needs in - 1 elements on each side of the border.
+    user_check(s.mode != kPadReflect || (s.before[i] < s.in[i] && s.after[i] < s.in[i]))
+        << "pad: reflect pads of dimension " << i << " (" << s.before[i] << ", " << s.after[i]
+        << ") must be smaller than its size " << s.in[i];
+  }
   return s;
+}
+
+// The source index of output coordinate c - before (as `c`) along a dimension of size n:
+// clamped for the constant and edge modes (the constant mode selects the value outside).
+int64_t pad_source(int64_t c, int64_t n, int64_t mode) {
+  if (mode == kPadReflect) return c < 0 ? -c : c >= n ? 2 * (n - 1) - c : c;
+  return std::max<int64_t>(0, std::min(c, n - 1));
 }
 
 class Pad : public OpTemplate {
@@ -407,9 +432,9 @@ class Pad : public OpTemplate {
       for (size_t i = 0; i < s.out.size(); ++i) {
         int64_t c = (f / ost[i]) % s.out[i] - s.before[i];
         inside = inside && c >= 0 && c < s.in[i];
-        src += c * ist[i];
+        src += pad_source(c, s.in[i], s.mode) * ist[i];
       }
-      y[f] = inside ? in[0][src] : static_cast<float>(s.value);
+      y[f] = inside || s.mode != kPadConstant ? in[0][src] : static_cast<float>(s.value);
     }
     return y;
   }
@@ -432,8 +457,15 @@ class Pad : public OpTemplate {
             Expr c = idx[i] - s.before[i];
             if (s.before[i] > 0) inside = inside && c >= 0;
             if (s.after[i] > 0) inside = inside && c < s.in[i];
-            src.push_back(ir::max(ir::min(c, Expr(s.in[i] - 1)), Expr(0)));
+            if (s.mode == kPadReflect) {
+              if (s.before[i] > 0) c = ir::make_select(c < 0, Expr(0) - c, c);
+              if (s.after[i] > 0) c = ir::make_select(c >= s.in[i], Expr(2 * (s.in[i] - 1)) - c, c);
+              src.push_back(c);
+            } else {
+              src.push_back(ir::max(ir::min(c, Expr(s.in[i] - 1)), Expr(0)));
+            }
           }
+          if (s.mode != kPadConstant) return x(src);
           Expr v = ir::make_cast(w.dtype, ir::make_float(DataType::f32(), s.value));
           return ir::make_select(inside, x(src), v);
         },

@@ -43,10 +43,17 @@ void scale_bias_relu_reference(const ElementwiseShape& s, const float* a, const 
 }
 
 const std::vector<std::string>& elementwise_unary_ops() {
-  static const std::vector<std::string> k = {
-      "relu",       "clip", "sigmoid", "tanh",       "gelu",  "exp",        "log",
-      "sqrt",       "neg",  "abs",     "reciprocal", "erf",   "leaky_relu", "hard_sigmoid",
-      "hard_swish", "silu", "not",     "nonzero",    "trunc", "copy"};
+  static const std::vector<std::string> k = {"relu",       "clip",         "sigmoid",
+                                             "tanh",       "gelu",         "exp",
+                                             "log",        "sqrt",         "neg",
+                                             "abs",        "reciprocal",   "erf",
+                                             "leaky_relu", "hard_sigmoid", "hard_swish",
+                                             "silu",       "not",          "nonzero",
+                                             "trunc",      "copy",         "softplus",
+                                             "mish",       "elu",          "selu",
+                                             "celu",       "softsign",     "thresholded_relu",
+                                             "floor",      "ceil",         "round",
+                                             "sign"};
   return k;
 }
 
@@ -103,6 +110,25 @@ std::pair<double, double> hard_sigmoid_coefficients(const Workload& w) {
 }
 // hard_swish is x * hard_sigmoid(x) with ONNX's fixed alpha 1/6 and beta 0.5.
 const double kHardSwishAlpha = 1.0 / 6.0;
+// elu, celu and thresholded_relu take "alpha_e9" (ONNX's default 1); selu takes "alpha_e9" and
+// "gamma_e9", whose defaults are ONNX's (the constants that make SELU self-normalising).
+double unit_alpha(const Workload& w) {
+  return e9_param(w, "alpha_e9", 1'000'000'000);
+}
+std::pair<double, double> selu_coefficients(const Workload& w) {
+  return {e9_param(w, "alpha_e9", 1'673'263'192), e9_param(w, "gamma_e9", 1'050'701'022)};
+}
+
+// softplus(x) = log(1 + e^x), written as max(x, 0) + log(1 + e^-|x|) so that e^x never
+// overflows (YOLOv4's Mish reaches activations of 100 and more).
+Expr softplus(const Expr& x) {
+  DataType t = x.type();
+  Expr e = math::exp(ir::make_call(t, "fabs", {x}) * ir::make_float(t, -1));
+  return ir::max(x, ir::make_float(t, 0)) + math::log(ir::make_float(t, 1) + e);
+}
+double softplus_reference(double x) {
+  return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x)));
+}
 
 // ONNX Pow as std::pow computes it: exp(y log|x|), negated where x < 0 and y is an odd
 // integer, NaN where x < 0 and y is not an integer, and 1 where y is 0 (0^0 included). A
@@ -155,6 +181,23 @@ Expr elementwise_unary(const std::string& op, const Expr& x, const Workload& w) 
   if (op == "nonzero") return ir::make_select(x != c(0), c(1), c(0));
   // Toward zero, as ONNX casts float to integer (the result is an integer held in f32).
   if (op == "trunc") return ir::make_cast(t, ir::make_cast(DataType::i64(), x));
+  if (op == "softplus") return softplus(x);
+  if (op == "mish") return x * math::tanh(softplus(x));
+  if (op == "elu" || op == "celu") {
+    const double alpha = unit_alpha(w);
+    // celu(x) = max(0, x) + min(0, alpha (e^(x / alpha) - 1)): elu with x scaled by 1 / alpha.
+    Expr e = math::exp(op == "celu" ? x * c(1.0 / alpha) : x);
+    return ir::make_select(x < c(0), (e - c(1)) * c(alpha), x);
+  }
+  if (op == "selu") {
+    auto [alpha, gamma] = selu_coefficients(w);
+    return ir::make_select(x <= c(0), (math::exp(x) - c(1)) * c(alpha * gamma), x * c(gamma));
+  }
+  if (op == "softsign") return x / (c(1) + ir::make_call(t, "fabs", {x}));
+  if (op == "thresholded_relu") return ir::make_select(x > c(unit_alpha(w)), x, c(0));
+  if (op == "floor" || op == "ceil") return ir::make_call(t, op, {x});
+  if (op == "round") return ir::make_call(t, "round", {x});  // half to even, as ONNX rounds
+  if (op == "sign") return ir::make_select(x > c(0), c(1), ir::make_select(x < c(0), c(-1), c(0)));
   user_error() << "unknown unary elementwise op '" << op << "' (valid: "
                << join(elementwise_unary_ops()) << ")";
   return x;
@@ -212,6 +255,21 @@ double elementwise_unary_reference(const std::string& op, double x, const Worklo
   if (op == "not") return x == 0 ? 1.0 : 0.0;
   if (op == "nonzero") return x != 0 ? 1.0 : 0.0;
   if (op == "trunc") return std::trunc(x);
+  if (op == "softplus") return softplus_reference(x);
+  if (op == "mish") return x * std::tanh(softplus_reference(x));
+  if (op == "elu") return x < 0 ? unit_alpha(w) * std::expm1(x) : x;
+  if (op == "celu")
+    return std::max(0.0, x) + std::min(0.0, unit_alpha(w) * std::expm1(x / unit_alpha(w)));
+  if (op == "selu") {
+    auto [alpha, gamma] = selu_coefficients(w);
+    return x <= 0 ? gamma * alpha * std::expm1(x) : gamma * x;
+  }
+  if (op == "softsign") return x / (1 + std::fabs(x));
+  if (op == "thresholded_relu") return x > unit_alpha(w) ? x : 0.0;
+  if (op == "floor") return std::floor(x);
+  if (op == "ceil") return std::ceil(x);
+  if (op == "round") return std::nearbyint(x);  // the default rounding mode: half to even
+  if (op == "sign") return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
   user_error() << "unknown unary elementwise op '" << op << "'";
   return x;
 }
@@ -415,7 +473,7 @@ class ElementwiseFlat : public OpTemplate {
   }
   // clip's bounds (in thousandths) and the activations' coefficients may be negative.
   std::vector<std::string> value_params() const override {
-    return {"lo_milli", "hi_milli", "alpha_e9", "beta_e9"};
+    return {"lo_milli", "hi_milli", "alpha_e9", "beta_e9", "gamma_e9"};
   }
 
  protected:

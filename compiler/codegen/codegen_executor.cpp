@@ -231,6 +231,78 @@ void append_tensor(std::string& out, const char* key, const TensorSpec& t) {
   out.back() = '\n';
 }
 
+// Steps per executor function. Small kernels are inlined into the function that calls them,
+// and LLVM's instruction scheduling grows faster than linearly in a function's size: an
+// unrolled LSTM of 1,500 steps took 3 minutes to compile as one function. Parts of at most
+// this many steps keep every function small; one call per part costs nothing at run time.
+constexpr size_t kStepsPerPart = 64;
+
+// Emits the body of `fn` (inputs, outputs, workspace, params) -> status: steps [begin, end)
+// of the plan, returning the first non-zero status, calling the profiler's hook after each.
+void emit_steps(llvm::Function* fn, const ExecutorPlan& plan, size_t begin, size_t end,
+                llvm::GlobalVariable* hook) {
+  llvm::Module& module = *fn->getParent();
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Type* ptr = b.getPtrTy();
+  auto* hook_ty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx, "failed", fn);
+  b.SetInsertPoint(failed);
+  llvm::PHINode* status = b.CreatePHI(b.getInt32Ty(), static_cast<unsigned>(end - begin), "status");
+  b.CreateRet(status);
+
+  b.SetInsertPoint(entry);
+  size_t max_args = 1;
+  for (size_t s = begin; s < end; ++s) max_args = std::max(max_args, plan.steps[s].args.size());
+  llvm::AllocaInst* args = b.CreateAlloca(llvm::ArrayType::get(ptr, max_args), nullptr, "args");
+  // Each model input/output pointer the steps use is loaded once, up front.
+  std::map<std::pair<ArgBaseKind, int>, llvm::Value*> io_pointers;
+  for (size_t s = begin; s < end; ++s) {
+    for (const StepArg& a : plan.steps[s].args) {
+      if (a.base != ArgBaseKind::Input && a.base != ArgBaseKind::Output) continue;
+      llvm::Value*& p = io_pointers[{a.base, a.index}];
+      if (p) continue;
+      const bool input = a.base == ArgBaseKind::Input;
+      const TensorSpec& spec = input ? plan.inputs[a.index] : plan.outputs[a.index];
+      p = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, fn->getArg(input ? 0 : 1), a.index),
+                       spec.name);
+    }
+  }
+  auto base_pointer = [&](const StepArg& a) -> llvm::Value* {
+    if (a.base == ArgBaseKind::Workspace) return fn->getArg(2);
+    if (a.base == ArgBaseKind::Params) return fn->getArg(3);
+    return io_pointers.at({a.base, a.index});
+  };
+
+  for (size_t s = begin; s < end; ++s) {
+    const ExecutorStep& step = plan.steps[s];
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      llvm::Value* p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base_pointer(step.args[a]),
+                                                    step.args[a].offset);
+      b.CreateStore(p, b.CreateConstInBoundsGEP1_64(ptr, args, a));
+    }
+    llvm::Function* kernel = module.getFunction(step.kernel);
+    internal_check(kernel != nullptr) << "kernel " << step.kernel << " not in the module";
+    llvm::Value* result = b.CreateCall(kernel, {args}, "status");
+    llvm::BasicBlock* next = llvm::BasicBlock::Create(ctx, "next_step", fn, failed);
+    status->addIncoming(result, b.GetInsertBlock());
+    b.CreateCondBr(b.CreateICmpNE(result, b.getInt32(0)), failed, next);
+    b.SetInsertPoint(next);
+    // Volatile: the profiler sets the hook between runs, so it is read at every step.
+    llvm::LoadInst* h = b.CreateLoad(ptr, hook, "hook");
+    h->setVolatile(true);
+    llvm::BasicBlock* call_hook = llvm::BasicBlock::Create(ctx, "call_hook", fn, failed);
+    llvm::BasicBlock* after_hook = llvm::BasicBlock::Create(ctx, "after_hook", fn, failed);
+    b.CreateCondBr(b.CreateIsNull(h), after_hook, call_hook);
+    b.SetInsertPoint(call_hook);
+    b.CreateCall(hook_ty, h, {b.getInt32(static_cast<int32_t>(s))});
+    b.CreateBr(after_hook);
+    b.SetInsertPoint(after_hook);
+  }
+  b.CreateRet(b.getInt32(0));
+}
+
 // kiln_model_run and kiln_model_info, into a module that already holds the plan's kernels.
 void add_executor(llvm::Module& module, const ExecutorPlan& plan) {
   llvm::LLVMContext& ctx = module.getContext();
@@ -248,7 +320,6 @@ void add_executor(llvm::Module& module, const ExecutorPlan& plan) {
                                         llvm::ConstantPointerNull::get(b.getPtrTy()),
                                         KILN_MODEL_STEP_HOOK_SYMBOL);
   hook->setVisibility(llvm::GlobalValue::DefaultVisibility);
-  auto* hook_ty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
 
   auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {ptr, ptr, ptr, ptr}, false);
   llvm::Function* run = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage,
@@ -260,69 +331,45 @@ void add_executor(llvm::Module& module, const ExecutorPlan& plan) {
   llvm::Function* first = module.getFunction(plan.steps.front().kernel);
   internal_check(first != nullptr)
       << "kernel " << plan.steps.front().kernel << " not in the module";
-  run->addFnAttrs(llvm::AttrBuilder(ctx, first->getAttributes().getFnAttrs()));
-  run->addFnAttr(llvm::Attribute::NoUnwind);
-  const char* arg_names[] = {"inputs", "outputs", "workspace", "params"};
-  for (unsigned i = 0; i < 4; ++i) run->getArg(i)->setName(arg_names[i]);
-  // The runtime hands both arenas 64-byte aligned (kernel_abi.h): offsets that are multiples of
-  // 64 then give the kernels aligned vectors, and LLVM may use that.
-  for (unsigned i : {2u, 3u})
-    run->addParamAttr(i, llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
-
-  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", run);
+  const llvm::AttributeSet kernel_attrs = first->getAttributes().getFnAttrs();
+  auto set_attributes = [&](llvm::Function* fn) {
+    fn->addFnAttrs(llvm::AttrBuilder(ctx, kernel_attrs));
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    const char* arg_names[] = {"inputs", "outputs", "workspace", "params"};
+    for (unsigned i = 0; i < 4; ++i) fn->getArg(i)->setName(arg_names[i]);
+    // The runtime hands both arenas 64-byte aligned (kernel_abi.h): offsets that are multiples
+    // of 64 then give the kernels aligned vectors, and LLVM may use that.
+    for (unsigned i : {2u, 3u})
+      fn->addParamAttr(i, llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
+  };
+  set_attributes(run);
+  if (plan.steps.size() <= kStepsPerPart) {
+    emit_steps(run, plan, 0, plan.steps.size(), hook);
+    return;
+  }
+  // kiln_model_run calls the parts in order; they stay functions of their own (noinline).
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "entry", run);
   llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx, "failed", run);
   b.SetInsertPoint(failed);
-  llvm::PHINode* status =
-      b.CreatePHI(b.getInt32Ty(), static_cast<unsigned>(plan.steps.size()), "status");
+  const size_t parts = (plan.steps.size() + kStepsPerPart - 1) / kStepsPerPart;
+  llvm::PHINode* status = b.CreatePHI(b.getInt32Ty(), static_cast<unsigned>(parts), "status");
   b.CreateRet(status);
-
-  b.SetInsertPoint(entry);
-  size_t max_args = 1;
-  for (const ExecutorStep& step : plan.steps) max_args = std::max(max_args, step.args.size());
-  llvm::AllocaInst* args = b.CreateAlloca(llvm::ArrayType::get(ptr, max_args), nullptr, "args");
-  // Each model input/output pointer the steps use is loaded once, up front.
-  std::map<std::pair<ArgBaseKind, int>, llvm::Value*> io_pointers;
-  for (const ExecutorStep& step : plan.steps) {
-    for (const StepArg& a : step.args) {
-      if (a.base != ArgBaseKind::Input && a.base != ArgBaseKind::Output) continue;
-      llvm::Value*& p = io_pointers[{a.base, a.index}];
-      if (p) continue;
-      const bool input = a.base == ArgBaseKind::Input;
-      const TensorSpec& spec = input ? plan.inputs[a.index] : plan.outputs[a.index];
-      p = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, run->getArg(input ? 0 : 1), a.index),
-                       spec.name);
-    }
-  }
-  auto base_pointer = [&](const StepArg& a) -> llvm::Value* {
-    if (a.base == ArgBaseKind::Workspace) return run->getArg(2);
-    if (a.base == ArgBaseKind::Params) return run->getArg(3);
-    return io_pointers.at({a.base, a.index});
-  };
-
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    const ExecutorStep& step = plan.steps[s];
-    for (size_t a = 0; a < step.args.size(); ++a) {
-      llvm::Value* p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base_pointer(step.args[a]),
-                                                    step.args[a].offset);
-      b.CreateStore(p, b.CreateConstInBoundsGEP1_64(ptr, args, a));
-    }
-    llvm::Function* kernel = module.getFunction(step.kernel);
-    internal_check(kernel != nullptr) << "kernel " << step.kernel << " not in the module";
-    llvm::Value* result = b.CreateCall(kernel, {args}, "status");
-    llvm::BasicBlock* next = llvm::BasicBlock::Create(ctx, "next_step", run, failed);
+  b.SetInsertPoint(body);
+  for (size_t begin = 0; begin < plan.steps.size(); begin += kStepsPerPart) {
+    llvm::Function* part = llvm::Function::Create(
+        fty, llvm::GlobalValue::InternalLinkage,
+        std::string(KILN_MODEL_RUN_SYMBOL) + ".part" + std::to_string(begin / kStepsPerPart),
+        module);
+    set_attributes(part);
+    part->addFnAttr(llvm::Attribute::NoInline);
+    emit_steps(part, plan, begin, std::min(plan.steps.size(), begin + kStepsPerPart), hook);
+    std::vector<llvm::Value*> call_args;
+    for (unsigned i = 0; i < 4; ++i) call_args.push_back(run->getArg(i));
+    llvm::Value* result = b.CreateCall(part, call_args, "status");
+    llvm::BasicBlock* next = llvm::BasicBlock::Create(ctx, "next_part", run, failed);
     status->addIncoming(result, b.GetInsertBlock());
     b.CreateCondBr(b.CreateICmpNE(result, b.getInt32(0)), failed, next);
     b.SetInsertPoint(next);
-    // Volatile: the profiler sets the hook between runs, so it is read at every step.
-    llvm::LoadInst* h = b.CreateLoad(ptr, hook, "hook");
-    h->setVolatile(true);
-    llvm::BasicBlock* call_hook = llvm::BasicBlock::Create(ctx, "call_hook", run, failed);
-    llvm::BasicBlock* after_hook = llvm::BasicBlock::Create(ctx, "after_hook", run, failed);
-    b.CreateCondBr(b.CreateIsNull(h), after_hook, call_hook);
-    b.SetInsertPoint(call_hook);
-    b.CreateCall(hook_ty, h, {b.getInt32(static_cast<int32_t>(s))});
-    b.CreateBr(after_hook);
-    b.SetInsertPoint(after_hook);
   }
   b.CreateRet(b.getInt32(0));
 }

@@ -3,7 +3,9 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "compiler/graph/passes/pipeline.h"
 #include "compiler/graph/printer.h"
+#include "compiler/network/decompose_ops.h"
 #include "compiler/network/explicit_pads.h"
 #include "compiler/network/fuse_gelu.h"
 #include "compiler/network/fuse_layer_norm.h"
@@ -14,16 +16,19 @@
 #include "compiler/network/prune_dead_taps.h"
 #include "compiler/network/split_to_slices.h"
 #include "compiler/network/split_variadic.h"
+#include "compiler/network/unroll_recurrent.h"
 #include "compiler/network/where_to_arithmetic.h"
 
 namespace kiln::network {
 
 std::string RewriteCounts::str() const {
-  return std::to_string(layer_norms) + " LayerNormalization, " + std::to_string(gelus) + " Gelu, " +
-         std::to_string(silus) + " Silu, " + std::to_string(lifted_1d) + " 1-D nodes as 2-D, " +
-         std::to_string(explicit_pads) + " auto_pad or asymmetric pads made explicit, " +
-         std::to_string(matmul_biases) + " MatMul+bias fused, " + std::to_string(splits) +
-         " Split sliced, " + std::to_string(variadic) + " Max/Min split into binary nodes, " +
+  return std::to_string(recurrences) + " LSTM/GRU/RNN unrolled, " + std::to_string(decomposed) +
+         " nodes decomposed, " + std::to_string(layer_norms) + " LayerNormalization, " +
+         std::to_string(gelus) + " Gelu, " + std::to_string(silus) + " Silu, " +
+         std::to_string(lifted_1d) + " 1-D nodes as 2-D, " + std::to_string(explicit_pads) +
+         " auto_pad or asymmetric pads made explicit, " + std::to_string(matmul_biases) +
+         " MatMul+bias fused, " + std::to_string(splits) + " Split sliced, " +
+         std::to_string(variadic) + " Max/Min split into binary nodes, " +
          std::to_string(instance_norms) + " InstanceNormalization as LayerNormalization, " +
          std::to_string(wheres) + " Where as arithmetic, " + std::to_string(pruned_convs) +
          " Conv kernels cut to their live taps";
@@ -31,6 +36,10 @@ std::string RewriteCounts::str() const {
 
 RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
   RewriteCounts c;
+  c.recurrences = unroll_recurrent(graph);
+  c.decomposed = decompose_ops(graph);
+  // Types for the new values; folding turns the steps on zero initial states into constants.
+  if (c.recurrences + c.decomposed > 0) graph::run_graph_passes(graph);
   c.splits = split_to_slices(graph);
   c.variadic = split_variadic(graph);
   c.instance_norms = instance_norm_to_layer_norm(graph);

@@ -169,11 +169,12 @@ MappedNode map_gather(Graph& g, const Node& n) {
 
 // Pad with a constant (mode "constant", no negative pads).
 MappedNode map_pad(Graph& g, const Node& n) {
-  node_check(n.attr_string("mode", "constant") == "constant")
-      << "mode " << n.attr_string("mode", "constant") << " is not supported (only constant)";
+  const std::string mode = n.attr_string("mode", "constant");
+  node_check(mode == "constant" || mode == "edge" || mode == "reflect")
+      << "mode " << mode << " is not supported (constant, edge, reflect)";
   std::vector<int64_t> x = dims_of(g, n.inputs[0]);
   const int64_t rank = static_cast<int64_t>(x.size());
-  node_check(rank >= 1 && rank <= 4) << "pad of rank " << rank << " is not supported (1..4)";
+  node_check(rank >= 1 && rank <= 5) << "pad of rank " << rank << " is not supported (1..5)";
   std::vector<int64_t> pads = constant_ints(g, n, 1, "pads");
   std::vector<int64_t> axes;
   if (n.has_input(3))
@@ -195,8 +196,8 @@ MappedNode map_pad(Graph& g, const Node& n) {
     node_check(before >= 0 && after >= 0) << "negative pads (cropping) are not supported";
     w.params["B" + a] = before, w.params["A" + a] = after;
   }
-  double value = 0;
-  if (n.has_input(2)) {
+  double value = 0;  // read by the constant mode only
+  if (n.has_input(2) && mode == "constant") {
     node_check(g.is_constant(n.inputs[2])) << "constant_value must be a constant";
     value = g.initializers.at(n.inputs[2]).f64_at(0);
   }
@@ -204,6 +205,7 @@ MappedNode map_pad(Graph& g, const Node& n) {
   node_check(std::abs(milli - std::round(milli)) < 1e-6 * std::max(1.0, std::abs(milli)))
       << "pad value " << value << " is not a multiple of 0.001 (the pad kernel's resolution)";
   w.params["value_e3"] = std::llround(milli);
+  if (mode != "constant") w.params["mode"] = mode == "edge" ? 1 : 2;  // the pad kernel's modes
   m.operands = {{"X", n.inputs[0]}};
   return m;
 }

@@ -93,4 +93,12 @@ MappedNode map_hard_sigmoid(Graph& g, const Node& n) {
   return m;
 }
 
+MappedNode map_coefficient_activation(Graph& g, const Node& n, const std::string& op) {
+  MappedNode m = map_elementwise(g, n, op);
+  // An absent attribute leaves the kernel's default, which is ONNX's.
+  for (const char* key : {"alpha", "gamma"})
+    if (n.has_attr(key)) m.workload.params[std::string(key) + "_e9"] = e9(n.attr_float(key, 0));
+  return m;
+}
+
 }  // namespace kiln::network::mapping

@@ -81,6 +81,8 @@ MappedNode map_cast(Graph& g, const Node& n);
 MappedNode map_min_max(Graph& g, const Node& n, const std::string& op);
 MappedNode map_leaky_relu(Graph& g, const Node& n);
 MappedNode map_hard_sigmoid(Graph& g, const Node& n);
+// Elu, Celu, ThresholdedRelu (alpha) and Selu (alpha, gamma) as the kernels' `op`.
+MappedNode map_coefficient_activation(Graph& g, const Node& n, const std::string& op);
 
 // map_normalization.cpp
 MappedNode map_pool(Graph& g, const Node& n);

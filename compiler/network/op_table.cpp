@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "compiler/network/decompose_ops.h"
 #include "compiler/network/op_mapping.h"
 
 namespace kiln::network {
@@ -21,6 +22,9 @@ using Mapper = std::function<MappedNode(Graph&, const Node&)>;
 const std::map<std::string, Mapper>& table() {
   auto unary = [](std::string op) {
     return [op](Graph& g, const Node& n) { return map_elementwise(g, n, op); };
+  };
+  auto with_coefficients = [](std::string op) {
+    return [op](Graph& g, const Node& n) { return map_coefficient_activation(g, n, op); };
   };
   auto reduction = [](std::string op) {
     return [op](Graph& g, const Node& n) { return map_reduce(g, n, op); };
@@ -65,6 +69,17 @@ const std::map<std::string, Mapper>& table() {
       {"HardSigmoid", map_hard_sigmoid},
       {"HardSwish", unary("hard_swish")},
       {"PRelu", unary("prelu")},
+      {"Softplus", unary("softplus")},
+      {"Mish", unary("mish")},
+      {"Softsign", unary("softsign")},
+      {"Elu", with_coefficients("elu")},
+      {"Celu", with_coefficients("celu")},
+      {"Selu", with_coefficients("selu")},
+      {"ThresholdedRelu", with_coefficients("thresholded_relu")},
+      {"Floor", unary("floor")},
+      {"Ceil", unary("ceil")},
+      {"Round", unary("round")},
+      {"Sign", unary("sign")},
       {"LayerNormalization", map_layer_norm},
       {"Slice", map_slice},
       {"Gather", map_gather},
@@ -126,11 +141,12 @@ MappedNode map_node(Graph& g, const Node& n) {
       "Slice",     "Transpose", "Add",       "Sub",         "Mul",
       "Div",       "Neg",       "Abs",       "Max",         "Min",
       "ReduceSum", "ReduceMax", "ReduceMin", "CumSum",      "ArgMax",
-      "ArgMin"};
+      "ArgMin",    "Sign",      "Pad"};
   node_check(!non_float || kExactInF32.count(n.op_type))
       << "integer or bool " << n.op_type << " is not supported (integer and bool values take "
-      << "part in comparisons, Not, Where, Cast, Gather, data movement, +, -, *, /, Abs, Neg, "
-      << "Max, Min, ReduceSum/Max/Min, CumSum and ArgMax/ArgMin only)";
+      << "part in comparisons, Not, Where, Cast, Gather, data movement (Pad too), +, -, *, /, Abs, "
+         "Neg, "
+      << "Max, Min, Sign, ReduceSum/Max/Min, CumSum and ArgMax/ArgMin only)";
   const std::optional<graph::ValueType> out = g.type_of(n.outputs[0]);
   if (n.op_type == "Div" &&
       (out->dtype == graph::DataType::i64() || out->dtype == graph::DataType::i32()))
@@ -146,6 +162,10 @@ bool holds_dtype(graph::DataType t) {
 std::vector<std::string> supported_op_types() {
   std::vector<std::string> out;
   for (const auto& [name, mapper] : table()) out.push_back(name);
+  // Rewritten before mapping into nodes of the table (kernel_rewrites.h).
+  for (const std::string& op : decomposed_op_types()) out.push_back(op);
+  for (const char* op : {"LSTM", "GRU", "RNN"}) out.push_back(op);
+  std::sort(out.begin(), out.end());
   return out;
 }
 

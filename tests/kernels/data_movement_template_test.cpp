@@ -39,6 +39,11 @@ Workload pad(const Shape& in, const Shape& before, const Shape& after, int64_t v
   put(w, "A", after);
   return w;
 }
+// The pad kernel's edge (1) and reflect (2) modes.
+Workload with_mode(Workload w, int64_t mode) {
+  w.params["mode"] = mode;
+  return w;
+}
 Workload reshape(const Shape& in, const Shape& out, DataType t = DataType::f32()) {
   Workload w{"reshape", {{"ndim", int64_t(in.size())}, {"ondim", int64_t(out.size())}}, t, {}};
   put(w, "D", in);
@@ -84,6 +89,9 @@ std::vector<TemplateCase> cases() {
                             transpose({2, 3, 4, 5, 3}, {4, 1, 3, 0, 2}),  // rank 5
                             pad({2, 3, 5, 7}, {0, 0, 1, 2}, {0, 1, 1, 0}, 250),
                             pad({13}, {3}, {0}),
+                            with_mode(pad({2, 3, 5, 7}, {0, 0, 2, 3}, {0, 0, 1, 3}), 1),
+                            with_mode(pad({1, 4, 6, 5}, {0, 0, 3, 1}, {0, 0, 2, 4}), 2),
+                            with_mode(pad({9}, {8}, {0}), 2),
                             reshape({3, 5, 7}, {105}),
                             reshape({2, 3, 1, 1}, {6, 1}),
                             slice({3, 4, 2, 37}, {1, 0, 0, 2}, {1, 1, 1, 1}, {1, 4, 2, 35}),
@@ -97,6 +105,7 @@ std::vector<TemplateCase> cases() {
       out.push_back({transpose({6, 35}, {1, 0}, d), t, c});
       out.push_back({transpose({2, 5, 3, 20}, {0, 2, 1, 3}, d), t, c});
       out.push_back({pad({3, 10}, {1, 2}, {2, 5}, -1500, d), t, c});
+      out.push_back({with_mode(pad({3, 10}, {1, 2}, {2, 5}, 0, d), 2), t, c});
       out.push_back({slice({4, 40}, {1, 3}, {2, 1}, {2, 37}, d), t, c});
     }
   // transpose.tiled where transpose.shuffle is the default, so both keep their coverage.
@@ -138,6 +147,8 @@ TEST(DataMovementTemplateErrors, BadShapesAndDtypes) {
   EXPECT_THROW(instantiate(transpose({2, 3}, {0, 0})), UserError);      // not a permutation
   EXPECT_THROW(instantiate(transpose({2, 3, 4, 5, 6, 7}, {0, 1, 2, 3, 4, 5})), UserError);  // rank 6
   EXPECT_THROW(instantiate(pad({2, 3}, {0, -1}, {0, 0})), UserError);  // negative pad
+  EXPECT_THROW(instantiate(with_mode(pad({2, 3}, {0, 3}, {0, 0}), 2)), UserError);  // mirrors twice
+  EXPECT_THROW(instantiate(with_mode(pad({2, 3}, {0, 1}, {0, 0}), 3)), UserError);  // no mode 3
   EXPECT_THROW(instantiate(reshape({2, 3}, {7})), UserError);          // element count
   EXPECT_THROW(instantiate(slice({5}, {2}, {2}, {3})), UserError);      // reads element 6 of 5
   EXPECT_THROW(instantiate(slice({5}, {0}, {0}, {1})), UserError);      // step 0

@@ -102,6 +102,8 @@ void add_activation_ops(OpList& ops) {
   ops.push_back(activation("Sigmoid", sigmoid));
   ops.push_back(activation("Tanh", [](double x) { return std::tanh(x); }));
   ops.push_back(activation("Softplus", softplus));
+  // Mish (opset 18; earlier exports write it out as Softplus, Tanh and Mul).
+  ops.push_back(activation("Mish", [](double x) { return x * std::tanh(softplus(x)); }));
   ops.push_back(activation("Softsign", [](double x) { return x / (1 + std::fabs(x)); }));
   ops.push_back(activation("HardSwish",
                            [](double x) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); }));

@@ -1,6 +1,7 @@
 // Matrix products: MatMul (numpy semantics: 1-D operands promoted, batch dimensions
 // broadcast) and Gemm (alpha * A' * B' + beta * C with optional transposes and a C that
 // broadcasts to the result). Floats accumulate in double, integers in int64.
+#include "compiler/graph/ops/einsum.h"
 #include "compiler/graph/ops/op_util.h"
 
 namespace kiln::graph {
@@ -148,6 +149,7 @@ void add_matmul_ops(OpList& ops) {
   gemm.infer = infer_gemm;
   gemm.eval = eval_gemm;
   ops.push_back(std::move(gemm));
+  ops.push_back(einsum_op());
 }
 
 }  // namespace kiln::graph

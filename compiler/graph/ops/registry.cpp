@@ -24,6 +24,7 @@ const std::map<std::string, OpDef>& op_table() {
     add_data_movement_ops(ops);
     add_gather_scatter_ops(ops);
     add_generator_ops(ops);
+    add_recurrent_ops(ops);
     std::map<std::string, OpDef> t;
     for (OpDef& def : ops) {
       internal_check(!t.count(def.type)) << "operator " << def.type << " defined twice";
