@@ -50,6 +50,9 @@ RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
   c.lifted_1d = lift_1d_to_2d(graph);  // before the Conv passes below see the 2-D Conv
   c.explicit_pads = explicit_pads(graph);
   c.pruned_convs = prune_dead_taps(graph);
+  // Pruning a conv on a small map can leave its pads asymmetric (SSDlite's extra layers: a
+  // 3x3 stride-2 conv over 2x2 keeps the taps that read row 0 and 1 only).
+  if (c.pruned_convs > 0) c.explicit_pads += explicit_pads(graph);
   // After GELU: its input is often a Linear's output, read by two nodes until then.
   c.matmul_biases = fuse_matmul_bias(graph);
   if (std::getenv("KILN_DUMP_GRAPH")) std::cerr << "// after rewrite_for_kernels\n" << graph;

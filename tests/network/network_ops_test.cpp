@@ -192,6 +192,21 @@ TEST(NetworkOps, ConvTapsThatReadOnlyPaddingAreDropped) {
   EXPECT_NE(convs[2].find("KH=3 KW=3 N=1 O=8 PH=1 PW=1"), std::string::npos) << convs[2];
 }
 
+// SSDlite's last extra layers: a 3x3 stride-2 conv over a 2x2 map only reads rows and columns
+// 0 and 1 with its last two taps, so pruning leaves pads [1, 1, 0, 0]: explicit_pads then
+// moves the asymmetric part into a Pad.
+TEST(NetworkOps, PrunedTapsThatLeaveAsymmetricPadsGetAPad) {
+  ModelBuilder m(13);
+  m.input("x", graph::DataType::f32(), {1, 8, 2, 2});
+  m.initializer("w", random_tensor({8, 8, 3, 3}, 5, 0.3f));
+  auto& conv = m.node("Conv", {"x", "w"}, {"y"});
+  attr_ints(conv, "pads", {1, 1, 1, 1});
+  attr_ints(conv, "strides", {2, 2});
+  m.output("y");
+  const std::vector<std::string> ops = layer_ops(expect_host_matches_reference(m.bytes()));
+  EXPECT_EQ(count(ops, "Pad"), 1);
+}
+
 // A Sigmoid read by something besides the Mul stays as it is.
 TEST(NetworkOps, SigmoidWithOtherReadersIsNotSilu) {
   ModelBuilder b(14);
