@@ -78,30 +78,38 @@ std::string epilogue_step(const Node& step) {
 }
 
 int fuse_epilogues(Graph& graph) {
+  // One pass in order. A fused pair becomes one node in the reader's place, so the merged node
+  // is met again further on and can take the next step of a chain (Conv, Add, Relu). Use
+  // counts and readers are computed once: fusing moves no value between nodes but the one it
+  // hides (an unrolled GRU has thousands of MatMul + Add pairs; a rescan per fusion was
+  // quadratic).
+  const std::map<std::string, int> uses = count_uses(graph);
+  std::map<std::string, size_t> reader_of;  // the node that reads a value as a direct input
+  for (size_t j = 0; j < graph.nodes.size(); ++j)
+    for (const std::string& v : graph.nodes[j].inputs)
+      if (!v.empty() && !reader_of.count(v)) reader_of[v] = j;
+  std::vector<bool> fused_away(graph.nodes.size(), false);
   int fused = 0;
-  for (bool changed = true; changed;) {
-    changed = false;
-    std::map<std::string, int> uses = count_uses(graph);
-    for (size_t i = 0; i < graph.nodes.size() && !changed; ++i) {
-      Node& producer = graph.nodes[i];
-      if (!can_have_epilogue(graph, producer)) continue;
-      const std::string value = producer.outputs[0];
-      if (uses[value] != 1) continue;
-      auto reader = std::find_if(graph.nodes.begin() + static_cast<long>(i) + 1, graph.nodes.end(),
-                                 [&](const Node& n) {
-                                   return std::count(n.inputs.begin(), n.inputs.end(), value) > 0;
-                                 });
-      if (reader == graph.nodes.end() || fusable_step(graph, producer, value, *reader).empty())
-        continue;
-      Node merged = producer;
-      merged.epilogue.push_back(epilogue_node(*reader, value));
-      merged.outputs = {reader->outputs[0]};
-      *reader = std::move(merged);
-      graph.nodes.erase(graph.nodes.begin() + static_cast<long>(i));
-      ++fused;
-      changed = true;
-    }
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& producer = graph.nodes[i];
+    if (!can_have_epilogue(graph, producer)) continue;
+    const std::string value = producer.outputs[0];
+    auto use = uses.find(value);
+    auto reader = reader_of.find(value);
+    if (use == uses.end() || use->second != 1 || reader == reader_of.end()) continue;
+    Node& into = graph.nodes[reader->second];
+    if (fusable_step(graph, producer, value, into).empty()) continue;
+    Node merged = producer;
+    merged.epilogue.push_back(epilogue_node(into, value));
+    merged.outputs = {into.outputs[0]};
+    into = std::move(merged);
+    fused_away[i] = true;
+    ++fused;
   }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    if (!fused_away[i]) kept.push_back(std::move(graph.nodes[i]));
+  graph.nodes = std::move(kept);
   return fused;
 }
 

@@ -7,9 +7,12 @@ namespace kiln::network {
 using graph::HostTensor;
 
 std::string NodeEmitter::fresh(const std::string& what) {
-  const std::string base =
-      site_.outputs.empty() || site_.outputs[0].empty() ? site_.op_type : site_.outputs[0];
-  std::string name = g_.unique_name(base + "/" + what + std::to_string(count_++));
+  const std::string base = site_.outputs.empty() || site_.outputs[0].empty() ? site_.op_type
+                                                                            : site_.outputs[0];
+  // Every value of a typed graph is in `types` or `initializers`, so two lookups tell a name is
+  // free (Graph::unique_name scans the whole graph: per value of an unrolled LSTM, quadratic).
+  std::string name = base + "/" + what + std::to_string(count_++);
+  while (g_.types.count(name) || g_.initializers.count(name)) name += "_";
   // Reserved until shape inference gives it its type: later fresh names must not take it.
   g_.types[name] = graph::ValueType{graph::DataType::f32(), std::nullopt};
   return name;
@@ -30,12 +33,16 @@ std::string NodeEmitter::emit(const std::string& op_type, std::vector<std::strin
 }
 
 std::string NodeEmitter::constant(HostTensor value) {
-  const std::string base = site_.outputs.empty() ? site_.op_type : site_.outputs[0];
-  return g_.add_constant(base + "/const" + std::to_string(count_++), std::move(value));
+  std::string name = fresh("const");
+  g_.types.erase(name);  // an initializer's type is its data's
+  g_.initializers.emplace(name, std::move(value));
+  return name;
 }
 
 std::string NodeEmitter::ints(const std::vector<int64_t>& values) {
-  return constant(HostTensor::i64_vector(values));
+  auto it = ints_.find(values);
+  if (it == ints_.end()) it = ints_.emplace(values, constant(HostTensor::i64_vector(values))).first;
+  return it->second;
 }
 
 std::string NodeEmitter::scalar(double value) {

@@ -42,6 +42,7 @@ class NodeEmitter {
   const graph::Node& site_;
   std::vector<graph::Node>& out_;
   int count_ = 0;
+  std::map<std::vector<int64_t>, std::string> ints_;  // one constant per distinct vector
 };
 
 }  // namespace kiln::network
