@@ -5,6 +5,7 @@
 
 #include "compiler/base/error.h"
 #include "compiler/graph/ops/einsum.h"
+#include "compiler/network/graph_uses.h"
 #include "compiler/network/node_emitter.h"
 
 namespace kiln::network {
@@ -329,17 +330,9 @@ const std::vector<std::string>& decomposed_op_types() {
 }
 
 int decompose_ops(Graph& g) {
-  int rewritten = 0;
-  std::vector<Node> out;
-  for (Node& n : g.nodes) {
-    if (Decomposer(g, n, out).run()) {
-      ++rewritten;
-      continue;
-    }
-    out.push_back(std::move(n));
-  }
-  g.nodes = std::move(out);
-  return rewritten;
+  return replace_nodes(g, [&](Node& n, std::vector<Node>& out) {
+    return Decomposer(g, n, out).run();
+  });
 }
 
 }  // namespace kiln::network

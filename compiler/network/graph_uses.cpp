@@ -28,4 +28,19 @@ int producer_of(const graph::Graph& graph, const std::string& value) {
   return -1;
 }
 
+int replace_nodes(graph::Graph& graph,
+                  const std::function<bool(graph::Node&, std::vector<graph::Node>&)>& replace) {
+  int replaced = 0;
+  std::vector<graph::Node> out;
+  for (graph::Node& n : graph.nodes) {
+    if (replace(n, out)) {
+      ++replaced;
+      continue;
+    }
+    out.push_back(std::move(n));
+  }
+  graph.nodes = std::move(out);
+  return replaced;
+}
+
 }  // namespace kiln::network

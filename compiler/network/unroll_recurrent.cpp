@@ -2,6 +2,7 @@
 
 #include "compiler/base/error.h"
 #include "compiler/graph/ops/recurrent.h"
+#include "compiler/network/graph_uses.h"
 #include "compiler/network/node_emitter.h"
 
 namespace kiln::network {
@@ -231,18 +232,11 @@ class Unroller {
 }  // namespace
 
 int unroll_recurrent(Graph& g) {
-  int unrolled = 0;
-  std::vector<Node> out;
-  for (Node& n : g.nodes) {
-    if (n.op_type != "LSTM" && n.op_type != "GRU" && n.op_type != "RNN") {
-      out.push_back(std::move(n));
-      continue;
-    }
+  return replace_nodes(g, [&](Node& n, std::vector<Node>& out) {
+    if (n.op_type != "LSTM" && n.op_type != "GRU" && n.op_type != "RNN") return false;
     Unroller(g, n, out).run();
-    ++unrolled;
-  }
-  g.nodes = std::move(out);
-  return unrolled;
+    return true;
+  });
 }
 
 }  // namespace kiln::network

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -136,6 +137,10 @@ std::vector<std::string> layer_ops(const CompileReport& report) {
   std::vector<std::string> ops;
   for (const LayerRow& l : report.layers) ops.push_back(l.op_type);
   return ops;
+}
+
+int count(const std::vector<std::string>& ops, const std::string& op) {
+  return static_cast<int>(std::count(ops.begin(), ops.end(), op));
 }
 
 }  // namespace kiln::network::test

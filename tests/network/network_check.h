@@ -36,5 +36,7 @@ std::string expect_arm_matches_reference(const std::string& onnx_bytes, const st
 
 // The op types of the report's layers, in order.
 std::vector<std::string> layer_ops(const CompileReport& report);
+// How many of `ops` are `op`.
+int count(const std::vector<std::string>& ops, const std::string& op);
 
 }  // namespace kiln::network::test

@@ -22,10 +22,6 @@ using graph::test::f32_tensor;
 using graph::test::ModelBuilder;
 using graph::test::random_tensor;
 
-int count(const std::vector<std::string>& ops, const std::string& op) {
-  return static_cast<int>(std::count(ops.begin(), ops.end(), op));
-}
-
 void scalar(ModelBuilder& b, const std::string& name, double v) {
   b.initializer(name, f32_tensor({}, {v}));
 }

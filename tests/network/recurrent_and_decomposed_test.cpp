@@ -5,8 +5,6 @@
 // onnx_conformance_test).
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 #include "tests/network/network_check.h"
 #include "tests/network/test_models.h"
 
@@ -29,10 +27,6 @@ void attr_strings(onnx::NodeProto& node, const std::string& name,
   a->set_name(name);
   a->set_type(onnx::AttributeProto::STRINGS);
   for (const std::string& v : values) a->add_strings(v);
-}
-
-int count(const std::vector<std::string>& ops, const std::string& op) {
-  return static_cast<int>(std::count(ops.begin(), ops.end(), op));
 }
 
 // Weights of a recurrence: W [dirs, gates x H, I], R [dirs, gates x H, H], B [dirs, 2 x gates x H].
