@@ -409,6 +409,7 @@ int64_t pad_source(int64_t c, int64_t n, int64_t mode) {
 
 class Pad : public OpTemplate {
  public:
+  // The name predates the edge and reflect modes ("mode"); tuning logs key on it.
   std::string name() const override { return "pad.constant"; }
   std::string op() const override { return "pad"; }
   bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
