@@ -266,6 +266,22 @@ bool plane_tile_pays(const Conv2dParams& p, int64_t icb, int64_t ocb) {
          weight_block_bytes <= 40 * 1024;
 }
 
+// The fallback's loop order of output blocks (TileKnobs::oc_inner): outermost (0) unless
+// the input is large and many output blocks would each stream all of it again. With the
+// blocks outermost, every block walks the whole input, C / icb channel blocks far apart in
+// memory; once the input is past the caches this runs at the latency of those scattered
+// streams, not at the FMA rate. Blocks inside the W tiles (2) read each input tile once
+// from memory and reuse it from L1 for every block, at the price of walking the weights
+// per tile (from L2). Measured (AMD Zen 3, AVX2, conv2d.nchwc, 1 and 2 threads): SegFormer's
+// 1024->256 1x1 on 56x56 13 -> 68 GFLOPS at 1 thread, DeepLab's 1280->256 1x1 on 33x33
+// 9 -> 45, a 256->256 3x3 on 56x56 55 -> 74; inputs of 0.8 MB (ResNet-18's first stage)
+// or few channel blocks (32 channels on 224x224) gain nothing, so they keep the order.
+int64_t pick_oc_inner(const Conv2dParams& p, int64_t ocb, int64_t elem_bytes) {
+  const int64_t input_bytes = p.c * p.h * p.w * elem_bytes;
+  const bool many_blocks = ceil_div(p.o, ocb) >= 4;
+  return p.groups == 1 && p.c >= 128 && many_blocks && input_bytes >= (2 << 20) ? 2 : 0;
+}
+
 class Conv2dNchwc : public DirectConv2dTemplate {
  public:
   std::string name() const override { return "conv2d.nchwc"; }
@@ -320,7 +336,7 @@ class Conv2dNchwc : public DirectConv2dTemplate {
                    {"k_unroll", 1},
                    {"reduce_order", 0},
                    {"ic_chunk", plane_tile_pays(p, icb, vecs * lanes) ? 1 : 0},
-                   {"oc_inner", 0},
+                   {"oc_inner", pick_oc_inner(p, vecs * lanes, w.dtype.bytes())},
                    {"parallel", p.flops() > 2e6 ? 1 : 0}});
   }
 
@@ -432,7 +448,7 @@ class Conv2d1x1 : public DirectConv2dTemplate {
                    {"oc_bn", vecs * lanes},
                    {"reg_n", reg_n},
                    {"k_unroll", 1},
-                   {"oc_inner", 0},
+                   {"oc_inner", small ? 0 : pick_oc_inner(p, vecs * lanes, w.dtype.bytes())},
                    {"parallel", p.flops() > 2e6 ? 1 : 0},
                    {"block_tiles", small ? pick_block_tiles(pixels, reg_n) : 1},
                    {"kc", small && p.c > 128 ? 128 : 0},

@@ -182,16 +182,34 @@ class Resize : public OpTemplate {
       Expr i = to_index(r);
       return std::tuple{i, i, c(0)};
     };
+    // Each axis's taps once per output row and column, in small tables: per output
+    // element the kernel then does loads and two lerps, not the coordinate arithmetic
+    // (a division, a floor, clamps and conversions: most of its time when inline).
+    auto table = [&](int64_t extent, bool vertical, int part, const char* name) {
+      return te::compute(
+          {extent},
+          [&](Var o) {
+            auto t = taps(o, vertical);
+            return part == 0 ? std::get<0>(t) : part == 1 ? std::get<1>(t) : std::get<2>(t);
+          },
+          name);
+    };
+    te::Tensor ry0 = table(s.oh, true, 0, "row.lo"), cx0 = table(s.ow, false, 0, "col.lo");
+    te::Tensor ry1 = ry0, cx1 = cx0, rwy, cwx;
+    if (s.linear) {
+      ry1 = table(s.oh, true, 1, "row.hi");
+      cx1 = table(s.ow, false, 1, "col.hi");
+      rwy = table(s.oh, true, 2, "row.weight");
+      cwx = table(s.ow, false, 2, "col.weight");
+    }
     te::Tensor y = te::compute(
         {s.n, s.c, s.oh, s.ow},
         [&](Var n, Var c, Var oy, Var ox) {
-          auto [y0, y1, wy] = taps(oy, true);
-          auto [x0, x1, wx] = taps(ox, false);
           auto at = [&](Expr iy, Expr ix) { return ir::make_cast(f32, x(n, c, iy, ix)); };
-          if (!s.linear) return ir::make_cast(w.dtype, at(y0, x0));
-          const Expr one = ir::make_float(f32, 1);
-          Expr top = at(y0, x0) * (one - wx) + at(y0, x1) * wx;
-          Expr bottom = at(y1, x0) * (one - wx) + at(y1, x1) * wx;
+          if (!s.linear) return ir::make_cast(w.dtype, at(ry0(oy), cx0(ox)));
+          const Expr one = ir::make_float(f32, 1), wy = rwy(oy), wx = cwx(ox);
+          Expr top = at(ry0(oy), cx0(ox)) * (one - wx) + at(ry0(oy), cx1(ox)) * wx;
+          Expr bottom = at(ry1(oy), cx0(ox)) * (one - wx) + at(ry1(oy), cx1(ox)) * wx;
           return ir::make_cast(w.dtype, top * (one - wy) + bottom * wy);
         },
         "Y");

@@ -209,6 +209,34 @@ TEST(Conv2dTemplateGroups, FallbackBlocksReadOnlyTheirGroupsChannels) {
             (24 + ocb - 1) / ocb * ocb * ((24 + icb - 1) / icb * icb) * 9);
 }
 
+// An input past the caches is read once, with the output blocks inside the W tiles
+// (pick_oc_inner in conv2d.cpp); smaller inputs, few channel blocks, few output blocks and
+// grouped convs keep the blocks outermost.
+TEST(Conv2dTemplateLoopOrder, FallbackReusesLargeInputsAcrossOutputBlocks) {
+  const auto& nchwc = schedules::conv2d_nchwc_template();
+  const auto& one = schedules::conv2d_1x1_template();
+  for (const char* target : {"x86-avx2", "x86-avx512", "arm-neon"}) {
+    Target t = target_from_name(target);
+    auto order = [&](const OpTemplate& tpl, const Geo& g) { return tpl.fallback(conv(g), t)["oc_inner"]; };
+    EXPECT_EQ(order(nchwc, {1, 1024, 56, 56, 256, 1, 1}), 2) << target;  // SegFormer's fuse
+    EXPECT_EQ(order(one, {1, 1024, 56, 56, 256, 1, 1}), 2) << target;
+    EXPECT_EQ(order(nchwc, {1, 256, 56, 56, 256, 3, 3, 1, 1}), 2) << target;
+    EXPECT_EQ(order(nchwc, {1, 64, 56, 56, 64, 3, 3, 1, 1}), 0) << target;     // 0.8 MB
+    EXPECT_EQ(order(nchwc, {1, 32, 224, 224, 64, 3, 3, 1, 1}), 0) << target;   // 2 blocks
+    EXPECT_EQ(order(nchwc, {1, 1024, 56, 56, 32, 1, 1}), 0) << target;        // 1-2 outputs
+    EXPECT_EQ(order(nchwc, {1, 256, 56, 56, 256, 3, 3, 1, 1, 1, 32}), 0) << target;  // groups
+    EXPECT_EQ(order(one, {1, 1024, 14, 14, 256, 1, 1}), 0) << target;  // small plane
+  }
+  // The order it picks runs right, on a shape just past the threshold (2 MiB of input).
+  const Workload w = conv({1, 128, 64, 64, 64, 1, 1}, DataType::f32(), {"bias", "relu"});
+  for (const OpTemplate* tpl : {&nchwc, &one}) {
+    const schedules::Config cfg = tpl->fallback(w, target_from_name("x86-avx2"));
+    ASSERT_EQ(cfg["oc_inner"], 2) << tpl->name();
+    const std::string skip = check_template_config(*tpl, w, "x86-avx2", cfg);
+    if (!skip.empty()) GTEST_SKIP() << skip;
+  }
+}
+
 TEST(Conv2dTemplateErrors, UnsupportedDtypesAndForms) {
   Target x86 = target_from_name("x86-avx512");
   const auto& nchwc = schedules::conv2d_nchwc_template();
