@@ -119,13 +119,6 @@ std::pair<double, double> selu_coefficients(const Workload& w) {
   return {e9_param(w, "alpha_e9", 1'673'263'192), e9_param(w, "gamma_e9", 1'050'701'022)};
 }
 
-// softplus(x) = log(1 + e^x), written as max(x, 0) + log(1 + e^-|x|) so that e^x never
-// overflows (YOLOv4's Mish reaches activations of 100 and more).
-Expr softplus(const Expr& x) {
-  DataType t = x.type();
-  Expr e = math::exp(ir::make_call(t, "fabs", {x}) * ir::make_float(t, -1));
-  return ir::max(x, ir::make_float(t, 0)) + math::log(ir::make_float(t, 1) + e);
-}
 double softplus_reference(double x) {
   return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x)));
 }
@@ -181,8 +174,8 @@ Expr elementwise_unary(const std::string& op, const Expr& x, const Workload& w) 
   if (op == "nonzero") return ir::make_select(x != c(0), c(1), c(0));
   // Toward zero, as ONNX casts float to integer (the result is an integer held in f32).
   if (op == "trunc") return ir::make_cast(t, ir::make_cast(DataType::i64(), x));
-  if (op == "softplus") return softplus(x);
-  if (op == "mish") return x * math::tanh(softplus(x));
+  if (op == "softplus") return math::softplus(x);
+  if (op == "mish") return math::mish(x);
   if (op == "elu" || op == "celu") {
     const double alpha = unit_alpha(w);
     // celu(x) = max(0, x) + min(0, alpha (e^(x / alpha) - 1)): elu with x scaled by 1 / alpha.

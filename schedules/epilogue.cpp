@@ -5,6 +5,7 @@
 
 #include "compiler/base/error.h"
 #include "compiler/ir/op.h"
+#include "schedules/elementwise.h"
 #include "schedules/math.h"
 
 namespace kiln::schedules {
@@ -14,7 +15,8 @@ using ir::Expr;
 
 const std::vector<std::string>& epilogue_names() {
   static const std::vector<std::string> k = {"bias",    "relu",    "relu6", "residual", "gelu",
-                                             "sigmoid", "tanh",    "silu",  "hard_swish"};
+                                             "sigmoid", "tanh",    "silu",  "hard_swish",
+                                             "mish"};
   return k;
 }
 
@@ -69,6 +71,8 @@ Expr apply_epilogue(const Workload& w, const EpilogueTensors& t, Expr v,
       v = v * ir::min(ir::max(v * ir::make_float(f32, 1.0 / 6) + ir::make_float(f32, 0.5),
                               ir::make_zero(f32)),
                       ir::make_float(f32, 1.0));
+    } else if (e == "mish") {
+      v = math::mish(v);
     } else {
       user_error() << "unknown epilogue '" << e << "'";
     }
@@ -91,6 +95,7 @@ double apply_epilogue_reference(const Workload& w, const std::vector<const Value
     else if (e == "tanh") v = std::tanh(v);
     else if (e == "silu") v = v / (1.0 + std::exp(-v));
     else if (e == "hard_swish") v = v * std::min(std::max(v / 6 + 0.5, 0.0), 1.0);
+    else if (e == "mish") v = elementwise_unary_reference("mish", v, w);
   }
   return v;
 }

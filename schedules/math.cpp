@@ -175,4 +175,34 @@ Expr gelu(const Expr& x_in) {
   });
 }
 
+Expr softplus(const Expr& x_in) {
+  f32_of(x_in);
+  return let(x_in, "softplus_x", [&](const Expr& x) {
+    // log1p(e) for e = e^-|x| in (0, 1], as log(u) e / (u - 1) with u = 1 + e rounded: the
+    // rounding of u cancels (Goldberg's log1p), so a tiny e keeps its full relative accuracy
+    // where log(1 + e) would round to 0 (softplus(-68) is 2.9e-30, not 0).
+    return let(exp(-fabs(x)), "softplus_e", [&](const Expr& e) {
+      return let(f(x, 1.0) + e, "softplus_u", [&](const Expr& u) {
+        Expr log1p = ir::make_select(u == f(x, 1.0), e, log(u) * (e / (u - f(x, 1.0))));
+        return ir::max(x, f(x, 0.0)) + log1p;
+      });
+    });
+  });
+}
+
+Expr mish(const Expr& x_in) {
+  f32_of(x_in);
+  // tanh(log(1 + n)) with n = e^x is ((1 + n)^2 - 1) / ((1 + n)^2 + 1) = t / (t + 2) with
+  // t = n (n + 2): one exp and one division instead of exp, log and tanh (a fifth of the
+  // instructions), with no cancellation at either tail (t is a product, t + 2 >= 2). Past
+  // x = 20 the factor is 1 in f32; n stays finite because x is clamped there.
+  return let(x_in, "mish_x", [&](const Expr& x) {
+    return let(exp(ir::min(x, f(x, 20.0))), "mish_n", [&](const Expr& n) {
+      return let(n * (n + f(x, 2.0)), "mish_t", [&](const Expr& t) {
+        return ir::make_select(x > f(x, 20.0), x, x * (t / (t + f(x, 2.0))));
+      });
+    });
+  });
+}
+
 }  // namespace kiln::schedules::math

@@ -24,7 +24,8 @@ std::string fusable_step(const Graph& g, const Node& producer, const std::string
   if (op == "Relu") return "relu";
   if (op == "Sigmoid") return "sigmoid";
   if (op == "Tanh") return "tanh";
-  if (op == "Silu") return "silu";  // fuse_silu's
+  if (op == "Silu") return "silu";  // fuse_self_gated's
+  if (op == "Mish") return "mish";
   if (op == "HardSwish") return "hard_swish";
   if (op == "Clip")
     return is_scalar_constant(g, reader, 1, 0.0) && is_scalar_constant(g, reader, 2, 6.0)
@@ -70,6 +71,7 @@ std::string epilogue_step(const Node& step) {
   if (step.op_type == "Sigmoid") return "sigmoid";
   if (step.op_type == "Tanh") return "tanh";
   if (step.op_type == "Silu") return "silu";
+  if (step.op_type == "Mish") return "mish";
   if (step.op_type == "HardSwish") return "hard_swish";
   if (step.op_type == "Clip") return "relu6";
   if (step.op_type == "Add") return "residual";

@@ -16,7 +16,7 @@ namespace kiln::network {
 int fuse_epilogues(graph::Graph& graph);
 
 // The schedules' epilogue step (schedules/epilogue.h) of a fused epilogue node: "relu",
-// "relu6", "sigmoid", "tanh", "silu", "hard_swish", "residual".
+// "relu6", "sigmoid", "tanh", "silu", "mish", "hard_swish", "residual".
 std::string epilogue_step(const graph::Node& step);
 
 }  // namespace kiln::network

@@ -10,7 +10,7 @@
 #include "compiler/network/fuse_gelu.h"
 #include "compiler/network/fuse_layer_norm.h"
 #include "compiler/network/fuse_matmul_bias.h"
-#include "compiler/network/fuse_silu.h"
+#include "compiler/network/fuse_self_gated.h"
 #include "compiler/network/instance_norm_to_layer_norm.h"
 #include "compiler/network/lift_1d_to_2d.h"
 #include "compiler/network/prune_dead_taps.h"
@@ -24,7 +24,7 @@ namespace kiln::network {
 std::string RewriteCounts::str() const {
   return std::to_string(recurrences) + " LSTM/GRU/RNN unrolled, " + std::to_string(decomposed) +
          " nodes decomposed, " + std::to_string(layer_norms) + " LayerNormalization, " +
-         std::to_string(gelus) + " Gelu, " + std::to_string(silus) + " Silu, " +
+         std::to_string(gelus) + " Gelu, " + std::to_string(self_gated) + " Silu/Mish, " +
          std::to_string(lifted_1d) + " 1-D nodes as 2-D, " + std::to_string(explicit_pads) +
          " auto_pad or asymmetric pads made explicit, " + std::to_string(matmul_biases) +
          " MatMul+bias fused, " + std::to_string(splits) + " Split sliced, " +
@@ -46,7 +46,7 @@ RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
   c.wheres = where_to_arithmetic(graph);
   c.layer_norms = fuse_layer_norm(graph);
   c.gelus = fuse_gelu(graph);
-  c.silus = fuse_silu(graph);
+  c.self_gated = fuse_self_gated(graph);
   c.lifted_1d = lift_1d_to_2d(graph);  // before the Conv passes below see the 2-D Conv
   c.explicit_pads = explicit_pads(graph);
   c.pruned_convs = prune_dead_taps(graph);

@@ -76,6 +76,7 @@ std::vector<TemplateCase> cases() {
       // that are not whole blocks, 1x1 spatial, an odd plane.
       {&one, conv({1, 200, 7, 7, 40, 1, 1}, f32, {"bias", "residual"})},
       {&one, conv({1, 24, 14, 14, 20, 1, 1}, f32, {"bias", "hard_swish"})},
+      {&nchwc, conv({1, 6, 9, 9, 20, 3, 3, 1, 1}, f32, {"bias", "mish"})},
       {&one, conv({1, 130, 1, 1, 33, 1, 1})},
       {&one, conv({1, 150, 9, 11, 19, 1, 1}, f32, {"bias"})},
       {&dw, conv({1, 16, 9, 9, 16, 3, 3, 1, 1, 1, 16}, f32, {"bias", "relu6"})},

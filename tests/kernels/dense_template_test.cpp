@@ -29,7 +29,8 @@ std::vector<TemplateCase> cases() {
       dense(13, 17, 7, DataType::f32(), {"bias", "relu"}),
       dense(2, 64, 30, DataType::f32(), {"bias", "residual", "relu6"}),
       dense(3, 5, 1),
-      dense(5, 24, 19, DataType::f32(), {"bias", "silu", "residual", "hard_swish"})};
+      dense(5, 24, 19, DataType::f32(), {"bias", "silu", "residual", "hard_swish"}),
+      dense(7, 20, 11, DataType::f32(), {"bias", "mish"})};
   for (const std::string t : {"x86-avx2", "x86-avx512", "arm-neon", "arm-fp16", "arm-bf16"})
     for (const Workload& w : small)
       for (int c = -1; c < 3; ++c) out.push_back({w, t, c, packed});

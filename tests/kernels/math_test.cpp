@@ -186,7 +186,34 @@ TEST(MathLibrary, Gelu) {
   EXPECT_LE(e.max_abs, 3e-7);
 }
 
-// The same expressions through the AArch64 backend under qemu: a smaller sweep of all six,
+double softplus_ref(double x) { return x > 30 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+double mish_ref(double x) { return x * std::tanh(softplus_ref(x)); }
+// Inputs whose softplus and mish are not subnormal: finite x below -87 moved up to -87 (the
+// infinities and NaN kept). There x e^x has the few significant bits of a subnormal e^x,
+// which no ulp bound covers.
+std::vector<float> normal_results(std::vector<float> xs) {
+  for (float& x : xs)
+    if (std::isfinite(x) && x < -87) x = -87;
+  return xs;
+}
+
+TEST(MathLibrary, SoftplusAndMish) {
+  std::vector<float> xs = normal_results(with_specials(grid(-87, 110, 1 << 21)));
+  for (float s : {19.99f, 20.0f, 20.01f, -20.0f, 1e-3f, -1e-3f}) xs.push_back(s);
+  std::string skip;
+  auto softplus = run_math([](const Expr& x) { return schedules::math::softplus(x); }, xs, "host",
+                           &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  Errors e = measure(xs, softplus, softplus_ref);
+  report("softplus", e);
+  EXPECT_LE(e.max_ulp, 4.0);
+  auto mish = run_math([](const Expr& x) { return schedules::math::mish(x); }, xs, "host", &skip);
+  Errors m = measure(xs, mish, mish_ref);
+  report("mish", m);
+  EXPECT_LE(m.max_ulp, 5.0);
+}
+
+// The same expressions through the AArch64 backend under qemu: a smaller sweep of each,
 // each held to the bound measured natively.
 TEST(MathLibrary, ArmNeonUnderQemu) {
   struct Case {
@@ -210,8 +237,9 @@ TEST(MathLibrary, ArmNeonUnderQemu) {
       {"gelu", schedules::math::gelu,
        [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); },
        with_specials(grid(-10, 10, 4001)), 0, 3e-7},
+      {"mish", schedules::math::mish, mish_ref, normal_results(with_specials(grid(-87, 100, 4001))), 5.0, 0},
   };
-  // One kernel computes all six (one qemu start): y = f_k(x) for the k-th block of inputs.
+  // One kernel computes them all (one qemu start): y = f_k(x) for the k-th block of inputs.
   std::vector<float> xs;
   for (const Case& c : cases) xs.insert(xs.end(), c.xs.begin(), c.xs.end());
   int64_t n = static_cast<int64_t>(cases[0].xs.size());

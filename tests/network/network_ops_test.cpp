@@ -117,7 +117,7 @@ TEST(NetworkOps, DecomposedLayerNormGeluAndLinearBiasFuse) {
 }
 
 // SiLU as exporters write it, x * Sigmoid(x) in either order, becomes one Silu node
-// (fuse_silu.h): after a conv (batch norm folded in between, or a residual Add fused) a conv
+// (fuse_self_gated.h): after a conv (batch norm folded in between, or a residual Add fused) a conv
 // epilogue step, elsewhere one elementwise kernel. HardSwish after a conv is an epilogue
 // step too.
 TEST(NetworkOps, SiluAndHardSwishFuseIntoTheConvBefore) {
@@ -155,6 +155,42 @@ TEST(NetworkOps, SiluAndHardSwishFuseIntoTheConvBefore) {
     if (l.op_type == "Conv") convs += l.workload + "\n";
   EXPECT_NE(convs.find("+bias +silu\n"), std::string::npos) << convs;
   EXPECT_NE(convs.find("+hard_swish +residual +silu\n"), std::string::npos) << convs;
+}
+
+// Mish as PyTorch exports it before opset 18, x * Tanh(Softplus(x)) (either order), becomes
+// one Mish node (fuse_self_gated.h) and after a conv an epilogue step; a gate whose Softplus
+// has another reader stays as written.
+TEST(NetworkOps, MishFusesIntoTheConvBefore) {
+  ModelBuilder b(11);
+  b.input("x", graph::DataType::f32(), {1, 8, 6, 7});
+  b.initializer("w0", random_tensor({16, 8, 3, 3}, 1, 0.6f));
+  b.initializer("b0", random_tensor({16}, 2, 0.5f));
+  attr_ints(b.node("Conv", {"x", "w0", "b0"}, {"c0"}), "pads", {1, 1, 1, 1});
+  b.node("Softplus", {"c0"}, {"sp0"});
+  b.node("Tanh", {"sp0"}, {"t0"});
+  b.node("Mul", {"c0", "t0"}, {"m0"});
+  b.initializer("w1", random_tensor({16, 16, 1, 1}, 3, 0.4f));
+  b.node("Conv", {"m0", "w1"}, {"c1"});
+  b.node("Softplus", {"c1"}, {"sp1"});
+  b.node("Tanh", {"sp1"}, {"t1"});
+  b.node("Mul", {"t1", "c1"}, {"y"});  // tanh first
+  b.node("Softplus", {"x"}, {"sp2"});
+  b.node("Tanh", {"sp2"}, {"t2"});
+  b.node("Mul", {"x", "t2"}, {"m2"});  // on the input: a kernel of its own
+  b.node("Add", {"m2", "sp2"}, {"z"});   // the Softplus read twice: not a Mish
+  b.output("y");
+  b.output("z");
+  const CompileReport report = expect_host_matches_reference(b.bytes());
+  const std::vector<std::string> ops = layer_ops(report);
+  EXPECT_EQ(count(ops, "Mish"), 0) << "both convs' Mish are epilogue steps";
+  EXPECT_EQ(count(ops, "Softplus"), 1);
+  EXPECT_EQ(count(ops, "Tanh"), 1);
+  std::string convs;
+  for (const LayerRow& l : report.layers)
+    if (l.op_type == "Conv") convs += l.workload + "\n";
+  EXPECT_EQ(std::count(convs.begin(), convs.end(), '\n'), 2) << convs;
+  EXPECT_NE(convs.find("+bias +mish\n"), std::string::npos) << convs;
+  EXPECT_NE(convs.find(" +mish\n"), std::string::npos) << convs;
 }
 
 // Kernel taps that only read padding are dropped (prune_dead_taps.h): a 3x3 of dilation 6 on a

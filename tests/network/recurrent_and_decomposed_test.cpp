@@ -197,7 +197,7 @@ TEST(DecomposedOps, EinsumAttentionProductsProjectionTransposeAndSum) {
   EXPECT_EQ(count(ops, "Einsum"), 0);
 }
 
-// The activations of YOLOv4 (Mish through Softplus), self-normalising networks (Selu, Elu,
+// The activations of YOLOv4 (Mish, which fuse_self_gated makes of Softplus, Tanh and Mul), self-normalising networks (Selu, Elu,
 // Celu) and the rounding functions, on inputs spread over several integers.
 TEST(ElementwiseOps, SoftplusMishEluFamilyAndRounding) {
   ModelBuilder b(13);
@@ -207,6 +207,7 @@ TEST(ElementwiseOps, SoftplusMishEluFamilyAndRounding) {
   b.node("Softplus", {"w"}, {"a"});
   b.node("Tanh", {"a"}, {"ta"});
   b.node("Mul", {"w", "ta"}, {"mish"});  // x tanh(softplus(x)), as exporters write Mish
+  b.node("Softplus", {"w"}, {"sp"});      // and Softplus on its own
   attr_float(b.node("Elu", {"w"}, {"e"}), "alpha", 0.5f);
   b.node("Selu", {"e"}, {"s"});
   attr_float(b.node("Celu", {"s"}, {"c"}), "alpha", 2.0f);
@@ -216,13 +217,13 @@ TEST(ElementwiseOps, SoftplusMishEluFamilyAndRounding) {
   b.node("Ceil", {"w"}, {"ce"});
   b.node("Round", {"w"}, {"ro"});
   b.node("Sign", {"w"}, {"sg"});
-  b.node("Sum", {"mish", "ss", "tr", "fl", "ce", "ro", "sg"}, {"y"});
+  b.node("Sum", {"mish", "sp", "ss", "tr", "fl", "ce", "ro", "sg"}, {"y"});
   b.output("y");
   b.output("fl");
   b.output("ro");
   const std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
-  for (const char* op : {"Softplus", "Elu", "Selu", "Celu", "Softsign", "ThresholdedRelu", "Floor",
-                         "Ceil", "Round", "Sign"})
+  for (const char* op : {"Mish", "Softplus", "Elu", "Selu", "Celu", "Softsign", "ThresholdedRelu",
+                         "Floor", "Ceil", "Round", "Sign"})
     EXPECT_EQ(count(ops, op), 1) << op;
   std::string skip = expect_arm_neon_matches_reference(b.bytes());
   if (!skip.empty()) GTEST_SKIP() << skip;
