@@ -1,6 +1,7 @@
 #include "compiler/network/fuse_self_gated.h"
 
 #include <array>
+#include <cmath>
 #include <unordered_map>
 
 #include "compiler/network/graph_match.h"
@@ -17,7 +18,18 @@ struct Gated {
   const char* fused;
   std::vector<std::string> gate;
 };
-const std::array<Gated, 2> kGated = {Gated{"Silu", {"Sigmoid"}}, Gated{"Mish", {"Softplus", "Tanh"}}};
+const std::array<Gated, 3> kGated = {Gated{"Silu", {"Sigmoid"}},
+                                     Gated{"Mish", {"Softplus", "Tanh"}},
+                                     Gated{"HardSwish", {"HardSigmoid"}}};
+
+// Whether a gate node computes what the fused op assumes: HardSwish is x times HardSigmoid
+// with alpha 1/6 and beta 1/2 (PyTorch's export of hardswish before opset 14), not with
+// HardSigmoid's defaults (0.2, 0.5).
+bool gate_node_fits(const Node& n) {
+  if (n.op_type != "HardSigmoid") return true;
+  return std::abs(n.attr_float("alpha", 0.2f) - 1.0f / 6) < 1e-6f &&
+         n.attr_float("beta", 0.5f) == 0.5f;
+}
 
 // The values inside the gate that ends in `g` (each read only by the next node) when it is
 // `chain` applied to `x`; empty when it is not.
@@ -31,7 +43,8 @@ std::set<std::string> gate_values(const Graph& graph,
     auto it = producers.find(value);
     if (it == producers.end()) return {};
     const Node& n = *it->second;
-    if (n.op_type != *op || n.inputs.size() != 1 || !n.epilogue.empty() || !only_reader(graph, value))
+    if (n.op_type != *op || n.inputs.size() != 1 || !n.epilogue.empty() || !gate_node_fits(n) ||
+        !only_reader(graph, value))
       return {};
     interior.insert(value);
     value = n.inputs[0];

@@ -1,8 +1,10 @@
 // Recognises the self-gated activations as exporters write them, x times a function of x,
-// and replaces the nodes with one: SiLU (swish) x * Sigmoid(x), EfficientNet's and YOLOv5's,
-// becomes "Silu", and Mish x * Tanh(Softplus(x)), YOLOv4's (PyTorch before opset 18), becomes
-// "Mish"; the factors in either order. One elementwise kernel instead of two or three passes
-// over the tensor, and after a conv or a Linear an epilogue step (fuse_epilogues), since the
+// and replaces the nodes with one:
+//   x * Sigmoid(x)          -> "Silu" (EfficientNet's, YOLOv5's);
+//   x * Tanh(Softplus(x))   -> "Mish" (YOLOv4's, as PyTorch exports it before opset 18);
+//   x * HardSigmoid(x)      -> "HardSwish" when alpha is 1/6 (MobileNetV3's, before opset 14);
+// the factors in either order. One elementwise kernel instead of two or three passes over the
+// tensor, and after a conv or a Linear an epilogue step (fuse_epilogues), since the
 // producer's output then has one reader.
 #pragma once
 

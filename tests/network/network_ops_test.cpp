@@ -157,10 +157,11 @@ TEST(NetworkOps, SiluAndHardSwishFuseIntoTheConvBefore) {
   EXPECT_NE(convs.find("+hard_swish +residual +silu\n"), std::string::npos) << convs;
 }
 
-// Mish as PyTorch exports it before opset 18, x * Tanh(Softplus(x)) (either order), becomes
-// one Mish node (fuse_self_gated.h) and after a conv an epilogue step; a gate whose Softplus
-// has another reader stays as written.
-TEST(NetworkOps, MishFusesIntoTheConvBefore) {
+// Mish as PyTorch exports it before opset 18, x * Tanh(Softplus(x)) (either order), and
+// HardSwish as x * HardSigmoid(x) before opset 14 become one node each (fuse_self_gated.h)
+// and after a conv an epilogue step; a gate whose Softplus has another reader, or a
+// HardSigmoid of other coefficients, stays as written.
+TEST(NetworkOps, MishAndHardSwishFuseIntoTheConvBefore) {
   ModelBuilder b(11);
   b.input("x", graph::DataType::f32(), {1, 8, 6, 7});
   b.initializer("w0", random_tensor({16, 8, 3, 3}, 1, 0.6f));
@@ -178,19 +179,30 @@ TEST(NetworkOps, MishFusesIntoTheConvBefore) {
   b.node("Tanh", {"sp2"}, {"t2"});
   b.node("Mul", {"x", "t2"}, {"m2"});  // on the input: a kernel of its own
   b.node("Add", {"m2", "sp2"}, {"z"});   // the Softplus read twice: not a Mish
-  b.output("y");
+  // HardSwish as x * HardSigmoid(x) with alpha 1/6: fused; with HardSigmoid's default alpha
+  // (0.2) it is another function and stays as written.
+  b.initializer("w2", random_tensor({16, 16, 1, 1}, 4, 0.4f));
+  b.node("Conv", {"y", "w2"}, {"c2"});
+  attr_float(b.node("HardSigmoid", {"c2"}, {"hs2"}), "alpha", 1.0f / 6);
+  b.node("Mul", {"hs2", "c2"}, {"h2"});
+  b.node("HardSigmoid", {"h2"}, {"hs3"});
+  b.node("Mul", {"h2", "hs3"}, {"h3"});
+  b.output("h3");
   b.output("z");
   const CompileReport report = expect_host_matches_reference(b.bytes());
   const std::vector<std::string> ops = layer_ops(report);
   EXPECT_EQ(count(ops, "Mish"), 0) << "both convs' Mish are epilogue steps";
   EXPECT_EQ(count(ops, "Softplus"), 1);
   EXPECT_EQ(count(ops, "Tanh"), 1);
+  EXPECT_EQ(count(ops, "HardSigmoid"), 1);
+  EXPECT_EQ(count(ops, "HardSwish"), 0);
   std::string convs;
   for (const LayerRow& l : report.layers)
     if (l.op_type == "Conv") convs += l.workload + "\n";
-  EXPECT_EQ(std::count(convs.begin(), convs.end(), '\n'), 2) << convs;
+  EXPECT_EQ(std::count(convs.begin(), convs.end(), '\n'), 3) << convs;
   EXPECT_NE(convs.find("+bias +mish\n"), std::string::npos) << convs;
-  EXPECT_NE(convs.find(" +mish\n"), std::string::npos) << convs;
+  EXPECT_NE(convs.find("f32 +mish\n"), std::string::npos) << convs;
+  EXPECT_NE(convs.find("f32 +hard_swish\n"), std::string::npos) << convs;
 }
 
 // Kernel taps that only read padding are dropped (prune_dead_taps.h): a 3x3 of dilation 6 on a
