@@ -14,9 +14,8 @@ using ir::DataType;
 using ir::Expr;
 
 const std::vector<std::string>& epilogue_names() {
-  static const std::vector<std::string> k = {"bias",    "relu",    "relu6", "residual", "gelu",
-                                             "sigmoid", "tanh",    "silu",  "hard_swish",
-                                             "mish"};
+  static const std::vector<std::string> k = {"bias",    "relu", "relu6", "residual",   "gelu",
+                                             "sigmoid", "tanh", "silu",  "hard_swish", "mish"};
   return k;
 }
 
@@ -95,7 +94,8 @@ double apply_epilogue_reference(const Workload& w, const std::vector<const Value
     else if (e == "tanh") v = std::tanh(v);
     else if (e == "silu") v = v / (1.0 + std::exp(-v));
     else if (e == "hard_swish") v = v * std::min(std::max(v / 6 + 0.5, 0.0), 1.0);
-    else if (e == "mish") v = elementwise_unary_reference("mish", v, w);
+    else if (e == "mish")
+      v = elementwise_unary_reference("mish", v, w);
   }
   return v;
 }

@@ -1,8 +1,8 @@
 // Fused epilogues: what runs on each output element of a dense or conv2d before it is
 // stored (bias add, activations, residual add), so the result makes one pass over memory.
 // Names: "bias", "relu", "relu6", "residual", and the activations of schedules/math.h
-// "gelu", "sigmoid", "tanh", "silu" (x sigmoid(x)), "hard_swish" (ONNX's HardSwish) and "mish" (x tanh(softplus(x))).
-// Applied in the order the workload lists them.
+// "gelu", "sigmoid", "tanh", "silu" (x sigmoid(x)), "hard_swish" (ONNX's HardSwish) and "mish" (x
+// tanh(softplus(x))). Applied in the order the workload lists them.
 #pragma once
 
 #include <string>

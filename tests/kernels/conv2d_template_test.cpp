@@ -218,15 +218,17 @@ TEST(Conv2dTemplateLoopOrder, FallbackReusesLargeInputsAcrossOutputBlocks) {
   const auto& one = schedules::conv2d_1x1_template();
   for (const char* target : {"x86-avx2", "x86-avx512", "arm-neon"}) {
     Target t = target_from_name(target);
-    auto order = [&](const OpTemplate& tpl, const Geo& g) { return tpl.fallback(conv(g), t)["oc_inner"]; };
+    auto order = [&](const OpTemplate& tpl, const Geo& g) {
+      return tpl.fallback(conv(g), t)["oc_inner"];
+    };
     EXPECT_EQ(order(nchwc, {1, 1024, 56, 56, 256, 1, 1}), 2) << target;  // SegFormer's fuse
     EXPECT_EQ(order(one, {1, 1024, 56, 56, 256, 1, 1}), 2) << target;
     EXPECT_EQ(order(nchwc, {1, 256, 56, 56, 256, 3, 3, 1, 1}), 2) << target;
-    EXPECT_EQ(order(nchwc, {1, 64, 56, 56, 64, 3, 3, 1, 1}), 0) << target;     // 0.8 MB
-    EXPECT_EQ(order(nchwc, {1, 32, 224, 224, 64, 3, 3, 1, 1}), 0) << target;   // 2 blocks
-    EXPECT_EQ(order(nchwc, {1, 1024, 56, 56, 32, 1, 1}), 0) << target;        // 1-2 outputs
+    EXPECT_EQ(order(nchwc, {1, 64, 56, 56, 64, 3, 3, 1, 1}), 0) << target;           // 0.8 MB
+    EXPECT_EQ(order(nchwc, {1, 32, 224, 224, 64, 3, 3, 1, 1}), 0) << target;         // 2 blocks
+    EXPECT_EQ(order(nchwc, {1, 1024, 56, 56, 32, 1, 1}), 0) << target;               // 1-2 outputs
     EXPECT_EQ(order(nchwc, {1, 256, 56, 56, 256, 3, 3, 1, 1, 1, 32}), 0) << target;  // groups
-    EXPECT_EQ(order(one, {1, 1024, 14, 14, 256, 1, 1}), 0) << target;  // small plane
+    EXPECT_EQ(order(one, {1, 1024, 14, 14, 256, 1, 1}), 0) << target;                // small plane
   }
   // The order it picks runs right, on a shape just past the threshold (2 MiB of input).
   const Workload w = conv({1, 128, 64, 64, 64, 1, 1}, DataType::f32(), {"bias", "relu"});

@@ -186,8 +186,12 @@ TEST(MathLibrary, Gelu) {
   EXPECT_LE(e.max_abs, 3e-7);
 }
 
-double softplus_ref(double x) { return x > 30 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
-double mish_ref(double x) { return x * std::tanh(softplus_ref(x)); }
+double softplus_ref(double x) {
+  return x > 30 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+double mish_ref(double x) {
+  return x * std::tanh(softplus_ref(x));
+}
 // Inputs whose softplus and mish are not subnormal: finite x below -87 moved up to -87 (the
 // infinities and NaN kept). There x e^x has the few significant bits of a subnormal e^x,
 // which no ulp bound covers.
@@ -201,8 +205,8 @@ TEST(MathLibrary, SoftplusAndMish) {
   std::vector<float> xs = normal_results(with_specials(grid(-87, 110, 1 << 21)));
   for (float s : {19.99f, 20.0f, 20.01f, -20.0f, 1e-3f, -1e-3f}) xs.push_back(s);
   std::string skip;
-  auto softplus = run_math([](const Expr& x) { return schedules::math::softplus(x); }, xs, "host",
-                           &skip);
+  auto softplus =
+      run_math([](const Expr& x) { return schedules::math::softplus(x); }, xs, "host", &skip);
   if (!skip.empty()) GTEST_SKIP() << skip;
   Errors e = measure(xs, softplus, softplus_ref);
   report("softplus", e);
@@ -237,7 +241,8 @@ TEST(MathLibrary, ArmNeonUnderQemu) {
       {"gelu", schedules::math::gelu,
        [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); },
        with_specials(grid(-10, 10, 4001)), 0, 3e-7},
-      {"mish", schedules::math::mish, mish_ref, normal_results(with_specials(grid(-87, 100, 4001))), 5.0, 0},
+      {"mish", schedules::math::mish, mish_ref, normal_results(with_specials(grid(-87, 100, 4001))),
+       5.0, 0},
   };
   // One kernel computes them all (one qemu start): y = f_k(x) for the k-th block of inputs.
   std::vector<float> xs;

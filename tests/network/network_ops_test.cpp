@@ -116,6 +116,14 @@ TEST(NetworkOps, DecomposedLayerNormGeluAndLinearBiasFuse) {
   }
 }
 
+// The workloads of the report's Conv layers, one per line ("... f32 +bias +silu\n").
+std::string conv_workloads(const CompileReport& report) {
+  std::string convs;
+  for (const LayerRow& l : report.layers)
+    if (l.op_type == "Conv") convs += l.workload + "\n";
+  return convs;
+}
+
 // SiLU as exporters write it, x * Sigmoid(x) in either order, becomes one Silu node
 // (fuse_self_gated.h): after a conv (batch norm folded in between, or a residual Add fused) a conv
 // epilogue step, elsewhere one elementwise kernel. HardSwish after a conv is an epilogue
@@ -150,9 +158,7 @@ TEST(NetworkOps, SiluAndHardSwishFuseIntoTheConvBefore) {
   EXPECT_EQ(count(ops, "Mul"), 0);
   EXPECT_EQ(count(ops, "HardSwish"), 0);
   EXPECT_EQ(count(ops, "Silu"), 1);
-  std::string convs;
-  for (const LayerRow& l : report.layers)
-    if (l.op_type == "Conv") convs += l.workload + "\n";
+  const std::string convs = conv_workloads(report);
   EXPECT_NE(convs.find("+bias +silu\n"), std::string::npos) << convs;
   EXPECT_NE(convs.find("+hard_swish +residual +silu\n"), std::string::npos) << convs;
 }
@@ -177,8 +183,8 @@ TEST(NetworkOps, MishAndHardSwishFuseIntoTheConvBefore) {
   b.node("Mul", {"t1", "c1"}, {"y"});  // tanh first
   b.node("Softplus", {"x"}, {"sp2"});
   b.node("Tanh", {"sp2"}, {"t2"});
-  b.node("Mul", {"x", "t2"}, {"m2"});  // on the input: a kernel of its own
-  b.node("Add", {"m2", "sp2"}, {"z"});   // the Softplus read twice: not a Mish
+  b.node("Mul", {"x", "t2"}, {"m2"});   // on the input: a kernel of its own
+  b.node("Add", {"m2", "sp2"}, {"z"});  // the Softplus read twice: not a Mish
   // HardSwish as x * HardSigmoid(x) with alpha 1/6: fused; with HardSigmoid's default alpha
   // (0.2) it is another function and stays as written.
   b.initializer("w2", random_tensor({16, 16, 1, 1}, 4, 0.4f));
@@ -196,9 +202,7 @@ TEST(NetworkOps, MishAndHardSwishFuseIntoTheConvBefore) {
   EXPECT_EQ(count(ops, "Tanh"), 1);
   EXPECT_EQ(count(ops, "HardSigmoid"), 1);
   EXPECT_EQ(count(ops, "HardSwish"), 0);
-  std::string convs;
-  for (const LayerRow& l : report.layers)
-    if (l.op_type == "Conv") convs += l.workload + "\n";
+  const std::string convs = conv_workloads(report);
   EXPECT_EQ(std::count(convs.begin(), convs.end(), '\n'), 3) << convs;
   EXPECT_NE(convs.find("+bias +mish\n"), std::string::npos) << convs;
   EXPECT_NE(convs.find("f32 +mish\n"), std::string::npos) << convs;

@@ -197,8 +197,9 @@ TEST(DecomposedOps, EinsumAttentionProductsProjectionTransposeAndSum) {
   EXPECT_EQ(count(ops, "Einsum"), 0);
 }
 
-// The activations of YOLOv4 (Mish, which fuse_self_gated makes of Softplus, Tanh and Mul), self-normalising networks (Selu, Elu,
-// Celu) and the rounding functions, on inputs spread over several integers.
+// The activations of YOLOv4 (Mish, which fuse_self_gated makes of Softplus, Tanh and Mul),
+// self-normalising networks (Selu, Elu, Celu) and the rounding functions, on inputs spread over
+// several integers.
 TEST(ElementwiseOps, SoftplusMishEluFamilyAndRounding) {
   ModelBuilder b(13);
   b.input("x", graph::DataType::f32(), {3, 5, 7});
@@ -207,7 +208,7 @@ TEST(ElementwiseOps, SoftplusMishEluFamilyAndRounding) {
   b.node("Softplus", {"w"}, {"a"});
   b.node("Tanh", {"a"}, {"ta"});
   b.node("Mul", {"w", "ta"}, {"mish"});  // x tanh(softplus(x)), as exporters write Mish
-  b.node("Softplus", {"w"}, {"sp"});      // and Softplus on its own
+  b.node("Softplus", {"w"}, {"sp"});     // and Softplus on its own
   attr_float(b.node("Elu", {"w"}, {"e"}), "alpha", 0.5f);
   b.node("Selu", {"e"}, {"s"});
   attr_float(b.node("Celu", {"s"}, {"c"}), "alpha", 2.0f);
