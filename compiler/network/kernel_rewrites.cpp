@@ -24,7 +24,7 @@ namespace kiln::network {
 std::string RewriteCounts::str() const {
   return std::to_string(recurrences) + " LSTM/GRU/RNN unrolled, " + std::to_string(decomposed) +
          " nodes decomposed, " + std::to_string(layer_norms) + " LayerNormalization, " +
-         std::to_string(gelus) + " Gelu, " + std::to_string(self_gated) + " Silu/Mish, " +
+         std::to_string(gelus) + " Gelu, " + std::to_string(self_gated) + " Silu/Mish/HardSwish, " +
          std::to_string(lifted_1d) + " 1-D nodes as 2-D, " + std::to_string(explicit_pads) +
          " auto_pad or asymmetric pads made explicit, " + std::to_string(matmul_biases) +
          " MatMul+bias fused, " + std::to_string(splits) + " Split sliced, " +
