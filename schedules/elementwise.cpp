@@ -53,14 +53,14 @@ const std::vector<std::string>& elementwise_unary_ops() {
                                              "mish",       "elu",          "selu",
                                              "celu",       "softsign",     "thresholded_relu",
                                              "floor",      "ceil",         "round",
-                                             "sign"};
+                                             "sign",       "sin",          "cos"};
   return k;
 }
 
 const std::vector<std::string>& elementwise_binary_ops() {
   static const std::vector<std::string> k = {
       "add", "sub", "mul", "div", "min", "max", "pow", "prelu",
-      "equal", "less", "greater", "less_equal", "greater_equal"};
+      "equal", "less", "greater", "less_equal", "greater_equal", "and", "or", "xor"};
   return k;
 }
 
@@ -191,6 +191,8 @@ Expr elementwise_unary(const std::string& op, const Expr& x, const Workload& w) 
   if (op == "floor" || op == "ceil") return ir::make_call(t, op, {x});
   if (op == "round") return ir::make_call(t, "round", {x});  // half to even, as ONNX rounds
   if (op == "sign") return ir::make_select(x > c(0), c(1), ir::make_select(x < c(0), c(-1), c(0)));
+  if (op == "sin") return math::sin(x);
+  if (op == "cos") return math::cos(x);
   user_error() << "unknown unary elementwise op '" << op << "' (valid: "
                << join(elementwise_unary_ops()) << ")";
   return x;
@@ -215,6 +217,11 @@ Expr elementwise_binary(const std::string& op, const Expr& x, const Expr& y) {
   if (op == "greater") return mask(x > y);
   if (op == "less_equal") return mask(x <= y);
   if (op == "greater_equal") return mask(x >= y);
+  // Logic on truth values: any nonzero value is true.
+  auto truth = [&](const Expr& v) { return mask(v != ir::make_float(v.type(), 0)); };
+  if (op == "and") return truth(x) * truth(y);
+  if (op == "or") return ir::max(truth(x), truth(y));
+  if (op == "xor") return mask(truth(x) != truth(y));
   user_error() << "unknown binary elementwise op '" << op << "' (valid: "
                << join(elementwise_binary_ops()) << ")";
   return x;
@@ -263,6 +270,8 @@ double elementwise_unary_reference(const std::string& op, double x, const Worklo
   if (op == "ceil") return std::ceil(x);
   if (op == "round") return std::nearbyint(x);  // the default rounding mode: half to even
   if (op == "sign") return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+  if (op == "sin") return std::sin(x);
+  if (op == "cos") return std::cos(x);
   user_error() << "unknown unary elementwise op '" << op << "'";
   return x;
 }
@@ -281,6 +290,9 @@ double elementwise_binary_reference(const std::string& op, double x, double y) {
   if (op == "greater") return x > y ? 1.0 : 0.0;
   if (op == "less_equal") return x <= y ? 1.0 : 0.0;
   if (op == "greater_equal") return x >= y ? 1.0 : 0.0;
+  if (op == "and") return x != 0 && y != 0 ? 1.0 : 0.0;
+  if (op == "or") return x != 0 || y != 0 ? 1.0 : 0.0;
+  if (op == "xor") return (x != 0) != (y != 0) ? 1.0 : 0.0;
   user_error() << "unknown binary elementwise op '" << op << "'";
   return x;
 }

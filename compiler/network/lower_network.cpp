@@ -243,7 +243,8 @@ class Lowerer {
   // The buffer of an operand of a blocked elementwise kernel (-1: it cannot be fed so).
   int blocked_operand(const std::string& v, const std::vector<int64_t>& d, BlockedOperandKind kind,
                       Layout block) {
-    if (kind == BlockedOperandKind::PerImage) return ensure(v, 0);  // the same memory
+    if (kind == BlockedOperandKind::PerImage)  // the same memory in every layout
+      return g_.is_constant(v) ? ensure_constant(v, DataType::f32()) : ensure(v, 0);
     if (g_.is_constant(v)) {
       const std::string key = v + "|nchwc" + std::to_string(block);
       auto [it, inserted] = packed_.try_emplace(key, -1);

@@ -80,6 +80,8 @@ const std::map<std::string, Mapper>& table() {
       {"Ceil", unary("ceil")},
       {"Round", unary("round")},
       {"Sign", unary("sign")},
+      {"Sin", unary("sin")},
+      {"Cos", unary("cos")},
       {"LayerNormalization", map_layer_norm},
       {"Slice", map_slice},
       {"Gather", map_gather},
@@ -101,6 +103,9 @@ const std::map<std::string, Mapper>& table() {
       {"LessOrEqual", unary("less_equal")},
       {"GreaterOrEqual", unary("greater_equal")},
       {"Not", unary("not")},
+      {"And", unary("and")},
+      {"Or", unary("or")},
+      {"Xor", unary("xor")},
       {"Where", unary("where")},
   };
   return k;
@@ -141,10 +146,11 @@ MappedNode map_node(Graph& g, const Node& n) {
       "Slice",     "Transpose", "Add",       "Sub",         "Mul",
       "Div",       "Neg",       "Abs",       "Max",         "Min",
       "ReduceSum", "ReduceMax", "ReduceMin", "CumSum",      "ArgMax",
-      "ArgMin",    "Sign",      "Pad"};
+      "ArgMin",    "Sign",      "Pad",         "And",         "Or",
+      "Xor"};
   node_check(!non_float || kExactInF32.count(n.op_type))
       << "integer or bool " << n.op_type << " is not supported (integer and bool values take "
-      << "part in comparisons, Not, Where, Cast, Gather, data movement (Pad too), +, -, *, /, Abs, "
+      << "part in comparisons, Not, And, Or, Xor, Where, Cast, Gather, data movement (Pad too), +, -, *, /, Abs, "
          "Neg, "
       << "Max, Min, Sign, ReduceSum/Max/Min, CumSum and ArgMax/ArgMin only)";
   const std::optional<graph::ValueType> out = g.type_of(n.outputs[0]);

@@ -124,6 +124,40 @@ TEST(GraphPasses, RemovesIdentityAndDropoutKeepingOutputNames) {
   expect_same(out.at("passthrough"), x);
 }
 
+// A Cast to the value's own type and arithmetic with a constant of zeros or ones (x + 0,
+// 0 + x, x - 0, x * 1, x / 1) pass the value through; 0 - x, 1 / x, a constant of another
+// value, and a neutral constant that broadcasts x wider do not.
+TEST(GraphPasses, RemovesNeutralArithmeticAndSameTypeCasts) {
+  ModelBuilder b(13);
+  b.input("x", DataType::f32(), {int64_t{2}, int64_t{3}});
+  b.initializer("zero", test::f32_tensor({}, {0}));
+  b.initializer("one", test::f32_tensor({1}, {1}));
+  b.initializer("ones", test::f32_tensor({3}, {1, 1, 1}));
+  b.initializer("two", test::f32_tensor({}, {2}));
+  b.initializer("wide_ones", test::f32_tensor({2, 2, 3}, std::vector<double>(12, 1)));
+  auto& cast = b.node("Cast", {"x"}, {"c"});
+  test::attr_int(cast, "to", 1);  // FLOAT
+  b.node("Add", {"zero", "c"}, {"a"});
+  b.node("Sub", {"a", "zero"}, {"s"});
+  b.node("Mul", {"s", "ones"}, {"m"});
+  b.node("Div", {"m", "one"}, {"y"});  // by then x / 1 to an output: stays, as Identity does
+  b.node("Sub", {"zero", "x"}, {"neg"});
+  b.node("Div", {"one", "x"}, {"inv"});
+  b.node("Mul", {"x", "two"}, {"twice"});
+  b.node("Mul", {"x", "wide_ones"}, {"wide"});
+  for (const char* out : {"y", "neg", "inv", "twice", "wide"}) b.output(out);
+  Graph g = import_onnx_bytes(b.bytes(), "m.onnx");
+  run_graph_passes(g);
+  EXPECT_EQ(op_types(g), (std::vector<std::string>{"Div", "Sub", "Div", "Mul", "Mul"}));
+  EXPECT_EQ(g.nodes[0].inputs[0], "x");
+  HostTensor x = test::f32_tensor({2, 3}, {-1, 2, -3, 4, 0.5, 8});
+  auto out = evaluate(g, {{"x", x}});
+  expect_same(out.at("y"), x);
+  expect_same(out.at("neg"), test::f32_tensor({2, 3}, {1, -2, 3, -4, -0.5, -8}));
+  expect_same(out.at("inv"), test::f32_tensor({2, 3}, {-1, 0.5, -1.0 / 3, 0.25, 2, 0.125}));
+  EXPECT_EQ(out.at("wide").shape(), (std::vector<int64_t>{2, 2, 3}));
+}
+
 // Training mode with a ratio of 0 drops nothing (exporters write it for attention dropout
 // left at p = 0): the Dropout is removed like an inference one. Any other ratio in training
 // mode is refused.

@@ -154,6 +154,15 @@ std::vector<SweepCase> cases() {
   f16.dtype = DataType::f16();
   add_sweep(out, schedules::template_named("conv2d.f16.arm"), f16, "arm-fp16", {},
             {{{"oc_inner", 2}, {"parallel", 2}}});
+  // Softmax's three row strategies (2: the row buffer), rows of 197 (ViT's tokens, a tail
+  // in every split), f32 and half.
+  const OpTemplate& softmax = schedules::template_named("softmax.rows");
+  const Workload rows{"softmax", {{"M", 7}, {"N", 197}}, DataType::f32(), {}};
+  for (const char* target : {"x86-avx2", "arm-neon"})
+    add_sweep(out, softmax, rows, target, {"row_fused", "partials", "parallel"});
+  Workload half_rows = rows;
+  half_rows.dtype = DataType::f16();
+  add_sweep(out, softmax, half_rows, "arm-fp16", {"row_fused"});
   return out;
 }
 

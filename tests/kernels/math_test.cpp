@@ -217,6 +217,38 @@ TEST(MathLibrary, SoftplusAndMish) {
   EXPECT_LE(m.max_ulp, 5.0);
 }
 
+// Sin and cos: ulp-accurate where embeddings put their arguments (timesteps times
+// frequencies, Fourier features), the floats nearest their zeros included.
+std::vector<float> trig_specials(std::vector<float> v) {
+  for (float s : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-5f, FLT_MIN, 1e-40f, kInf, -kInf, kNaN,
+                  3.14159274f, -3.14159274f, 1.57079637f, 0.785398185f, 0.785398245f})
+    v.push_back(s);
+  return v;
+}
+
+TEST(MathLibrary, SinAndCos) {
+  std::vector<float> xs = trig_specials(grid(-1000, 1000, 1 << 21));
+  // Every float nearest a multiple of pi/2 up to 10000, where the result is the smallest.
+  for (int k = 1; k < 6400; ++k)
+    for (float sign : {1.0f, -1.0f}) xs.push_back(sign * static_cast<float>(k * M_PI_2));
+  std::string skip;
+  auto sin = run_math([](const Expr& x) { return schedules::math::sin(x); }, xs, "host", &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  Errors s = measure(xs, sin, [](double x) { return std::sin(x); });
+  report("sin", s);
+  EXPECT_LE(s.max_ulp, 2.0);
+  auto cos = run_math([](const Expr& x) { return schedules::math::cos(x); }, xs, "host", &skip);
+  Errors c = measure(xs, cos, [](double x) { return std::cos(x); });
+  report("cos", c);
+  EXPECT_LE(c.max_ulp, 2.0);
+  std::vector<float> far = grid(-1e5, 1e5, 1 << 20);
+  auto sin_far =
+      run_math([](const Expr& x) { return schedules::math::sin(x); }, far, "host", &skip);
+  Errors f = measure(far, sin_far, [](double x) { return std::sin(x); });
+  report("sin on [-1e5, 1e5]", f);
+  EXPECT_LE(f.max_ulp, 2.0);
+}
+
 // The same expressions through the AArch64 backend under qemu: a smaller sweep of each,
 // each held to the bound measured natively.
 TEST(MathLibrary, ArmNeonUnderQemu) {
@@ -243,6 +275,10 @@ TEST(MathLibrary, ArmNeonUnderQemu) {
        with_specials(grid(-10, 10, 4001)), 0, 3e-7},
       {"mish", schedules::math::mish, mish_ref, normal_results(with_specials(grid(-87, 100, 4001))),
        5.0, 0},
+      {"sin", schedules::math::sin, [](double x) { return std::sin(x); },
+       trig_specials(grid(-1000, 1000, 4006)), 2.0, 0},
+      {"cos", schedules::math::cos, [](double x) { return std::cos(x); },
+       trig_specials(grid(-1000, 1000, 4006)), 2.0, 0},
   };
   // One kernel computes them all (one qemu start): y = f_k(x) for the k-th block of inputs.
   std::vector<float> xs;

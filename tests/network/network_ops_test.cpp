@@ -292,6 +292,69 @@ TEST(NetworkOps, AttentionCoreGatherCastRank5Transpose) {
   EXPECT_EQ(count(ops, "Gather"), 2);
 }
 
+// Attention as diffusers' baddbmm exports it: Q K^T times a scale, plus beta (0) times an
+// empty tensor, a Softmax, a Cast to f32 of f32. The zeros' Add and the Cast go
+// (remove_identities), the scale moves onto Q (scale_matmul_operand), and a Linear divided
+// by a constant has its weights scaled at compile time: no kernel runs over the scores but
+// the batched MatMuls and the Softmax.
+TEST(NetworkOps, AttentionScaleMovesToTheSmallerOperand) {
+  ModelBuilder b(13);
+  b.input("q", graph::DataType::f32(), {2, 16, 4});
+  b.input("kt", graph::DataType::f32(), {2, 4, 16});
+  b.node("MatMul", {"q", "kt"}, {"s"});
+  scalar(b, "scale", 0.35);
+  b.node("Mul", {"scale", "s"}, {"scaled"});
+  b.initializer("zeros", f32_tensor({2, 16, 16}, std::vector<double>(512, 0)));
+  b.node("Add", {"scaled", "zeros"}, {"biased"});
+  attr_int(b.node("Softmax", {"biased"}, {"p"}), "axis", -1);
+  attr_int(b.node("Cast", {"p"}, {"pc"}), "to", 1);
+  b.node("MatMul", {"pc", "q"}, {"c"});  // [2, 16, 4]
+  b.initializer("w", random_tensor({4, 8}, 3, 1.0f));
+  b.node("MatMul", {"c", "w"}, {"lin"});
+  scalar(b, "d", 3.0);
+  b.node("Div", {"lin", "d"}, {"y"});
+  b.output("y");
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(ops, (std::vector<std::string>{"Mul", "MatMul", "Softmax", "MatMul", "MatMul"}));
+  std::string skip = expect_arm_neon_matches_reference(b.bytes());
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+// A diffusion model's timestep embedding (Sin and Cos of the timestep times frequencies,
+// concatenated) and mask logic (And, Or, Xor of comparisons) run as kernels; a scalar
+// constant between convs runs in their blocked layout.
+TEST(NetworkOps, SinCosLogicAndScalarsBetweenConvs) {
+  ModelBuilder b(13);
+  b.input("t", graph::DataType::f32(), {2, 1});
+  b.initializer("freqs", f32_tensor({1, 4}, {1.0, 0.1, 0.01, 0.001}));
+  b.node("Mul", {"t", "freqs"}, {"arg"});  // [2, 4]
+  b.node("Sin", {"arg"}, {"sin"});
+  b.node("Cos", {"arg"}, {"cos"});
+  attr_int(b.node("Concat", {"sin", "cos"}, {"emb"}), "axis", 1);
+  scalar(b, "lo", -0.5);
+  scalar(b, "hi", 0.5);
+  b.node("Greater", {"emb", "lo"}, {"above"});
+  b.node("Less", {"emb", "hi"}, {"below"});
+  b.node("And", {"above", "below"}, {"inside"});
+  b.node("Or", {"above", "below"}, {"either"});
+  b.node("Xor", {"inside", "either"}, {"outside"});
+  b.node("Where", {"outside", "emb", "lo"}, {"y0"});
+  b.input("x", graph::DataType::f32(), {1, 8, 6, 6});
+  b.initializer("w1", random_tensor({16, 8, 3, 3}, 4, 0.3f));
+  attr_ints(b.node("Conv", {"x", "w1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  scalar(b, "factor", 2.0);
+  b.node("Div", {"c1", "factor"}, {"half"});
+  b.initializer("w2", random_tensor({8, 16, 3, 3}, 5, 0.3f));
+  attr_ints(b.node("Conv", {"half", "w2"}, {"y1"}), "pads", {1, 1, 1, 1});
+  b.output("y0");
+  b.output("y1");
+  const graph::HostTensor t = f32_tensor({2, 1}, {3.0, 811.0});
+  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes(), {}, {{"t", t}}));
+  for (const char* op : {"Sin", "Cos", "And", "Or", "Xor", "Div"}) EXPECT_EQ(count(ops, op), 1) << op;
+  std::string skip = expect_arm_neon_matches_reference(b.bytes());
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
 TEST(NetworkOps, LayerNormalizationOpset17WithoutBias) {
   ModelBuilder b(17);
   b.input("x", graph::DataType::f32(), {3, 2, 5});
