@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "compiler/base/error.h"
+#include "compiler/graph/evaluate.h"
 #include "compiler/graph/ops/einsum.h"
 #include "compiler/network/graph_uses.h"
 #include "compiler/network/node_emitter.h"
@@ -32,6 +33,9 @@ class Decomposer {
     if (op == "Sum" || op == "Mean") return sum_or_mean(op == "Mean");
     if (op == "Einsum") return einsum();
     if (op == "AveragePool" || op == "MaxPool") return pool_3d_over_depth();
+    if (op == "GatherElements" || op == "GatherND" || op == "ScatterElements" ||
+        op == "ScatterND")
+      return indexed_copy(op.rfind("Scatter", 0) == 0);
     return false;
   }
 
@@ -314,6 +318,44 @@ class Decomposer {
     return true;
   }
 
+  // GatherElements, GatherND, ScatterElements and ScatterND with constant indices (exporters
+  // write in-place slice assignment, x[:, 0] = v, as ScatterND; BART's shift of the decoder
+  // tokens does) copy elements by a map known at compile time: each output element is one
+  // element of the data (or of the updates, for a scatter). The map comes from the reference
+  // evaluator run on element numbers, so negative indices and bounds follow the operator's
+  // own rules; the copy is a Gather from the flattened data (data and updates concatenated).
+  bool indexed_copy(bool scatter) {
+    const std::string& indices = n_.inputs[1];
+    user_check(g_.is_constant(indices))
+        << g_.describe(n_) << ": " << n_.op_type << " with computed indices is not supported "
+        << "(its indices must be constants once the input shapes are bound)";
+    user_check(!scatter || n_.attr_string("reduction", "none") == "none")
+        << g_.describe(n_) << ": " << n_.op_type << " reduction '"
+        << n_.attr_string("reduction", "none") << "' is not supported (only none)";
+    auto numbered = [&](const std::string& v, int64_t first) {
+      const std::vector<int64_t> d = dims(v);
+      std::vector<int64_t> ids(static_cast<size_t>(graph::shape_numel(d)));
+      std::iota(ids.begin(), ids.end(), first);
+      return graph::HostTensor::from_i64(graph::DataType::i64(), d, ids);
+    };
+    const int64_t data_size = graph::shape_numel(dims(n_.inputs[0]));
+    const graph::HostTensor data_ids = numbered(n_.inputs[0], 0);
+    const graph::HostTensor update_ids =
+        scatter ? numbered(n_.inputs[2], data_size) : graph::HostTensor();
+    const std::vector<int64_t> source =
+        graph::evaluate_node(g_, n_, [&](const std::string& v) -> const graph::HostTensor* {
+          if (v == n_.inputs[0]) return &data_ids;
+          if (v == indices) return &g_.initializers.at(indices);
+          return scatter && v == n_.inputs[2] ? &update_ids : nullptr;
+        })[0].to_i64();
+    std::string from = e_.reshape(n_.inputs[0], {-1});
+    if (scatter) from = e_.concat({from, e_.reshape(n_.inputs[2], {-1})}, 0);
+    const std::string map = e_.constant(graph::HostTensor::from_i64(
+        graph::DataType::i64(), {static_cast<int64_t>(source.size())}, source));
+    e_.reshape(e_.emit("Gather", {from, map}, {{"axis", int64_t{0}}}), dims(output()), output());
+    return true;
+  }
+
   Graph& g_;
   const Node& n_;
   NodeEmitter e_;
@@ -325,7 +367,8 @@ const std::vector<std::string>& decomposed_op_types() {
   static const std::vector<std::string> k = {
       "LogSoftmax", "LRN",      "DepthToSpace",    "SpaceToDepth", "Tile",
       "ReduceL1",   "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
-      "Sum",        "Mean",     "Einsum"};
+      "Sum",        "Mean",     "Einsum",          "GatherElements", "GatherND",
+      "ScatterElements", "ScatterND"};
   return k;
 }
 

@@ -14,7 +14,10 @@
 //   - a 3-D pool whose window is one element wide in H and W (PyTorch's LocalResponseNorm):
 //     the 2-D pool over [N, C, D, H x W];
 //   - Einsum of two operands (attention written with torch.einsum): Transposes and Reshapes
-//     around one MatMul.
+//     around one MatMul;
+//   - GatherElements, GatherND, ScatterElements and ScatterND (reduction none) with constant
+//     indices (in-place slice assignment, x[:, 0] = v, exports as ScatterND): one Gather from
+//     the flattened data, and updates, by an element map computed at compile time.
 #pragma once
 
 #include <string>

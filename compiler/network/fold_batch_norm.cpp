@@ -21,7 +21,8 @@ bool foldable(const Graph& g, const Node& conv, const Node& bn,
     return false;
   for (size_t i = 1; i < 5; ++i)
     if (!bn.has_input(i) || !g.is_constant(bn.inputs[i])) return false;
-  // Training-mode outputs (running mean / var) must be unused.
+  // Not in training mode (the batch's statistics), which map_batch_norm refuses.
+  if (bn.attr_int("training_mode", 0) != 0) return false;
   for (size_t i = 1; i < bn.outputs.size(); ++i)
     if (bn.has_output(i)) return false;
   return g.initializers.at(conv.inputs[1]).dtype() == graph::DataType::f32();

@@ -5,6 +5,7 @@
 
 #include "compiler/graph/passes/pipeline.h"
 #include "compiler/graph/printer.h"
+#include "compiler/network/constant_outputs.h"
 #include "compiler/network/decompose_ops.h"
 #include "compiler/network/explicit_pads.h"
 #include "compiler/network/fuse_gelu.h"
@@ -33,7 +34,8 @@ std::string RewriteCounts::str() const {
          std::to_string(variadic) + " Max/Min split into binary nodes, " +
          std::to_string(instance_norms) + " InstanceNormalization as LayerNormalization, " +
          std::to_string(wheres) + " Where as arithmetic, " + std::to_string(pruned_convs) +
-         " Conv kernels cut to their live taps";
+         " Conv kernels cut to their live taps, " + std::to_string(constant_outputs) +
+         " constant outputs copied";
 }
 
 RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
@@ -58,6 +60,7 @@ RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
   c.matmul_scalings = scale_matmul_operand(graph);
   // After GELU: its input is often a Linear's output, read by two nodes until then.
   c.matmul_biases = fuse_matmul_bias(graph);
+  c.constant_outputs = copy_constant_outputs(graph);
   if (std::getenv("KILN_DUMP_GRAPH")) std::cerr << "// after rewrite_for_kernels\n" << graph;
   return c;
 }

@@ -40,8 +40,12 @@ MappedNode map_batch_norm(Graph& g, const Node& n) {
   m.workload.op = "batch_norm";
   set_nchw(m.workload, rank4_input(g, n));
   m.workload.params["eps_e12"] = eps_e12(g, n);
-  for (size_t i = 1; i < n.outputs.size(); ++i)
-    node_check(!n.has_output(i)) << "training-mode outputs are not supported";
+  // Batch statistics of a computed input: what a training graph normalises by.
+  bool statistics_out = false;
+  for (size_t i = 1; i < n.outputs.size(); ++i) statistics_out |= n.has_output(i);
+  node_check(n.attr_int("training_mode", 0) == 0 && !statistics_out)
+      << "BatchNormalization in training mode (over the batch's own statistics) is supported "
+         "only where its input is a constant (weight standardisation), not on activations";
   m.operands = {{"X", n.inputs[0]},
                 {"gamma", n.inputs[1]},
                 {"beta", n.inputs[2]},

@@ -107,6 +107,7 @@ const std::map<std::string, Mapper>& table() {
       {"Or", unary("or")},
       {"Xor", unary("xor")},
       {"Where", unary("where")},
+      {"Identity", unary("copy")},  // only a constant output's copy survives remove_identities
   };
   return k;
 }
@@ -147,7 +148,7 @@ MappedNode map_node(Graph& g, const Node& n) {
       "Div",       "Neg",       "Abs",       "Max",         "Min",
       "ReduceSum", "ReduceMax", "ReduceMin", "CumSum",      "ArgMax",
       "ArgMin",    "Sign",      "Pad",         "And",         "Or",
-      "Xor"};
+      "Xor",       "Identity"};
   node_check(!non_float || kExactInF32.count(n.op_type))
       << "integer or bool " << n.op_type << " is not supported (integer and bool values take "
       << "part in comparisons, Not, And, Or, Xor, Where, Cast, Gather, data movement (Pad too), +, -, *, /, Abs, "

@@ -37,8 +37,6 @@ const std::string kWindowData =
 const std::string kLikeShape = "the model declares 'like' as [3,4] but its test data is [1]";
 const std::string kLegacyAxis = "opset-6 broadcasting with an explicit axis";
 const std::map<std::string, std::string> kSkipped = {
-    {"test_batchnorm_epsilon_training_mode", kTraining},
-    {"test_batchnorm_example_training_mode", kTraining},
     {"test_training_dropout", kTraining},
     {"test_training_dropout_default", kTraining},
     {"test_training_dropout_default_mask", kTraining},

@@ -40,6 +40,42 @@ TEST(CompileNetworkErrors, UnsupportedOpNamesNodeAndOp) {
     EXPECT_NE(msg.find(op), std::string::npos) << op << " missing from: " << msg;
 }
 
+// Index ops whose indices are computed, and scatters that reduce, are refused naming the node;
+// so is BatchNormalization in training mode over activations.
+TEST(CompileNetworkErrors, ComputedIndicesReducingScattersAndTrainingBatchNorm) {
+  graph::test::ModelBuilder b(16);
+  b.input("x", graph::DataType::f32(), {2, 3});
+  b.input("i", graph::DataType::i64(), {2, 3});
+  graph::test::attr_int(b.node("GatherElements", {"x", "i"}, {"y"}, "computed_gather"), "axis", 1);
+  b.output("y");
+  std::string msg = compile_error(b.bytes());
+  EXPECT_NE(msg.find("computed_gather"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("computed indices"), std::string::npos) << msg;
+
+  graph::test::ModelBuilder r(16);
+  r.input("x", graph::DataType::f32(), {2, 3});
+  r.initializer("i", graph::HostTensor::from_i64(graph::DataType::i64(), {1, 1}, {1}));
+  r.input("u", graph::DataType::f32(), {1, 3});
+  graph::test::attr_string(r.node("ScatterND", {"x", "i", "u"}, {"y"}, "adding_scatter"),
+                           "reduction", "add");
+  r.output("y");
+  msg = compile_error(r.bytes());
+  EXPECT_NE(msg.find("adding_scatter"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("reduction 'add'"), std::string::npos) << msg;
+
+  graph::test::ModelBuilder t(15);
+  t.input("x", graph::DataType::f32(), {2, 3, 4, 4});
+  for (const char* s : {"scale", "bias", "mean", "var"})
+    t.initializer(s, graph::test::f32_tensor({3}, {1, 1, 1}));
+  auto& bn = t.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"},
+                    "training_bn");
+  graph::test::attr_int(bn, "training_mode", 1);
+  t.output("y");
+  msg = compile_error(t.bytes());
+  EXPECT_NE(msg.find("training_bn"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("training mode"), std::string::npos) << msg;
+}
+
 TEST(CompileNetworkErrors, UnboundSymbolicDimIsListed) {
   std::string msg = compile_error(conv_bn_relu_pool_gemm_softmax());
   EXPECT_NE(msg.find("batch"), std::string::npos) << msg;

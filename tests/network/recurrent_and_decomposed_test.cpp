@@ -197,6 +197,82 @@ TEST(DecomposedOps, EinsumAttentionProductsProjectionTransposeAndSum) {
   EXPECT_EQ(count(ops, "Einsum"), 0);
 }
 
+// Indexed copies with constant indices: in-place slice assignment as PyTorch exports it
+// (ScatterND: BART's decoder-token shift, x[:, 1:] = ids[:, :-1] and x[:, 0] = start),
+// ScatterElements, GatherElements and GatherND, negative indices among them. Each becomes
+// one Gather by an element map; no scatter or gather-elements kernel runs.
+TEST(DecomposedOps, ScattersAndGathersWithConstantIndices) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {2, 5});
+  b.input("u", graph::DataType::f32(), {2, 4});
+  // ScatterND: row 1's columns 1..4 and (with negative indices) row 0's column -5 = 0.
+  b.initializer("nd_idx", HostTensor::from_i64(graph::DataType::i64(), {5, 2},
+                                               {1, 1, 1, 2, 1, 3, 1, 4, -2, -5}));
+  b.initializer("five", HostTensor::i64_vector({5}));
+  b.initializer("row0", HostTensor::i64_vector({0}));
+  b.initializer("row1", HostTensor::i64_vector({1}));
+  b.initializer("zero", HostTensor::i64_vector({0}));
+  b.initializer("one", HostTensor::i64_vector({1}));
+  b.node("Slice", {"x", "row0", "row1", "zero"}, {"x0"});  // [1, 5]
+  b.node("Reshape", {"x0", "five"}, {"upd"});              // [5]: one value per tuple
+  b.node("ScatterND", {"x", "nd_idx", "upd"}, {"scattered"});
+  // ScatterElements along axis 1 and GatherElements along axis 0.
+  b.initializer("el_idx", HostTensor::from_i64(graph::DataType::i64(), {2, 2}, {4, 0, -1, 2}));
+  b.initializer("two", HostTensor::i64_vector({2}));
+  b.node("Slice", {"u", "zero", "two", "one"}, {"u2"});  // [2, 2]
+  attr_int(b.node("ScatterElements", {"scattered", "el_idx", "u2"}, {"se"}), "axis", 1);
+  b.initializer("ge_idx", HostTensor::from_i64(graph::DataType::i64(), {3, 5},
+                                               {1, 0, 1, 0, 1, 0, 0, 0, 1, 1, -1, -2, 1, 0, 0}));
+  attr_int(b.node("GatherElements", {"se", "ge_idx"}, {"ge"}), "axis", 0);
+  // GatherND: rows of ge picked by index tuples.
+  b.initializer("gnd_idx", HostTensor::from_i64(graph::DataType::i64(), {2, 1}, {2, 0}));
+  b.node("GatherND", {"ge", "gnd_idx"}, {"y"});
+  b.output("y");
+  const std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  for (const char* op : {"ScatterND", "ScatterElements", "GatherElements", "GatherND"})
+    EXPECT_EQ(count(ops, op), 0) << op;
+  EXPECT_EQ(count(ops, "Gather"), 4);
+  std::string skip = expect_arm_neon_matches_reference(b.bytes());
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+// BiT's weight standardisation: BatchNormalization in training mode over a reshaped weight
+// (the batch's own statistics) folds at compile time, and the Conv runs on its result.
+TEST(DecomposedOps, TrainingModeBatchNormOfWeightsFolds) {
+  ModelBuilder b(15);
+  b.input("x", graph::DataType::f32(), {1, 3, 6, 6});
+  b.initializer("w", random_tensor({4, 3, 3, 3}, 90, 1.0f));
+  b.initializer("flat", HostTensor::i64_vector({1, 4, 27}));
+  b.node("Reshape", {"w", "flat"}, {"w_rows"});
+  b.initializer("ones", f32_tensor({4}, {1, 1, 1, 1}));
+  b.initializer("zeros", f32_tensor({4}, {0, 0, 0, 0}));
+  auto& bn = b.node("BatchNormalization", {"w_rows", "ones", "zeros", "zeros", "ones"},
+                    {"w_std", "running_mean", "running_var"});
+  attr_int(bn, "training_mode", 1);
+  b.initializer("shape", HostTensor::i64_vector({4, 3, 3, 3}));
+  b.node("Reshape", {"w_std", "shape"}, {"w4"});
+  b.node("Conv", {"x", "w4"}, {"y"});
+  b.output("y");
+  const std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
+  EXPECT_EQ(count(ops, "Conv"), 1);
+  EXPECT_EQ(count(ops, "BatchNormalization"), 0);
+}
+
+// An output that is a constant once shapes are bound (DETR's reference points) is copied
+// into its buffer; the other outputs are computed as usual.
+TEST(DecomposedOps, ConstantOutputIsCopied) {
+  ModelBuilder b(13);
+  b.input("x", graph::DataType::f32(), {"batch", 3});
+  b.initializer("queries", random_tensor({4, 2}, 91, 2.0f));
+  b.node("Sigmoid", {"queries"}, {"points"});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  b.output("points");
+  const std::vector<std::string> ops =
+      layer_ops(expect_host_matches_reference(b.bytes(), {{"batch", {2}}}));
+  EXPECT_EQ(count(ops, "Identity"), 1);
+}
+
 // The activations of YOLOv4 (Mish, which fuse_self_gated makes of Softplus, Tanh and Mul),
 // self-normalising networks (Selu, Elu, Celu) and the rounding functions, on inputs spread over
 // several integers.

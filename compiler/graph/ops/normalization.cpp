@@ -1,4 +1,4 @@
-// Normalizations: BatchNormalization (inference form), InstanceNormalization,
+// Normalizations: BatchNormalization (inference and training form), InstanceNormalization,
 // LayerNormalization (with its optional Mean and InvStdDev outputs), LRN,
 // MeanVarianceNormalization, Softmax, LogSoftmax and Hardmax. Statistics are in double.
 #include <cmath>
@@ -9,12 +9,18 @@ namespace kiln::graph {
 
 namespace {
 
+// Training mode (training_mode=1 from opset 14; before, any output past Y): Y is normalised
+// by the batch's own statistics, and the running statistics come out updated by momentum.
+// BiT's weight standardisation runs it on the weights, where it folds at compile time.
+bool in_training(const Node& node) {
+  bool statistics_out = false;
+  for (size_t i = 1; i < node.outputs.size(); ++i) statistics_out |= node.has_output(i);
+  return node.attr_int("training_mode", 0) != 0 || statistics_out;
+}
+
 std::vector<TensorType> infer_batch_norm(const InferContext& ctx) {
   const Node& node = ctx.node();
   require_float(ctx, 0);
-  user_check(node.attr_int("training_mode", 0) == 0)
-      << "BatchNormalization with training_mode=1 is not supported (kiln compiles inference "
-         "graphs)";
   user_check(node.attr_int("spatial", 1) == 1)
       << "BatchNormalization with spatial=0 is not supported";
   const auto& x = ctx.shape(0);
@@ -23,25 +29,52 @@ std::vector<TensorType> infer_batch_norm(const InferContext& ctx) {
     user_check(ctx.shape(i) == std::vector<int64_t>{x[1]})
         << "BatchNormalization input " << i << " must have shape [" << x[1] << "], got "
         << shape_str(ctx.shape(i));
-  return {ctx.input(0)};
+  std::vector<TensorType> out = {ctx.input(0)};
+  // running mean and variance, then (before opset 14) the batch's mean and variance.
+  for (size_t i = 1; i < node.outputs.size(); ++i) out.push_back(ctx.input(3));
+  return out;
 }
 
-// Per channel: y = (x - mean) / sqrt(var + epsilon) * scale + bias.
+// Per channel: y = (x - mean) / sqrt(var + epsilon) * scale + bias, with the given statistics
+// or, in training mode, the batch's (the population variance, as ONNX's reference).
 std::vector<HostTensor> eval_batch_norm(const EvalContext& ctx) {
   infer_batch_norm(ctx.infer_context());
   const HostTensor& xt = ctx.input(0);
   std::vector<double> x = xt.to_f64();
-  const std::vector<double> scale = ctx.input(1).to_f64(), bias = ctx.input(2).to_f64(),
-                            mean = ctx.input(3).to_f64(), var = ctx.input(4).to_f64();
+  const std::vector<double> scale = ctx.input(1).to_f64(), bias = ctx.input(2).to_f64();
+  std::vector<double> mean = ctx.input(3).to_f64(), var = ctx.input(4).to_f64();
   const double eps = ctx.node().attr_float("epsilon", 1e-5f);
   const int64_t channels = xt.shape()[1];
   const int64_t planes = xt.shape()[0] * channels;
   const int64_t inner = planes ? xt.numel() / planes : 1;
+  const std::vector<double> given_mean = mean, given_var = var;
+  if (in_training(ctx.node())) {
+    const double count = static_cast<double>(xt.shape()[0] * inner);
+    std::vector<double> sum(channels, 0.0), sq(channels, 0.0);
+    for (int64_t i = 0; i < xt.numel(); ++i) sum[i / inner % channels] += x[i];
+    for (int64_t c = 0; c < channels; ++c) mean[c] = sum[c] / count;
+    for (int64_t i = 0; i < xt.numel(); ++i) {
+      const double d = x[i] - mean[i / inner % channels];
+      sq[i / inner % channels] += d * d;
+    }
+    for (int64_t c = 0; c < channels; ++c) var[c] = sq[c] / count;
+  }
   for (int64_t i = 0; i < xt.numel(); ++i) {
     const int64_t c = i / inner % channels;
     x[i] = (x[i] - mean[c]) / std::sqrt(var[c] + eps) * scale[c] + bias[c];
   }
-  return {HostTensor::from_f64(xt.dtype(), xt.shape(), x)};
+  std::vector<HostTensor> out = {HostTensor::from_f64(xt.dtype(), xt.shape(), x)};
+  const double momentum = ctx.node().attr_float("momentum", 0.9f);
+  std::vector<double> running_mean(channels), running_var(channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    running_mean[c] = given_mean[c] * momentum + mean[c] * (1 - momentum);
+    running_var[c] = given_var[c] * momentum + var[c] * (1 - momentum);
+  }
+  const HostTensor& stat = ctx.input(3);
+  for (const std::vector<double>* v : {&running_mean, &running_var, &mean, &var})
+    if (out.size() < ctx.node().outputs.size())
+      out.push_back(HostTensor::from_f64(stat.dtype(), stat.shape(), *v));
+  return out;
 }
 
 std::vector<TensorType> infer_instance_norm(const InferContext& ctx) {
@@ -270,7 +303,8 @@ OpDef softmax(std::string type, bool log) {
 
 void add_normalization_ops(OpList& ops) {
   OpDef bn{
-      "BatchNormalization", {"epsilon", "momentum", "training_mode", "spatial", "is_test"}, 5, 5};
+      "BatchNormalization", {"epsilon", "momentum", "training_mode", "spatial", "is_test"}, 5, 5, 1,
+      5};
   bn.infer = infer_batch_norm;
   bn.eval = eval_batch_norm;
   ops.push_back(std::move(bn));
