@@ -2,7 +2,10 @@
 """Hugging Face models kiln's tests do not name, compiled untuned and checked against ONNX
 Runtime: text encoders and decoders (BERT, RoBERTa, GPT-2, T5, DeBERTa, LayoutLM, CLIP text),
 vision transformers and CNNs (ViT, DeiT, BEiT, Swin, LeViT, MobileViT, SegFormer, ConvNeXt),
-detection (DETR, YOLOS) and audio (Whisper's encoder, wav2vec2).
+detection (DETR, YOLOS) and audio (Whisper's encoder, wav2vec2); and a second sweep of 26
+(more_models): decoders (Llama, Mistral, Phi, GPT-NeoX, BLOOM, OPT), BART, more encoders,
+DINOv2, ConvNeXt-V2, PVT, RegNet, BiT, depth estimation (GLPN, DPT), HuBERT, WavLM, AST and
+Conditional DETR.
 
 Weights are random (no download) and the configurations small (2 layers, hidden 128 for the
 text models), so each export takes seconds; the operators and the patterns between them are
@@ -116,6 +119,71 @@ def zoo():
         "wav2vec2": (lambda: T.Wav2Vec2Model(T.Wav2Vec2Config(**small)),
                      {"input_values": np.random.RandomState(0).randn(1, 16000)
                       .astype(np.float32)}, 13),
+        **more_models(T, small, detr_backbone),
+    }
+
+
+def more_models(T, small, detr_backbone):
+    """The second sweep (2026-11-28): decoders with rotary positions and grouped-query
+    attention, encoder-decoders, more encoders, vision backbones and depth estimation, audio,
+    DETR's successors. Opset 14 throughout."""
+    def audio():
+        return {"input_values": np.random.RandomState(0).randn(1, 16000).astype(np.float32)}
+    decoder = dict(vocab_size=1000, use_cache=False, **small)
+    return {
+        "llama": (lambda: T.LlamaModel(T.LlamaConfig(num_key_value_heads=2, **decoder)),
+                  text(1000), 14),
+        "mistral": (lambda: T.MistralModel(T.MistralConfig(num_key_value_heads=2, **decoder)),
+                    text(1000), 14),
+        "phi": (lambda: T.PhiModel(T.PhiConfig(**decoder)), text(1000), 14),
+        "gpt_neox": (lambda: T.GPTNeoXModel(T.GPTNeoXConfig(**decoder)), text(1000), 14),
+        "bloom": (lambda: T.BloomModel(T.BloomConfig(vocab_size=1000, hidden_size=128, n_layer=2,
+                                                     n_head=4, use_cache=False)), text(1000), 14),
+        "opt": (lambda: T.OPTModel(T.OPTConfig(
+            vocab_size=1000, hidden_size=128, num_hidden_layers=2, ffn_dim=256,
+            num_attention_heads=4, word_embed_proj_dim=128, use_cache=False)), text(1000), 14),
+        "bart": (lambda: T.BartModel(T.BartConfig(
+            vocab_size=1000, d_model=128, encoder_layers=2, decoder_layers=2,
+            encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=256,
+            decoder_ffn_dim=256, use_cache=False)), text(1000), 14),
+        "mobilebert": (lambda: T.MobileBertModel(T.MobileBertConfig(vocab_size=1000,
+                                                                    num_hidden_layers=2)),
+                       text(1000, True), 14),
+        "squeezebert": (lambda: T.SqueezeBertModel(T.SqueezeBertConfig(
+            vocab_size=1000, embedding_size=128, **small)), text(1000), 14),
+        "convbert": (lambda: T.ConvBertModel(T.ConvBertConfig(
+            vocab_size=1000, embedding_size=128, **small)), text(1000, True), 14),
+        "funnel": (lambda: T.FunnelModel(T.FunnelConfig(
+            vocab_size=1000, block_sizes=[1, 1], d_model=128, n_head=4, d_head=32, d_inner=256)),
+            text(1000, True), 14),
+        "roformer": (lambda: T.RoFormerModel(T.RoFormerConfig(
+            vocab_size=1000, embedding_size=128, **small)), text(1000, True), 14),
+        "mpnet": (lambda: T.MPNetModel(T.MPNetConfig(vocab_size=1000, **small)), text(1000), 14),
+        "esm": (lambda: T.EsmModel(T.EsmConfig(vocab_size=33, pad_token_id=1,
+                                               position_embedding_type="rotary", **small)),
+                text(33), 14),
+        "deberta": (lambda: T.DebertaModel(T.DebertaConfig(vocab_size=1000, **small)),
+                    text(1000), 14),
+        "dinov2": (lambda: T.Dinov2Model(T.Dinov2Config(hidden_size=128, num_hidden_layers=2,
+                                                        num_attention_heads=4)), image(), 14),
+        "convnextv2": (lambda: T.ConvNextV2Model(T.ConvNextV2Config()), image(), 14),
+        "pvt": (lambda: T.PvtModel(T.PvtConfig()), image(), 14),
+        "regnet": (lambda: T.RegNetModel(T.RegNetConfig()), image(), 14),
+        "bit": (lambda: T.BitModel(T.BitConfig()), image(), 14),
+        "glpn": (lambda: T.GLPNForDepthEstimation(T.GLPNConfig()), image(256), 14),
+        "dpt": (lambda: T.DPTForDepthEstimation(T.DPTConfig(
+            hidden_size=128, num_hidden_layers=4, num_attention_heads=4, intermediate_size=256,
+            backbone_out_indices=[0, 1, 2, 3], neck_hidden_sizes=[32, 64, 128, 128],
+            fusion_hidden_size=64)), image(), 14),
+        "hubert": (lambda: T.HubertModel(T.HubertConfig(**small)), audio(), 14),
+        "wavlm": (lambda: T.WavLMModel(T.WavLMConfig(**small)), audio(), 14),
+        "ast": (lambda: T.ASTModel(T.ASTConfig(**small)),
+                {"input_values": np.random.RandomState(0).randn(1, 1024, 128)
+                 .astype(np.float32)}, 14),
+        "conditional_detr": (lambda: T.ConditionalDetrModel(T.ConditionalDetrConfig(
+            use_timm_backbone=False, use_pretrained_backbone=False, backbone_config=detr_backbone,
+            d_model=128, encoder_layers=2, decoder_layers=2, num_queries=20,
+            encoder_ffn_dim=256, decoder_ffn_dim=256)), image(256), 14),
     }
 
 

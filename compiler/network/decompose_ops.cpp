@@ -33,6 +33,7 @@ class Decomposer {
     if (op == "Sum" || op == "Mean") return sum_or_mean(op == "Mean");
     if (op == "Einsum") return einsum();
     if (op == "AveragePool" || op == "MaxPool") return pool_3d_over_depth();
+    if (op == "ConvTranspose") return patch_conv_transpose();
     if (op == "GatherElements" || op == "GatherND" || op == "ScatterElements" ||
         op == "ScatterND")
       return indexed_copy(op.rfind("Scatter", 0) == 0);
@@ -315,6 +316,48 @@ class Decomposer {
     } else {
       e_.transpose(e_.reshape(product, shape_of(natural)), perm, output());
     }
+    return true;
+  }
+
+  // A ConvTranspose whose stride is its kernel (no padding, dilation or groups) writes each
+  // input pixel's KH x KW patch of outputs, with no overlap: DPT's and ViT decoders' patch
+  // unembedding, U-Nets' 2x2 stride-2 upsampling. That is a 1x1 Conv to O x KH x KW channels
+  // (the weight transposed at compile time) whose channels then move into the patches, as
+  // DepthToSpace's CRD mode moves them, and the bias added per output channel. The direct
+  // kernel instead tests every tap at every output pixel, KH x KW times the work.
+  bool patch_conv_transpose() {
+    const std::vector<int64_t> x = dims(n_.inputs[0]), y = dims(output());
+    if (x.size() != 4 || !g_.is_constant(n_.inputs[1]) || n_.attr_int("group", 1) != 1 ||
+        n_.has_attr("output_shape") || (n_.has_input(2) && !g_.is_constant(n_.inputs[2])))
+      return false;
+    const graph::HostTensor& w = g_.initializers.at(n_.inputs[1]);
+    if (w.rank() != 4 || w.dtype() != graph::DataType::f32()) return false;
+    const int64_t C = w.shape()[0], O = w.shape()[1], KH = w.shape()[2], KW = w.shape()[3];
+    auto all_equal = [&](const char* attr, std::vector<int64_t> want) {
+      const std::vector<int64_t> v = n_.attr_ints(attr, want);
+      return v == want;
+    };
+    const std::string auto_pad = n_.attr_string("auto_pad", "NOTSET");
+    if (!all_equal("strides", {KH, KW}) || !all_equal("dilations", {1, 1}) ||
+        !all_equal("pads", {0, 0, 0, 0}) || !all_equal("output_padding", {0, 0}) ||
+        (auto_pad != "NOTSET" && auto_pad != "VALID") ||
+        y != std::vector<int64_t>{x[0], O, x[2] * KH, x[3] * KW})
+      return false;
+    const int64_t N = x[0], H = x[2], W = x[3];
+    // w1[(o KH + ky) KW + kx, c] = w[c, o, ky, kx].
+    const std::vector<double> wv = w.to_f64();
+    std::vector<double> w1(wv.size());
+    const int64_t taps = O * KH * KW;
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < taps; ++t) w1[t * C + c] = wv[c * taps + t];
+    const std::string weight = e_.constant(
+        graph::HostTensor::from_f64(graph::DataType::f32(), {taps, C, 1, 1}, w1));
+    const std::string z = e_.emit("Conv", {n_.inputs[0], weight}, {});
+    const std::string patches = e_.reshape(
+        e_.transpose(e_.reshape(z, {N, O, KH, KW, H, W}), {0, 1, 4, 2, 5, 3}), y,
+        n_.has_input(2) ? "" : output());
+    if (n_.has_input(2))
+      e_.emit("Add", {patches, e_.reshape(n_.inputs[2], {1, O, 1, 1})}, {}, output());
     return true;
   }
 

@@ -15,6 +15,8 @@
 //     the 2-D pool over [N, C, D, H x W];
 //   - Einsum of two operands (attention written with torch.einsum): Transposes and Reshapes
 //     around one MatMul;
+//   - ConvTranspose whose stride is its kernel (patch unembedding, U-Net 2x2 upsampling): a
+//     1x1 Conv and the DepthToSpace-like move of its channels into the patches;
 //   - GatherElements, GatherND, ScatterElements and ScatterND (reduction none) with constant
 //     indices (in-place slice assignment, x[:, 0] = v, exports as ScatterND): one Gather from
 //     the flattened data, and updates, by an element map computed at compile time.

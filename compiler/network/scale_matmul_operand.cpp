@@ -4,7 +4,6 @@
 #include <map>
 #include <set>
 
-#include "compiler/network/graph_match.h"
 #include "compiler/network/graph_uses.h"
 
 namespace kiln::network {
