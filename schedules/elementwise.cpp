@@ -59,8 +59,8 @@ const std::vector<std::string>& elementwise_unary_ops() {
 
 const std::vector<std::string>& elementwise_binary_ops() {
   static const std::vector<std::string> k = {
-      "add", "sub", "mul", "div", "min", "max", "pow", "prelu",
-      "equal", "less", "greater", "less_equal", "greater_equal", "and", "or", "xor"};
+      "add",   "sub",  "mul",     "div",        "min",           "max", "pow", "prelu",
+      "equal", "less", "greater", "less_equal", "greater_equal", "and", "or",  "xor"};
   return k;
 }
 

@@ -214,37 +214,45 @@ namespace {
 Expr sin_quadrant(const Expr& x_in, double q0) {
   f32_of(x_in);
   return let(x_in, "sin_x", [&](const Expr& x) {
-    return let(ir::make_call(x.type(), "round", {x * f(x, 0.63661977236758134)}), "sin_k",
-               [&](const Expr& k) {
-      Expr r = x - k * f(x, 1.5703125) - k * f(x, 4.837512969970703125e-4) -
-               k * f(x, 7.549790126404332e-8) - k * f(x, -1.7151245100058819e-15);
-      return let(r, "sin_r", [&](const Expr& rv) {
-        return let(rv * rv, "sin_z", [&](const Expr& z) {
-          // Cephes sinf and cosf on [-pi/4, pi/4].
-          Expr s = horner(z, {-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1}) * z * rv + rv;
-          Expr c = horner(z, {2.443315711809948E-5, -1.388731625493765E-3,
-                              4.166664568298827E-2}) * z * z - z * f(x, 0.5) + f(x, 1.0);
-          // The quadrant in float: exact while k is (|x| < 2^24 pi/2), an integer in [0, 3].
-          Expr kq = k + f(x, q0);
-          Expr q = kq - f(x, 4.0) * ir::make_call(x.type(), "floor", {kq * f(x, 0.25)});
-          return let(q, "sin_q", [&](const Expr& qv) {
-            Expr v = ir::make_select(qv == f(x, 0.0), s,
-                                     ir::make_select(qv == f(x, 1.0), c,
-                                                     ir::make_select(qv == f(x, 2.0), -s, -c)));
-            // Far beyond the accurate range r is no longer small: stay within [-1, 1]. The
-            // compare-and-select clamp would lose NaN (and inf gives NaN through r): keep it.
-            v = ir::min(ir::max(v, f(x, -1.0)), f(x, 1.0));
-            return ir::make_select(is_nan(rv), rv, v);
+    return let(
+        ir::make_call(x.type(), "round", {x * f(x, 0.63661977236758134)}), "sin_k",
+        [&](const Expr& k) {
+          Expr r = x - k * f(x, 1.5703125) - k * f(x, 4.837512969970703125e-4) -
+                   k * f(x, 7.549790126404332e-8) - k * f(x, -1.7151245100058819e-15);
+          return let(r, "sin_r", [&](const Expr& rv) {
+            return let(rv * rv, "sin_z", [&](const Expr& z) {
+              // Cephes sinf and cosf on [-pi/4, pi/4].
+              Expr s =
+                  horner(z, {-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1}) * z * rv + rv;
+              Expr c =
+                  horner(z, {2.443315711809948E-5, -1.388731625493765E-3, 4.166664568298827E-2}) *
+                      z * z -
+                  z * f(x, 0.5) + f(x, 1.0);
+              // The quadrant in float: exact while k is (|x| < 2^24 pi/2), an integer in [0, 3].
+              Expr kq = k + f(x, q0);
+              Expr q = kq - f(x, 4.0) * ir::make_call(x.type(), "floor", {kq * f(x, 0.25)});
+              return let(q, "sin_q", [&](const Expr& qv) {
+                Expr v = ir::make_select(
+                    qv == f(x, 0.0), s,
+                    ir::make_select(qv == f(x, 1.0), c, ir::make_select(qv == f(x, 2.0), -s, -c)));
+                // Far beyond the accurate range r is no longer small: stay within [-1, 1]. The
+                // compare-and-select clamp would lose NaN (and inf gives NaN through r): keep it.
+                v = ir::min(ir::max(v, f(x, -1.0)), f(x, 1.0));
+                return ir::make_select(is_nan(rv), rv, v);
+              });
+            });
           });
         });
-      });
-    });
   });
 }
 
 }  // namespace
 
-Expr sin(const Expr& x) { return sin_quadrant(x, 0.0); }
-Expr cos(const Expr& x) { return sin_quadrant(x, 1.0); }
+Expr sin(const Expr& x) {
+  return sin_quadrant(x, 0.0);
+}
+Expr cos(const Expr& x) {
+  return sin_quadrant(x, 1.0);
+}
 
 }  // namespace kiln::schedules::math

@@ -34,8 +34,7 @@ class Decomposer {
     if (op == "Einsum") return einsum();
     if (op == "AveragePool" || op == "MaxPool") return pool_3d_over_depth();
     if (op == "ConvTranspose") return patch_conv_transpose();
-    if (op == "GatherElements" || op == "GatherND" || op == "ScatterElements" ||
-        op == "ScatterND")
+    if (op == "GatherElements" || op == "GatherND" || op == "ScatterElements" || op == "ScatterND")
       return indexed_copy(op.rfind("Scatter", 0) == 0);
     return false;
   }
@@ -350,12 +349,12 @@ class Decomposer {
     const int64_t taps = O * KH * KW;
     for (int64_t c = 0; c < C; ++c)
       for (int64_t t = 0; t < taps; ++t) w1[t * C + c] = wv[c * taps + t];
-    const std::string weight = e_.constant(
-        graph::HostTensor::from_f64(graph::DataType::f32(), {taps, C, 1, 1}, w1));
+    const std::string weight =
+        e_.constant(graph::HostTensor::from_f64(graph::DataType::f32(), {taps, C, 1, 1}, w1));
     const std::string z = e_.emit("Conv", {n_.inputs[0], weight}, {});
-    const std::string patches = e_.reshape(
-        e_.transpose(e_.reshape(z, {N, O, KH, KW, H, W}), {0, 1, 4, 2, 5, 3}), y,
-        n_.has_input(2) ? "" : output());
+    const std::string patches =
+        e_.reshape(e_.transpose(e_.reshape(z, {N, O, KH, KW, H, W}), {0, 1, 4, 2, 5, 3}), y,
+                   n_.has_input(2) ? "" : output());
     if (n_.has_input(2))
       e_.emit("Add", {patches, e_.reshape(n_.inputs[2], {1, O, 1, 1})}, {}, output());
     return true;
@@ -386,11 +385,13 @@ class Decomposer {
     const graph::HostTensor update_ids =
         scatter ? numbered(n_.inputs[2], data_size) : graph::HostTensor();
     const std::vector<int64_t> source =
-        graph::evaluate_node(g_, n_, [&](const std::string& v) -> const graph::HostTensor* {
-          if (v == n_.inputs[0]) return &data_ids;
-          if (v == indices) return &g_.initializers.at(indices);
-          return scatter && v == n_.inputs[2] ? &update_ids : nullptr;
-        })[0].to_i64();
+        graph::evaluate_node(g_, n_,
+                             [&](const std::string& v) -> const graph::HostTensor* {
+                               if (v == n_.inputs[0]) return &data_ids;
+                               if (v == indices) return &g_.initializers.at(indices);
+                               return scatter && v == n_.inputs[2] ? &update_ids : nullptr;
+                             })[0]
+            .to_i64();
     std::string from = e_.reshape(n_.inputs[0], {-1});
     if (scatter) from = e_.concat({from, e_.reshape(n_.inputs[2], {-1})}, 0);
     const std::string map = e_.constant(graph::HostTensor::from_i64(
@@ -407,11 +408,15 @@ class Decomposer {
 }  // namespace
 
 const std::vector<std::string>& decomposed_op_types() {
-  static const std::vector<std::string> k = {
-      "LogSoftmax", "LRN",      "DepthToSpace",    "SpaceToDepth", "Tile",
-      "ReduceL1",   "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
-      "Sum",        "Mean",     "Einsum",          "GatherElements", "GatherND",
-      "ScatterElements", "ScatterND"};
+  static const std::vector<std::string> k = {"LogSoftmax",   "LRN",
+                                             "DepthToSpace", "SpaceToDepth",
+                                             "Tile",         "ReduceL1",
+                                             "ReduceL2",     "ReduceSumSquare",
+                                             "ReduceLogSum", "ReduceLogSumExp",
+                                             "Sum",          "Mean",
+                                             "Einsum",       "GatherElements",
+                                             "GatherND",     "ScatterElements",
+                                             "ScatterND"};
   return k;
 }
 

@@ -147,11 +147,12 @@ MappedNode map_node(Graph& g, const Node& n) {
       "Slice",     "Transpose", "Add",       "Sub",         "Mul",
       "Div",       "Neg",       "Abs",       "Max",         "Min",
       "ReduceSum", "ReduceMax", "ReduceMin", "CumSum",      "ArgMax",
-      "ArgMin",    "Sign",      "Pad",         "And",         "Or",
+      "ArgMin",    "Sign",      "Pad",       "And",         "Or",
       "Xor",       "Identity"};
   node_check(!non_float || kExactInF32.count(n.op_type))
       << "integer or bool " << n.op_type << " is not supported (integer and bool values take "
-      << "part in comparisons, Not, And, Or, Xor, Where, Cast, Gather, data movement (Pad too), +, -, *, /, Abs, "
+      << "part in comparisons, Not, And, Or, Xor, Where, Cast, Gather, data movement (Pad too), +, "
+         "-, *, /, Abs, "
          "Neg, "
       << "Max, Min, Sign, ReduceSum/Max/Min, CumSum and ArgMax/ArgMin only)";
   const std::optional<graph::ValueType> out = g.type_of(n.outputs[0]);

@@ -67,8 +67,8 @@ TEST(CompileNetworkErrors, ComputedIndicesReducingScattersAndTrainingBatchNorm) 
   t.input("x", graph::DataType::f32(), {2, 3, 4, 4});
   for (const char* s : {"scale", "bias", "mean", "var"})
     t.initializer(s, graph::test::f32_tensor({3}, {1, 1, 1}));
-  auto& bn = t.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"},
-                    "training_bn");
+  auto& bn =
+      t.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}, "training_bn");
   graph::test::attr_int(bn, "training_mode", 1);
   t.output("y");
   msg = compile_error(t.bytes());

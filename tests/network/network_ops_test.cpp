@@ -349,8 +349,10 @@ TEST(NetworkOps, SinCosLogicAndScalarsBetweenConvs) {
   b.output("y0");
   b.output("y1");
   const graph::HostTensor t = f32_tensor({2, 1}, {3.0, 811.0});
-  std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes(), {}, {{"t", t}}));
-  for (const char* op : {"Sin", "Cos", "And", "Or", "Xor", "Div"}) EXPECT_EQ(count(ops, op), 1) << op;
+  std::vector<std::string> ops =
+      layer_ops(expect_host_matches_reference(b.bytes(), {}, {{"t", t}}));
+  for (const char* op : {"Sin", "Cos", "And", "Or", "Xor", "Div"})
+    EXPECT_EQ(count(ops, op), 1) << op;
   std::string skip = expect_arm_neon_matches_reference(b.bytes());
   if (!skip.empty()) GTEST_SKIP() << skip;
 }

@@ -302,9 +302,9 @@ OpDef softmax(std::string type, bool log) {
 }  // namespace
 
 void add_normalization_ops(OpList& ops) {
-  OpDef bn{
-      "BatchNormalization", {"epsilon", "momentum", "training_mode", "spatial", "is_test"}, 5, 5, 1,
-      5};
+  const std::vector<std::string> bn_attrs = {"epsilon", "momentum", "training_mode", "spatial",
+                                             "is_test"};
+  OpDef bn{"BatchNormalization", bn_attrs, 5, 5, 1, 5};  // Y, then training mode's statistics
   bn.infer = infer_batch_norm;
   bn.eval = eval_batch_norm;
   ops.push_back(std::move(bn));

@@ -58,8 +58,9 @@ int passed_through(const Graph& graph, const Node& node) {
   if (node.inputs.size() != 2 || !node.has_input(1)) return -1;
   for (int k : {0, 1}) {
     const std::string& other = node.inputs[1 - k];
-    const bool neutral = ((op == "Add" || (op == "Sub" && k == 0)) && is_filled_with(graph, other, 0)) ||
-                         ((op == "Mul" || (op == "Div" && k == 0)) && is_filled_with(graph, other, 1));
+    const bool neutral =
+        ((op == "Add" || (op == "Sub" && k == 0)) && is_filled_with(graph, other, 0)) ||
+        ((op == "Mul" || (op == "Div" && k == 0)) && is_filled_with(graph, other, 1));
     if (neutral && same_as_out(k)) return k;
   }
   return -1;
