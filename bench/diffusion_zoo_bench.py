@@ -23,8 +23,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import hf_zoo_bench as hz  # noqa: E402  (the export and the row, not copied)
-import zoo_bench as zb  # noqa: E402  (the options and the table)
+import hf_zoo_bench as hz  # noqa: E402  (the export, the row and the table, not copied)
 
 
 def zoo():
@@ -60,13 +59,8 @@ def zoo():
 
 
 def main():
-    args = zb.zoo_args(__doc__.splitlines()[0], "diffusion_zoo").parse_args()
-    try:
-        models = zoo()
-    except ImportError:
-        sys.exit("diffusion_zoo_bench: needs diffusers in this Python: "
-                 f"{sys.executable} -m pip install diffusers==0.25.0 huggingface_hub==0.20.3")
-    zb.print_table(args, models, hz.bench, "diffusion_zoo_bench")
+    hz.run_zoo(__doc__.splitlines()[0], "diffusion_zoo", "diffusion_zoo_bench", zoo,
+               "diffusers==0.25.0 huggingface_hub==0.20.3")
 
 
 if __name__ == "__main__":

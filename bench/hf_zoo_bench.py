@@ -285,14 +285,19 @@ def bench(args, name, make, inputs, opset):
     return row
 
 
-def main():
-    args = zb.zoo_args(__doc__.splitlines()[0], "hf_zoo").parse_args()
+def run_zoo(description, work, tool, make_zoo, packages):
+    """The table for the models make_zoo() returns, or how to install what it imports."""
+    args = zb.zoo_args(description, work).parse_args()
     try:
-        models = zoo()
+        models = make_zoo()
     except ImportError:
-        sys.exit("hf_zoo_bench: needs transformers in this Python: "
-                 f"{sys.executable} -m pip install transformers==4.36.2")
-    zb.print_table(args, models, bench, "hf_zoo_bench")
+        sys.exit(f"{tool}: needs {packages} in this Python: "
+                 f"{sys.executable} -m pip install {packages}")
+    zb.print_table(args, models, bench, tool)
+
+
+def main():
+    run_zoo(__doc__.splitlines()[0], "hf_zoo", "hf_zoo_bench", zoo, "transformers==4.36.2")
 
 
 if __name__ == "__main__":
