@@ -234,7 +234,7 @@ class Softmax : public RowTemplate {
  private:
   // Row-buffered: per row, the max, then the exponentials into a row buffer on the stack
   // with their sum, then the buffer scaled: one exp per element where row-fused computes
-  // two (the sum's and the output's), and one read of X.
+  // two (the sum's and the output's), and X read from memory once.
   ScheduledKernel row_buffered(const Workload& w, const Target& t, const RowShape& s, int64_t r,
                                bool parallel, const te::Tensor& x) const {
     const DataType f32 = DataType::f32();
