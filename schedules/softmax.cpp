@@ -5,8 +5,9 @@
 #include <functional>
 
 #include "compiler/base/error.h"
-#include "schedules/math.h"
 #include "compiler/te/schedule.h"
+#include "schedules/math.h"
+#include "schedules/row_reduce.h"
 
 namespace kiln::schedules {
 
@@ -16,7 +17,6 @@ using ir::Var;
 
 namespace {
 
-constexpr double kLowest = -3.0e38;  // the identity of max; finite so lanes stay NaN-free
 // The longest row softmax buffers on the stack of a pool thread (64 KiB of f32).
 constexpr int64_t kMaxRowBuffer = 16384;
 
@@ -25,56 +25,12 @@ const std::vector<DataType>& row_dtypes() {
   return k;
 }
 
-// A reduction over each row of an M x N matrix as `r` interleaved partials (the partial l
-// takes columns l, l + r, l + 2r, ...), then a reduction of the partials: the first loop is
-// a vector loop over l, so the row reduction vectorizes without an rfactor primitive.
-struct RowReduce {
-  te::Tensor part, total;
-};
-
-RowReduce row_reduce(int64_t m, int64_t n, int64_t r, bool is_max,
-                     const std::function<Expr(Expr, Expr)>& value, const std::string& name) {
-  const DataType f32 = DataType::f32();
-  Expr identity = ir::make_float(f32, is_max ? kLowest : 0.0);
-  ir::IterVar rj = te::reduce_axis((n + r - 1) / r, name + ".rj");
-  RowReduce rr;
-  rr.part = te::compute(
-      {m, r},
-      [&](Var i, Var l) {
-        Expr j = rj->var * r + l;
-        // Clamped so the discarded lanes of the last chunk read inside the row.
-        Expr v = value(i, n % r == 0 ? j : ir::min(j, Expr(n - 1)));
-        if (n % r != 0) v = ir::make_select(j < n, v, identity);
-        return is_max ? te::max_reduce(v, {rj}) : te::sum(v, {rj});
-      },
-      name + ".part");
-  ir::IterVar rl = te::reduce_axis(r, name + ".rl");
-  te::Tensor part = rr.part;
-  rr.total = te::compute(
-      {m},
-      [&](Var i) { return is_max ? te::max_reduce(part(i, rl), {rl}) : te::sum(part(i, rl), {rl}); },
+// A reduction over each of the m rows of `value(i, j)` (schedules/row_reduce.h).
+RowReduce rows_reduce(int64_t m, int64_t n, int64_t r, bool is_max,
+                      const std::function<Expr(Expr, Expr)>& value, const std::string& name) {
+  return row_reduce(
+      {m}, n, r, is_max, [&](const std::vector<Expr>& row, Expr j) { return value(row[0], j); },
       name);
-  return rr;
-}
-
-// Row-fused: the total lives in a register inside `parent`'s loop `at`. Otherwise it is a
-// root stage (a workspace vector) with its own, optionally parallel, row loop.
-void schedule_row_reduce(te::Schedule& sch, const RowReduce& rr, int64_t r, const te::Stage* parent,
-                         const ir::IterVar& at, bool parallel) {
-  te::Stage total = sch[rr.total];
-  if (parent) {
-    total.set_scope(ir::MemScope::Local);
-    total.compute_at(*parent, at);
-  } else if (parallel) {
-    total.parallel(total.axis(0));
-  }
-  te::Stage part = sch[rr.part];
-  part.set_scope(ir::MemScope::Local);
-  part.compute_at(total, total.axis(0));
-  if (r > 1) {
-    part.reorder({part.axis(0), part.reduce_axis(0), part.axis(1)});
-    part.vectorize(part.axis(1));
-  }
 }
 
 struct RowShape {
@@ -111,17 +67,17 @@ Config row_fallback(const RowShape& s, const Target& t) {
 // the second and first_out live in the output's row loop and the first in the second's;
 // otherwise both are root stages.
 void schedule_row_pair(te::Schedule& sch, const RowReduce& first, const RowReduce& first_out,
-                       const RowReduce& second, int64_t r, const te::Stage& out, bool fused,
-                       bool parallel) {
+                       const RowReduce& second, const te::Stage& out, bool fused, bool parallel) {
   if (!fused) {
-    schedule_row_reduce(sch, first, r, nullptr, {}, parallel);
-    schedule_row_reduce(sch, second, r, nullptr, {}, parallel);
+    schedule_row_reduce(sch, first, nullptr, {}, parallel);
+    schedule_row_reduce(sch, second, nullptr, {}, parallel);
     return;
   }
-  schedule_row_reduce(sch, second, r, &out, out.axis(0), parallel);
-  schedule_row_reduce(sch, first_out, r, &out, out.axis(0), parallel);
-  te::Stage second_part = sch[second.part];
-  schedule_row_reduce(sch, first, r, &second_part, second_part.axis(0), parallel);
+  schedule_row_reduce(sch, second, &out, out.axis(0), parallel);
+  schedule_row_reduce(sch, first_out, &out, out.axis(0), parallel);
+  // The first's total inside the second's row, before the stages of the second that read it.
+  te::Stage reader = sch[second.total];
+  schedule_row_reduce(sch, first, &reader, reader.axis(0), parallel);
 }
 
 // What both row templates share: the M x N workload, its space and fallback, the output.
@@ -198,10 +154,10 @@ class Softmax : public RowTemplate {
     te::Tensor x = te::placeholder({s.m, s.n}, w.dtype, "X");
     auto xf = [&](Expr i, Expr j) { return ir::make_cast(f32, x(i, j)); };
     if (cfg["row_fused"] == 2) return row_buffered(w, t, s, r, parallel, x);
-    RowReduce mx = row_reduce(s.m, s.n, r, true, xf, "X.max");
+    RowReduce mx = rows_reduce(s.m, s.n, r, true, xf, "X.max");
     // Row-fused, the output reads its own copy of the max (see softmax.h); otherwise the
     // exponentials are stored once and read back.
-    RowReduce mx_out = fused ? row_reduce(s.m, s.n, r, true, xf, "X.max.out") : mx;
+    RowReduce mx_out = fused ? rows_reduce(s.m, s.n, r, true, xf, "X.max.out") : mx;
     te::Tensor e;
     if (!fused)
       e = te::compute({s.m, s.n}, [&](Var i, Var j) { return math::exp(xf(i, j) - mx.total(i)); },
@@ -209,7 +165,7 @@ class Softmax : public RowTemplate {
     auto exp_at = [&](Expr i, Expr j, const RowReduce& m) {
       return fused ? math::exp(xf(i, j) - m.total(i)) : e(i, j);
     };
-    RowReduce sum = row_reduce(
+    RowReduce sum = rows_reduce(
         s.m, s.n, r, false, [&](Expr i, Expr j) { return exp_at(i, j, mx); }, "E.sum");
     te::Tensor y = te::compute(
         {s.m, s.n},
@@ -221,7 +177,7 @@ class Softmax : public RowTemplate {
 
     te::Schedule sch({y});
     te::Stage out = schedule_rows_out(sch, y, t, parallel);
-    schedule_row_pair(sch, mx, mx_out, sum, r, out, fused, parallel);
+    schedule_row_pair(sch, mx, mx_out, sum, out, fused, parallel);
     if (!fused) {
       te::Stage es = sch[e];
       auto [jo, jl] = es.split(es.axis(1), t.lanes(f32));
@@ -239,10 +195,10 @@ class Softmax : public RowTemplate {
                                bool parallel, const te::Tensor& x) const {
     const DataType f32 = DataType::f32();
     auto xf = [&](Expr i, Expr j) { return ir::make_cast(f32, x(i, j)); };
-    RowReduce mx = row_reduce(s.m, s.n, r, true, xf, "X.max");
+    RowReduce mx = rows_reduce(s.m, s.n, r, true, xf, "X.max");
     te::Tensor e = te::compute(
         {s.m, s.n}, [&](Var i, Var j) { return math::exp(xf(i, j) - mx.total(i)); }, "E");
-    RowReduce sum = row_reduce(
+    RowReduce sum = rows_reduce(
         s.m, s.n, r, false, [&](Expr i, Expr j) { return e(i, j); }, "E.sum");
     te::Tensor y = te::compute(
         {s.m, s.n},
@@ -252,13 +208,13 @@ class Softmax : public RowTemplate {
         "Y");
     te::Schedule sch({y});
     te::Stage out = schedule_rows_out(sch, y, t, parallel);
-    schedule_row_reduce(sch, sum, r, &out, out.axis(0), parallel);
+    schedule_row_reduce(sch, sum, &out, out.axis(0), parallel);
     te::Stage es = sch[e];
     es.set_scope(ir::MemScope::Local);
     es.compute_at(out, out.axis(0));
     auto [jo, jl] = es.split(es.axis(1), t.lanes(f32));
     es.vectorize(jl);
-    schedule_row_reduce(sch, mx, r, &out, out.axis(0), parallel);
+    schedule_row_reduce(sch, mx, &out, out.axis(0), parallel);
     return logical_kernel(std::move(sch), {x, y}, inputs(w), output(w), 6.0 * double(s.m * s.n));
   }
 };
@@ -313,9 +269,9 @@ class LayerNorm : public RowTemplate {
     te::Tensor gamma = te::placeholder({s.n}, w.dtype, "gamma");
     te::Tensor beta = te::placeholder({s.n}, w.dtype, "beta");
     auto xf = [&](Expr i, Expr j) { return ir::make_cast(f32, x(i, j)); };
-    RowReduce mean = row_reduce(s.m, s.n, r, false, xf, "X.sum");
-    RowReduce mean_out = fused ? row_reduce(s.m, s.n, r, false, xf, "X.sum.out") : mean;
-    RowReduce var = row_reduce(
+    RowReduce mean = rows_reduce(s.m, s.n, r, false, xf, "X.sum");
+    RowReduce mean_out = fused ? rows_reduce(s.m, s.n, r, false, xf, "X.sum.out") : mean;
+    RowReduce var = rows_reduce(
         s.m, s.n, r, false,
         [&](Expr i, Expr j) {
           Expr d = xf(i, j) - mean.total(i) * inv_n;
@@ -334,7 +290,7 @@ class LayerNorm : public RowTemplate {
 
     te::Schedule sch({y});
     te::Stage out = schedule_rows_out(sch, y, t, parallel);
-    schedule_row_pair(sch, mean, mean_out, var, r, out, fused, parallel);
+    schedule_row_pair(sch, mean, mean_out, var, out, fused, parallel);
     return logical_kernel(std::move(sch), {x, gamma, beta, y}, inputs(w), output(w),
                           8.0 * double(s.m * s.n));
   }
