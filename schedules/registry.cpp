@@ -6,6 +6,7 @@
 #include "schedules/amx_conv2d.h"
 #include "schedules/amx_dense.h"
 #include "schedules/arg_reduce.h"
+#include "schedules/attention.h"
 #include "schedules/batch_matmul.h"
 #include "schedules/batch_norm.h"
 #include "schedules/cast.h"
@@ -138,6 +139,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &cumsum_template(),
       &reshape_template(),
       &batch_matmul_template(),
+      &attention_template(),
       // precision conversion at the edges of low-precision regions
       &cast_template(),
   };
@@ -158,6 +160,7 @@ std::vector<std::string> shape_form(const std::string& op) {
       {"dense", {"M", "N", "K"}},
       {"conv2d", {"N", "C", "H", "W", "O", "KH", "KW"}},
       {"batch_matmul", {"B", "M", "N", "K"}},
+      {"attention", {"B", "M", "N", "D", "E"}},
       {"max_pool2d", {"N", "C", "H", "W", "KH", "KW"}},
       {"avg_pool2d", {"N", "C", "H", "W", "KH", "KW"}},
       {"global_avg_pool2d", {"N", "C", "H", "W"}},

@@ -8,6 +8,7 @@
 #include "compiler/network/constant_outputs.h"
 #include "compiler/network/decompose_ops.h"
 #include "compiler/network/explicit_pads.h"
+#include "compiler/network/fuse_attention.h"
 #include "compiler/network/fuse_gelu.h"
 #include "compiler/network/fuse_layer_norm.h"
 #include "compiler/network/fuse_matmul_bias.h"
@@ -30,7 +31,8 @@ std::string RewriteCounts::str() const {
          std::to_string(lifted_1d) + " 1-D nodes as 2-D, " + std::to_string(explicit_pads) +
          " auto_pad or asymmetric pads made explicit, " + std::to_string(matmul_biases) +
          " MatMul+bias fused, " + std::to_string(matmul_scalings) +
-         " MatMul scalings moved to an operand, " + std::to_string(splits) + " Split sliced, " +
+         " MatMul scalings moved to an operand, " + std::to_string(attentions) +
+         " attentions fused, " + std::to_string(splits) + " Split sliced, " +
          std::to_string(variadic) + " Max/Min split into binary nodes, " +
          std::to_string(instance_norms) + " InstanceNormalization as LayerNormalization, " +
          std::to_string(wheres) + " Where as arithmetic, " + std::to_string(pruned_convs) +
@@ -58,6 +60,7 @@ RewriteCounts rewrite_for_kernels(graph::Graph& graph) {
   // 3x3 stride-2 conv over 2x2 keeps the taps that read row 0 and 1 only).
   if (c.pruned_convs > 0) c.explicit_pads += explicit_pads(graph);
   c.matmul_scalings = scale_matmul_operand(graph);
+  c.attentions = fuse_attention(graph);  // after the scaling of its scores moved onto Q
   // After GELU: its input is often a Linear's output, read by two nodes until then.
   c.matmul_biases = fuse_matmul_bias(graph);
   c.constant_outputs = copy_constant_outputs(graph);

@@ -16,7 +16,8 @@ namespace kiln::network {
 struct RewriteCounts {
   int recurrences = 0, decomposed = 0, splits = 0, variadic = 0, instance_norms = 0, wheres = 0,
       layer_norms = 0, gelus = 0, self_gated = 0, lifted_1d = 0, explicit_pads = 0,
-      matmul_biases = 0, matmul_scalings = 0, pruned_convs = 0, constant_outputs = 0;
+      matmul_biases = 0, matmul_scalings = 0, attentions = 0, pruned_convs = 0,
+      constant_outputs = 0;
   std::string str() const;  // "2 LayerNormalization, 1 Gelu, 3 MatMul+bias fused, ..."
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compiler/network/fuse_attention.h"
 #include "compiler/network/op_mapping.h"
 
 namespace kiln::network::mapping {
@@ -166,6 +167,36 @@ MappedNode map_matmul(Graph& g, const Node& n) {
                                  << graph::shape_str(batch_b)
                                  << " differ (broadcasting batches is not supported)";
   w.params["B"] = numel(batch_a), w.params["M"] = a[a.size() - 2];
+  return m;
+}
+
+MappedNode map_attention(Graph& g, const Node& n) {
+  std::vector<int64_t> q = dims_of(g, n.inputs[0]), kt = dims_of(g, n.inputs[1]),
+                       v = dims_of(g, n.inputs[2]);
+  const size_t r = q.size();
+  node_check(r >= 2 && kt.size() == r && v.size() == r && q[r - 1] == kt[r - 2] &&
+             kt[r - 1] == v[r - 2] && std::equal(q.begin(), q.end() - 2, kt.begin()) &&
+             std::equal(q.begin(), q.end() - 2, v.begin()))
+      << "Q " << graph::shape_str(q) << ", Kt " << graph::shape_str(kt) << " and V "
+      << graph::shape_str(v) << " are not one attention's shapes";
+  MappedNode m;
+  Workload& w = m.workload;
+  w.op = "attention";
+  w.params["B"] = numel(std::vector<int64_t>(q.begin(), q.end() - 2));
+  w.params["M"] = q[r - 2], w.params["D"] = q[r - 1], w.params["N"] = kt[r - 1];
+  w.params["E"] = v[r - 1];
+  m.operands = {{"Q", n.inputs[0]}, {"Kt", n.inputs[1]}, {"V", n.inputs[2]}};
+  if (n.has_input(3)) {
+    std::vector<int64_t> scores(q.begin(), q.end() - 1);
+    scores.push_back(kt[r - 1]);
+    std::optional<AttentionMask> f = attention_mask_form(scores, dims_of(g, n.inputs[3]));
+    node_check(f.has_value()) << "mask " << graph::shape_str(dims_of(g, n.inputs[3]))
+                              << " does not broadcast over the scores " << graph::shape_str(scores)
+                              << " as the kernel reads masks";
+    w.params["mask"] = 1, w.params["mask_batches"] = f->batches;
+    w.params["mask_every"] = f->every, w.params["mask_rows"] = f->rows;
+    m.operands["Mask"] = n.inputs[3];
+  }
   return m;
 }
 

@@ -68,6 +68,9 @@ MappedNode map_dense(Graph& g, const Node& n);
 // a computed B (attention's Q.K^T and P.V) is a batched matmul over the leading dimensions,
 // which both operands must share.
 MappedNode map_matmul(Graph& g, const Node& n);
+// Attention (fuse_attention.h): Q [.., M, D], Kt [.., D, N], V [.., N, E] [, a mask added
+// to the scores] as an attention workload over the flattened batch dimensions.
+MappedNode map_attention(Graph& g, const Node& n);
 
 // map_elementwise.cpp
 // Elementwise ops: "a", "b" (and where's "c") padded to the output's rank with leading 1s.

@@ -34,6 +34,7 @@ const std::map<std::string, Mapper>& table() {
       {"ConvTranspose", map_conv_transpose},
       {"Gemm", map_dense},
       {"MatMul", map_matmul},
+      {"Attention", map_attention},
       {"Relu", unary("relu")},
       {"Sigmoid", unary("sigmoid")},
       {"Tanh", unary("tanh")},

@@ -137,6 +137,23 @@ std::vector<Workload> pool_shapes() {
   return out;
 }
 
+// Attention: each size swept from 1 to 65 with the others odd, and long rows of keys.
+std::vector<Workload> attention_shapes() {
+  auto w = [](int64_t b, int64_t m, int64_t n, int64_t d, int64_t e) {
+    return Workload{
+        "attention", {{"B", b}, {"M", m}, {"N", n}, {"D", d}, {"E", e}}, DataType::f32(), {}};
+  };
+  std::vector<Workload> out;
+  for (int64_t v : one_to_65()) {
+    out.push_back(w(2, v, 19, 8, 9));
+    out.push_back(w(1, 11, v, 7, 16));
+    out.push_back(w(3, 5, 23, v, 3));
+    out.push_back(w(1, 9, 13, 5, v));
+  }
+  for (int64_t n : {1214, 4096, 16384, 16385}) out.push_back(w(2, 7, n, 4, 8));
+  return out;
+}
+
 std::vector<Workload> row_shapes() {
   std::vector<Workload> out;
   for (int64_t n : one_to_65())
@@ -221,6 +238,8 @@ std::vector<Workload> shapes_for(const OpTemplate& tpl) {
   if (op == "dense" || op == "batch_matmul") all = matmul_shapes(op);
   else if (op == "conv2d") all = conv_shapes();
   else if (op == "softmax" || op == "layer_norm") all = row_shapes();
+  else if (op == "attention")
+    all = attention_shapes();
   else if (op == "cast") all = cast_shapes();
   else if (op == "concat" || op == "transpose" || op == "pad" || op == "reshape" || op == "slice")
     all = data_movement_shapes();

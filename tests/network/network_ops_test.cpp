@@ -288,36 +288,98 @@ TEST(NetworkOps, AttentionCoreGatherCastRank5Transpose) {
   b.output("g1");
   b.output("y2");
   std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
-  EXPECT_EQ(count(ops, "MatMul"), 2);
+  EXPECT_EQ(count(ops, "Attention"), 1);  // the MatMuls and the Softmax, fused
   EXPECT_EQ(count(ops, "Gather"), 2);
 }
 
-// Attention as diffusers' baddbmm exports it: Q K^T times a scale, plus beta (0) times an
-// empty tensor, a Softmax, a Cast to f32 of f32. The zeros' Add and the Cast go
-// (remove_identities), the scale moves onto Q (scale_matmul_operand), and a Linear divided
-// by a constant has its weights scaled at compile time: no kernel runs over the scores but
-// the batched MatMuls and the Softmax.
-TEST(NetworkOps, AttentionScaleMovesToTheSmallerOperand) {
+// Attention as a transformer layer writes it per head: K transposed, Q K^T scaled, Softmax,
+// times V. It runs as one attention kernel (the scale moves onto Q first), a mask added to
+// the scores too; probabilities that are also an output, and a mask broadcast along the keys,
+// keep the scores a value of their own: MatMul, Softmax, MatMul. 37 keys: rows of scores
+// that are not whole vectors.
+TEST(NetworkOps, AttentionRunsAsOneKernel) {
   ModelBuilder b(13);
-  b.input("q", graph::DataType::f32(), {2, 16, 4});
-  b.input("kt", graph::DataType::f32(), {2, 4, 16});
+  for (const char* x : {"q", "k", "v"}) b.input(x, graph::DataType::f32(), {1, 3, 37, 8});
+  attr_ints(b.node("Transpose", {"k"}, {"kt"}), "perm", {0, 1, 3, 2});
   b.node("MatMul", {"q", "kt"}, {"s"});
-  scalar(b, "scale", 0.35);
-  b.node("Mul", {"scale", "s"}, {"scaled"});
-  b.initializer("zeros", f32_tensor({2, 16, 16}, std::vector<double>(512, 0)));
-  b.node("Add", {"scaled", "zeros"}, {"biased"});
-  attr_int(b.node("Softmax", {"biased"}, {"p"}), "axis", -1);
-  attr_int(b.node("Cast", {"p"}, {"pc"}), "to", 1);
-  b.node("MatMul", {"pc", "q"}, {"c"});  // [2, 16, 4]
-  b.initializer("w", random_tensor({4, 8}, 3, 1.0f));
-  b.node("MatMul", {"c", "w"}, {"lin"});
-  scalar(b, "d", 3.0);
-  b.node("Div", {"lin", "d"}, {"y"});
+  scalar(b, "root_d", std::sqrt(8.0));
+  b.node("Div", {"s", "root_d"}, {"scaled"});
+  attr_int(b.node("Softmax", {"scaled"}, {"p"}), "axis", -1);
+  b.node("MatMul", {"p", "v"}, {"y"});
   b.output("y");
+  // Masked: the last 5 keys get -1e4.
+  std::vector<double> mask(37, 0.0);
+  for (int i = 32; i < 37; ++i) mask[i] = -1e4;
+  b.initializer("mask", f32_tensor({1, 1, 1, 37}, mask));
+  b.node("MatMul", {"q", "kt"}, {"s2"});
+  b.node("Add", {"mask", "s2"}, {"masked"});
+  attr_int(b.node("Softmax", {"masked"}, {"p2"}), "axis", -1);
+  b.node("MatMul", {"p2", "v"}, {"y2"});
+  b.output("y2");
+  // The probabilities read twice.
+  b.node("MatMul", {"k", "kt"}, {"s3"});
+  attr_int(b.node("Softmax", {"s3"}, {"p3"}), "axis", -1);
+  b.node("MatMul", {"p3", "q"}, {"y3"});
+  b.output("y3");
+  b.output("p3");
+  // A mask that broadcasts along the keys.
+  b.initializer("row_mask", random_tensor({1, 1, 37, 1}, 7, 1.0f));
+  b.node("MatMul", {"v", "kt"}, {"s4"});
+  b.node("Add", {"s4", "row_mask"}, {"masked4"});
+  attr_int(b.node("Softmax", {"masked4"}, {"p4"}), "axis", -1);
+  b.node("MatMul", {"p4", "q"}, {"y4"});
+  b.output("y4");
   std::vector<std::string> ops = layer_ops(expect_host_matches_reference(b.bytes()));
-  EXPECT_EQ(ops, (std::vector<std::string>{"Mul", "MatMul", "Softmax", "MatMul", "MatMul"}));
+  EXPECT_EQ(count(ops, "Attention"), 2);
+  EXPECT_EQ(count(ops, "Softmax"), 2);
+  EXPECT_EQ(count(ops, "MatMul"), 4);
   std::string skip = expect_arm_neon_matches_reference(b.bytes());
   if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+// The masks encoders and decoders add, fused: BERT's padding mask computed from an int64
+// input and broadcast over heads and queries ([2, 1, 1, N] over [2, 3, M, N]: each batch its
+// own), a causal mask of every query row ([M, N]), and a per-head bias ([3, M, N]).
+TEST(NetworkOps, MaskedAttentionRunsAsOneKernel) {
+  ModelBuilder b(13);
+  b.input("q", graph::DataType::f32(), {2, 3, 21, 8});
+  b.input("kt", graph::DataType::f32(), {2, 3, 8, 21});
+  b.input("v", graph::DataType::f32(), {2, 3, 21, 8});
+  b.input("mask", graph::DataType::i64(), {2, 21});
+  attr_int(b.node("Cast", {"mask"}, {"maskf"}), "to", 1);
+  scalar(b, "one", 1.0);
+  b.node("Sub", {"one", "maskf"}, {"pad"});
+  scalar(b, "big", -1e4);
+  b.node("Mul", {"pad", "big"}, {"additive"});
+  b.initializer("axes", HostTensor::i64_vector({1, 2}));
+  b.node("Unsqueeze", {"additive", "axes"}, {"additive4"});
+  b.node("MatMul", {"q", "kt"}, {"s"});
+  b.node("Add", {"s", "additive4"}, {"masked"});
+  attr_int(b.node("Softmax", {"masked"}, {"p"}), "axis", -1);
+  b.node("MatMul", {"p", "v"}, {"y"});
+  b.output("y");
+  std::vector<double> causal(21 * 21);
+  for (int i = 0; i < 21; ++i)
+    for (int j = 0; j < 21; ++j) causal[i * 21 + j] = j > i ? -1e4 : 0.0;
+  b.initializer("causal", f32_tensor({21, 21}, causal));
+  b.node("MatMul", {"q", "kt"}, {"s2"});
+  b.node("Add", {"s2", "causal"}, {"masked2"});
+  attr_int(b.node("Softmax", {"masked2"}, {"p2"}), "axis", -1);
+  b.node("MatMul", {"p2", "v"}, {"y2"});
+  b.output("y2");
+  b.initializer("bias", random_tensor({3, 21, 21}, 8, 2.0f));
+  b.node("MatMul", {"q", "kt"}, {"s3"});
+  b.node("Add", {"s3", "bias"}, {"masked3"});
+  attr_int(b.node("Softmax", {"masked3"}, {"p3"}), "axis", -1);
+  b.node("MatMul", {"p3", "v"}, {"y3"});
+  b.output("y3");
+  std::vector<int64_t> keep(42, 1);
+  for (int j = 15; j < 21; ++j) keep[21 + j] = 0;  // the second sequence's last 6 are padding
+  const HostTensor mask = HostTensor::from_i64(graph::DataType::i64(), {2, 21}, keep);
+  std::vector<std::string> ops =
+      layer_ops(expect_host_matches_reference(b.bytes(), {}, {{"mask", mask}}));
+  EXPECT_EQ(count(ops, "Attention"), 3);
+  EXPECT_EQ(count(ops, "Softmax"), 0);
 }
 
 // A diffusion model's timestep embedding (Sin and Cos of the timestep times frequencies,
