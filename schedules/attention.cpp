@@ -5,6 +5,7 @@
 
 #include "compiler/base/error.h"
 #include "compiler/te/schedule.h"
+#include "schedules/batch_matmul.h"
 #include "schedules/math.h"
 #include "schedules/row_reduce.h"
 
@@ -49,17 +50,6 @@ AttentionShape attention_shape(const Workload& w) {
         << "and mask_rows (1 or M) do not fit in " << w.str();
   }
   return s;
-}
-
-// A register tile of `tile` (a [1, mr, cols] accumulation computed inside its consumer):
-// the reduction outermost, then the rows and the vectors unrolled, the lanes vectorized.
-void schedule_register_tile(te::Stage& tile, int64_t lanes) {
-  tile.set_scope(ir::MemScope::Local);
-  auto [tv, tl] = tile.split(tile.axis(2), lanes);
-  tile.reorder({tile.axis(0), tile.reduce_axis(0), tile.axis(1), tv, tl});
-  tile.unroll(tile.axis(1));
-  tile.unroll(tv);
-  tile.vectorize(tl);
 }
 
 std::vector<int64_t> mr_choices(const AttentionShape& s) {
@@ -228,7 +218,7 @@ class Attention : public OpTemplate {
     if (cfg["parallel"]) out.parallel(s.b > 1 ? batch : io);
     te::Stage o_tile = sch[o_acc];
     o_tile.compute_at(out, eo);
-    schedule_register_tile(o_tile, lanes);
+    schedule_matmul_tile(o_tile, lanes);
 
     // The block's scores: mr x nr register tiles over D, stored into the stack buffer S.
     te::Stage sc = sch[scores];
@@ -240,7 +230,7 @@ class Attention : public OpTemplate {
     sc.vectorize(nl);
     te::Stage s_tile = sch[s_acc];
     s_tile.compute_at(sc, no);
-    schedule_register_tile(s_tile, lanes);
+    schedule_matmul_tile(s_tile, lanes);
 
     // The row max, the probabilities (a second stack buffer) and their sums, per block.
     schedule_row_reduce(sch, mx, &out, io, false);

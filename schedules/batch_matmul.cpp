@@ -146,20 +146,8 @@ class BatchMatmul : public OpTemplate {
     if (cfg["parallel"]) out.parallel(s.b > 1 ? batch : jo);
     out.vectorize(jl);
     te::Stage tile = sch[acc];
-    tile.set_scope(ir::MemScope::Local);
     tile.compute_at(out, io);
-    auto [tv, tl] = tile.split(tile.axis(2), lanes);
-    ir::IterVar kk = tile.reduce_axis(0);
-    if (cfg["k_unroll"] > 1) {
-      auto [ko, ki] = tile.split(kk, cfg["k_unroll"]);
-      tile.reorder({tile.axis(0), ko, ki, tile.axis(1), tv, tl});
-      tile.unroll(ki);
-    } else {
-      tile.reorder({tile.axis(0), kk, tile.axis(1), tv, tl});
-    }
-    tile.unroll(tile.axis(1));
-    tile.unroll(tv);
-    tile.vectorize(tl);
+    schedule_matmul_tile(tile, lanes, cfg["k_unroll"]);
     if (packed.defined()) {
       te::Stage p = sch[packed];  // at the root: its workspace buffer, batches in parallel
       if (cfg["parallel"]) p.parallel(p.axis(0));
@@ -172,6 +160,22 @@ class BatchMatmul : public OpTemplate {
 };
 
 }  // namespace
+
+void schedule_matmul_tile(te::Stage& tile, int64_t lanes, int64_t k_unroll) {
+  tile.set_scope(ir::MemScope::Local);
+  auto [tv, tl] = tile.split(tile.axis(2), lanes);
+  ir::IterVar kk = tile.reduce_axis(0);
+  if (k_unroll > 1) {
+    auto [ko, ki] = tile.split(kk, k_unroll);
+    tile.reorder({tile.axis(0), ko, ki, tile.axis(1), tv, tl});
+    tile.unroll(ki);
+  } else {
+    tile.reorder({tile.axis(0), kk, tile.axis(1), tv, tl});
+  }
+  tile.unroll(tile.axis(1));
+  tile.unroll(tv);
+  tile.vectorize(tl);
+}
 
 const OpTemplate& batch_matmul_template() {
   static const BatchMatmul t;

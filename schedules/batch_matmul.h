@@ -6,6 +6,7 @@
 // result stored in the input type.
 #pragma once
 
+#include "compiler/te/schedule.h"
 #include "schedules/op_template.h"
 
 namespace kiln::schedules {
@@ -16,5 +17,11 @@ namespace kiln::schedules {
 // contiguous along K (in its workspace, batches in parallel), which turns transpose_b's
 // strided column reads into one sequential pass; without it the tile reads B directly.
 const OpTemplate& batch_matmul_template();
+
+// The register tile of a batched product: `tile` is a [batch, rows, cols] accumulation
+// computed inside its consumer's row block. The reduction outermost (split by k_unroll, its
+// inner part unrolled), then the rows and the vectors unrolled, the lanes vectorized.
+// Shared with attention (attention.h), whose two products are such tiles.
+void schedule_matmul_tile(te::Stage& tile, int64_t lanes, int64_t k_unroll = 1);
 
 }  // namespace kiln::schedules
