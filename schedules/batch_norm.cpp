@@ -27,10 +27,9 @@ class BatchNorm : public OpTemplate {
     return s;
   }
   static double epsilon(const Workload& w) {
-    int64_t e = w.param_or("eps_e12", 10000000);
-    user_check(e > 0) << "batch_norm: eps_e12 (epsilon in units of 1e-12) must be positive, got "
-                      << e;
-    return double(e) * 1e-12;
+    const double e = w.real_or("eps", 1e-5f);
+    user_check(e > 0 && std::isfinite(e)) << "batch_norm: eps (epsilon) must be positive, got " << e;
+    return e;
   }
 
   ConfigSpace space(const Workload& w, const Target&) const override {

@@ -1,8 +1,8 @@
 // Batch normalisation for inference over NCHW:
 //   Y[n, c, h, w] = (X - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c].
 //
-// Workload "batch_norm": N, C, H, W, eps_e12 (epsilon in units of 1e-12; default 10^7,
-// i.e. 1e-5 as in PyTorch/ONNX). Inputs X, gamma, beta, mean, var (the ONNX order); dtypes f32,
+// Workload "batch_norm": N, C, H, W, eps (a real; default 1e-5 as in
+// PyTorch/ONNX). Inputs X, gamma, beta, mean, var (the ONNX order); dtypes f32,
 // f16, bf16, computed in f32. In a network the graph compiler folds batch_norm into the
 // preceding conv's weights; this kernel is for the cases it cannot fold.
 #pragma once

@@ -386,7 +386,7 @@ PadShape pad_shape(const Workload& w) {
              dims(w, "B", n, false),
              dims(w, "A", n, false),
              {},
-             double(w.param_or("value_e3", 0)) * 1e-3,
+             w.real_or("value", 0.0),
              w.param_or("mode", kPadConstant)};
   user_check(s.mode >= kPadConstant && s.mode <= kPadReflect)
       << "pad: mode must be 0 (constant), 1 (edge) or 2 (reflect), got " << s.mode;
@@ -442,7 +442,7 @@ class Pad : public OpTemplate {
 
   std::vector<DataType> dtypes() const override { return move_dtypes(); }
   // The pad value may be negative; every other parameter may not.
-  std::vector<std::string> value_params() const override { return {"value_e3"}; }
+  std::vector<std::string> value_params() const override { return {"value"}; }
 
  protected:
   ScheduledKernel schedule(const Workload& w, const Target& t,

@@ -8,7 +8,7 @@
 //   "transpose": ndim, D0.. the input shape, P0.. the permutation (output dim i is input
 //                dim P_i, as numpy.transpose).
 //   "pad":       ndim, D0.. the input shape, B0.. / A0.. the padding before / after each
-//                dim (>= 0), value_e3: the constant in units of 1e-3 (default 0).
+//                dim (>= 0), value: the constant (a real; default 0).
 //   "slice":     ndim, D0.. the input shape, S0.. the first element taken along each dim
 //                (>= 0), T0.. the step (>= 1), O0.. the output shape: Y[i] = X[S + i * T]
 //                (ONNX Slice with positive steps, Split's parts, Gather of one index).

@@ -92,31 +92,27 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 std::pair<double, double> clip_bounds(const Workload& w) {
-  double lo = static_cast<double>(w.param_or("lo_milli", 0)) / 1000.0;
-  double hi = static_cast<double>(w.param_or("hi_milli", 6000)) / 1000.0;
-  user_check(lo <= hi) << w.op << ": clip bounds lo_milli > hi_milli (" << lo << " > " << hi << ")";
+  double lo = w.real_or("lo", 0.0);
+  double hi = w.real_or("hi", 6.0);
+  user_check(!(lo > hi)) << w.op << ": clip bounds lo > hi (" << lo << " > " << hi << ")";
   return {lo, hi};
 }
 
-// A coefficient given in units of 1e-9 (workload parameters are integers).
-double e9_param(const Workload& w, const std::string& key, int64_t fallback) {
-  return static_cast<double>(w.param_or(key, fallback)) * 1e-9;
-}
-// leaky_relu's slope for x < 0: "alpha_e9", default 0.01 as in ONNX.
-double leaky_alpha(const Workload& w) { return e9_param(w, "alpha_e9", 10'000'000); }
-// hard_sigmoid: max(0, min(1, alpha x + beta)), "alpha_e9"/"beta_e9", ONNX's 0.2 and 0.5.
+// The activations' coefficients default to ONNX's, which are f32 attributes: the same values
+// a model that states them explicitly carries.
+// leaky_relu's slope for x < 0: "alpha", default 0.01.
+double leaky_alpha(const Workload& w) { return w.real_or("alpha", 0.01f); }
+// hard_sigmoid: max(0, min(1, alpha x + beta)), "alpha"/"beta", ONNX's 0.2 and 0.5.
 std::pair<double, double> hard_sigmoid_coefficients(const Workload& w) {
-  return {e9_param(w, "alpha_e9", 200'000'000), e9_param(w, "beta_e9", 500'000'000)};
+  return {w.real_or("alpha", 0.2f), w.real_or("beta", 0.5f)};
 }
 // hard_swish is x * hard_sigmoid(x) with ONNX's fixed alpha 1/6 and beta 0.5.
 const double kHardSwishAlpha = 1.0 / 6.0;
-// elu, celu and thresholded_relu take "alpha_e9" (ONNX's default 1); selu takes "alpha_e9" and
-// "gamma_e9", whose defaults are ONNX's (the constants that make SELU self-normalising).
-double unit_alpha(const Workload& w) {
-  return e9_param(w, "alpha_e9", 1'000'000'000);
-}
+// elu, celu and thresholded_relu take "alpha" (ONNX's default 1); selu takes "alpha" and
+// "gamma", whose defaults are ONNX's (the constants that make SELU self-normalising).
+double unit_alpha(const Workload& w) { return w.real_or("alpha", 1.0); }
 std::pair<double, double> selu_coefficients(const Workload& w) {
-  return {e9_param(w, "alpha_e9", 1'673'263'192), e9_param(w, "gamma_e9", 1'050'701'022)};
+  return {w.real_or("alpha", 1.67326319217681884765625f), w.real_or("gamma", 1.05070102214813232421875f)};
 }
 
 double softplus_reference(double x) {
@@ -476,9 +472,9 @@ class ElementwiseFlat : public OpTemplate {
     for (const std::string& b : elementwise_binary_ops()) steps.push_back(b);
     return steps;
   }
-  // clip's bounds (in thousandths) and the activations' coefficients may be negative.
+  // clip's bounds and the activations' coefficients are reals and may be negative.
   std::vector<std::string> value_params() const override {
-    return {"lo_milli", "hi_milli", "alpha_e9", "beta_e9", "gamma_e9"};
+    return {"lo", "hi", "alpha", "beta", "gamma"};
   }
 
  protected:

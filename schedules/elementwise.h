@@ -15,12 +15,12 @@
 // makes it a chain starting with that op. Shapes: "rank" (1..8, shared by every operand:
 // pad with leading 1s as numpy would) and per operand "a0".."a{rank-1}", "b0", ...; every
 // dimension is positive and each operand's is 1 or the output's; optional "o0".. give output
-// dimensions larger than every operand's (a broadcast: copy with them is ONNX's Expand). clip reads "lo_milli" and
-// "hi_milli" (bounds in thousandths; default 0 and 6000, i.e. relu6). pow is exp(b log a):
+// dimensions larger than every operand's (a broadcast: copy with them is ONNX's Expand). clip reads the reals "lo" and
+// "hi" (default 0 and 6, i.e. relu6). pow is exp(b log a):
 // defined for a > 0 (a = 0 gives 0 for b > 0, inf for b < 0; a < 0 gives NaN). Inputs and
 // output share the dtype (f32, f16, bf16); the arithmetic runs in f32 and rounds once.
-// leaky_relu reads "alpha_e9" (its slope in units of 1e-9, default 0.01), hard_sigmoid
-// "alpha_e9" and "beta_e9" (max(0, min(1, alpha x + beta)), default 0.2 and 0.5); hard_swish
+// leaky_relu reads the real "alpha" (its slope, default 0.01), hard_sigmoid "alpha" and
+// "beta" (max(0, min(1, alpha x + beta)), default 0.2 and 0.5); hard_swish
 // is x * hard_sigmoid(x) with alpha 1/6 and beta 0.5, as ONNX defines it.
 //
 // Below: the older scale_bias_relu compute that the compiler core's tests use.

@@ -22,11 +22,14 @@ GatherShape gather_shape(const Workload& w) {
   return {w.param("outer"), w.param("N"), w.param("inner"), w.param("K")};
 }
 
-// The row an index value selects: truncated, wrapped once from the end, clamped.
+// The row an index value selects: truncated (indices are whole numbers held in f32), counted
+// from the end when negative. ONNX makes an index outside [-n, n-1] an error, and so does the
+// kernel (its status KILN_STATUS_INDEX_OUT_OF_RANGE); the reference refuses it alike.
 int64_t row_of(double index, int64_t n) {
+  user_check(index >= -double(n) && index < double(n))
+      << "gather: index " << index << " is out of range for an axis of " << n;
   int64_t i = static_cast<int64_t>(std::trunc(index));
-  if (i < 0) i += n;
-  return std::clamp<int64_t>(i, 0, n - 1);
+  return i < 0 ? i + n : i;
 }
 
 class Gather : public OpTemplate {
@@ -81,10 +84,12 @@ class Gather : public OpTemplate {
     te::Tensor out = te::compute(
         {s.outer, s.k, s.inner},
         [&](Var o, Var j, Var i) {
-          Expr row = ir::make_cast(DataType::index(), indices(j));
+          // Checked in f32, before the conversion: a huge or NaN index has no integer value.
+          const Expr index = ir::make_in_range(indices(j), ir::make_float(DataType::f32(), -double(s.n)),
+                                               ir::make_float(DataType::f32(), double(s.n)));
+          Expr row = ir::make_cast(DataType::index(), index);
           const Expr zero(0), n(static_cast<int>(s.n));
           row = ir::make_select(row < zero, row + n, row);
-          row = ir::max(ir::min(row, n - Expr(1)), zero);
           return data(o, row, i);
         },
         "out");

@@ -11,12 +11,23 @@ namespace kiln::schedules {
 int64_t Workload::param(const std::string& name) const {
   auto it = params.find(name);
   user_check(it != params.end()) << op << ": missing shape parameter '" << name << "' in " << str();
-  return it->second;
+  return it->second.integer(op + " parameter '" + name + "'");
 }
 
 int64_t Workload::param_or(const std::string& name, int64_t fallback) const {
   auto it = params.find(name);
-  return it == params.end() ? fallback : it->second;
+  return it == params.end() ? fallback : it->second.integer(op + " parameter '" + name + "'");
+}
+
+double Workload::real(const std::string& name) const {
+  auto it = params.find(name);
+  user_check(it != params.end()) << op << ": missing parameter '" << name << "' in " << str();
+  return it->second.real();
+}
+
+double Workload::real_or(const std::string& name, double fallback) const {
+  auto it = params.find(name);
+  return it == params.end() ? fallback : it->second.real();
 }
 
 bool Workload::has_epilogue(const std::string& e) const {
@@ -26,7 +37,7 @@ bool Workload::has_epilogue(const std::string& e) const {
 std::string Workload::str() const {
   std::ostringstream os;
   os << op;
-  for (const auto& [k, v] : params) os << ' ' << k << '=' << v;
+  for (const auto& [k, v] : params) os << ' ' << k << '=' << v.str();
   os << ' ' << dtype.str();
   for (const std::string& e : epilogue) os << " +" << e;
   return os.str();

@@ -20,18 +20,22 @@
 #include "compiler/base/error.h"
 #include "compiler/target/target.h"
 #include "schedules/config.h"
+#include "schedules/param.h"
 #include "compiler/te/schedule.h"
 
 namespace kiln::schedules {
 
 struct Workload {
   std::string op;                         // "dense", "conv2d", "relu", ...
-  std::map<std::string, int64_t> params;  // "M", "N", "K"; "N","C","H","W","O","KH","KW",...
+  // "M", "N", "K"; "N","C","H","W","O","KH","KW",...; reals such as clip's "lo" and "hi"
+  std::map<std::string, Param> params;
   ir::DataType dtype = ir::DataType::f32();
   std::vector<std::string> epilogue;      // fused after the op: "bias", "relu", ...
 
-  int64_t param(const std::string& name) const;  // UserError when absent
+  int64_t param(const std::string& name) const;  // UserError when absent or not an integer
   int64_t param_or(const std::string& name, int64_t fallback) const;
+  double real(const std::string& name) const;  // an integer converts; UserError when absent
+  double real_or(const std::string& name, double fallback) const;
   bool has_epilogue(const std::string& e) const;
   std::string str() const;  // "dense M=1 N=1000 K=512 f32 +bias+relu"
 };

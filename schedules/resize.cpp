@@ -24,10 +24,10 @@ struct ResizeShape {
   double scale_h, scale_w;
 };
 
-// A scale in units of 1e-9, or output / input size when the workload does not give it.
+// The scale the model states, or output / input size when the workload does not give it.
 double scale_param(const Workload& w, const std::string& key, const std::string& out,
                    const std::string& in) {
-  if (w.params.count(key)) return static_cast<double>(w.param(key)) * 1e-9;
+  if (w.params.count(key)) return w.real(key);
   return static_cast<double>(w.param(out)) / static_cast<double>(std::max<int64_t>(w.param(in), 1));
 }
 
@@ -41,8 +41,8 @@ ResizeShape resize_shape(const Workload& w) {
                 w.param_or("linear", 0) != 0,
                 w.param_or("coord", kHalfPixel),
                 w.param_or("nearest_mode", kRoundPreferFloor),
-                scale_param(w, "scale_h_e9", "OH", "H"),
-                scale_param(w, "scale_w_e9", "OW", "W")};
+                scale_param(w, "scale_h", "OH", "H"),
+                scale_param(w, "scale_w", "OW", "W")};
   for (int64_t v : {s.n, s.c, s.h, s.w, s.oh, s.ow})
     user_check(v > 0) << "resize: every extent must be positive in " << w.str();
   user_check(s.coord >= kHalfPixel && s.coord <= kTfHalfPixelForNn)

@@ -228,10 +228,9 @@ class LayerNorm : public RowTemplate {
     return {{"X", {s.m, s.n}}, {"gamma", {s.n}}, {"beta", {s.n}}};
   }
   static double epsilon(const Workload& w) {
-    int64_t e = w.param_or("eps_e12", 10000000);
-    user_check(e > 0) << "layer_norm: eps_e12 (epsilon in units of 1e-12) must be positive, got "
-                      << e;
-    return double(e) * 1e-12;
+    const double e = w.real_or("eps", 1e-5f);
+    user_check(e > 0 && std::isfinite(e)) << "layer_norm: eps (epsilon) must be positive, got " << e;
+    return e;
   }
 
   Values reference(const Workload& w, const std::vector<Values>& in) const override {

@@ -4,8 +4,8 @@
 // which is free in row-major memory):
 //   "softmax":    M, N.  Y[i, j] = exp(X[i, j] - max_j X[i, :]) / sum_j exp(...), the max
 //                 subtracted first so no exp overflows.
-//   "layer_norm": M, N, eps_e12 (epsilon in units of 1e-12; default 10^7, i.e. 1e-5
-//                 as in PyTorch; BERT's 1e-12 is 1).  Inputs X [M, N], gamma [N], beta [N];
+//   "layer_norm": M, N, eps (a real; default 1e-5 as in PyTorch; BERT's
+//                 is 1e-12).  Inputs X [M, N], gamma [N], beta [N];
 //                 Y = (X - mean) / sqrt(var + eps) * gamma + beta, var the biased variance,
 //                 computed in two passes (no E[x^2] - mean^2 cancellation).
 // dtypes f32, f16, bf16: everything is computed in f32, the result rounded once.

@@ -40,7 +40,7 @@ std::string human_bytes(int64_t bytes) {
 std::string parameters_of_value(const Workload& w, int64_t value) {
   std::vector<std::string> names;
   for (const auto& [k, v] : w.params)
-    if (v == value) names.push_back(k);
+    if (v == Param(value)) names.push_back(k);
   std::string out;
   for (size_t i = 0; i < names.size(); ++i)
     out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
@@ -107,15 +107,18 @@ void validate_descriptors(const OpTemplate& tpl, const Workload& w) {
     user_check(contains(steps, e))
         << w.op << ": unknown epilogue '" << e << "' (valid: " << joined(steps) << ")";
   const std::vector<std::string> values = tpl.value_params();
-  for (const auto& [k, v] : w.params) {
-    if (contains(values, k)) continue;
+  for (const auto& [k, param] : w.params) {
+    // Reals (bounds, slopes, epsilons, scales) are values, not sizes: their template reads
+    // and checks them (an integer where a template reads a real converts exactly).
+    if (contains(values, k) || param.is_real()) continue;
+    const int64_t v = param.integer(w.op + " shape parameter " + k);
     user_check(v >= 0) << w.str() << ": shape parameter " << k << " = " << v << " is negative";
     user_check(v <= kMaxParameter) << w.str() << ": parameter " << k << " = " << v
                                    << " is out of range (at most 2^40 = " << kMaxParameter << ")";
   }
   for (const std::string& k : shape_form(w.op)) {
     auto it = w.params.find(k);
-    user_check(it == w.params.end() || it->second > 0)
+    user_check(it == w.params.end() || it->second.real() > 0)
         << w.str() << ": parameter " << k << " = 0 must be positive";
   }
 }

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "compiler/base/output_paths.h"
 #include "compiler/graph/bind.h"
 #include "compiler/network/compile_network.h"
 #include "tools/precision_args.h"
@@ -19,6 +20,8 @@ struct CompileArgs {
 };
 
 int run_compile(const CompileArgs& a) {
+  // A bad -o fails now, not after the compile (write_artifact checks it again at the end).
+  check_replaceable_folder(a.out, "-o");
   network::CompileOptions o;
   o.model_path = a.model;
   o.target = target_from_name(a.target);
@@ -26,10 +29,7 @@ int run_compile(const CompileArgs& a) {
   o.out_dir = a.out;
   o.name = a.name;
   o.precision = precision_options(a.dtype, a.keep_last_f32);
-  for (const std::string& spec : a.input_shapes) {
-    auto [name, dims] = graph::parse_shape_binding(spec);
-    o.input_shapes[name] = dims;
-  }
+  for (const std::string& spec : a.input_shapes) graph::add_shape_binding(o.input_shapes, spec);
   network::CompileReport r = network::compile_network(o);
   std::cout << network::format_report(r) << "wrote " << a.out
             << "/model.so, model.params, model.json, model.a, model.h\n";

@@ -14,6 +14,7 @@
 #include "compiler/codegen/codegen.h"
 #include "compiler/target/target.h"
 #include "compiler/base/error.h"
+#include "compiler/base/output_paths.h"
 #include "compiler/ir/printer.h"
 #include "schedules/registry.h"
 #include "schedules/validate.h"
@@ -60,6 +61,8 @@ int print_spaces(const schedules::Workload& w, const Target& target, const std::
 }
 
 int run_inspect(const InspectArgs& a) {
+  // Before the kernel is built: a --so that cannot be written.
+  if (!a.so.empty()) check_output_file(a.so, "--so");
   schedules::Workload w = make_workload(a.workload);
   Target target = target_from_name(a.target);
   if (a.space) return print_spaces(w, target, a.tmpl);
@@ -88,9 +91,6 @@ int run_inspect(const InspectArgs& a) {
     for (const auto& [knob, value] : given.values()) cfg.set(knob, value);
   }
   if (!a.so.empty()) {
-    const std::filesystem::path folder = std::filesystem::path(a.so).parent_path();
-    user_check(folder.empty() || std::filesystem::is_directory(folder))
-        << "--so " << a.so << ": folder '" << folder.string() << "' does not exist";
     // The kernel alone, as a shared object a board program loads with the runtime; its
     // arguments in call order, in the kernel's own layout.
     tuner::BuiltKernel k = tuner::build_template(tpl, w, target, cfg, w.op, a.so);

@@ -4,6 +4,19 @@
 
 #include "compiler/base/error.h"
 #include "tools/subcommands.h"
+#ifdef KILN_WITH_FARM
+#include "rpc/farm/client.h"
+
+namespace {
+// A farm that cannot be reached, or that refuses the token or the key, is the user's
+// address or credentials, not a failure of kiln's: exit 2 like any other bad input.
+bool is_users_farm_error(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::UNAUTHENTICATED ||
+         code == grpc::StatusCode::PERMISSION_DENIED || code == grpc::StatusCode::INVALID_ARGUMENT ||
+         code == grpc::StatusCode::NOT_FOUND || code == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
+}  // namespace
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{"kiln: an ahead-of-time tensor kernel compiler and autotuner"};
@@ -41,6 +54,11 @@ int main(int argc, char** argv) {
   } catch (const kiln::InternalError& e) {
     std::fprintf(stderr, "kiln: %s\n", e.what());
     return 3;
+#ifdef KILN_WITH_FARM
+  } catch (const kiln::farm::FarmError& e) {
+    std::fprintf(stderr, "kiln: error: %s\n", e.what());
+    return is_users_farm_error(e.code()) ? 2 : 1;
+#endif
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kiln: error: %s\n", e.what());
     return 1;

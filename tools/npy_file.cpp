@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -9,6 +10,7 @@
 
 #include "compiler/base/error.h"
 #include "kiln/half.h"
+#include "kiln/npy_header.h"
 
 namespace kiln::tools {
 
@@ -23,42 +25,15 @@ const std::vector<std::pair<std::string, std::string>>& descrs() {
   return k;
 }
 
-std::vector<int64_t> parse_shape(const std::string& header, const std::string& path) {
-  size_t at = header.find("'shape':");
-  user_check(at != std::string::npos) << path << ": .npy header has no shape";
-  size_t open = header.find('(', at), close = header.find(')', at);
-  user_check(open != std::string::npos && close != std::string::npos)
-      << path << ": malformed .npy shape";
-  std::vector<int64_t> shape;
-  std::string inner = header.substr(open + 1, close - open - 1);
-  for (size_t i = 0; i < inner.size();) {
-    while (i < inner.size() && (inner[i] == ' ' || inner[i] == ',')) ++i;
-    if (i >= inner.size()) break;
-    size_t end = i;
-    while (end < inner.size() && std::isdigit(static_cast<unsigned char>(inner[end]))) ++end;
-    user_check(end > i) << path << ": malformed .npy shape (" << inner << ")";
-    shape.push_back(std::stoll(inner.substr(i, end - i)));
-    i = end;
-  }
-  return shape;
-}
-
-// The kiln dtype of a header's descr; UserError listing the ones kiln reads.
-std::string dtype_of_header(const std::string& header, const std::string& path) {
-  size_t at = header.find("'descr':");
-  user_check(at != std::string::npos) << path << ": .npy header has no descr";
-  size_t open = header.find('\'', at + 8);
-  size_t close = open == std::string::npos ? open : header.find('\'', open + 1);
-  user_check(close != std::string::npos) << path << ": malformed .npy descr";
-  std::string descr = header.substr(open + 1, close - open - 1);
-  // One-byte types may be written with '<' or '=' as well as '|'.
-  if (descr.size() == 3 && descr[2] == '1' && (descr[0] == '<' || descr[0] == '=')) descr[0] = '|';
+// The kiln dtype of a parsed header (whose dtype is numpy's code without the byte order, e.g.
+// "f4"); UserError listing the ones kiln reads.
+std::string dtype_of_header(const npy::Header& header, const std::string& path) {
   std::string names;
-  for (const auto& [dtype, d] : descrs()) {
-    if (d == descr) return dtype;
-    names += (names.empty() ? "" : ", ") + d;
+  for (const auto& [dtype, descr] : descrs()) {
+    if (descr.substr(1) == header.dtype) return dtype;
+    names += (names.empty() ? "" : ", ") + descr;
   }
-  user_error() << path << ": .npy dtype '" << descr << "' is not one kiln reads (" << names
+  user_error() << path << ": .npy dtype '" << header.descr << "' is not one kiln reads (" << names
                << "; little-endian)";
   return "";
 }
@@ -130,35 +105,31 @@ size_t dtype_bytes(const std::string& dtype) {
 }
 
 TensorFile read_tensor_file(const std::string& path) {
+  std::error_code ec;
+  user_check(!std::filesystem::is_directory(path, ec)) << path << " is a folder, not a tensor file";
   std::ifstream f(path, std::ios::binary);
   user_check(f.good()) << "cannot read " << path;
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure& e) {
+    user_error() << "cannot read " << path << ": " << e.what();
+  }
   TensorFile out;
   if (path.size() < 4 || path.substr(path.size() - 4) != ".npy") {
     out.bytes = std::move(bytes);
     return out;
   }
-  user_check(bytes.size() >= 10 && bytes.compare(0, 6, "\x93NUMPY") == 0)
-      << path << ": not a .npy file";
-  const int major = static_cast<unsigned char>(bytes[6]);
-  const size_t start = major == 1 ? 10 : 12;
-  user_check(bytes.size() >= start) << path << ": truncated .npy header";
-  size_t len = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8;
-  if (major != 1)
-    len |= size_t(static_cast<unsigned char>(bytes[10])) << 16 |
-           size_t(static_cast<unsigned char>(bytes[11])) << 24;
-  user_check(bytes.size() >= start + len) << path << ": truncated .npy header";
-  const std::string header = bytes.substr(start, len);
-  user_check(header.find("'fortran_order': False") != std::string::npos)
-      << path << ": Fortran-order .npy files are not supported";
+  // One parser for every .npy reader (kiln/npy_header.h): the header's dict is parsed, not
+  // searched, and its counts are overflow-checked before they size anything.
+  const npy::ParseResult parsed = npy::parse_header(bytes);
+  user_check(parsed.ok()) << path << ": " << parsed.error;
+  const npy::Header& header = parsed.header;
   out.dtype = dtype_of_header(header, path);
-  out.shape = parse_shape(header, path);
-  out.bytes = bytes.substr(start + len);
-  int64_t count = 1;
-  for (int64_t d : out.shape) count *= d;
-  user_check(out.bytes.size() == static_cast<size_t>(count) * dtype_bytes(out.dtype))
-      << path << ": " << out.bytes.size() << " bytes of data, the header's shape and dtype need "
-      << static_cast<size_t>(count) * dtype_bytes(out.dtype);
+  const std::string layout = npy::check_c_order_data(header, bytes.size());
+  user_check(layout.empty()) << path << ": " << layout;
+  out.shape = header.shape;
+  out.bytes = bytes.substr(static_cast<size_t>(header.data_offset));
   return out;
 }
 

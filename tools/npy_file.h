@@ -14,8 +14,9 @@ struct TensorFile {
   std::string bytes;           // the values as the file stores them
 };
 
-// UserError naming the file: unreadable, not a .npy, a malformed or truncated header, Fortran
-// order, a dtype kiln has no name for, or data that is not whole values.
+// UserError naming the file: unreadable, not a .npy, a malformed or truncated header (parsed by
+// kiln/npy_header.h), Fortran order, big-endian or a dtype kiln has no name for, or data whose
+// size is not what the header's shape and dtype say.
 TensorFile read_tensor_file(const std::string& path);
 
 // `bytes` (whole values of `dtype`) as a .npy of format 1.0; UserError when it cannot be

@@ -173,7 +173,7 @@ Run add_records(CLI::App& app) {
   CLI::App* best = add("best", "The best record of each task, as a log apply-history-best reads");
   best->add_option("-o,--out", o->out, "Write to this file instead of stdout");
   CLI::App* merge = add("merge", "Every valid record of the logs once, into one log");
-  merge->add_option("-o,--out", o->out, "The merged log")->required();
+  merge->add_option("-o,--out", o->out, "The merged log (format version 2: merging one version-1 log rewrites it)")->required();
   CLI::App* plot = add("plot", "Best GFLOPS so far against trial number, as an SVG");
   plot->add_option("-o,--out", o->out, "The SVG file")->required();
   plot->add_option("--title", o->title, "The plot's title");

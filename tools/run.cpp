@@ -10,7 +10,9 @@
 #include <numeric>
 
 #include "compiler/base/error.h"
+#include "compiler/base/output_paths.h"
 #include "kiln/model.h"
+#include "kiln/runtime.h"
 #include "tools/model_profile.h"
 #include "tools/run_model.h"
 #include "tools/subcommands.h"
@@ -41,9 +43,25 @@ void write_layer_profile(const Model& m, const RunArgs& a, const std::vector<con
             << " draws it)\n";
 }
 
+// An input whose values the model refuses (an index out of range) is the user's input: exit
+// 2 with the runtime's message, as for any other bad input.
+void run_checked(const Model& m, const std::vector<const void*>& ip, const std::vector<void*>& op) {
+  try {
+    m.run(std::span<const void* const>(ip), std::span<void* const>(op));
+  } catch (const RuntimeError& e) {
+    if (e.code() != ErrorCode::kInvalidInput) throw;
+    std::string what = e.what();
+    if (what.rfind("kiln: ", 0) == 0) what.erase(0, 6);
+    user_error() << what;
+  }
+}
+
 int run_model(const RunArgs& a) {
   namespace fs = std::filesystem;
   user_check(fs::is_directory(a.dir)) << a.dir << " is not a folder (kiln compile -o writes one)";
+  input_files(a.inputs);  // a malformed or repeated --input fails before the model loads
+  // Before the model loads and runs (here or on a board): an --output that cannot be written.
+  if (!a.output.empty()) check_output_folder(a.output, "--output");
   if (!a.farm.empty()) {
     user_check(a.profile.empty()) << "--profile times layers through the step hook in this "
                                      "process; it cannot be combined with --farm";
@@ -75,7 +93,7 @@ int run_model(const RunArgs& a) {
   std::vector<double> ms;
   for (int r = 0; r < a.runs; ++r) {
     auto t0 = std::chrono::steady_clock::now();
-    m.run(std::span<const void* const>(ip), std::span<void* const>(op));
+    run_checked(m, ip, op);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   print_latency(ms, std::to_string(m.num_threads()));

@@ -13,20 +13,45 @@
 
 namespace kiln::tools {
 
-std::vector<std::string> read_inputs(const std::vector<TensorInfo>& inputs,
-                                     const std::vector<std::string>& specs) {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace
+
+std::map<std::string, std::string> input_files(const std::vector<std::string>& specs) {
   std::map<std::string, std::string> files;
   for (const std::string& spec : specs) {
-    size_t eq = spec.rfind('=');
-    user_check(eq != std::string::npos) << "--input " << spec << ": expected NAME=FILE";
-    files[spec.substr(0, eq)] = spec.substr(eq + 1);
+    // The first '=' splits: a path may hold '=' (input names do not, in every exporter seen).
+    size_t eq = spec.find('=');
+    user_check(eq != std::string::npos && eq > 0 && eq + 1 < spec.size())
+        << "--input " << spec << ": expected NAME=FILE";
+    auto [it, fresh] = files.emplace(spec.substr(0, eq), spec.substr(eq + 1));
+    user_check(fresh) << "--input " << it->first << " is given twice (" << it->second << " and "
+                      << spec.substr(eq + 1) << ")";
   }
+  return files;
+}
+
+std::vector<std::string> read_inputs(const std::vector<TensorInfo>& inputs,
+                                     const std::vector<std::string>& specs) {
+  std::map<std::string, std::string> files = input_files(specs);
   std::vector<std::string> in;
   for (const TensorInfo& t : inputs) {
     auto it = files.find(t.name);
     user_check(it != files.end()) << "no --input " << t.name << "=FILE for the model's input "
                                   << t.name;
     const TensorFile f = read_tensor_file(it->second);
+    // A .npy states its shape, which must be the input's exactly: an NHWC array for an NCHW
+    // input has the same element count and would run silently to a wrong answer. (A raw
+    // file states none; its size is checked below.)
+    user_check(f.dtype.empty() || f.shape == t.shape)
+        << it->second << ": shape " << shape_text(f.shape) << ", but the model's input " << t.name
+        << " has shape " << shape_text(t.shape);
     std::string bytes = converted(f, t.dtype, it->second + " (input " + t.name + ")");
     user_check(bytes.size() == t.bytes)
         << it->second << ": " << bytes.size() / dtype_bytes(t.dtype) << " values, input " << t.name

@@ -3,6 +3,7 @@
 // against the model's inputs, the latency line, and writing the outputs as NAME.npy.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,11 +21,15 @@ struct RunArgs {
 };
 
 // The bytes of every model input, in the model's order, from --input NAME=FILE specs: every
-// input needs exactly one, of the right size; a .npy of another dtype is converted where each
+// input needs exactly one (a name given twice is refused), of the right size, and a .npy of
+// exactly the input's shape; a .npy of another dtype is converted where each
 // value survives (an int32 or float file of token ids for an i64 input). UserError naming the
 // input or file otherwise.
 std::vector<std::string> read_inputs(const std::vector<TensorInfo>& inputs,
                                      const std::vector<std::string>& specs);
+// The --input NAME=FILE specs as a map (split at the first '='), checked before any work:
+// UserError for a spec without a name or file, or a name given twice.
+std::map<std::string, std::string> input_files(const std::vector<std::string>& specs);
 
 // "latency over N runs (T threads): median ... ms, mean ..., min ..., max ..." (`where`, e.g.
 // " on worker w3", goes after the thread count).

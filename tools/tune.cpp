@@ -44,11 +44,12 @@ int run_tune(const TuneArgs& a) {
   user_check(a.farm.empty() || !a.key.empty())
       << "--farm needs --key (the device key of the boards to use)";
 
+  // Opened first: a file that is not a log is refused before anything reads or writes it.
+  std::unique_ptr<tuner::RecordWriter> log_file = open_log(a.log);
   // Resume: this task's records in the log are never measured again.
   std::vector<tuner::TuningRecord> mine;
   for (const tuner::TuningRecord& r : load_log(a.log, target))
     if (r.template_name == tpl.name() && r.workload.str() == w.str()) mine.push_back(r);
-  std::unique_ptr<tuner::RecordWriter> log_file = open_log(a.log);
   tuner::RecordWriter& log = *log_file;
 
   tuner::TuneOptions o = task_options(a);
@@ -67,15 +68,30 @@ int run_tune(const TuneArgs& a) {
     std::fprintf(stderr, "kiln tune: %s, %s search over %llu configs, %zu trials%s on %s\n",
                  task.str().c_str(), a.tuner.c_str(),
                  static_cast<unsigned long long>(tuner.space_size()), a.trials,
-                 mine.empty() ? "" : (" (resuming after " + std::to_string(mine.size()) + ")").c_str(),
+                 mine.empty() ? "" : (" (" + std::to_string(tuner::MeasuredSet(mine).size()) + " in the log)").c_str(),
                  embedded ? embedded->description().c_str() : a.farm.c_str());
 
+  // --trials is the log's total for this task, as in a network tune: the same command run
+  // again after a stop goes on to the same total instead of adding a budget each time.
+  const size_t done = tuner::MeasuredSet(mine).size();
+  const size_t more = a.trials > done ? a.trials - done : 0;
+  if (more == 0 && !a.quiet)
+    std::fprintf(stderr, "kiln tune: %s already holds %zu trials of this task (--trials %zu counts "
+                 "the log's); nothing more to measure\n", a.log.c_str(), done, a.trials);
   install_interrupt_handler();
-  tuner.tune(a.trials, *runner, log, g_stop, [&](const tuner::TuneStatus& s) {
-    if (!a.quiet) print_progress(1, 1, s, "");
-  });
-  if (!a.quiet) end_progress_line();
-  if (!g_stop) tuner.remeasure_best(*runner, log, g_stop);
+  // Ctrl-C cancels the batch in flight: whatever the farm's calls then throw is the stop,
+  // not an error of the run (the log holds every finished measurement).
+  try {
+    if (more > 0)
+      tuner.tune(more, *runner, log, g_stop, [&](const tuner::TuneStatus& s) {
+        if (!a.quiet) print_progress(1, 1, s, "");
+      });
+    if (!a.quiet) end_progress_line();
+    if (!g_stop && more > 0) tuner.remeasure_best(*runner, log, g_stop);
+  } catch (const std::exception&) {
+    if (!g_stop) throw;
+    if (!a.quiet) end_progress_line();
+  }
   if (const cost_model::CostModel* m = tuner.model(); m && m->trained())
     m->save(a.log + ".xgb");
 
@@ -107,7 +123,7 @@ Run add_tune(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--target", a->target, "Target preset")->capture_default_str();
   cmd->add_option("--template", a->tmpl, "Template name (default: the first that applies)");
-  cmd->add_option("--trials", a->trials, "Configs to measure (a network's, its log's included)")->check(CLI::Range(1, 100000000))->capture_default_str();
+  cmd->add_option("--trials", a->trials, "Trials the log holds at the end, its earlier ones of these tasks included (a rerun resumes to this total)")->check(CLI::Range(1, 100000000))->capture_default_str();
   cmd->add_option("--tuner", a->tuner, "Search: xgb, ga, random or grid")
       ->check(CLI::IsMember({"xgb", "ga", "random", "grid"}))
       ->capture_default_str();

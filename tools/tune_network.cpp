@@ -109,10 +109,7 @@ int run_network_tune(const TuneArgs& a) {
   o.transfer = a.transfer;
   o.model_log = a.log;
   graph::ShapeBindings shapes;
-  for (const std::string& spec : a.input_shapes) {
-    auto [name, dims] = graph::parse_shape_binding(spec);
-    shapes[name] = dims;
-  }
+  for (const std::string& spec : a.input_shapes) graph::add_shape_binding(shapes, spec);
 
   // The tasks exactly as `kiln compile` builds them, each conv once per channel-block pin.
   std::vector<tuner::NetworkWorkload> workloads;
@@ -124,8 +121,9 @@ int run_network_tune(const TuneArgs& a) {
                            t.untuned_config});
   user_check(!workloads.empty()) << a.model << ": no tunable operator in the network";
 
-  std::vector<tuner::TuningRecord> history = load_log(a.log, target);
+  // Opened first: a file that is not a log is refused before anything reads or writes it.
   std::unique_ptr<tuner::RecordWriter> log = open_log(a.log);
+  std::vector<tuner::TuningRecord> history = load_log(a.log, target);
   tuner::NetworkTuner tuner(workloads, target, o, history);
   std::unique_ptr<tuner::EmbeddedFarm> embedded;
   std::unique_ptr<tuner::Runner> runner = make_runner(a, target, embedded);
@@ -149,19 +147,27 @@ int run_network_tune(const TuneArgs& a) {
   }
 
   install_interrupt_handler();
-  tuner.tune(*runner, *log, g_stop, [&](const tuner::NetworkProgress& p) {
-    if (a.quiet) return;
-    if (p.slice_done) {
-      end_progress_line();
-      return;
-    }
-    char extra[200];
-    std::snprintf(extra, sizeof extra, " | network: %zu/%zu trials, est. %.4f ms (%zu/%zu workloads)",
-                  p.trials, p.budget, p.latency_s * 1e3, p.measured_workloads, p.workloads);
-    print_progress(p.task + 1, p.tasks, p.status, extra);
-  });
-  print_summary(tuner);
-  if (a.layout_choices > 1 && !g_stop) measure_conversions(a, target, shapes, *runner, *log);
+  // Ctrl-C cancels the batch in flight: what the farm's calls then throw is the stop, not an
+  // error of the run (the log holds every finished measurement).
+  try {
+    tuner.tune(*runner, *log, g_stop, [&](const tuner::NetworkProgress& p) {
+      if (a.quiet) return;
+      if (p.slice_done) {
+        end_progress_line();
+        return;
+      }
+      char extra[200];
+      std::snprintf(extra, sizeof extra,
+                    " | network: %zu/%zu trials, est. %.4f ms (%zu/%zu workloads)", p.trials,
+                    p.budget, p.latency_s * 1e3, p.measured_workloads, p.workloads);
+      print_progress(p.task + 1, p.tasks, p.status, extra);
+    });
+    print_summary(tuner);
+    if (a.layout_choices > 1 && !g_stop) measure_conversions(a, target, shapes, *runner, *log);
+  } catch (const std::exception&) {
+    if (!g_stop) throw;
+    if (!a.quiet) end_progress_line();
+  }
   if (g_stop) {
     std::fprintf(stderr, "kiln tune: stopped; %s holds every measurement so far (run the same "
                  "command to go on)\n", a.log.c_str());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "compiler/base/error.h"
@@ -117,12 +119,57 @@ Target read_target(const Fields& f) {
   return t;
 }
 
-schedules::Workload read_workload(const Fields& f) {
+// Version 1 wrote real parameters in fixed point, the unit in the name ("lo_milli",
+// "alpha_e9", "eps_e12", "value_e3"): the name without the suffix and the value as the f32
+// the model stated (every such attribute comes from an f32 ONNX value), so an old record
+// keys the same workload a compile makes today. Clip's ±1e12 meant "no bound".
+std::pair<std::string, schedules::Param> from_fixed_point(const std::string& key, int64_t value) {
+  static const std::pair<const char*, double> kUnits[] = {
+      {"_milli", 1e3}, {"_e3", 1e3}, {"_e9", 1e9}, {"_e12", 1e12}};
+  for (const auto& [suffix, unit] : kUnits) {
+    const std::string s = suffix;
+    if (key.size() <= s.size() || key.compare(key.size() - s.size(), s.size(), s) != 0) continue;
+    const std::string name = key.substr(0, key.size() - s.size());
+    const double v = static_cast<double>(value) / unit;
+    if ((name == "lo" || name == "hi") && std::fabs(v) >= 1e12)
+      return {name, std::copysign(std::numeric_limits<double>::infinity(), v)};
+    return {name, static_cast<double>(static_cast<float>(v))};
+  }
+  return {key, value};
+}
+
+// A parameter's JSON value: an integer, a real, or (reals only) "inf", "-inf".
+schedules::Param read_param(const Json& j, const std::string& what) {
+  if (j.is_number_integer()) {
+    if (j.is_number_unsigned() && j.get<uint64_t>() > INT64_MAX)
+      bad("field '" + what + "' is out of the int64 range");
+    return j.get<int64_t>();
+  }
+  if (j.is_number_float()) return j.get<double>();
+  if (j.is_string() && (j == "inf" || j == "-inf"))
+    return j == "inf" ? std::numeric_limits<double>::infinity()
+                      : -std::numeric_limits<double>::infinity();
+  bad("field '" + what + "' must be a number (or \"inf\", \"-inf\"), got " + type_word(j));
+}
+
+Json param_json(const schedules::Param& p) {
+  if (p.is_integer()) return p.integer();
+  const double v = p.real();
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;  // JSON has no NaN, and no workload holds one (the mappers refuse it)
+}
+
+schedules::Workload read_workload(const Fields& f, int version) {
   schedules::Workload w;
   w.op = f.string("op");
   Fields params = f.object("params");
-  for (auto it = params.json().begin(); it != params.json().end(); ++it)
-    w.params[it.key()] = params.integer(it.key().c_str());
+  for (auto it = params.json().begin(); it != params.json().end(); ++it) {
+    if (version == 1) {
+      w.params.insert(from_fixed_point(it.key(), params.integer(it.key().c_str())));
+    } else {
+      w.params[it.key()] = read_param(it.value(), params.name(it.key().c_str()));
+    }
+  }
   std::string dtype = f.string("dtype");
   try {
     w.dtype = ir::parse_data_type(dtype);
@@ -148,6 +195,11 @@ MeasureResult read_result(const Fields& f) {
   r.error = *kind;
   if (r.error == MeasureErrorKind::Ok && r.costs.empty())
     bad("field '" + f.name("error") + "' is ok but '" + f.name("costs") + "' is empty");
+  // A time of 0 would win every comparison and show infinite GFLOPS: no kernel runs in no
+  // time, so such a record is a damaged one.
+  if (r.error == MeasureErrorKind::Ok)
+    for (double c : r.costs)
+      if (!(c > 0)) bad("field '" + f.name("costs") + "' holds a time of 0; a measured time is positive");
   r.message = f.string_or("message", "");
   r.all_cost = f.amount_or("all_cost", 0);
   r.timestamp = f.amount_or("timestamp", 0);
@@ -159,14 +211,15 @@ TuningRecord read_record(const Json& j) {
   if (!j.is_object()) bad(std::string("not a JSON object but ") + type_word(j));
   Fields top(j, "");
   const Json& v = top.get("v");
-  if (!v.is_number_integer() || v.get<int64_t>() != kRecordFormatVersion)
-    bad("unknown format version " + v.dump() + " (this kiln reads version " +
+  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > kRecordFormatVersion)
+    bad("unknown format version " + v.dump() + " (this kiln reads versions 1 to " +
         std::to_string(kRecordFormatVersion) + ")");
+  const int version = static_cast<int>(v.get<int64_t>());
   TuningRecord r;
   r.target = read_target(top.object("target"));
   Fields task = top.object("task");
   r.template_name = task.string("template");
-  r.workload = read_workload(task.object("workload"));
+  r.workload = read_workload(task.object("workload"), version);
   const Json& config = top.get("config");
   if (!config.is_object())
     bad(std::string("field 'config' must be an object, got ") + type_word(config));
@@ -200,8 +253,10 @@ std::string record_to_json(const TuningRecord& r) {
                         {"cpu", r.target.cpu},
                         {"features", r.target.features},
                         {"vector_bits", r.target.vector_bits}};
+  Json params = Json::object();
+  for (const auto& [name, value] : r.workload.params) params[name] = param_json(value);
   OrderedJson workload = {{"op", r.workload.op},
-                          {"params", r.workload.params},
+                          {"params", std::move(params)},
                           {"dtype", r.workload.dtype.str()},
                           {"epilogue", r.workload.epilogue}};
   OrderedJson result = {

@@ -1,8 +1,8 @@
 // One tuning record: what was measured (target, template, workload, config) and how it went
 // (a MeasureResult), as AutoTVM's (MeasureInput, MeasureResult) pair; and its text form, one
-// JSON object per line of a log (format version 1):
+// JSON object per line of a log (format version 2):
 //
-//   {"v":1,
+//   {"v":2,
 //    "target":{"name":"x86-avx2","triple":"x86_64-unknown-linux-gnu","cpu":"haswell",
 //              "features":["+avx2","+fma","+f16c"],"vector_bits":256},
 //    "task":{"template":"dense.packed",
@@ -33,7 +33,11 @@
 
 namespace kiln::tuner {
 
-inline constexpr int kRecordFormatVersion = 1;
+// Version 2 keeps workload parameters in their type: integers, reals ("lo":-0.25; "inf" and
+// "-inf" as strings, which JSON lacks). Version 1 wrote reals in fixed point with the unit in
+// the name ("lo_milli":-250); such lines are converted on reading (record.cpp,
+// from_fixed_point), so old logs keep loading and keying the same workloads.
+inline constexpr int kRecordFormatVersion = 2;
 
 struct TuningRecord {
   Target target;
@@ -55,7 +59,7 @@ struct ParsedRecord {
   std::optional<TuningRecord> record;
   std::string error;  // why the line is not a record, e.g. "missing field 'task.template'"
 };
-// Never throws: anything that is not a version-1 record comes back with `error` set.
+// Never throws: anything that is not a record of version 1 or 2 comes back with `error` set.
 ParsedRecord parse_record(std::string_view line);
 
 // A canonical description of a target: the same string exactly when two targets generate

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <string_view>
 
 #include "compiler/base/error.h"
 #include "schedules/registry.h"
@@ -57,6 +58,36 @@ size_t count_newlines(int fd, const std::string& path, off_t end) {
     pos += static_cast<off_t>(n);
   }
   return lines;
+}
+
+// Every line a RecordWriter writes starts so (record_to_json puts "v" first).
+constexpr std::string_view kRecordStart = R"({"v":)";
+
+// Whether `text` could be the start of a record cut short by a kill: a prefix of
+// kRecordStart, or kRecordStart followed by anything.
+bool looks_like_torn_record(std::string_view text) {
+  const size_t n = std::min(text.size(), kRecordStart.size());
+  return !text.empty() && text.substr(0, n) == kRecordStart.substr(0, n);
+}
+
+// A file the user pointed --log at that is not a log (the model itself, a config, a binary)
+// must be refused before a byte of it changes. A log's first line is a record; a log whose
+// only line is torn (a run killed during its first write) starts like one.
+void check_is_log(int fd, const std::string& path, off_t size) {
+  std::string head(static_cast<size_t>(std::min<off_t>(size, 1 << 20)), '\0');
+  read_at(fd, path, head.data(), head.size(), 0);
+  const size_t newline = head.find('\n');
+  const std::string_view first = std::string_view(head).substr(0, newline);
+  if (newline == std::string::npos && static_cast<off_t>(head.size()) == size) {
+    user_check(looks_like_torn_record(first) || parse_record(first).record)
+        << "'" << path << "' is not a kiln records log (it does not start with a record); "
+        << "refusing to append to it: choose a new --log file";
+    return;
+  }
+  ParsedRecord parsed = parse_record(first);
+  user_check(parsed.record.has_value())
+      << "'" << path << "' is not a kiln records log (its first line is not a record: "
+      << parsed.error << "); refusing to append to it: choose a new --log file";
 }
 
 const schedules::OpTemplate* find_template(const std::string& name) {
@@ -188,7 +219,10 @@ RecordWriter::RecordWriter(const std::string& path) : path_(path) {
     struct stat st {};
     user_check(fstat(fd_, &st) == 0)
         << "cannot stat records file '" << path << "': " << errno_text();
+    user_check(S_ISREG(st.st_mode))
+        << "records file '" << path << "' is not a regular file";
     if (st.st_size == 0) return;
+    check_is_log(fd_, path, st.st_size);
     char last = 0;
     read_at(fd_, path, &last, 1, st.st_size - 1);
     if (last == '\n') return;
@@ -205,7 +239,11 @@ RecordWriter::RecordWriter(const std::string& path) : path_(path) {
       return;
     }
     // A run killed in the middle of a write: drop the partial line so the next record
-    // does not glue itself onto it (which would lose both).
+    // does not glue itself onto it (which would lose both). Only a line that starts as a
+    // record does is cut: anything else is somebody's text, and stays.
+    user_check(looks_like_torn_record(tail))
+        << "records file '" << path << "' ends with a line " << line
+        << " that is neither a record nor the start of one; refusing to append to it";
     user_check(ftruncate(fd_, cut) == 0 && fsync(fd_) == 0)
         << "cannot cut the torn last line of records file '" << path << "': " << errno_text();
     repaired_tail_ =

@@ -8,6 +8,7 @@
 #include "compiler/base/error.h"
 #include "compiler/ir/op.h"
 #include "compiler/ir/printer.h"
+#include "kiln/kernel_abi.h"
 
 namespace kiln::codegen {
 
@@ -303,6 +304,27 @@ llvm::Value* CodeGenLLVM::emit_cast(llvm::Value* v, DataType from, DataType to) 
   return b_.CreateIntCast(v, ty, from.is_int());
 }
 
+// v when lo <= v < hi, else a return of KILN_STATUS_INDEX_OUT_OF_RANGE from the function
+// being emitted (a parallel task's status reaches the kernel's through parallel_for).
+llvm::Value* CodeGenLLVM::emit_range_check(const ir::CallNode* op) {
+  internal_check(op->args.size() == 3) << "in_range takes three arguments";
+  llvm::Value* v = emit(op->args[0]);
+  llvm::Value* lo = emit(op->args[1]);
+  llvm::Value* hi = emit(op->args[2]);
+  const ir::DataType t = op->args[0].type();
+  llvm::Value* inside =
+      t.is_float() ? b_.CreateAnd(b_.CreateFCmpOGE(v, lo), b_.CreateFCmpOLT(v, hi))
+      : t.is_int() ? b_.CreateAnd(b_.CreateICmpSGE(v, lo), b_.CreateICmpSLT(v, hi))
+                   : b_.CreateAnd(b_.CreateICmpUGE(v, lo), b_.CreateICmpULT(v, hi));
+  llvm::BasicBlock* outside = new_block("out_of_range");
+  llvm::BasicBlock* ok = new_block("in_range");
+  b_.CreateCondBr(inside, ok, outside);
+  b_.SetInsertPoint(outside);
+  emit_return_status(const_i32(KILN_STATUS_INDEX_OUT_OF_RANGE));
+  b_.SetInsertPoint(ok);
+  return v;
+}
+
 llvm::Value* CodeGenLLVM::emit_call(const ir::CallNode* op) {
   switch (op->call_kind) {
     case ir::CallKind::Pure:
@@ -322,6 +344,8 @@ llvm::Value* CodeGenLLVM::emit_call(const ir::CallNode* op) {
         mask.push_back(static_cast<int>(*ir::as_const_int(op->args[i])));
       return b_.CreateShuffleVector(emit(op->args[0]), emit(op->args[1]), mask);
     }
+    case ir::CallKind::RangeCheck:
+      return emit_range_check(op);
     case ir::CallKind::LLVMIntrinsic:
       break;
     case ir::CallKind::TensorIntrinsic:

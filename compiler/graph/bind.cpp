@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -28,8 +29,40 @@ std::string list(const std::vector<std::string>& names) {
 
 }  // namespace
 
+namespace {
+
+// Input bindings fix the symbols their dimensions carry: `x=2,3` where x is [batch, 3] says
+// batch = 2. Refuses two bindings that give one symbol different sizes (two inputs, or an
+// input and the symbol itself), which applying them in turn would settle silently.
+void check_symbols_agree(const Graph& graph, const ShapeBindings& bindings) {
+  std::map<std::string, std::pair<int64_t, std::string>> sizes;  // symbol -> size, from where
+  for (const auto& [key, dims] : bindings) {
+    auto in = std::find(graph.inputs.begin(), graph.inputs.end(), key);
+    if (in != graph.inputs.end() || dims.size() != 1) continue;
+    sizes[key] = {dims[0], "--input-shape " + key + "=" + std::to_string(dims[0])};
+  }
+  for (const auto& [key, dims] : bindings) {
+    if (std::find(graph.inputs.begin(), graph.inputs.end(), key) == graph.inputs.end()) continue;
+    const ValueType& t = graph.types.at(key);
+    if (!t.shape || t.shape->size() != dims.size()) continue;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      const Dim& d = (*t.shape)[i];
+      if (d.known() || d.symbol.empty()) continue;
+      const std::string here = "input '" + key + "' dimension " + std::to_string(i);
+      auto [it, fresh] = sizes.emplace(d.symbol, std::make_pair(dims[i], here));
+      user_check(fresh || it->second.first == dims[i])
+          << "contradicting input shapes: symbolic dimension '" << d.symbol << "' is "
+          << it->second.first << " by " << it->second.second << " but " << dims[i] << " by "
+          << here;
+    }
+  }
+}
+
+}  // namespace
+
 void bind_input_shapes(Graph& graph, const ShapeBindings& bindings) {
   const std::set<std::string> symbols = input_symbols(graph);
+  check_symbols_agree(graph, bindings);
   for (const auto& [key, dims] : bindings) {
     for (int64_t d : dims)
       user_check(d >= 0) << "input shape binding " << key << "=" << shape_str(dims)
@@ -97,6 +130,16 @@ void check_inputs_bound(const Graph& graph) {
   for (const std::string& in : graph.inputs) {
     const ValueType& t = graph.types.at(in);
     if (t.is_concrete()) {
+      // Beyond 2^47 bytes (a 64-bit board's user address space) no machine holds the input.
+      const long double bytes = static_cast<long double>(t.dtype.bytes()) *
+                                [&] {
+                                  long double n = 1;
+                                  for (int64_t d : t.dims()) n *= static_cast<long double>(d);
+                                  return n;
+                                }();
+      user_check(bytes <= 140737488355328.0L)
+          << "input '" << in << "' bound to " << shape_str(t.dims()) << " would take " << bytes
+          << " bytes: more than a 64-bit machine can address (2^47 bytes)";
       user_check(shape_numel(t.dims()) >= 0) << "input '" << in << "'";  // throws on overflow
       continue;
     }
@@ -143,6 +186,14 @@ std::pair<std::string, std::vector<int64_t>> parse_shape_binding(std::string_vie
     user_check(!rest.empty()) << "input shape '" << spec << "' ends with a comma";
   }
   return {name, dims};
+}
+
+void add_shape_binding(ShapeBindings& bindings, std::string_view spec) {
+  auto [name, dims] = parse_shape_binding(spec);
+  auto [it, fresh] = bindings.emplace(name, dims);
+  user_check(fresh || it->second == dims)
+      << "contradicting input shapes: '" << name << "' is bound to " << shape_str(it->second)
+      << " and to " << shape_str(dims);
 }
 
 }  // namespace kiln::graph

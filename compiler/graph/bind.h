@@ -32,4 +32,8 @@ void check_inputs_bound(const Graph& graph);
 // names may contain '=' (and ':' as TensorFlow's do).
 std::pair<std::string, std::vector<int64_t>> parse_shape_binding(std::string_view spec);
 
+// Parses `spec` into `bindings`. UserError when its name was bound before to other sizes
+// (`--input-shape batch=1 --input-shape batch=2` is a contradiction, not "the last wins").
+void add_shape_binding(ShapeBindings& bindings, std::string_view spec);
+
 }  // namespace kiln::graph

@@ -173,7 +173,10 @@ struct BroadcastNode : ExprNodeOf<ExprKind::Broadcast> {
 // Shuffle: lanes picked from two vectors, args = {a, b, i0, i1, ...}: lane l of the result is
 // lane i_l of a ++ b (constant indices; ir/op.h: make_shuffle). Not lanewise, so a vector
 // loop cannot widen it; register transposes build their networks of it.
-enum class CallKind : uint8_t { Pure, LLVMIntrinsic, Reinterpret, TensorIntrinsic, Shuffle };
+// RangeCheck: "in_range"(v, lo, hi) is v when lo <= v < hi; otherwise the kernel stops there
+// and returns KILN_STATUS_INDEX_OUT_OF_RANGE (kernel_abi.h). Indices a model computes at run
+// time are checked so (ONNX makes one out of range an error), never clamped or read past.
+enum class CallKind : uint8_t { Pure, LLVMIntrinsic, Reinterpret, TensorIntrinsic, Shuffle, RangeCheck };
 struct CallNode : ExprNodeOf<ExprKind::Call> {
   std::string name;
   std::vector<Expr> args;

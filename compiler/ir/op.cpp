@@ -127,6 +127,15 @@ Expr make_call(DataType t, const std::string& name, std::vector<Expr> args, Call
   return node<CallNode>(t, name, std::move(args), kind);
 }
 
+Expr make_in_range(Expr v, Expr lo, Expr hi) {
+  user_check(v.defined() && lo.defined() && hi.defined() && v.type().is_scalar() &&
+             lo.type() == v.type() && hi.type() == v.type())
+      << "in_range takes three scalars of one type";
+  const DataType t = v.type();
+  return node<CallNode>(t, "in_range", std::vector<Expr>{std::move(v), std::move(lo), std::move(hi)},
+                        CallKind::RangeCheck);
+}
+
 Expr make_shuffle(Expr a, Expr b, const std::vector<int>& lanes) {
   user_check(a.defined() && b.defined() && a.type() == b.type() && a.type().is_vector())
       << "shuffle takes two vectors of one type, got " << (a.defined() ? a.type().str() : "?")

@@ -34,6 +34,9 @@ Expr make_call(DataType t, const std::string& name, std::vector<Expr> args,
 // to its permutes (vunpcklps, vshufps, vpermt2ps; zip, trn, ext).
 Expr make_shuffle(Expr a, Expr b, const std::vector<int>& lanes);
 Expr make_let(Var v, Expr value, Expr body);
+// v itself when lo <= v < hi (v, lo, hi of one scalar type; NaN is outside); else the kernel
+// returns KILN_STATUS_INDEX_OUT_OF_RANGE (CallKind::RangeCheck).
+Expr make_in_range(Expr v, Expr lo, Expr hi);
 Expr make_reduce(ReduceOp op, Expr source, std::vector<IterVar> axes);
 
 Expr operator+(Expr a, Expr b);

@@ -2,9 +2,9 @@
 
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "compiler/base/error.h"
+#include "compiler/base/output_paths.h"
 #include "compiler/codegen/archive.h"
 #include "compiler/codegen/executor.h"
 #include "compiler/codegen/link.h"
@@ -61,38 +61,37 @@ void write_text(const fs::path& path, const std::string& text) {
 
 }  // namespace
 
+const std::vector<std::string>& artifact_files() {
+  static const std::vector<std::string> files = {"model.so", "model.params", "model.json",
+                                                 "model.a", "model.h"};
+  return files;
+}
+
 void write_artifact(const NetworkProgram& p, const Target& target, const std::string& name,
                     const std::string& description, const std::string& dir) {
-  std::vector<ir::LoweredFunc> kernels;
-  for (const Task& t : p.tasks)
-    kernels.push_back(tuner::lower_template(*t.tpl, t.workload, target, t.config, t.kernel).func);
-  codegen::ExecutorPlan plan = executor_plan(p, name);
-
-  const fs::path out(dir);
+  // Older kilns built inside the model folder and left DIR/.kiln-compile.PID when killed:
+  // gone before the swap, so the new folder does not keep them as a user's entries.
   std::error_code ec;
-  fs::create_directories(out, ec);
-  user_check(!ec) << "cannot create the output directory " << dir << ": " << ec.message();
-  const fs::path tmp = out / (".kiln-compile." + std::to_string(::getpid()));
-  fs::remove_all(tmp, ec);
-  fs::create_directories(tmp);
-  try {
+  if (fs::is_directory(dir, ec)) remove_stale_temporaries(dir, ".kiln-compile.");
+  FolderReplacement r{dir, "the output folder", "kiln-compile", artifact_files()};
+  replace_folder(r, [&](const std::string& tmp_dir) {
+    const fs::path tmp(tmp_dir);
+    std::vector<ir::LoweredFunc> kernels;
+    for (const Task& t : p.tasks)
+      kernels.push_back(
+          tuner::lower_template(*t.tpl, t.workload, target, t.config, t.kernel).func);
+    codegen::ExecutorPlan plan = executor_plan(p, name);
     // One optimisation of the whole model gives both the .so and model.a's object.
     std::vector<uint8_t> static_object;
-    const codegen::CompiledModule so = codegen::compile_model(kernels, plan, target, {}, &static_object);
+    const codegen::CompiledModule so =
+        codegen::compile_model(kernels, plan, target, {}, &static_object);
     codegen::link_shared_object({so.object}, (tmp / "model.so").string());
     codegen::write_static_archive({{"model.o", std::move(static_object)}},
                                   (tmp / "model.a").string());
     write_text(tmp / "model.h", model_header_text(plan, target.name));
     write_params_file((tmp / "model.params").string(), p.params.data(), p.params.size());
     write_text(tmp / "model.json", description);
-    // Params first: a model.so beside stale params would fail its checksum at load, not run.
-    for (const char* f : {"model.params", "model.json", "model.h", "model.a", "model.so"})
-      fs::rename(tmp / f, out / f);
-  } catch (...) {
-    fs::remove_all(tmp, ec);
-    throw;
-  }
-  fs::remove_all(tmp, ec);
+  });
 }
 
 }  // namespace kiln::network

@@ -14,6 +14,7 @@
 #include "compiler/network/lower_network.h"
 #include "compiler/network/memory_plan.h"
 #include "compiler/network/prepare_graph.h"
+#include "compiler/network/records_use.h"
 #include "tuner/history_best.h"
 
 namespace kiln::network {
@@ -101,6 +102,21 @@ std::string estimated_latency(const NetworkProgram& p) {
   return s.str();
 }
 
+// The bytes a run of the program needs (arena, params, inputs and outputs) must fit in a 64-bit
+// board's address space (2^47 bytes of user space on x86-64 and AArch64 Linux): a binding such
+// as batch=2^40 is refused here, naming the bytes, rather than failing to allocate later.
+void check_fits_in_memory(const NetworkProgram& p) {
+  constexpr long double kAddressSpace = 140737488355328.0L;  // 2^47
+  long double io = 0;
+  for (const Buffer& b : p.buffers)
+    if (b.kind == BufferKind::Input || b.kind == BufferKind::Output) io += b.bytes;
+  const long double total = io + p.workspace_bytes + p.params.size();
+  user_check(total <= kAddressSpace)
+      << "the model needs " << std::setprecision(4) << total << " bytes to run (inputs and outputs "
+      << io << ", activations " << static_cast<long double>(p.workspace_bytes)
+      << "): more than a 64-bit board can address (2^47 bytes); bind smaller --input-shape sizes";
+}
+
 }  // namespace
 
 CompileReport compile_network(const CompileOptions& o) {
@@ -115,8 +131,9 @@ CompileReport compile_network(const CompileOptions& o) {
   r.precision = prepared.precision;
   r.dtype = o.precision.dtype;
   // Kernel calls, packed weights and layout conversions, then one arena for all activations.
-  std::vector<tuner::TuningRecord> records;
-  if (!o.record_logs.empty()) records = tuner::load_records(o.record_logs).records;
+  tuner::LoadedRecords loaded;
+  if (!o.record_logs.empty()) loaded = tuner::load_records(o.record_logs);
+  const std::vector<tuner::TuningRecord>& records = loaded.records;
   tuner::HistoryBest history(records);
   // With records of several channel blocks per conv, the blocks are chosen for the whole
   // network (kernel times + the conversions between neighbours), not per kernel.
@@ -126,7 +143,9 @@ CompileReport compile_network(const CompileOptions& o) {
     r.layout_choice = describe(*plan);
   }
   r.program = lower_network(g, o.target, history, plan ? &plan->choices : nullptr);
+  if (!o.record_logs.empty()) r.records_use = describe_records_use(loaded, o.target, r.program);
   plan_memory(r.program);
+  check_fits_in_memory(r.program);
   r.layers = layer_rows(r.program);
   std::string name = o.name.empty() ? std::filesystem::path(o.model_path).stem().string() : o.name;
   write_artifact(r.program, o.target, name.empty() ? "model" : name, model_json(r, o.target),
@@ -159,6 +178,7 @@ std::string format_report(const CompileReport& r) {
     s << "warning: " << untuned << " of " << p.tasks.size()
       << " kernels untuned (fallback configs): the [fallback] rows above, \"tuned\": false in "
       << "model.json\n";
+  if (!r.records_use.empty()) s << r.records_use;
   s << estimated_latency(p);
   if (!r.layout_choice.empty()) s << r.layout_choice << "\n";
   s << "folded " << r.bn_folded << " BatchNormalization, fused " << r.epilogues_fused

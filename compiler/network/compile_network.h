@@ -42,6 +42,9 @@ struct CompileReport {
   std::vector<LayerRow> layers;
   int bn_folded = 0, epilogues_fused = 0;
   std::string layout_choice;  // with records: the joint layout choice (layout_plan.h)
+  // With --records: how many records were read, matched this target and model, and why the
+  // rest did not (records_use.h).
+  std::string records_use;
   PrecisionCounts precision;
   ir::DataType dtype = ir::DataType::f32();  // what --dtype asked for
   double seconds = 0;

@@ -149,6 +149,16 @@ MappedNode map_gather(Graph& g, const Node& n) {
   const int64_t axis = normalized_axis(g, n, n.attr_int("axis", 0), rank);
   const int64_t k = numel(dims_of(g, n.inputs[1]));
   node_check(k > 0) << "empty indices are not supported";
+  // ONNX makes an index outside [-N, N-1] an error; a constant one is refused here, a
+  // computed one by the kernel at run time (the model's run returns an error).
+  if (g.is_constant(n.inputs[1])) {
+    const std::vector<double> idx = g.initializers.at(n.inputs[1]).to_f64();
+    for (size_t j = 0; j < idx.size(); ++j)
+      node_check(idx[j] >= -double(x[axis]) && idx[j] < double(x[axis]))
+          << "index " << idx[j] << " (element " << j << " of the indices) is out of range for "
+          << "axis " << axis << " of size " << x[axis] << " (valid: " << -x[axis] << " to "
+          << x[axis] - 1 << ")";
+  }
   if (auto strided = even_steps(g, n.inputs[1], x[axis])) {
     Window w{x, std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1), x};
     w.start[axis] = strided->first, w.step[axis] = strided->second, w.out[axis] = k;
@@ -201,10 +211,8 @@ MappedNode map_pad(Graph& g, const Node& n) {
     node_check(g.is_constant(n.inputs[2])) << "constant_value must be a constant";
     value = g.initializers.at(n.inputs[2]).f64_at(0);
   }
-  const double milli = value * 1000.0;
-  node_check(std::abs(milli - std::round(milli)) < 1e-6 * std::max(1.0, std::abs(milli)))
-      << "pad value " << value << " is not a multiple of 0.001 (the pad kernel's resolution)";
-  w.params["value_e3"] = std::llround(milli);
+  node_check(!std::isnan(value)) << "pad value is NaN";
+  w.params["value"] = value;
   if (mode != "constant") w.params["mode"] = mode == "edge" ? 1 : 2;  // the pad kernel's modes
   m.operands = {{"X", n.inputs[0]}};
   return m;
@@ -248,7 +256,7 @@ MappedNode map_resize(Graph& g, const Node& n) {
   w.params["linear"] = mode == "linear" ? 1 : 0;
   w.params["coord"] = code(kCoords, coord, "coordinate_transformation_mode");
   w.params["nearest_mode"] = code(kNearest, nearest, "nearest_mode");
-  w.params["scale_h_e9"] = e9(scales[2]), w.params["scale_w_e9"] = e9(scales[3]);
+  w.params["scale_h"] = scales[2], w.params["scale_w"] = scales[3];
   m.operands = {{"X", n.inputs[0]}};
   return m;
 }

@@ -1,5 +1,6 @@
 // op_table mappers for elementwise operators: activations (with their coefficients) and
 // numpy-broadcasting binary ops.
+#include <limits>
 #include <algorithm>
 #include <cmath>
 
@@ -34,27 +35,23 @@ MappedNode map_elementwise(const Graph& g, const Node& n, const std::string& op)
 
 namespace {
 
-// Clip bounds in thousandths, as the clip kernel takes them (constants only).
-int64_t clip_bound(const Graph& g, const Node& n, size_t input, double fallback) {
-  double v = fallback;
-  if (n.has_input(input)) {
-    node_check(g.is_constant(n.inputs[input])) << "Clip bounds must be constants";
-    v = g.initializers.at(n.inputs[input]).f64_at(0);
-  }
-  // Beyond 1e12 every f32 activation is inside the bound anyway.
-  v = std::clamp(v, -1e12, 1e12);
-  double milli = v * 1000.0;
-  node_check(std::abs(milli - std::round(milli)) < 1e-6 * std::max(1.0, std::abs(milli)))
-      << "Clip bound " << v << " is not a multiple of 0.001 (the clip kernel's resolution)";
-  return static_cast<int64_t>(std::llround(milli));
+// A Clip bound exactly as the model states it (constants only); an absent bound is no bound
+// (an infinity), which the kernel and its reference compare against like any other.
+double clip_bound(const Graph& g, const Node& n, size_t input, double fallback) {
+  if (!n.has_input(input)) return fallback;
+  node_check(g.is_constant(n.inputs[input])) << "Clip bounds must be constants";
+  const double v = g.initializers.at(n.inputs[input]).f64_at(0);
+  node_check(!std::isnan(v)) << "Clip bound " << (input == 1 ? "min" : "max") << " is NaN";
+  return v;
 }
 
 }  // namespace
 
 MappedNode map_clip(Graph& g, const Node& n) {
   MappedNode m = map_elementwise(g, n, "clip");
-  m.workload.params["lo_milli"] = clip_bound(g, n, 1, -1e12);
-  m.workload.params["hi_milli"] = clip_bound(g, n, 2, 1e12);
+  constexpr double kNoBound = std::numeric_limits<double>::infinity();
+  m.workload.params["lo"] = clip_bound(g, n, 1, -kNoBound);
+  m.workload.params["hi"] = clip_bound(g, n, 2, kNoBound);
   return m;
 }
 
@@ -82,14 +79,14 @@ MappedNode map_min_max(Graph& g, const Node& n, const std::string& op) {
 
 MappedNode map_leaky_relu(Graph& g, const Node& n) {
   MappedNode m = map_elementwise(g, n, "leaky_relu");
-  m.workload.params["alpha_e9"] = e9(n.attr_float("alpha", 0.01f));
+  m.workload.params["alpha"] = n.attr_float("alpha", 0.01f);
   return m;
 }
 
 MappedNode map_hard_sigmoid(Graph& g, const Node& n) {
   MappedNode m = map_elementwise(g, n, "hard_sigmoid");
-  m.workload.params["alpha_e9"] = e9(n.attr_float("alpha", 0.2f));
-  m.workload.params["beta_e9"] = e9(n.attr_float("beta", 0.5f));
+  m.workload.params["alpha"] = n.attr_float("alpha", 0.2f);
+  m.workload.params["beta"] = n.attr_float("beta", 0.5f);
   return m;
 }
 
@@ -97,7 +94,7 @@ MappedNode map_coefficient_activation(Graph& g, const Node& n, const std::string
   MappedNode m = map_elementwise(g, n, op);
   // An absent attribute leaves the kernel's default, which is ONNX's.
   for (const char* key : {"alpha", "gamma"})
-    if (n.has_attr(key)) m.workload.params[std::string(key) + "_e9"] = e9(n.attr_float(key, 0));
+    if (n.has_attr(key)) m.workload.params[key] = n.attr_float(key, 0);
   return m;
 }
 

@@ -39,7 +39,7 @@ MappedNode map_batch_norm(Graph& g, const Node& n) {
   MappedNode m;
   m.workload.op = "batch_norm";
   set_nchw(m.workload, rank4_input(g, n));
-  m.workload.params["eps_e12"] = eps_e12(g, n);
+  m.workload.params["eps"] = epsilon(g, n);
   // Batch statistics of a computed input: what a training graph normalises by.
   bool statistics_out = false;
   for (size_t i = 1; i < n.outputs.size(); ++i) statistics_out |= n.has_output(i);
@@ -91,7 +91,7 @@ MappedNode map_layer_norm(Graph& g, const Node& n) {
   MappedNode m;
   m.workload.op = "layer_norm";
   m.workload.params["M"] = numel(x) / cols, m.workload.params["N"] = cols;
-  m.workload.params["eps_e12"] = eps_e12(g, n);
+  m.workload.params["eps"] = epsilon(g, n);
   m.operands = {{"X", n.inputs[0]}, {"gamma", n.inputs[1]}, {"beta", bias}};
   return m;
 }
@@ -156,7 +156,7 @@ MappedNode map_arg_reduce(Graph& g, const Node& n, const std::string& op) {
   m.workload.op = op;
   // keepdims only changes the output's shape, not its row-major memory.
   set_around_axis(m.workload, x, normalized_axis(g, n, n.attr_int("axis", 0), rank));
-  m.workload.params["select_last"] = n.attr_int("select_last_index", 0) != 0;
+  m.workload.params["select_last"] = n.attr_int("select_last_index", 0) != 0 ? 1 : 0;
   m.operands = {{"X", n.inputs[0]}};
   return m;
 }
@@ -169,8 +169,8 @@ MappedNode map_cumsum(Graph& g, const Node& n) {
   MappedNode m;
   m.workload.op = "cumsum";
   set_around_axis(m.workload, x, normalized_axis(g, n, axis[0], rank));
-  m.workload.params["exclusive"] = n.attr_int("exclusive", 0) != 0;
-  m.workload.params["reverse"] = n.attr_int("reverse", 0) != 0;
+  m.workload.params["exclusive"] = n.attr_int("exclusive", 0) != 0 ? 1 : 0;
+  m.workload.params["reverse"] = n.attr_int("reverse", 0) != 0 ? 1 : 0;
   m.operands = {{"X", n.inputs[0]}};
   return m;
 }

@@ -59,17 +59,10 @@ void add_epilogue(const Node& n, MappedNode& m) {
   }
 }
 
-int64_t eps_e12(const Graph& g, const Node& n) {
-  double eps = n.attr_float("epsilon", 1e-5f);
+double epsilon(const Graph& g, const Node& n) {
+  const double eps = n.attr_float("epsilon", 1e-5f);
   node_check(eps > 0 && eps <= 1.0) << "epsilon " << eps << " is outside (0, 1]";
-  int64_t e = std::llround(eps * 1e12);
-  node_check(e > 0) << "epsilon " << eps << " is below the kernels' resolution of 1e-12";
-  return e;
-}
-
-// A coefficient in units of 1e-9, as the elementwise kernels take them.
-int64_t e9(double v) {
-  return std::llround(v * 1e9);
+  return eps;
 }
 
 int64_t normalized_axis(const Graph& g, const Node& n, int64_t axis, int64_t rank) {

@@ -43,12 +43,9 @@ std::vector<int64_t> rank4_input(const Graph& g, const Node& n);
 // The fused epilogue steps of a Conv / Gemm / MatMul, after an optional bias.
 void add_epilogue(const Node& n, MappedNode& m);
 
-// The node's epsilon attribute in units of 1e-12, as the normalisation kernels take it
-// (BERT's 1e-12 among them).
-int64_t eps_e12(const Graph& g, const Node& n);
-
-// A coefficient in units of 1e-9, as the elementwise kernels take them.
-int64_t e9(double v);
+// The node's epsilon attribute (default ONNX's 1e-5), checked to be in (0, 1]: the
+// normalisation kernels' "eps", exactly as the model states it (BERT's 1e-12 among them).
+double epsilon(const Graph& g, const Node& n);
 
 // `axis` in [0, rank) (a negative one counts from the end); UserError when out of range.
 int64_t normalized_axis(const Graph& g, const Node& n, int64_t axis, int64_t rank);

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -127,7 +128,9 @@ int main(int argc, char** argv) {
     }
 
     std::vector<kiln::app::TensorFile> files;
+    files.reserve(o.inputs.size());  // the shapes below point into it
     std::vector<const void*> inputs;
+    std::vector<std::span<const int64_t>> shapes;
     for (size_t i = 0; i < o.inputs.size(); ++i) {
       const kiln::TensorInfo& spec = model.inputs()[i];
       if (spec.dtype != "f32") {
@@ -144,12 +147,18 @@ int main(int argc, char** argv) {
                      static_cast<unsigned long long>(spec.bytes / sizeof(float)));
         return 1;
       }
-      if (!f.shape.empty() && f.shape != spec.shape) {
-        std::fprintf(stderr, "model_app: note: '%s' has shape %s, input '%s' is %s (same size)\n",
-                     o.inputs[i].c_str(), shape_text(f.shape).c_str(), spec.name.c_str(),
-                     shape_text(spec.shape).c_str());
-      }
+      // A .npy states its shape, which must be the input's exactly (an NHWC array for an NCHW
+      // input has the same size and would run to a wrong answer); a raw file states none.
+      const bool npy = o.inputs[i].size() >= 4 &&
+                       o.inputs[i].compare(o.inputs[i].size() - 4, 4, ".npy") == 0;
+      shapes.push_back(npy ? std::span<const int64_t>(f.shape) : std::span<const int64_t>(spec.shape));
       inputs.push_back(f.values.data());
+    }
+    try {
+      model.check_input_shapes(shapes);
+    } catch (const kiln::RuntimeError& e) {
+      std::fprintf(stderr, "model_app: %s\n", e.what());
+      return 2;
     }
     std::vector<kiln::AlignedBuffer> output_buffers;
     std::vector<void*> outputs;

@@ -4,6 +4,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
+
+#include "kiln/npy_header.h"
 
 namespace kiln::app {
 namespace {
@@ -25,17 +28,6 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
   return bytes;
 }
 
-// The text after `key` in the header dict, with leading spaces skipped ("" when absent).
-std::string value_of(const std::string& header, const std::string& key) {
-  const size_t at = header.find("'" + key + "'");
-  if (at == std::string::npos) return "";
-  size_t v = header.find(':', at);
-  if (v == std::string::npos) return "";
-  ++v;
-  while (v < header.size() && header[v] == ' ') ++v;
-  return header.substr(v);
-}
-
 std::vector<float> floats_of(const uint8_t* data, size_t bytes) {
   std::vector<float> values(bytes / sizeof(float));
   // Little-endian on every board kiln targets (x86-64, AArch64 Linux): a plain copy.
@@ -46,56 +38,19 @@ std::vector<float> floats_of(const uint8_t* data, size_t bytes) {
 }  // namespace
 
 TensorFile parse_npy(const std::vector<uint8_t>& bytes, const std::string& path) {
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
-    fail(path, "not a .npy file (no \\x93NUMPY magic)");
-  const int major = bytes[6];
-  size_t header_len = 0, header_at = 0;
-  if (major == 1) {
-    header_len = bytes[8] | bytes[9] << 8;
-    header_at = 10;
-  } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) fail(path, "truncated .npy header");
-    header_len = bytes[8] | bytes[9] << 8 | bytes[10] << 16 | size_t(bytes[11]) << 24;
-    header_at = 12;
-  } else {
-    fail(path, ".npy format version " + std::to_string(major) + " (versions 1 to 3 are read)");
-  }
-  if (header_at + header_len > bytes.size()) fail(path, "truncated .npy header");
-  const std::string header(reinterpret_cast<const char*>(bytes.data() + header_at), header_len);
-
-  const std::string descr = value_of(header, "descr");
-  if (descr.rfind("'<f4'", 0) != 0)
-    fail(path, "dtype " + descr.substr(0, descr.find(',')) + ", model_app reads float32 ('<f4')");
-  if (value_of(header, "fortran_order").rfind("False", 0) != 0)
-    fail(path, "Fortran-ordered array; save it in C order");
-  const std::string shape_text = value_of(header, "shape");
-  if (shape_text.empty() || shape_text[0] != '(') fail(path, "no shape in the .npy header");
+  // The header parser kiln's CLI uses too (header-only, standard library only): the dict is
+  // parsed, not searched, and the shape's counts are overflow-checked.
+  const std::string_view file(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const npy::ParseResult parsed = npy::parse_header(file);
+  if (!parsed.ok()) fail(path, parsed.error);
+  const npy::Header& header = parsed.header;
+  if (header.dtype != "f4")
+    fail(path, "dtype '" + header.descr + "', model_app reads float32 ('<f4')");
+  if (const std::string e = npy::check_c_order_data(header, bytes.size()); !e.empty())
+    fail(path, e);
   TensorFile t;
-  uint64_t count = 1;
-  size_t at = 1;
-  while (at < shape_text.size() && shape_text[at] != ')') {
-    if (shape_text[at] == ' ' || shape_text[at] == ',') {
-      ++at;
-      continue;
-    }
-    size_t used = 0;
-    long long d = -1;
-    try {
-      d = std::stoll(shape_text.substr(at), &used);
-    } catch (const std::exception&) {
-    }
-    if (d < 0 || used == 0)
-      fail(path, "bad shape " + shape_text.substr(0, shape_text.find(')') + 1));
-    t.shape.push_back(d);
-    count *= static_cast<uint64_t>(d);
-    at += used;
-  }
-  const size_t data_at = header_at + header_len;
-  if (bytes.size() - data_at != count * sizeof(float)) {
-    fail(path, "the header's shape holds " + std::to_string(count) + " floats, the file " +
-                   std::to_string((bytes.size() - data_at) / sizeof(float)));
-  }
-  t.values = floats_of(bytes.data() + data_at, bytes.size() - data_at);
+  t.shape = header.shape;
+  t.values = floats_of(bytes.data() + header.data_offset, static_cast<size_t>(header.byte_count));
   return t;
 }
 

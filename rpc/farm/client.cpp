@@ -159,7 +159,7 @@ void Batch::check_against_first_correct(pb::Result* result) {
     const std::string& got = result->outputs(k);
     const std::string why =
         compare_outputs(job.args(i).dtype(), std::vector<uint8_t>(got.begin(), got.end()),
-                        first_correct_[k], job.check().rtol(), job.check().atol());
+                        first_correct_[k], job.check().rtol());
     if (!why.empty()) {
       result->set_error(pb::WRONG_RESULT);
       result->set_message("output argument " + std::to_string(i) +

@@ -28,10 +28,10 @@ int64_t arg_bytes(const pb::Arg& arg, int64_t limit);
 std::vector<uint8_t> fill_arg(const pb::Arg& arg, uint64_t seed, std::size_t index);
 
 // Compares `got` with `want` as arrays of `dtype`: floating point by kiln/compare.h's rule
-// (rtol against max(1, |want|, rms(want)); `atol` is ignored), integers exactly. Returns ""
+// (rtol against max(1, |want|, rms(want))), integers exactly. Returns ""
 // when they match, else a message naming the first mismatch and how many differ.
 std::string compare_outputs(pb::DType dtype, const std::vector<uint8_t>& got,
-                            const std::string& want, double rtol, double atol);
+                            const std::string& want, double rtol);
 
 // ErrorKind as a short word ("ok", "build_error", "runtime_error", ...).
 std::string error_kind_name(pb::ErrorKind kind);

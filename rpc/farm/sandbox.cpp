@@ -121,7 +121,7 @@ pb::Result run_in_sandbox(const pb::Job& job, const SandboxConfig& config,
       if (job.check().reference_size() > 0) {
         const std::string why =
             compare_outputs(job.args(i).dtype(), bytes,
-                            job.check().reference(k), job.check().rtol(), job.check().atol());
+                            job.check().reference(k), job.check().rtol());
         if (!why.empty() && r.error() == pb::OK) {
           r.set_error(pb::WRONG_RESULT);
           r.set_message("output argument " + std::to_string(i) + ": " + why);

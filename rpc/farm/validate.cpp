@@ -91,8 +91,8 @@ std::string validate_job(const pb::Job& job) {
     return "check.reference: " + std::to_string(job.check().reference_size()) + " references for " +
            std::to_string(outputs) + " outputs";
   }
-  if (!(job.check().rtol() >= 0) || !(job.check().atol() >= 0)) {
-    return "check: rtol and atol must be >= 0";
+  if (!(job.check().rtol() >= 0)) {
+    return "check: rtol must be >= 0";
   }
   return validate_timing(job);
 }

@@ -4,8 +4,8 @@
 // The child is kiln-kernel-runner (runtime/tools): a kernel that crashes, hangs or scribbles
 // over memory takes only the child down, and AArch64 kernels run through a cross-built runner
 // under qemu. Arguments travel as files in a temporary directory that is always removed.
-#ifndef KILN_RPC_KERNEL_EXEC_H
-#define KILN_RPC_KERNEL_EXEC_H
+#ifndef KILN_PROCESS_KERNEL_EXEC_H
+#define KILN_PROCESS_KERNEL_EXEC_H
 
 #include <atomic>
 #include <cstdint>
@@ -110,4 +110,4 @@ std::vector<T> from_bytes(const std::vector<uint8_t>& bytes) {
 
 }  // namespace kiln
 
-#endif  // KILN_RPC_KERNEL_EXEC_H
+#endif  // KILN_PROCESS_KERNEL_EXEC_H

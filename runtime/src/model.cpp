@@ -4,7 +4,9 @@
 // the workspace; run() then only checks pointers and calls kiln_model_run.
 #include "kiln/model.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -163,10 +165,61 @@ void Model::run(std::span<const void* const> inputs, std::span<void* const> outp
     status = s.entry(const_cast<void* const*>(inputs.data()), outputs.data(), s.workspace.data(),
                      s.params.payload());
   }
+  if (status == KILN_STATUS_INDEX_OUT_OF_RANGE) {
+    throw_error(ErrorCode::kInvalidInput,
+                {"kiln: model '", s.info.name, "' ('", s.source,
+                 "') failed: an index it computed from the inputs is out of range of the axis it "
+                 "indexes (as ONNX Gather requires: -N to N-1); the outputs are undefined"});
+  }
   if (status != 0) {
     throw_error(ErrorCode::kKernel, {"kiln: model '", s.info.name, "' ('", s.source,
                                      "') failed: a kernel returned status ", Num(status)});
   }
+}
+
+namespace {
+
+void append_shape(std::string& out, std::span<const int64_t> shape) {
+  out += '(';
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  out += shape.size() == 1 ? ",)" : ")";
+}
+
+}  // namespace
+
+void Model::check_input_shapes(std::span<const std::span<const int64_t>> shapes) const {
+  if (!state_) throw_error(ErrorCode::kInvalidArgument, {"kiln: run on a moved-from Model"});
+  const std::vector<TensorInfo>& in = state_->info.inputs;
+  if (shapes.size() != in.size()) {
+    throw_error(ErrorCode::kInvalidInput, {"kiln: model '", state_->info.name, "' takes ",
+                                           Num(in.size()), " input(s), got ", Num(shapes.size())});
+  }
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::vector<int64_t>& want = in[i].shape;
+    if (std::equal(want.begin(), want.end(), shapes[i].begin(), shapes[i].end())) continue;
+    std::string got, expected;
+    append_shape(got, shapes[i]);
+    append_shape(expected, want);
+    throw_error(ErrorCode::kInvalidInput, {"kiln: model '", state_->info.name, "': input ",
+                                           Num(i), " ('", in[i].name, "') has shape ", got,
+                                           ", the model takes ", expected});
+  }
+}
+
+void Model::run_shaped(std::span<const Tensor> inputs, std::span<void* const> outputs) const {
+  constexpr std::size_t kMaxInputs = 64;  // run() allocates nothing: neither does this
+  if (inputs.size() > kMaxInputs) {
+    throw_error(ErrorCode::kInvalidArgument, {"kiln: run_shaped takes at most ", Num(kMaxInputs),
+                                              " inputs, got ", Num(inputs.size())});
+  }
+  std::span<const int64_t> shapes[kMaxInputs];
+  const void* data[kMaxInputs];
+  for (std::size_t i = 0; i < inputs.size(); ++i) shapes[i] = inputs[i].shape, data[i] = inputs[i].data;
+  check_input_shapes(std::span<const std::span<const int64_t>>(shapes, inputs.size()));
+  run(std::span<const void* const>(data, inputs.size()), outputs);
 }
 
 const std::string& Model::name() const {

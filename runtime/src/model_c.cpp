@@ -95,4 +95,30 @@ kiln_status kiln_model_run(kiln_model* model, const void* const* inputs, void* c
   });
 }
 
+kiln_status kiln_model_run_shaped(kiln_model* model, const kiln_tensor* inputs, int32_t num_inputs,
+                                  void* const* outputs) {
+  if (!model) return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_run_shaped: model is NULL");
+  if (num_inputs < 0 || (num_inputs > 0 && !inputs) || !outputs)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "kiln_model_run_shaped: inputs or outputs is NULL, or num_inputs is negative");
+  for (int32_t i = 0; i < num_inputs; ++i)
+    if (inputs[i].ndim < 0 || (inputs[i].ndim > 0 && !inputs[i].shape))
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  "kiln_model_run_shaped: an input's ndim is negative or its shape NULL");
+  return guarded([&] {
+    constexpr int32_t kMaxInputs = 64;
+    if (num_inputs > kMaxInputs) {
+      throw kiln::RuntimeError(kiln::ErrorCode::kInvalidArgument,
+                         "kiln_model_run_shaped: at most 64 inputs");
+    }
+    kiln::Model::Tensor tensors[kMaxInputs];
+    for (int32_t i = 0; i < num_inputs; ++i)
+      tensors[i] = {inputs[i].data,
+                    std::span<const int64_t>(inputs[i].shape, static_cast<size_t>(inputs[i].ndim))};
+    const size_t n_out = model->model.outputs().size();
+    model->model.run_shaped(std::span<const kiln::Model::Tensor>(tensors, num_inputs),
+                            std::span<void* const>(outputs, n_out));
+  });
+}
+
 }  // extern "C"

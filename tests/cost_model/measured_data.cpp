@@ -12,8 +12,11 @@ using nlohmann::json;
 std::string to_json_line(const MeasuredConfig& m) {
   json j;
   j["template"] = m.template_name;
+  // The measured sets are conv and dense workloads: integer parameters only.
+  std::map<std::string, int64_t> params;
+  for (const auto& [k, v] : m.workload.params) params[k] = v.integer(k);
   j["workload"] = {{"op", m.workload.op},
-                   {"params", m.workload.params},
+                   {"params", params},
                    {"dtype", m.workload.dtype.str()},
                    {"epilogue", m.workload.epilogue}};
   j["target"] = m.target;
@@ -32,7 +35,8 @@ MeasuredConfig parse_line(const json& j) {
   m.template_name = j.at("template").get<std::string>();
   const json& w = j.at("workload");
   m.workload.op = w.at("op").get<std::string>();
-  m.workload.params = w.at("params").get<std::map<std::string, int64_t>>();
+  for (const auto& [k, v] : w.at("params").get<std::map<std::string, int64_t>>())
+    m.workload.params[k] = v;
   m.workload.dtype = ir::parse_data_type(w.at("dtype").get<std::string>());
   if (w.contains("epilogue")) m.workload.epilogue = w["epilogue"].get<std::vector<std::string>>();
   m.target = j.at("target").get<std::string>();

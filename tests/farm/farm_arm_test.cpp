@@ -74,7 +74,6 @@ pb::Job mul_add_job(const std::vector<uint8_t>& so, int64_t n, uint64_t seed, do
   }
   job.mutable_check()->add_reference(want.data(), want.size() * sizeof(float));
   job.mutable_check()->set_rtol(1e-5);
-  job.mutable_check()->set_atol(1e-6);
   return job;
 }
 

@@ -79,8 +79,7 @@ pb::Job fixture_job_of(const std::vector<uint8_t>& so, const std::string& entry,
     for (float& v : want) v += 1.0f;
     job.mutable_check()->add_reference(want.data(), want.size() * sizeof(float));
     job.mutable_check()->set_rtol(1e-5);
-    job.mutable_check()->set_atol(1e-6);
-  }
+    }
   return job;
 }
 

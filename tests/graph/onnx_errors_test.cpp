@@ -277,5 +277,30 @@ TEST(ShapeBinding, ParsesCommandLineForm) {
   EXPECT_CONTAINS(user_error_of([] { parse_shape_binding("x=1,"); }), "ends with a comma");
 }
 
+TEST(ShapeBinding, ContradictionsAreOneError) {
+  ShapeBindings b;
+  add_shape_binding(b, "input=1,3,8,8");
+  add_shape_binding(b, "input=1,3,8,8");  // the same twice says nothing new
+  EXPECT_CONTAINS(user_error_of([&] { add_shape_binding(b, "input=2,3,8,8"); }),
+                  "contradicting input shapes: 'input' is bound to [1,3,8,8] and to [2,3,8,8]");
+  add_shape_binding(b, "batch=1");
+  EXPECT_CONTAINS(user_error_of([&] { add_shape_binding(b, "batch=2"); }), "'batch' is bound to");
+
+  // An input's binding fixes the symbols of its dimensions: batch=2 beside x=1,3 contradicts.
+  ModelBuilder m;
+  m.input("x", DataType::f32(), {std::string("batch"), int64_t{3}});
+  m.input("y", DataType::f32(), {std::string("batch"), int64_t{3}});
+  m.node("Add", {"x", "y"}, {"z"});
+  m.output("z");
+  Graph g = import_onnx_bytes(m.bytes(), "m.onnx");
+  EXPECT_CONTAINS(user_error_of([&] { bind_input_shapes(g, {{"x", {1, 3}}, {"batch", {2}}}); }),
+                  "symbolic dimension 'batch' is 2 by --input-shape batch=2 but 1 by input 'x'");
+  Graph g2 = import_onnx_bytes(m.bytes(), "m.onnx");
+  EXPECT_CONTAINS(user_error_of([&] { bind_input_shapes(g2, {{"x", {1, 3}}, {"y", {2, 3}}}); }),
+                  "symbolic dimension 'batch' is 1 by input 'x' dimension 0 but 2 by input 'y'");
+  Graph g3 = import_onnx_bytes(m.bytes(), "m.onnx");
+  bind_input_shapes(g3, {{"x", {2, 3}}, {"batch", {2}}});  // agreeing bindings are fine
+}
+
 }  // namespace
 }  // namespace kiln::graph

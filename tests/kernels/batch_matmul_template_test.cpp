@@ -16,7 +16,7 @@ using schedules::Workload;
 Workload bmm(int64_t b, int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = false,
              DataType t = DataType::f32()) {
   return Workload{"batch_matmul",
-                  {{"B", b}, {"M", m}, {"N", n}, {"K", k}, {"transpose_a", ta}, {"transpose_b", tb}},
+                  {{"B", b}, {"M", m}, {"N", n}, {"K", k}, {"transpose_a", ta ? 1 : 0}, {"transpose_b", tb ? 1 : 0}},
                   t, {}};
 }
 

@@ -31,9 +31,9 @@ Workload transpose(const Shape& in, const Shape& perm, DataType t = DataType::f3
   put(w, "P", perm);
   return w;
 }
-Workload pad(const Shape& in, const Shape& before, const Shape& after, int64_t value_e3 = 0,
+Workload pad(const Shape& in, const Shape& before, const Shape& after, double value = 0,
              DataType t = DataType::f32()) {
-  Workload w{"pad", {{"ndim", int64_t(in.size())}, {"value_e3", value_e3}}, t, {}};
+  Workload w{"pad", {{"ndim", int64_t(in.size())}, {"value", value}}, t, {}};
   put(w, "D", in);
   put(w, "B", before);
   put(w, "A", after);
@@ -87,7 +87,7 @@ std::vector<TemplateCase> cases() {
                             transpose({2, 3, 4, 5}, {3, 1, 0, 2}),
                             transpose({4, 6, 5}, {2, 0, 1}),
                             transpose({2, 3, 4, 5, 3}, {4, 1, 3, 0, 2}),  // rank 5
-                            pad({2, 3, 5, 7}, {0, 0, 1, 2}, {0, 1, 1, 0}, 250),
+                            pad({2, 3, 5, 7}, {0, 0, 1, 2}, {0, 1, 1, 0}, 0.25),
                             pad({13}, {3}, {0}),
                             with_mode(pad({2, 3, 5, 7}, {0, 0, 2, 3}, {0, 0, 1, 3}), 1),
                             with_mode(pad({1, 4, 6, 5}, {0, 0, 3, 1}, {0, 0, 2, 4}), 2),
@@ -104,7 +104,7 @@ std::vector<TemplateCase> cases() {
       out.push_back({concat({2, 3, 21}, 2, {5, 16}, d), t, c});
       out.push_back({transpose({6, 35}, {1, 0}, d), t, c});
       out.push_back({transpose({2, 5, 3, 20}, {0, 2, 1, 3}, d), t, c});
-      out.push_back({pad({3, 10}, {1, 2}, {2, 5}, -1500, d), t, c});
+      out.push_back({pad({3, 10}, {1, 2}, {2, 5}, -1.0 / 3, d), t, c});
       out.push_back({with_mode(pad({3, 10}, {1, 2}, {2, 5}, 0, d), 2), t, c});
       out.push_back({slice({4, 40}, {1, 3}, {2, 1}, {2, 37}, d), t, c});
     }

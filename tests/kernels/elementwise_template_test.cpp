@@ -143,15 +143,15 @@ std::vector<TemplateCase> cases() {
     out.push_back({ew("mul", {{3, 70001}, {3, 1}}), "x86-avx512", c});
   }
   Workload clip = ew("clip", {{300}});
-  clip.params["lo_milli"] = -250, clip.params["hi_milli"] = 500;
+  clip.params["lo"] = -0.2501, clip.params["hi"] = 0.5;
   out.push_back({clip, "x86-avx512", -1});
   out.push_back({clip, "arm-neon", -1});
   // Activations with coefficients other than ONNX's defaults (MobileNetV3's hard sigmoid is
   // x / 6 + 0.5; a negative slope for leaky_relu is legal).
   Workload leaky = ew("leaky_relu", {{300}});
-  leaky.params["alpha_e9"] = -300'000'000;
+  leaky.params["alpha"] = -0.3;
   Workload hard = ew("hard_sigmoid", {{300}});
-  hard.params["alpha_e9"] = 166'666'667, hard.params["beta_e9"] = 500'000'000;
+  hard.params["alpha"] = 1.0 / 6, hard.params["beta"] = 0.5;
   for (const Workload& w : {leaky, hard}) {
     out.push_back({w, "x86-avx512", -1});
     out.push_back({w, "arm-neon", -1});
@@ -263,7 +263,7 @@ TEST(ElementwiseTemplate, BadWorkloads) {
   Workload rank0{"relu", {{"rank", 0}}, DataType::f32(), {}};
   EXPECT_THROW(instantiate(rank0), UserError);
   Workload clip = ew("clip", {{4}});
-  clip.params["lo_milli"] = 5, clip.params["hi_milli"] = 1;
+  clip.params["lo"] = 0.005, clip.params["hi"] = 0.001;
   EXPECT_THROW(instantiate(clip), UserError);
   EXPECT_THROW(schedules::elementwise_flat_template("cosh"), UserError);
   schedules::Config bad = cfg;

@@ -175,7 +175,7 @@ std::vector<Workload> elementwise_shapes(const std::string& op, bool binary) {
     put(w, "a", s);
     if (binary || op == "elementwise_chain" || op == "where") put(w, "b", s);
     if (op == "where") put(w, "c", s);
-    if (op == "clip") w.params["lo_milli"] = -500, w.params["hi_milli"] = 700;
+    if (op == "clip") w.params["lo"] = -0.5, w.params["hi"] = 0.7;
     out.push_back(w);
   }
   return out;
@@ -203,7 +203,7 @@ std::vector<Workload> data_movement_shapes() {
       put(transpose, "D", {c, hw, 7});
       put(transpose, "P", {2, 0, 1});
       out.push_back(transpose);
-      Workload pad{"pad", {{"ndim", 3}, {"value_e3", -1500}}, DataType::f32(), {}};
+      Workload pad{"pad", {{"ndim", 3}, {"value", -1.5}}, DataType::f32(), {}};
       put(pad, "D", {c, hw, hw});
       put(pad, "B", {0, 1, 2});
       put(pad, "A", {1, 0, 2});

@@ -17,8 +17,8 @@ Workload pool(const std::string& op, int64_t n, int64_t c, int64_t h, int64_t w,
               int64_t s, int64_t p, bool ceil = false, bool include_pad = false) {
   return Workload{op,
                   {{"N", n}, {"C", c}, {"H", h}, {"W", w}, {"KH", k}, {"KW", k}, {"SH", s},
-                   {"SW", s}, {"PH", p}, {"PW", p}, {"ceil_mode", ceil},
-                   {"count_include_pad", include_pad}},
+                   {"SW", s}, {"PH", p}, {"PW", p}, {"ceil_mode", ceil ? 1 : 0},
+                   {"count_include_pad", include_pad ? 1 : 0}},
                   ir::DataType::f32(), {}};
 }
 Workload global(int64_t n, int64_t c, int64_t h, int64_t w) {

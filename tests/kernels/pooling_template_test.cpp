@@ -19,8 +19,8 @@ Workload pool(const std::string& op, int64_t n, int64_t c, int64_t h, int64_t w,
               DataType t = DataType::f32()) {
   return Workload{op,
                   {{"N", n}, {"C", c}, {"H", h}, {"W", w}, {"KH", k}, {"KW", k}, {"SH", s},
-                   {"SW", s}, {"PH", p}, {"PW", p}, {"ceil_mode", ceil},
-                   {"count_include_pad", include_pad}},
+                   {"SW", s}, {"PH", p}, {"PW", p}, {"ceil_mode", ceil ? 1 : 0},
+                   {"count_include_pad", include_pad ? 1 : 0}},
                   t, {}};
 }
 Workload global(int64_t n, int64_t c, int64_t h, int64_t w, DataType t = DataType::f32()) {

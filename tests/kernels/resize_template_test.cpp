@@ -28,8 +28,8 @@ Workload resize(std::vector<int64_t> in, int64_t oh, int64_t ow, bool linear, in
                    {"linear", linear ? 1 : 0},
                    {"coord", coord},
                    {"nearest_mode", nearest},
-                   {"scale_h_e9", std::llround(sh * 1e9)},
-                   {"scale_w_e9", std::llround(sw * 1e9)}},
+                   {"scale_h", sh},
+                   {"scale_w", sw}},
                   t,
                   {}};
 }

@@ -80,7 +80,7 @@ TEST(NormTemplateErrors, BadShapesAndDtypes) {
     EXPECT_THROW(t->inputs(missing), UserError);
   }
   Workload bad_eps = rows("layer_norm", 2, 8);
-  bad_eps.params["eps_e12"] = 0;
+  bad_eps.params["eps"] = 0.0;
   EXPECT_THROW(schedules::layer_norm_template().reference(bad_eps, {{}, {}, {}}), UserError);
   const OpTemplate& b = schedules::batch_norm_template();
   schedules::Config cfg = b.fallback(bn(1, 2, 3, 3), x86);

@@ -74,7 +74,7 @@ TEST(Validate, ParametersMustBeInRange) {
 }
 
 TEST(Validate, ValueParametersMayBeNegative) {
-  Workload clip = {"clip", {{"rank", 1}, {"a0", 8}, {"lo_milli", -6000}, {"hi_milli", 6000}},
+  Workload clip = {"clip", {{"rank", 1}, {"a0", 8}, {"lo", -6.0}, {"hi", 6.0}},
                    ir::DataType::f32(), {}};
   EXPECT_NO_THROW(template_named("elementwise.flat.clip").validate(clip, host()));
 }

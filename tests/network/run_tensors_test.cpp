@@ -35,10 +35,11 @@ Output kiln(const std::string& args) {
 }
 
 template <typename T>
-void save(const std::string& path, const std::string& dtype, const std::vector<T>& v) {
+void save(const std::string& path, const std::string& dtype, const std::vector<T>& v,
+          const std::vector<int64_t>& shape = {2, 3}) {
   std::string bytes(v.size() * sizeof(T), '\0');
   std::memcpy(bytes.data(), v.data(), bytes.size());
-  tools::write_npy(path, dtype, {2, 3}, bytes);
+  tools::write_npy(path, dtype, shape, bytes);
 }
 
 // ids [2, 3] (i64) -> an embedding lookup "/emb/Gather_output_0" [2, 3, 4] and "is_two"
@@ -124,6 +125,38 @@ TEST_F(RunTensors, ValuesThatDoNotConvertAreOneLineErrors) {
   o = run(dir_->file("complex.npy"));
   EXPECT_EQ(o.status, 2) << o.text;
   EXPECT_NE(o.text.find(".npy dtype '<c8' is not one kiln reads"), std::string::npos) << o.text;
+}
+
+// The same six ids in another shape are another input: refused, never run on their bytes.
+TEST_F(RunTensors, AnArrayOfAnotherShapeIsRefused) {
+  for (const std::vector<int64_t>& shape :
+       std::vector<std::vector<int64_t>>{{3, 2}, {6}, {1, 2, 3}, {2, 3, 1}}) {
+    save<int64_t>(dir_->file("shaped.npy"), "i64", {0, 2, 4, 1, 2, 3}, shape);
+    Output o = run(dir_->file("shaped.npy"));
+    EXPECT_EQ(o.status, 2) << o.text;
+    EXPECT_NE(o.text.find("but the model's input ids has shape (2, 3)"), std::string::npos)
+        << o.text;
+  }
+}
+
+// A path may hold '=' (split at the first); a folder given as a file is the user's error.
+TEST_F(RunTensors, PathsWithEqualsSignsAndFoldersAsInputs) {
+  save<int64_t>(dir_->file("a=b.npy"), "i64", {0, 2, 4, 1, 2, 3});
+  Output o = run(dir_->file("a=b.npy"));
+  ASSERT_EQ(o.status, 0) << o.text;
+  expect_outputs();
+  o = run(dir_->path());
+  EXPECT_EQ(o.status, 2) << o.text;
+}
+
+// ONNX makes an index outside [-N, N-1] an error: so does the model's run, exit 2, one line.
+TEST_F(RunTensors, AnIndexOutOfRangeIsAnError) {
+  for (int64_t bad : {int64_t{5}, int64_t{-6}, int64_t{1000000}}) {
+    save<int64_t>(dir_->file("far.npy"), "i64", {0, 2, bad, 1, 2, 3});
+    Output o = run(dir_->file("far.npy"));
+    EXPECT_EQ(o.status, 2) << o.text;
+    EXPECT_NE(o.text.find("out of range"), std::string::npos) << o.text;
+  }
 }
 
 }  // namespace

@@ -93,6 +93,8 @@ const std::vector<Invocation> kBad = {
     {"inspect --op dense --shape 4,4,4 --records {dir}/bad.jsonl --template dense.packed",
      "--records chooses the template and config"},
     {"inspect --op dense --shape 4,4,4 --so {dir}/missing-dir/k.so", "does not exist"},
+    {"inspect --op dense --shape 4,4,4 --so {dir}/empty-dir", "is a folder"},
+    {"inspect --op dense --shape 4,4,4 --so {dir}/notes.txt/k.so", "is not a folder"},
     {"inspect --op dense --shape 4,4,4 --run --target arm-neon --runner {dir}/missing-runner",
      "not an executable file"},
     // a relu of 2^32 x 16 elements: the run's memory is refused before anything is allocated
@@ -120,6 +122,10 @@ const std::vector<Invocation> kBad = {
     {"tune --op dense --shape 4,4,4 --log {dir}/t.jsonl --transfer {dir}/missing.jsonl", "missing.jsonl"},
     {"tune --op dense --shape 4,4,4 --log {dir}/missing-dir/t.jsonl", "missing-dir"},
     {"tune --op conv2d --shape 1,8,8,8,8,3,3 --log {dir}/t.jsonl --pad -2", "--pad -2 is out of range"},
+    // a --log that is not a log (even the model being tuned) is refused, never truncated
+    {"tune --op dense --shape 16,16,16 --trials 2 --log {dir}/bad.onnx", "is not a kiln records log"},
+    {"tune --op dense --shape 16,16,16 --trials 2 --log {dir}/bad.jsonl", "is not a kiln records log"},
+    {"tune --op dense --shape 16,16,16 --trials 2 --log {dir}/empty-dir", "Is a directory"},
     // records
     {"records", "subcommand is required"},
     {"records summary", ""},
@@ -138,14 +144,26 @@ const std::vector<Invocation> kBad = {
     {"compile {dir}/bad.onnx -o {dir}/out --target arm-sve", "unknown target"},
     {"compile {dir}/bad.onnx -o {dir}/out --input-shape input", "input"},
     {"compile {dir}/bad.onnx -o {dir}/out --input-shape input=1,x", "input=1,x"},
+    {"compile {dir}/bad.onnx -o {dir}/out --input-shape input=1,3,8,8 --input-shape input=2,3,8,8",
+     "contradicting input shapes: 'input' is bound to [1,3,8,8] and to [2,3,8,8]"},
+    {"compile {dir}/bad.onnx -o {dir}/out --input-shape batch=1 --input-shape batch=2",
+     "contradicting input shapes"},
+    {"tune {dir}/bad.onnx --log {dir}/t.jsonl --input-shape batch=1 --input-shape batch=2",
+     "contradicting input shapes"},
     {"compile {dir}/bad.onnx -o {dir}/out --records {dir}/missing.jsonl", ""},
     {"compile {dir}/bad.onnx -o {dir}/out --dtype f64", "--dtype 'f64' is not supported (valid: f32, bf16, f16)"},
+    // an -o that cannot become the model folder is refused before the model is even read
+    {"compile {dir}/bad.onnx -o {dir}/notes.txt", "exists and is not a folder"},
+    {"compile {dir}/bad.onnx -o {dir}/notes.txt/out", "is not a folder"},
     {"tune {dir}/bad.onnx --log {dir}/t.jsonl --dtype i8", "--dtype 'i8' is not supported"},
     // run
     {"run", ""},
     {"run {dir}/missing-dir --input x={dir}/token", "is not a folder"},
     {"run {dir}/empty-dir --input x={dir}/token", "model.so"},
     {"run {dir}/empty-dir", "--input is required"},
+    {"run {dir}/empty-dir --input x={dir}/token --input x={dir}/token", "--input x is given twice"},
+    {"run {dir}/empty-dir --input x=", "expected NAME=FILE"},
+    {"run {dir}/empty-dir --input =file", "expected NAME=FILE"},
     {"run {dir}/empty-dir --input x={dir}/token --runs 0", "--runs"},
     {"run {dir}/empty-dir --input x={dir}/token --threads -1", "--threads"},
     {"run {dir}/empty-dir --input x={dir}/token --key arm", "--key and --token-file go with --farm"},
@@ -155,6 +173,11 @@ const std::vector<Invocation> kBad = {
     {"run {dir}/empty-dir --input x={dir}/token --farm 127.0.0.1:1 --key k", "model.json"},
     {"run {dir}/empty-dir --input x={dir}/token --farm 127.0.0.1:1 --key k --timeout 0",
      "--timeout"},
+    // an --output that cannot be written is refused before the model loads (or goes to a board)
+    {"run {dir}/empty-dir --input x={dir}/token --output {dir}/notes.txt", "exists and is not a folder"},
+    {"run {dir}/empty-dir --input x={dir}/token --output {dir}/notes.txt/outputs", "is not a folder"},
+    {"run {dir}/empty-dir --input x={dir}/token --farm 127.0.0.1:1 --key k --output {dir}/notes.txt",
+     "exists and is not a folder"},
 #ifdef KILN_WITH_FARM
     // the farm: refused before any server starts or connection opens
     {"tracker --port 70000 --token-file {dir}/token", "--port"},
@@ -206,6 +229,7 @@ class Fixtures {
     std::ofstream(dir_.file("bad.jsonl")) << "{\"not\":\"a record\"}\nxx\n";
     std::ofstream(dir_.file("empty.jsonl"));
     std::ofstream(dir_.file("token")) << "secret\n";
+    std::ofstream(dir_.file("notes.txt")) << "a user's file where an output folder is named\n";
     std::filesystem::create_directory(dir_.file("empty-dir"));
   }
   std::string dir() const { return dir_.path(); }

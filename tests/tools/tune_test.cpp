@@ -111,7 +111,9 @@ TEST(Tune, KilledMidRunResumesWithNothingLostOrMeasuredTwice) {
   double best_before = 0;
   for (const auto& r : tuner::load_records({log}).records) best_before = std::max(best_before, r.gflops());
 
-  Output o = run("tune " + std::string(kTask) + " --target host --tuner random --trials 16 --log " + log);
+  // --trials is the log's total: 16 more than it holds.
+  Output o = run("tune " + std::string(kTask) + " --target host --tuner random --trials " +
+                 std::to_string(before + 16) + " --log " + log);
   ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
   std::vector<tuner::TuningRecord> records = valid_log(log);
   EXPECT_GE(records.size() + 1, before + 16);  // a torn last line may have been cut
@@ -199,6 +201,50 @@ TEST(Tune, MeasuresTheUntunedConfigFirstUnlessSkipped) {
   o = run("tune tests/none.onnx --skip-untuned --log " + with);
   EXPECT_EQ(WEXITSTATUS(o.status), 2) << o.text;
   EXPECT_NE(o.text.find("--skip-untuned applies to one operator"), std::string::npos) << o.text;
+}
+
+// --trials counts the log's trials of the task, as in a network tune: the same command again
+// measures nothing more.
+TEST(Tune, TrialsAreTheLogsTotal) {
+  TempDir dir("kiln-tune-test");
+  const std::string log = dir.file("total.jsonl");
+  const std::string cmd = "tune " + std::string(kTask) + " --target host --tuner random --trials 8 --log " + log;
+  Output o = run(cmd);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  const size_t lines = line_count(log);
+  o = run(cmd);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_EQ(line_count(log), lines) << o.text;
+  EXPECT_NE(o.text.find("best:"), std::string::npos) << o.text;
+}
+
+// Ctrl-C stops after the batch in flight: exit 130 with "stopped", never an error of the farm
+// calls it cancelled, and the log stays valid. A terminal sends SIGINT to the whole foreground
+// process group, the embedded farm's tracker and workers included: so does this test (kiln
+// runs as the leader of a group of its own).
+TEST(Tune, InterruptExitsWith130) {
+  TempDir dir("kiln-tune-test");
+  const std::string log = dir.file("interrupted.jsonl");
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    farm::ChildProcess tune(
+        {"setsid", "sh", "-c", std::string("exec ") + KILN_BIN + " tune " + kTask +
+                                   " --target host --tuner random --trials 100000 --log " + log},
+        log + ".out");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    const size_t start = line_count(log);
+    while (line_count(log) < start + 8 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Mid-batch: the next batch is being built or measured now.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
+    ::kill(-tune.pid(), SIGINT);
+    const int status = tune.wait_exit(60);
+    const std::string out = farm::read_text(log + ".out");
+    ASSERT_TRUE(WIFEXITED(status)) << out;
+    EXPECT_EQ(WEXITSTATUS(status), 130) << out;
+    EXPECT_NE(out.find("stopped"), std::string::npos) << out;
+    EXPECT_EQ(out.find("CANCELLED"), std::string::npos) << out;
+  }
+  valid_log(log);
 }
 
 TEST(Tune, BadFlagsAndLogsAreOneLineAndExitTwo) {

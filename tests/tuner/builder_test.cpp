@@ -83,7 +83,7 @@ TEST(Instantiate, ChecksTheWorkloadAgainstTheTemplatesDescriptors) {
 TEST(Instantiate, OnlyValueParametersMayBeNegative) {
   // pad's value and clip's bounds are values; every other parameter is a size.
   Workload pad{"pad",
-               {{"ndim", 1}, {"D0", 4}, {"B0", 1}, {"A0", 2}, {"value_e3", -1500}},
+               {{"ndim", 1}, {"D0", 4}, {"B0", 1}, {"A0", 2}, {"value", -1.5}},
                DataType::f32(),
                {}};
   const OpTemplate& p = schedules::pad_template();
@@ -93,7 +93,7 @@ TEST(Instantiate, OnlyValueParametersMayBeNegative) {
   EXPECT_TRUE(contains(user_error_of([&] { p.instantiate(bad, avx2(), p.fallback(pad, avx2())); }),
                        "shape parameter ndim = -1 is negative"));
   Workload clip{"clip",
-                {{"rank", 1}, {"a0", 16}, {"lo_milli", -2500}, {"hi_milli", -500}},
+                {{"rank", 1}, {"a0", 16}, {"lo", -2.5}, {"hi", -0.5}},
                 DataType::f32(),
                 {}};
   const OpTemplate& c = schedules::elementwise_flat_template("clip");

@@ -41,7 +41,9 @@ typedef int32_t (*kiln_module_init_fn)(const kiln_runtime_api* api);
 #define KILN_MODULE_TARGET_SYMBOL "kiln_module_target"
 
 /* Every kernel: `args` holds one pointer per buffer argument, in declaration order.
- * Returns 0 on success. */
+ * Returns 0 on success, else one of the statuses below; its outputs are then undefined. */
+/* An index the model computed at run time is outside its axis (ONNX Gather: [-N, N-1]). */
+#define KILN_STATUS_INDEX_OUT_OF_RANGE 2
 typedef int32_t (*kiln_kernel_fn)(void* const* args);
 
 /* A compiled model (model.so) is a kernel module that also exports the two symbols below.

@@ -58,12 +58,23 @@ class Model {
   // outputs[i] at the buffer that receives output i. Buffers must be aligned to their element
   // size. Allocates nothing; calls on one Model from several threads are serialised (they share
   // the workspace). Throws RuntimeError: kInvalidArgument for a wrong count or a null pointer,
-  // kKernel when a kernel fails.
+  // kInvalidInput when an index input holds a value out of range, kKernel when a kernel fails.
   void run(std::span<const void* const> inputs, std::span<void* const> outputs) const;
   void run(std::initializer_list<const void*> inputs, std::initializer_list<void*> outputs) const {
     run(std::span<const void* const>(inputs.begin(), inputs.size()),
         std::span<void* const>(outputs.begin(), outputs.size()));
   }
+
+  // A tensor as the caller holds it: its data and shape.
+  struct Tensor {
+    const void* data = nullptr;
+    std::span<const int64_t> shape;
+  };
+  // run() with each input's shape stated: RuntimeError kInvalidInput naming the input and both
+  // shapes when a shape is not the model's (nothing runs then).
+  void run_shaped(std::span<const Tensor> inputs, std::span<void* const> outputs) const;
+  // The same check alone: throws as run_shaped does.
+  void check_input_shapes(std::span<const std::span<const int64_t>> shapes) const;
 
   const std::string& name() const;
   const std::vector<TensorInfo>& inputs() const;

@@ -34,6 +34,8 @@ enum class ErrorCode : int32_t {
   kIo = 5,               // a file could not be read or written
   kInternal = 6,         // a bug in the runtime (or an unexpected exception)
   kParams = 7,           // a params file is invalid, or belongs to another model
+  kInvalidInput = 8,     // an input's shape is not the model's, or its values are outside what
+                         // the model accepts (an index out of range)
 };
 
 class RuntimeError : public std::runtime_error {

@@ -24,6 +24,9 @@ typedef int32_t kiln_status;
 #define KILN_ERROR_IO 5
 #define KILN_ERROR_INTERNAL 6
 #define KILN_ERROR_PARAMS 7 /* a params file is invalid, or belongs to another model */
+/* an input's shape is not the model's, or its values are outside what the model accepts (an
+ * index out of range of the axis it indexes) */
+#define KILN_ERROR_INVALID_INPUT 8
 
 typedef struct kiln_thread_pool kiln_thread_pool;
 typedef struct kiln_module kiln_module;
@@ -73,6 +76,18 @@ kiln_status kiln_model_output_info(const kiln_model* model, int32_t index, kiln_
 /* inputs / outputs: one pointer per input / output, in order (the counts above). Allocates
  * nothing; a kernel failure is KILN_ERROR_KERNEL. */
 kiln_status kiln_model_run(kiln_model* model, const void* const* inputs, void* const* outputs);
+/* A tensor as the caller holds it: its data and its shape (ndim entries; 0 for a scalar). */
+typedef struct kiln_tensor {
+  const void* data;
+  int32_t ndim;
+  const int64_t* shape;
+} kiln_tensor;
+/* As kiln_model_run, with each input's shape stated: num_inputs must be the model's count and
+ * every shape exactly the model's, else KILN_ERROR_INVALID_INPUT naming the input and both
+ * shapes, and nothing runs. An index input whose values are out of range is
+ * KILN_ERROR_INVALID_INPUT too (kiln_model_run reports it so as well). */
+kiln_status kiln_model_run_shaped(kiln_model* model, const kiln_tensor* inputs, int32_t num_inputs,
+                                  void* const* outputs);
 
 #ifdef __cplusplus
 }

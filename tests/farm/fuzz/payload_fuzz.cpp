@@ -89,7 +89,7 @@ void check_tensors(DataType t, double rtol, const Bytes& got, const Bytes& want)
   if (got.size() != want.size() || got.size() % static_cast<std::size_t>(t.bytes()) != 0) return;
   const bool tuner_close = kiln::tuner::compare(g, w, rtol).close;
   const std::string why = kiln::farm::compare_outputs(
-      wire(t), got, std::string(want.begin(), want.end()), rtol, 0);
+      wire(t), got, std::string(want.begin(), want.end()), rtol);
   if (tuner_close != why.empty())
     fail("the tuner's and the worker's comparisons disagree",
          t.str() + " rtol " + std::to_string(rtol) + ": worker says '" + why + "'");
