@@ -3,7 +3,7 @@
 // Workload "attention": B (batch x heads), M (queries), N (keys), D (head size of Q and K),
 // E (head size of V). Inputs Q [B, M, D], Kt [B, D, N] (the keys transposed, as exporters
 // write Q·K^T: MatMul(Q, Transpose(K))), V [B, N, E]; output O [B, M, E]. Any scaling of the
-// scores is already on Q (compiler/network/scale_matmul_operand.h). f32.
+// scores is already on Q (network/scale_matmul_operand.h). f32.
 // With mask = 1, a fourth input Mask [mask_batches, mask_rows, N] is added to the scores
 // before the softmax, broadcast as masks are: batch b reads the mask's batch
 // (b / mask_every) % mask_batches (mask_every: the heads per mask, for BERT's [batch, 1, 1,

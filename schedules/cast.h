@@ -1,6 +1,6 @@
 // Conversion between f32 and another element type, element by element over a flat buffer.
 // The network compiler puts it at two kinds of edges:
-//  - of a low-precision region (f16, bf16; compiler/network/assign_precision.h): a flat
+//  - of a low-precision region (f16, bf16; network/assign_precision.h): a flat
 //    buffer because a cast changes no layout, it converts an NCHW[x]c activation in place
 //    of its logical shape;
 //  - of the network, for model inputs and outputs of type int64, int32 or bool: every

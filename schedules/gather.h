@@ -1,6 +1,6 @@
 // Gather with computed indices: rows of a table picked by an index tensor, the embedding
 // lookup of transformers (the table a constant, the indices the token ids). Constant indices
-// that step evenly are a strided slice instead (compiler/network maps them so).
+// that step evenly are a strided slice instead (network maps them so).
 //
 // Workload "gather": "outer" (the product of the data's dimensions before the axis), "N"
 // (the axis' extent), "inner" (the product after it) and "K" (the number of indices).

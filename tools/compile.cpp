@@ -1,11 +1,11 @@
 // `kiln compile MODEL.onnx --target T [--records LOG...] [--input-shape NAME=1,3,224,224 ...]
-// [--dtype bf16|f16 [--no-keep-last-f32]] -o DIR`: an ONNX network to a model directory (compiler/network/compile_network.h).
+// [--dtype bf16|f16 [--no-keep-last-f32]] -o DIR`: an ONNX network to a model directory (network/compile_network.h).
 #include <iostream>
 #include <memory>
 
 #include "compiler/base/output_paths.h"
 #include "compiler/graph/bind.h"
-#include "compiler/network/compile_network.h"
+#include "network/compile_network.h"
 #include "tools/precision_args.h"
 #include "tools/subcommands.h"
 

@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "compiler/network/assign_precision.h"
+#include "network/assign_precision.h"
 
 namespace kiln::tools {
 

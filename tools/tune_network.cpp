@@ -1,6 +1,6 @@
 // `kiln tune MODEL.onnx --target T --trials N --log LOG [--input-shape ...] [--time-budget 30m]
 // [--transfer OLD.jsonl...] [--farm ... --key ... --token-file ...]`: extracts the network's
-// tasks exactly as `kiln compile` would (compiler/network/extract_tasks.h) and tunes them all
+// tasks exactly as `kiln compile` would (network/extract_tasks.h) and tunes them all
 // under one trial budget, the task scheduler choosing where each batch goes
 // (tuner/network_tuner.h). Progress per task as AutoTVM prints it, with a running estimate of
 // the network's latency. The budget counts the log's trials of these tasks, so after Ctrl-C or
@@ -14,10 +14,10 @@
 
 #include "compiler/base/error.h"
 #include "compiler/graph/bind.h"
-#include "compiler/network/block_choices.h"
-#include "compiler/network/extract_tasks.h"
-#include "compiler/network/layout_plan.h"
-#include "compiler/network/prepare_graph.h"
+#include "network/block_choices.h"
+#include "network/extract_tasks.h"
+#include "network/layout_plan.h"
+#include "network/prepare_graph.h"
 #include "schedules/registry.h"
 #include "tools/precision_args.h"
 #include "tools/tune_args.h"

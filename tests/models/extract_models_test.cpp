@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "compiler/network/extract_tasks.h"
+#include "network/extract_tasks.h"
 #include "compiler/target/target.h"
 
 namespace kiln::network::test {

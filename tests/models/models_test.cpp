@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compiler/network/compile_network.h"
+#include "network/compile_network.h"
 #include "kiln/compare.h"
 #include "kiln/cpu_features.h"
 #include "kiln/model.h"

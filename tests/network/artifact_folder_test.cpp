@@ -13,8 +13,8 @@
 #include <map>
 #include <sstream>
 
-#include "compiler/network/artifact.h"
-#include "compiler/network/compile_network.h"
+#include "network/artifact.h"
+#include "network/compile_network.h"
 #include "tests/network/test_models.h"
 
 namespace kiln::network::test {

@@ -2,14 +2,14 @@
 // Inception-style block (two conv branches, Concat, a conv) compiles with a rank-5 concat and
 // no conversions around it, and matches the reference; channels that do not divide into the
 // block keep the NCHW concat.
-#include "compiler/network/blocked_concat.h"
+#include "network/blocked_concat.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "compiler/network/layout_plan.h"
-#include "compiler/network/prepare_graph.h"
+#include "network/layout_plan.h"
+#include "network/prepare_graph.h"
 #include "tests/network/network_check.h"
 #include "tests/network/test_models.h"
 

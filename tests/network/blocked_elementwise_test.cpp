@@ -3,7 +3,7 @@
 // blocked [N,C,1,1] scale, without conversions around it, and matches the reference.
 #include <gtest/gtest.h>
 
-#include "compiler/network/blocked_elementwise.h"
+#include "network/blocked_elementwise.h"
 #include "tests/network/network_check.h"
 #include "tests/network/test_models.h"
 

@@ -1,11 +1,11 @@
-// The network compiler's template choice for untuned workloads (compiler/network/
+// The network compiler's template choice for untuned workloads (network/
 // choose_template.h): depthwise convolutions to conv2d.depthwise (with a multiplier to
 // conv2d.depthwise_mult), wide 3x3 stride-1 ones to
 // conv2d.winograd, 1x1 ones on small planes to conv2d.1x1, channel blocks that follow
 // the neighbouring layouts, register tiles narrowed to the fallback's accumulator count.
 #include <gtest/gtest.h>
 
-#include "compiler/network/choose_template.h"
+#include "network/choose_template.h"
 
 namespace kiln::network {
 namespace {

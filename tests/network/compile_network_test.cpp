@@ -12,7 +12,7 @@
 
 #include "compiler/graph/evaluate.h"
 #include "compiler/graph/onnx_import.h"
-#include "compiler/network/compile_network.h"
+#include "network/compile_network.h"
 #include "kiln/compare.h"
 #include "kiln/model.h"
 #include "runtime/process/kernel_exec.h"

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compiler/network/compile_network.h"
+#include "network/compile_network.h"
 #include "kiln/model.h"
 #include "kiln/runtime.h"
 #include "kiln/runtime_c.h"

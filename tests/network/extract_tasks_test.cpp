@@ -9,8 +9,8 @@
 #include <memory>
 #include <set>
 
-#include "compiler/network/compile_network.h"
-#include "compiler/network/extract_tasks.h"
+#include "network/compile_network.h"
+#include "network/extract_tasks.h"
 #include "schedules/registry.h"
 #include "tests/network/test_models.h"
 

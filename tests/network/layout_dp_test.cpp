@@ -1,4 +1,4 @@
-// The joint layout solver (compiler/network/layout_dp.h) on hand-made problems: along a chain
+// The joint layout solver (network/layout_dp.h) on hand-made problems: along a chain
 // it trades a faster kernel against the conversions it causes, a conversion read by two
 // calls in one layout is counted once, and on random small graphs with joins (residual adds)
 // it matches the brute-force optimum.
@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "compiler/network/layout_dp.h"
+#include "network/layout_dp.h"
 
 namespace kiln::network {
 namespace {

@@ -1,4 +1,4 @@
-// The joint layout choice of `kiln compile --records` (compiler/network/layout_plan.h) on the
+// The joint layout choice of `kiln compile --records` (network/layout_plan.h) on the
 // test networks, with hand-made records of two channel blocks per conv: when one block is
 // clearly faster per layer the plan takes it; when the log says conversions are dear it keeps
 // neighbours on one block where apply-history-best alone would convert; conversions are
@@ -8,10 +8,10 @@
 #include <fstream>
 #include <iostream>
 
-#include "compiler/network/block_choices.h"
-#include "compiler/network/extract_tasks.h"
-#include "compiler/network/layout_plan.h"
-#include "compiler/network/prepare_graph.h"
+#include "network/block_choices.h"
+#include "network/extract_tasks.h"
+#include "network/layout_plan.h"
+#include "network/prepare_graph.h"
 #include "schedules/registry.h"
 #include "tests/network/network_check.h"
 #include "tests/network/test_models.h"

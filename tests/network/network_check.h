@@ -7,7 +7,7 @@
 #include <string>
 
 #include "compiler/graph/bind.h"
-#include "compiler/network/compile_network.h"
+#include "network/compile_network.h"
 
 namespace kiln::network::test {
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compiler/network/compile_network.h"
+#include "network/compile_network.h"
 #include "tests/network/test_models.h"
 
 namespace kiln::network::test {

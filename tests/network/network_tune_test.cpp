@@ -18,7 +18,7 @@
 
 #include "compiler/graph/evaluate.h"
 #include "compiler/graph/onnx_import.h"
-#include "compiler/network/extract_tasks.h"
+#include "network/extract_tasks.h"
 #include "kiln/compare.h"
 #include "kiln/cpu_features.h"
 #include "kiln/model.h"
@@ -203,7 +203,7 @@ TEST(NetworkTune, ReportSaysWhichTasksKeptTheirUntunedConfig) {
 
 // --layout-choices 2: each conv is tuned with two channel-block pins, the re-blocking
 // conversions between them are measured into the log, and the network compiled with that log
-// (its blocks chosen jointly, compiler/network/layout_plan.h) still matches the reference.
+// (its blocks chosen jointly, network/layout_plan.h) still matches the reference.
 TEST(NetworkTune, LayoutChoicesTuneTwoBlocksPerConvAndCompileMatches) {
   Network net(conv_chain_32());
   Output o = run("tune " + net.onnx + " --target host --trials 30 --batch 2 --tuner random "

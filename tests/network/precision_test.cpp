@@ -1,4 +1,4 @@
-// The precision pass (compiler/network/assign_precision.h) on small networks: which conv/dense
+// The precision pass (network/assign_precision.h) on small networks: which conv/dense
 // nodes become half precision, where the casts go (only where a half region starts), the last
 // layer and softmax kept in f32, the errors for targets without half kernels; then a compiled
 // bf16/f16 network run against the graph's f32 reference within the type's tolerance, its
@@ -13,9 +13,9 @@
 
 #include "compiler/graph/evaluate.h"
 #include "compiler/graph/onnx_import.h"
-#include "compiler/network/compile_network.h"
-#include "compiler/network/extract_tasks.h"
-#include "compiler/network/prepare_graph.h"
+#include "network/compile_network.h"
+#include "network/extract_tasks.h"
+#include "network/prepare_graph.h"
 #include "kiln/compare.h"
 #include "kiln/cpu_features.h"
 #include "kiln/model.h"

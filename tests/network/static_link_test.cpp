@@ -10,7 +10,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "compiler/network/compile_network.h"
+#include "network/compile_network.h"
 #include "kiln/compare.h"
 #include "kiln/model.h"
 #include "runtime/process/kernel_exec.h"

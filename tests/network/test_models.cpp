@@ -5,6 +5,10 @@
 
 namespace kiln::network::test {
 
+// Every network test compiles with the graph verifier after each graph rewrite (as the kernel
+// tests lower with KILN_VERIFY_IR): a rewrite that breaks the graph fails where it happens.
+[[maybe_unused]] const bool kVerifyEveryRewrite = setenv("KILN_VERIFY_GRAPH", "1", 0) == 0;
+
 using graph::test::attr_float;
 using graph::test::attr_int;
 using graph::test::attr_ints;

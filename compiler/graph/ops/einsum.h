@@ -1,5 +1,5 @@
 // Einsum's equation, read once for the reference evaluator (einsum.cpp) and for the network
-// compiler, which writes two-operand einsums as one MatMul (compiler/network/decompose_ops.h).
+// compiler, which writes two-operand einsums as one MatMul (network/decompose_ops.h).
 #pragma once
 
 #include <string>

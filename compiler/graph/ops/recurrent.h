@@ -1,6 +1,6 @@
 // LSTM, GRU and RNN: what a node asks for, read once for both of its users, the reference
 // evaluator (recurrent.cpp) and the network compiler, which unrolls the recurrence into
-// kernels kiln has (compiler/network/unroll_recurrent.h).
+// kernels kiln has (network/unroll_recurrent.h).
 //
 // The ONNX forms: inputs X, W, R, B, sequence_lens, initial_h (and for LSTM initial_c, P);
 // outputs Y, Y_h (and for LSTM Y_c). Gate blocks are stacked in W, R and B in the order

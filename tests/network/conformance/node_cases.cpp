@@ -11,7 +11,7 @@
 
 #include "compiler/base/error.h"
 #include "compiler/graph/onnx_import.h"
-#include "compiler/network/op_table.h"
+#include "network/op_table.h"
 #include "kiln/compare.h"
 
 namespace kiln::network::conformance {

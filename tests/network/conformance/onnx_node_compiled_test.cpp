@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "compiler/base/error.h"
-#include "compiler/network/compile_network.h"
+#include "network/compile_network.h"
 #include "kiln/model.h"
 #include "runtime/process/kernel_exec.h"
 #include "runtime/process/temp_dir.h"

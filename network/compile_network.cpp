@@ -1,0 +1,194 @@
+#include "network/compile_network.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <optional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "network/artifact.h"
+#include "network/layout_plan.h"
+#include "network/lower_network.h"
+#include "network/memory_plan.h"
+#include "network/prepare_graph.h"
+#include "network/records_use.h"
+#include "tuner/history_best.h"
+
+namespace kiln::network {
+
+namespace {
+
+std::vector<LayerRow> layer_rows(const NetworkProgram& p) {
+  std::vector<LayerRow> rows;
+  for (const Step& s : p.steps) {
+    const Task& t = p.tasks[s.task];
+    uint64_t bytes = 0;
+    for (int b : s.args) bytes += p.buffers[b].bytes;
+    rows.push_back({s.node, s.op_type, t.workload.str(), t.tpl->name(), t.workload.dtype.str(),
+                    !t.untuned, t.flops, bytes});
+  }
+  return rows;
+}
+
+std::string model_json(const CompileReport& r, const Target& target) {
+  using nlohmann::json;
+  const NetworkProgram& p = r.program;
+  json j;
+  auto tensors = [](const std::vector<std::string>& names,
+                    const std::vector<std::vector<int64_t>>& shapes,
+                    const std::vector<ir::DataType>& dtypes) {
+    json a = json::array();
+    for (size_t i = 0; i < names.size(); ++i)
+      a.push_back({{"name", names[i]}, {"shape", shapes[i]}, {"dtype", dtypes[i].str()}});
+    return a;
+  };
+  j["target"] = target.name;
+  j["dtype"] = r.dtype.str();  // the --dtype asked for; each kernel's own is in "kernels"
+  j["inputs"] = tensors(p.input_names, p.input_shapes, p.input_dtypes);
+  j["outputs"] = tensors(p.output_names, p.output_shapes, p.output_dtypes);
+  j["workspace_bytes"] = p.workspace_bytes;
+  j["naive_workspace_bytes"] = p.naive_workspace_bytes;
+  j["params_bytes"] = p.params.size();
+  j["layers"] = json::array();
+  for (const LayerRow& l : r.layers)
+    j["layers"].push_back({{"node", l.node}, {"op", l.op_type}, {"workload", l.workload},
+                           {"dtype", l.dtype},
+                           {"template", l.tpl}, {"tuned", l.tuned}, {"flops", l.flops},
+                           {"bytes", l.bytes}});
+  j["kernels"] = json::array();
+  for (const Task& t : p.tasks)
+    j["kernels"].push_back(
+        {{"name", t.kernel},
+         {"template", t.tpl->name()},
+         {"dtype", t.workload.dtype.str()},
+         {"output_dtype",
+          t.workload.param_or("out_f32", 0) != 0 ? std::string("f32") : t.workload.dtype.str()},
+         {"workload", t.workload.str()},
+         {"config", json::parse(t.config.to_json())},
+         {"tuned", !t.untuned},
+         {"kept_untuned_config", t.kept_untuned_config},
+         {"calls", t.calls}});
+  return j.dump(2) + "\n";
+}
+
+std::string ms(double seconds) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(4) << seconds * 1e3 << " ms";
+  return s.str();
+}
+
+// The network's latency as the records measured it: calls x time over the tuned kernels.
+std::string estimated_latency(const NetworkProgram& p) {
+  double sum = 0;
+  int tuned = 0, kept = 0, calls = 0, tuned_calls = 0;
+  for (const Task& t : p.tasks) {
+    calls += t.calls;
+    if (t.untuned) continue;
+    sum += t.calls * t.tuned_cost_s;
+    ++tuned;
+    kept += t.kept_untuned_config;
+    tuned_calls += t.calls;
+  }
+  if (tuned == 0) return "";
+  std::ostringstream s;
+  s << "estimated latency from the records: " << ms(sum) << " (" << tuned << " of "
+    << p.tasks.size() << " kernels tuned";
+  if (kept > 0) s << ", " << kept << " of them kept their untuned config";
+  s << ", " << tuned_calls << " of " << calls << " calls"
+    << (tuned_calls < calls ? "; untuned kernels not counted" : "") << ")\n";
+  return s.str();
+}
+
+// The bytes a run of the program needs (arena, params, inputs and outputs) must fit in a 64-bit
+// board's address space (2^47 bytes of user space on x86-64 and AArch64 Linux): a binding such
+// as batch=2^40 is refused here, naming the bytes, rather than failing to allocate later.
+void check_fits_in_memory(const NetworkProgram& p) {
+  constexpr long double kAddressSpace = 140737488355328.0L;  // 2^47
+  long double io = 0;
+  for (const Buffer& b : p.buffers)
+    if (b.kind == BufferKind::Input || b.kind == BufferKind::Output) io += b.bytes;
+  const long double total = io + p.workspace_bytes + p.params.size();
+  user_check(total <= kAddressSpace)
+      << "the model needs " << std::setprecision(4) << total << " bytes to run (inputs and outputs "
+      << io << ", activations " << static_cast<long double>(p.workspace_bytes)
+      << "): more than a 64-bit board can address (2^47 bytes); bind smaller --input-shape sizes";
+}
+
+}  // namespace
+
+CompileReport compile_network(const CompileOptions& o) {
+  auto start = std::chrono::steady_clock::now();
+  CompileReport r;
+  // Import, bind input shapes, graph passes, BN folding, fusion: what `kiln tune` extracts
+  // its tasks from, so the tuned workloads are the compiled ones.
+  PreparedGraph prepared = prepare_graph(o.model_path, o.input_shapes, o.target, o.precision);
+  graph::Graph& g = prepared.graph;
+  r.bn_folded = prepared.bn_folded;
+  r.epilogues_fused = prepared.epilogues_fused;
+  r.precision = prepared.precision;
+  r.dtype = o.precision.dtype;
+  // Kernel calls, packed weights and layout conversions, then one arena for all activations.
+  tuner::LoadedRecords loaded;
+  if (!o.record_logs.empty()) loaded = tuner::load_records(o.record_logs);
+  const std::vector<tuner::TuningRecord>& records = loaded.records;
+  tuner::HistoryBest history(records);
+  // With records of several channel blocks per conv, the blocks are chosen for the whole
+  // network (kernel times + the conversions between neighbours), not per kernel.
+  std::optional<LayoutPlan> plan;
+  if (!records.empty()) {
+    plan = plan_layouts(g, o.target, records);
+    r.layout_choice = describe(*plan);
+  }
+  r.program = lower_network(g, o.target, history, plan ? &plan->choices : nullptr);
+  if (!o.record_logs.empty()) r.records_use = describe_records_use(loaded, o.target, r.program);
+  plan_memory(r.program);
+  check_fits_in_memory(r.program);
+  r.layers = layer_rows(r.program);
+  std::string name = o.name.empty() ? std::filesystem::path(o.model_path).stem().string() : o.name;
+  write_artifact(r.program, o.target, name.empty() ? "model" : name, model_json(r, o.target),
+                 o.out_dir);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+std::string format_report(const CompileReport& r) {
+  const NetworkProgram& p = r.program;
+  std::ostringstream s;
+  s << "tasks (" << p.tasks.size() << " unique kernels, " << p.steps.size() << " calls):\n";
+  for (const Task& t : p.tasks)
+    s << "  " << t.calls << "x  " << t.tpl->name() << "  " << t.workload.str()
+      << (t.untuned               ? "  [fallback]"
+          : t.kept_untuned_config ? "  [tuned " + ms(t.tuned_cost_s) + ", kept the untuned config]"
+                                  : "  [tuned " + ms(t.tuned_cost_s) + "]")
+      << "\n";
+  s << "layers:\n";
+  for (size_t i = 0; i < r.layers.size(); ++i) {
+    const LayerRow& l = r.layers[i];
+    s << "  " << i << "  " << l.node << "  " << l.op_type << "  " << l.workload << "  " << l.tpl
+      << "  " << (l.tuned ? "tuned" : "fallback") << "\n";
+  }
+  // A count and where to look, not the list: a network has dozens of untuned kernels and
+  // the task list above already marks each one.
+  const size_t untuned =
+      std::count_if(p.tasks.begin(), p.tasks.end(), [](const Task& t) { return t.untuned; });
+  if (untuned > 0)
+    s << "warning: " << untuned << " of " << p.tasks.size()
+      << " kernels untuned (fallback configs): the [fallback] rows above, \"tuned\": false in "
+      << "model.json\n";
+  if (!r.records_use.empty()) s << r.records_use;
+  s << estimated_latency(p);
+  if (!r.layout_choice.empty()) s << r.layout_choice << "\n";
+  s << "folded " << r.bn_folded << " BatchNormalization, fused " << r.epilogues_fused
+    << " epilogue ops\n";
+  if (r.dtype != ir::DataType::f32())
+    s << "precision " << r.dtype.str() << ": " << r.precision.str() << "\n";
+  s << "arena " << p.workspace_bytes << " bytes (naive sum " << p.naive_workspace_bytes
+    << "), params " << p.params.size() << " bytes\n";
+  s << "compile time " << r.seconds << " s\n";
+  return s.str();
+}
+
+}  // namespace kiln::network

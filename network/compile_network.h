@@ -1,0 +1,59 @@
+// `kiln compile`: an ONNX file to a model directory (model.so, model.params, model.json).
+// compile_network.cpp lists the whole pipeline in order; each step is its own file:
+//   import -> bind input shapes -> graph passes (infer shapes, fold constants...) ->
+//   fold BatchNormalization into Conv -> with records, choose every kernel's channel blocks
+//   jointly (layout_plan.h) -> lower to kernel calls (workloads, apply-history-best, packed
+//   constants, layout conversions) -> plan memory -> write the
+//   artifact (every kernel built once, the AOT executor, params, description).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/graph/bind.h"
+#include "network/assign_precision.h"
+#include "network/network_program.h"
+#include "compiler/target/target.h"
+
+namespace kiln::network {
+
+struct CompileOptions {
+  std::string model_path;
+  Target target;
+  std::vector<std::string> record_logs;  // tuning logs for apply-history-best
+  graph::ShapeBindings input_shapes;
+  std::string out_dir;
+  // The model's name (model.json, model.h's kiln_model_<NAME> table); "": the ONNX file's stem.
+  std::string name;
+  PrecisionOptions precision;  // --dtype, --keep-last-f32
+};
+
+// One row of the per-layer table (model.json "layers").
+struct LayerRow {
+  std::string node, op_type, workload, tpl;
+  std::string dtype = "f32";  // the kernel's inputs ("bf16" for a half conv), for model.json
+  bool tuned = false;
+  double flops = 0;    // of the call
+  uint64_t bytes = 0;  // its arguments' bytes: what it reads and writes at least once
+};
+
+struct CompileReport {
+  NetworkProgram program;
+  std::vector<LayerRow> layers;
+  int bn_folded = 0, epilogues_fused = 0;
+  std::string layout_choice;  // with records: the joint layout choice (layout_plan.h)
+  // With --records: how many records were read, matched this target and model, and why the
+  // rest did not (records_use.h).
+  std::string records_use;
+  PrecisionCounts precision;
+  ir::DataType dtype = ir::DataType::f32();  // what --dtype asked for
+  double seconds = 0;
+};
+
+// Compiles, writing out_dir's files only when everything succeeded.
+CompileReport compile_network(const CompileOptions& options);
+
+// Human-readable report: the task list with counts, the per-layer table, memory and time.
+std::string format_report(const CompileReport& report);
+
+}  // namespace kiln::network

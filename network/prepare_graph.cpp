@@ -1,0 +1,54 @@
+#include "network/prepare_graph.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "compiler/graph/onnx_import.h"
+#include "compiler/graph/passes/pipeline.h"
+#include "compiler/graph/printer.h"
+#include "network/fold_batch_norm.h"
+#include "network/fuse_epilogues.h"
+#include "compiler/graph/rewrites/rewrites.h"
+#include "schedules/attention.h"
+#include "schedules/data_movement.h"
+
+namespace kiln::network {
+
+PreparedGraph prepare_graph(const std::string& model_path, const graph::ShapeBindings& input_shapes) {
+  return prepare_graph(model_path, input_shapes, Target{}, PrecisionOptions{});
+}
+
+PreparedGraph prepare_graph(const std::string& model_path, const graph::ShapeBindings& input_shapes,
+                            const Target& target, const PrecisionOptions& precision) {
+  PreparedGraph p;
+  // KILN_DUMP_GRAPH=1 prints the graph after each step, as the generic pipeline does.
+  const bool dump = std::getenv("KILN_DUMP_GRAPH") != nullptr;
+  auto after = [&](const char* step) {
+    if (dump) std::cerr << "// after " << step << "\n" << p.graph;
+  };
+  // The ONNX file in canonical form, its inputs given sizes, then the generic graph passes
+  // (shape inference makes every value concrete, constant folding removes shape arithmetic).
+  p.graph = graph::import_onnx_file(model_path);
+  graph::bind_input_shapes(p.graph, input_shapes);
+  graph::run_graph_passes(p.graph);
+  // Split, LayerNorm/GELU patterns, attention, MatMul+bias: kernel-shaped nodes, within the
+  // limits of the kernels they will map to.
+  graph::RewriteOptions rewrite;
+  rewrite.max_concat_inputs = schedules::kMaxConcatInputs;
+  rewrite.attention_max_keys = schedules::kAttentionMaxKeys;
+  graph::run_rewrites(p.graph, rewrite);
+  // BN folding before fusion: the folded Conv gets a bias, and its Relu can then fuse.
+  p.bn_folded = fold_batch_norm(p.graph);
+  after("fold_batch_norm");
+  p.epilogues_fused = fuse_epilogues(p.graph);
+  after("fuse_epilogues");
+  // Last: the precision of each conv/dense is decided on the kernels as they will be built
+  // (epilogues fused), and the casts go between those kernels.
+  if (precision.dtype != ir::DataType::f32()) {
+    p.precision = assign_precision(p.graph, target, precision);
+    after("assign_precision");
+  }
+  return p;
+}
+
+}  // namespace kiln::network
