@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "compiler/base/error.h"
+#include "runtime/process/temp_dir.h"
 
 LLD_HAS_DRIVER(elf)
 
@@ -27,27 +28,6 @@ std::mutex& lld_mutex() {
   return m;
 }
 
-// A private directory for the input objects, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kiln-link-XXXXXX";
-    std::vector<char> buf(pattern.begin(), pattern.end());
-    buf.push_back('\0');
-    if (!mkdtemp(buf.data())) throw Error("cannot create a temporary directory at " + pattern);
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
 void write_file(const fs::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream f(path, std::ios::binary);
   f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
@@ -59,10 +39,10 @@ void write_file(const fs::path& path, const std::vector<uint8_t>& bytes) {
 void link_shared_object(const std::vector<std::vector<uint8_t>>& objects,
                         const std::string& out_path) {
   if (objects.empty()) throw UserError("link " + out_path + ": no objects to link");
-  TempDir dir;
+  TempDir dir("kiln-link");  // the input objects, removed with everything in it
   std::vector<std::string> inputs;
   for (size_t i = 0; i < objects.size(); ++i) {
-    inputs.push_back((dir.path() / ("module" + std::to_string(i) + ".o")).string());
+    inputs.push_back(dir.file("module" + std::to_string(i) + ".o"));
     write_file(inputs.back(), objects[i]);
   }
   const std::string tmp_out = out_path + ".tmp";
