@@ -106,12 +106,11 @@ std::string estimated_latency(const NetworkProgram& p) {
 // board's address space (2^47 bytes of user space on x86-64 and AArch64 Linux): a binding such
 // as batch=2^40 is refused here, naming the bytes, rather than failing to allocate later.
 void check_fits_in_memory(const NetworkProgram& p) {
-  constexpr long double kAddressSpace = 140737488355328.0L;  // 2^47
   long double io = 0;
   for (const Buffer& b : p.buffers)
     if (b.kind == BufferKind::Input || b.kind == BufferKind::Output) io += b.bytes;
   const long double total = io + p.workspace_bytes + p.params.size();
-  user_check(total <= kAddressSpace)
+  user_check(total <= graph::kAddressSpaceBytes)
       << "the model needs " << std::setprecision(4) << total << " bytes to run (inputs and outputs "
       << io << ", activations " << static_cast<long double>(p.workspace_bytes)
       << "): more than a 64-bit board can address (2^47 bytes); bind smaller --input-shape sizes";

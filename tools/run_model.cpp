@@ -9,19 +9,10 @@
 #include <set>
 
 #include "compiler/base/error.h"
+#include "kiln/npy_header.h"
 #include "tools/npy_file.h"
 
 namespace kiln::tools {
-
-namespace {
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
-}
-
-}  // namespace
 
 std::map<std::string, std::string> input_files(const std::vector<std::string>& specs) {
   std::map<std::string, std::string> files;
@@ -50,8 +41,8 @@ std::vector<std::string> read_inputs(const std::vector<TensorInfo>& inputs,
     // input has the same element count and would run silently to a wrong answer. (A raw
     // file states none; its size is checked below.)
     user_check(f.dtype.empty() || f.shape == t.shape)
-        << it->second << ": shape " << shape_text(f.shape) << ", but the model's input " << t.name
-        << " has shape " << shape_text(t.shape);
+        << it->second << ": shape " << npy::shape_text(f.shape) << ", but the model's input " << t.name
+        << " has shape " << npy::shape_text(t.shape);
     std::string bytes = converted(f, t.dtype, it->second + " (input " + t.name + ")");
     user_check(bytes.size() == t.bytes)
         << it->second << ": " << bytes.size() / dtype_bytes(t.dtype) << " values, input " << t.name

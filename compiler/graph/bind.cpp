@@ -131,13 +131,9 @@ void check_inputs_bound(const Graph& graph) {
     const ValueType& t = graph.types.at(in);
     if (t.is_concrete()) {
       // Beyond 2^47 bytes (a 64-bit board's user address space) no machine holds the input.
-      const long double bytes = static_cast<long double>(t.dtype.bytes()) *
-                                [&] {
-                                  long double n = 1;
-                                  for (int64_t d : t.dims()) n *= static_cast<long double>(d);
-                                  return n;
-                                }();
-      user_check(bytes <= 140737488355328.0L)
+      long double bytes = t.dtype.bytes();
+      for (int64_t d : t.dims()) bytes *= static_cast<long double>(d);
+      user_check(bytes <= kAddressSpaceBytes)
           << "input '" << in << "' bound to " << shape_str(t.dims()) << " would take " << bytes
           << " bytes: more than a 64-bit machine can address (2^47 bytes)";
       user_check(shape_numel(t.dims()) >= 0) << "input '" << in << "'";  // throws on overflow

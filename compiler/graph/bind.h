@@ -25,7 +25,12 @@ void bind_input_shapes(Graph& graph, const ShapeBindings& bindings);
 // is not an input, a value whose type contradicts the input's declared type.
 void freeze_inputs(Graph& graph, const std::map<std::string, HostTensor>& values);
 
-// The check alone: a UserError listing every unbound input dimension.
+// The user address space of a 64-bit board (x86-64 and AArch64 Linux): no tensor or model
+// beyond it can run anywhere kiln targets.
+inline constexpr long double kAddressSpaceBytes = 140737488355328.0L;  // 2^47
+
+// The check alone: a UserError listing every unbound input dimension (and one whose size is
+// beyond kAddressSpaceBytes).
 void check_inputs_bound(const Graph& graph);
 
 // "NAME=1,3,224,224" -> {"NAME", {1,3,224,224}}; "NAME=" is a scalar. The last '=' splits, so

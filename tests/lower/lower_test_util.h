@@ -19,6 +19,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/lower/lower.h"
 #include "compiler/te/schedule.h"
+#include "tests/test_util.h"
 
 namespace kiln::lower_test {
 
@@ -69,17 +70,6 @@ inline std::string lowered(const Schedule& s, const std::vector<Tensor>& args) {
   return ir::to_string(lower_verified(s, args).body);
 }
 
-// The message of the UserError that `f` throws, or "" (and a test failure) if it throws
-// none.
-template <typename F>
-std::string user_error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a kiln::UserError";
-  return "";
-}
+using kiln::test::user_error_of;  // tests/test_util.h
 
 }  // namespace kiln::lower_test

@@ -16,33 +16,15 @@
 #include "network/artifact.h"
 #include "network/compile_network.h"
 #include "tests/network/test_models.h"
+#include "tests/test_util.h"
 
 namespace kiln::network::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-ino_t inode(const fs::path& p) {
-  struct stat st {};
-  EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
-  return st.st_ino;
-}
-
-// The temporaries of the folder `name` in `parent`: .NAME.kiln-compile.*
-std::vector<std::string> temporaries(const fs::path& parent, const std::string& name) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(parent))
-    if (e.path().filename().string().rfind("." + name + ".kiln-compile", 0) == 0)
-      out.push_back(e.path().filename());
-  return out;
-}
+using kiln::test::inode;
+using kiln::test::read_file;
+using kiln::test::temporaries;
 
 std::string relu_model() {
   graph::test::ModelBuilder b(13);

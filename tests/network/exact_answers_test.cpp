@@ -24,11 +24,16 @@ using graph::DataType;
 using graph::HostTensor;
 using graph::test::ModelBuilder;
 
-// Compiles `bytes` for the host into dir/out and returns that folder.
-std::string compile_into(const TempDir& dir, const std::string& bytes) {
+// `bytes` as dir/net.onnx; returns its path.
+std::string write_onnx(const TempDir& dir, const std::string& bytes) {
   const std::string onnx = dir.path() + "/net.onnx";
   std::ofstream(onnx, std::ios::binary) << bytes;
-  CompileOptions o{onnx, host_target(), {}, {}, dir.path() + "/out"};
+  return onnx;
+}
+
+// Compiles `bytes` for the host into dir/out and returns that folder.
+std::string compile_into(const TempDir& dir, const std::string& bytes) {
+  CompileOptions o{write_onnx(dir, bytes), host_target(), {}, {}, dir.path() + "/out"};
   compile_network(o);
   return dir.path() + "/out";
 }
@@ -162,8 +167,7 @@ TEST(ExactAnswers, HugeBindingsAreRefusedNamingTheBytes) {
   b.node("MatMul", {"x", "w"}, {"y"});
   b.output("y");
   TempDir dir;
-  const std::string onnx = dir.path() + "/net.onnx";
-  std::ofstream(onnx, std::ios::binary) << b.bytes();
+  const std::string onnx = write_onnx(dir, b.bytes());
   for (int64_t batch : {int64_t{1} << 42, int64_t{1} << 58}) {
     CompileOptions o{onnx, host_target(), {}, {{"batch", {batch}}}, dir.path() + "/out"};
     try {
@@ -184,8 +188,7 @@ TEST(ExactAnswers, RecordsThatDoNotApplyAreExplained) {
   b.node("MatMul", {"x", "w"}, {"y"});
   b.output("y");
   TempDir dir;
-  const std::string onnx = dir.path() + "/net.onnx";
-  std::ofstream(onnx, std::ios::binary) << b.bytes();
+  const std::string onnx = write_onnx(dir, b.bytes());
   const std::string junk = dir.path() + "/junk.jsonl";
   std::ofstream(junk, std::ios::binary) << std::string("\x01\x02garbage\nmore garbage\n");
   // A record of a dense workload for another target (arm-neon), valid in itself.

@@ -18,39 +18,19 @@
 
 #include "compiler/base/error.h"
 #include "runtime/process/temp_dir.h"
+#include "tests/test_util.h"
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+using test::inode;
+using test::read_file;
+using test::temporaries;
+using test::user_error_of;
+using test::write_file;
 
 const std::string kTag = "kiln-compile";
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-}
-
-ino_t inode(const fs::path& p) {
-  struct stat st {};
-  EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
-  return st.st_ino;
-}
-
-// The entries of `parent` whose names start with ".NAME.TAG": temporaries of the folder NAME.
-std::vector<std::string> temporaries(const fs::path& parent, const std::string& name) {
-  std::vector<std::string> out;
-  const std::string prefix = "." + name + "." + kTag;
-  for (const auto& e : fs::directory_iterator(parent))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path().filename());
-  return out;
-}
 
 // A fill that writes the two files the replacement owns.
 void write_model(const std::string& tmp, const std::string& version) {
@@ -69,17 +49,6 @@ pid_t dead_pid() {
   int status = 0;
   waitpid(pid, &status, 0);
   return pid;
-}
-
-template <typename F>
-std::string user_error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no UserError";
-  return "";
 }
 
 TEST(ReplaceFolder, AFreshFolderAppearsOnlyAtTheSwap) {

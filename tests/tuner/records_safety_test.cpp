@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "compiler/base/error.h"
+#include "tests/test_util.h"
 #include "tests/tuner/records_test_util.h"
 #include "tuner/history_best.h"
 #include "tuner/records.h"
@@ -19,15 +20,7 @@ using testing::DenseTask;
 using testing::read_text;
 using testing::TempDir;
 using testing::write_text;
-
-std::string user_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
+using kiln::test::user_error_of;
 
 TEST(RecordsSafety, AFileThatIsNotALogIsRefusedAndLeftAlone) {
   TempDir dir;
