@@ -106,6 +106,14 @@ TEST(ModelApp, HostRefusals) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("holds 5 floats, input 'x' (4,32) needs 128"), std::string::npos) << r.out;
 
+  // The same 128 floats in another shape are another input: refused, never run on their bytes.
+  for (const char* shape : {"(32, 4)", "(128,)", "(1, 4, 32)"}) {
+    write_npy(dir.file("shaped.npy"), test_input(), shape);
+    r = run({KILN_MODEL_APP, dir.path(), dir.file("shaped.npy")}, dir);
+    EXPECT_EQ(r.status, 2) << shape;
+    EXPECT_NE(r.out.find("the model takes (4, 32)"), std::string::npos) << shape << ": " << r.out;
+  }
+
   const TestModel other = make_test_model("tiny", 5);
   write_params_file(dir.file("model.params"), other.params.data(), other.params.size());
   r = run({KILN_MODEL_APP, dir.path(), dir.file("input.bin")}, dir);
