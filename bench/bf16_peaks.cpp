@@ -4,11 +4,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 
 #include "kiln/cpu_features.h"
+#include "kiln/timing.h"
 
 namespace kiln::bench {
 
@@ -16,16 +16,11 @@ namespace {
 
 template <typename F>
 double best_seconds(F run) {
-  double best = 1e30;
   // The best of many short runs (each well under a scheduler time slice): on a shared machine
   // the best one is the least disturbed.
-  for (int rep = 0; rep < 300; ++rep) {
-    auto t0 = std::chrono::steady_clock::now();
-    run();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (s < best) best = s;
-  }
-  return best;
+  kiln::TimingOptions o;
+  o.repeat = 300;
+  return kiln::time_calls(run, o).best();
 }
 
 __attribute__((target("avx512f,avx512bf16"), noinline)) float vdpbf16ps_loop(int64_t n) {

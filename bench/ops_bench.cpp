@@ -24,7 +24,7 @@
 #include "schedules/registry.h"
 #include "schedules/winograd.h"
 #include "tuner/builder.h"
-#include "tuner/local_runner.h"
+#include "tuner/check_kernel.h"
 
 namespace {
 
@@ -91,7 +91,6 @@ Timing time_config(const OpTemplate& tpl, const Workload& w, const kiln::Target&
     auto k = kiln::tuner::lower_template(tpl, w, t, cfg, "bench");
     kiln::tuner::RunOptions o;
     o.threads = threads;
-    o.warmup = 1;
     o.repeat = 3;
     if (check) {
       auto c = kiln::tuner::check_built_kernel(tpl, w, t, k, o);

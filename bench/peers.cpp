@@ -4,13 +4,13 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <functional>
 #include <random>
 #include <unordered_map>
 #include <vector>
 
+#include "kiln/timing.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace kiln::bench {
@@ -20,15 +20,11 @@ namespace {
 bool best_of = false;  // set_peer_best_of
 
 double timed_ms(const std::function<void()>& run, int repeat) {
-  run();  // warm-up
-  std::vector<double> t;
-  for (int i = 0; i < std::max(1, repeat); ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    run();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return best_of ? t.front() : t[t.size() / 2];
+  TimingOptions o;
+  o.warmup = 1;
+  o.repeat = repeat;
+  const Timing t = time_calls(run, o);
+  return best_of ? t.best_ms() : t.median_ms();
 }
 
 std::vector<float> random_floats(size_t n) {

@@ -10,7 +10,6 @@
 // The byte counts must be the ones `kiln inspect --so` printed: a bare kernel .so carries
 // no shapes (the compiled model's params and metadata will, once `kiln compile` exists).
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "kiln/runtime.h"
+#include "kiln/timing.h"
 
 int main(int argc, char** argv) {
   if (argc < 4) {
@@ -55,19 +55,15 @@ int main(int argc, char** argv) {
       for (size_t j = 0; j < sizes[i] / sizeof(float); ++j) f[j] = float((j * 7 + i) % 17) / 8.5f - 1.0f;
       args.push_back(buffers.back().data());
     }
-    kernel(args.data());  // warm-up
-    std::vector<double> ms;
-    for (int r = 0; r < std::max(1, repeat); ++r) {
-      auto t0 = std::chrono::steady_clock::now();
-      kernel(args.data());
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(ms.begin(), ms.end());
+    kiln::TimingOptions timing;
+    timing.warmup = 1;
+    timing.repeat = repeat;
+    const kiln::Timing t = kiln::time_calls([&] { kernel(args.data()); }, timing);
     const auto* out = static_cast<const unsigned char*>(buffers.back().data());
     unsigned long long checksum = 1469598103934665603ull;  // FNV-1a over the output bytes
     for (size_t j = 0; j < sizes.back(); ++j) checksum = (checksum ^ out[j]) * 1099511628211ull;
     std::printf("%s: median %.4f ms over %d runs on %d thread(s), output checksum %016llx\n",
-                argv[2], ms[ms.size() / 2], repeat, pool.num_threads(), checksum);
+                argv[2], t.median_ms(), repeat, pool.num_threads(), checksum);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
     return 1;

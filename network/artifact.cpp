@@ -1,7 +1,7 @@
 #include "network/artifact.h"
 
 #include <filesystem>
-#include <fstream>
+#include <system_error>
 
 #include "compiler/base/error.h"
 #include "compiler/base/output_paths.h"
@@ -10,6 +10,7 @@
 #include "compiler/codegen/link.h"
 #include "network/model_header.h"
 #include "kiln/params.h"
+#include "runtime/process/file_bytes.h"
 #include "tuner/builder.h"
 
 namespace kiln::network {
@@ -53,10 +54,11 @@ codegen::ExecutorPlan executor_plan(const NetworkProgram& p, const std::string& 
 }
 
 void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  f.close();
-  user_check(f.good()) << "cannot write " << path.string();
+  try {
+    write_file_bytes(path.string(), text);
+  } catch (const std::system_error& e) {
+    user_error() << e.what();
+  }
 }
 
 }  // namespace

@@ -145,9 +145,35 @@ class Conv2dWinograd : public Conv2dTemplate {
   ScheduledKernel schedule(const Workload& w, const Target& t, const Config& cfg) const override;
 };
 
-ScheduledKernel Conv2dWinograd::schedule(const Workload& w, const Target& t,
-                                         const Config& cfg) const {
-  const Conv2dParams p = params(w);
+// The sizes and switches of one Winograd kernel, from the workload, target and config: what
+// every step below reads.
+struct WinogradDims {
+  Conv2dParams p;
+  const WinogradTransform& tf;  // F(m, 3)
+  DataType st;                  // the storage type: data, weights and V
+  bool f16_blocks;              // f16: the GEMM sums in f16 per channel block, then in f32
+  bool parallel;
+  int64_t lanes, m, icb, ocb;
+  int64_t a, oh, ow;      // alpha = m + 2; the output's height and width
+  int64_t th, tw, tiles;  // tiles down, across, and over the whole batch
+  int64_t cb, ob;         // input and output channel blocks
+};
+
+// The kernel's tensors, in the order they are computed; each compute step fills its own and
+// each schedule step schedules them.
+struct WinogradTensors {
+  te::Tensor padded;          // zero-padded data
+  te::Tensor d1, vt;          // input transform: rows (B^T d), then V
+  IterVar rco, rci;           // the GEMM's reduction (f32 accumulation)
+  F16PartialSums blocks;      // f16 blocks: the GEMM's f16 partial sums and f32 sum
+  te::Tensor macc, mt;        // GEMM: the accumulators, then M
+  te::Tensor o1, ytile, out;  // output transform: rows (A^T M), Y, then the epilogue
+};
+
+// Reads the config into the kernel's sizes, in the order the knobs were always read (an
+// invalid config fails on the same knob).
+WinogradDims winograd_dims(const Conv2dParams& p, const Workload& w, const Target& t,
+                           const Config& cfg) {
   // Data, weights and the transformed input (the GEMM's operands) are stored in the
   // workload's type; the transforms compute in f32, as does the GEMM's accumulation across
   // channel blocks: f16's 11 bits would lose too much to F(4)'s and F(6)'s larger
@@ -161,14 +187,17 @@ ScheduledKernel Conv2dWinograd::schedule(const Workload& w, const Target& t,
   const int64_t th = ceil_div(oh, m), tw = ceil_div(ow, m), tiles = p.n * th * tw;
   const int64_t cb = ceil_div(p.c, icb), ob = ceil_div(p.o, ocb);
   const bool parallel = cfg["parallel"] != 0;
+  return {p, tf, st, f16_blocks, parallel, lanes, m, icb, ocb, a, oh, ow, th, tw, tiles, cb, ob};
+}
 
-  te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, st, "data");
-  te::Tensor weight = te::placeholder({a, a, ob, cb, icb, ocb}, st, "weight.winograd");
-  EpilogueTensors ep = make_epilogue_placeholders(w, ob * ocb, {p.n, ob, oh, ow, ocb});
-
-  // Zero-padded input covering every tile's window (the last tiles may reach past the pad).
+// Zero-padded input covering every tile's window (the last tiles may reach past the pad), so
+// the input transform reads every window without bounds checks.
+te::Tensor compute_padded_input(const WinogradDims& d, const te::Tensor& data) {
+  const Conv2dParams& p = d.p;
+  const DataType st = d.st;
+  const int64_t m = d.m, th = d.th, tw = d.tw, cb = d.cb, icb = d.icb;
   const int64_t hp = th * m + 2, wp = tw * m + 2;
-  te::Tensor padded = te::compute(
+  return te::compute(
       {p.n, cb, hp, wp, icb},
       [&](const std::vector<Var>& v) -> Expr {
         Expr y = v[2], x = v[3];
@@ -178,8 +207,15 @@ ScheduledKernel Conv2dWinograd::schedule(const Workload& w, const Target& t,
         return ir::make_select(inside, data(v[0], v[1], yy, xx, v[4]), ir::make_zero(st));
       },
       "data.pad");
+}
 
-  // Input transform, rows then columns: d1 = B^T d, V = d1 B.
+// Input transform, rows then columns: d1 = B^T d, V = d1 B, in f32 from the padded data, V
+// stored in the storage type as the GEMM's operand (ts.d1, ts.vt).
+void compute_input_transform(const WinogradDims& d, WinogradTensors& ts) {
+  const DataType f32 = DataType::f32(), st = d.st;
+  const WinogradTransform& tf = d.tf;
+  const int64_t m = d.m, a = d.a, th = d.th, tw = d.tw, tiles = d.tiles, cb = d.cb, icb = d.icb;
+  const te::Tensor& padded = ts.padded;
   auto tile_y = [&](const Expr& t_) { return (t_ / tw) % th * m; };
   auto tile_x = [&](const Expr& t_) { return t_ % tw * m; };
   te::Tensor d1 = te::compute(
@@ -203,9 +239,19 @@ ScheduledKernel Conv2dWinograd::schedule(const Workload& w, const Target& t,
         }));
       },
       "winograd.in");
+  ts.d1 = d1;
+  ts.vt = vt;
+}
 
-  // Batched GEMM over the alpha^2 positions, accumulated in registers (Local) per tile.
-  // f16 blocks: f16 sums over one channel block (`fmla .8h`), added into f32 per block.
+// Batched GEMM over the alpha^2 positions, accumulated in registers (Local) per tile.
+// f16 blocks: f16 sums over one channel block (`fmla .8h`), added into f32 per block
+// (ts.rco, ts.rci, ts.blocks, ts.macc, ts.mt). The reduce axes are made in both cases, as
+// they always were, though the f16 blocks bring their own.
+void compute_batched_gemm(const WinogradDims& d, const te::Tensor& weight, WinogradTensors& ts) {
+  const DataType f32 = DataType::f32();
+  const bool f16_blocks = d.f16_blocks;
+  const int64_t a = d.a, ob = d.ob, tiles = d.tiles, cb = d.cb, icb = d.icb, ocb = d.ocb;
+  const te::Tensor& vt = ts.vt;
   IterVar rco = te::reduce_axis(cb, "rco"), rci = te::reduce_axis(icb, "rci");
   F16PartialSums blocks;
   te::Tensor macc;
@@ -231,8 +277,23 @@ ScheduledKernel Conv2dWinograd::schedule(const Workload& w, const Target& t,
       {a, a, ob, tiles, ocb},
       [&](const std::vector<Var>& v) -> Expr { return macc(v[0], v[1], v[2], v[3], v[4]); },
       "winograd.gemm");
+  ts.rco = rco;
+  ts.rci = rci;
+  ts.blocks = blocks;
+  ts.macc = macc;
+  ts.mt = mt;
+}
 
-  // Output transform, rows then columns: o1 = A^T M, Y = o1 A; then the epilogue.
+// Output transform, rows then columns: o1 = A^T M, Y = o1 A; then the epilogue, which
+// writes the blocked output in the workload's type (ts.o1, ts.ytile, ts.out).
+void compute_output_transform(const WinogradDims& d, const Workload& w, const EpilogueTensors& ep,
+                              WinogradTensors& ts) {
+  const DataType f32 = DataType::f32();
+  const WinogradTransform& tf = d.tf;
+  const Conv2dParams& p = d.p;
+  const int64_t m = d.m, a = d.a, oh = d.oh, ow = d.ow, th = d.th, tw = d.tw, ob = d.ob,
+                ocb = d.ocb;
+  const te::Tensor& mt = ts.mt;
   te::Tensor o1 = te::compute(
       {p.n, ob, th, tw, m, a, ocb},
       [&](const std::vector<Var>& v) -> Expr {
@@ -264,97 +325,142 @@ ScheduledKernel Conv2dWinograd::schedule(const Workload& w, const Target& t,
         return ir::make_cast(ot, apply_epilogue(w, ep, value, idx, v[1] * ocb + v[4]));
       },
       "conv");
+  ts.o1 = o1;
+  ts.ytile = ytile;
+  ts.out = out;
+}
 
-  te::Schedule sch({out});
-  schedule_copy_stage(sch, padded, parallel);
+// Input transform: per (channel block, tile), the alpha x alpha window in registers. The
+// row pass (d1) is computed inside V's fused (channel block, tile) loop, in Local scope, so
+// it never reaches memory; both unroll their alpha x alpha loops so the coefficients fold.
+void schedule_input_transform(te::Schedule& sch, const WinogradTensors& ts, bool parallel) {
+  const te::Tensor &vt = ts.vt, &d1 = ts.d1;
+  te::Stage s = sch[vt];
+  s.reorder({s.axis(2), s.axis(3), s.axis(0), s.axis(1), s.axis(4)});
+  IterVar outer = s.fuse(s.axis(2), s.axis(3));
+  if (parallel) s.parallel(outer);
+  s.unroll(s.axis(0));
+  s.unroll(s.axis(1));
+  s.vectorize(s.axis(4));
+  te::Stage r = sch[d1];
+  r.set_scope(ir::MemScope::Local);
+  r.compute_at(s, outer);
+  r.unroll(r.axis(2));
+  r.unroll(r.axis(3));
+  r.vectorize(r.axis(4));
+}
 
-  // Input transform: per (channel block, tile), the alpha x alpha window in registers.
-  {
-    te::Stage s = sch[vt];
-    s.reorder({s.axis(2), s.axis(3), s.axis(0), s.axis(1), s.axis(4)});
-    IterVar outer = s.fuse(s.axis(2), s.axis(3));
-    if (parallel) s.parallel(outer);
-    s.unroll(s.axis(0));
-    s.unroll(s.axis(1));
-    s.vectorize(s.axis(4));
-    te::Stage r = sch[d1];
+// GEMM: mr tiles x oc_bn channels of accumulators over the whole reduction, register-blocked
+// like dense.packed: M's loops are split into the register tile, and the accumulators
+// (Local) are computed at its tile loop with the reduction outside the unrolled tile. f16
+// blocks hand the inner block reduction to schedule_f16_partial_sums; f32 splits the inner
+// channel loop (rci) by gcd(k_unroll, ic_bn) and unrolls it.
+void schedule_batched_gemm(te::Schedule& sch, const WinogradDims& d, const WinogradTensors& ts,
+                           const Target& t, const Config& cfg) {
+  const DataType st = d.st;
+  const bool parallel = d.parallel, f16_blocks = d.f16_blocks;
+  const int64_t lanes = d.lanes, icb = d.icb;
+  const te::Tensor &mt = ts.mt, &macc = ts.macc;
+  const F16PartialSums& blocks = ts.blocks;
+  const IterVar &rco = ts.rco, &rci = ts.rci;
+  te::Stage s = sch[mt];
+  auto [to, ti] = s.split(s.axis(3), cfg["mr"]);
+  auto [ov, ol] = s.split(s.axis(4), lanes);
+  IterVar outer = s.fuse(s.fuse(s.axis(0), s.axis(1)), s.axis(2));
+  s.reorder({outer, to, ti, ov, ol});
+  if (parallel) s.parallel(outer);
+  s.unroll(ti);
+  s.unroll(ov);
+  s.vectorize(ol);
+  te::Stage acc = sch[macc];
+  acc.set_scope(ir::MemScope::Local);
+  acc.compute_at(s, to);
+  auto [aov, aol] = acc.split(acc.axis(4), lanes);
+  const int64_t ku = std::gcd(cfg["k_unroll"], icb);
+  if (f16_blocks) {
+    acc.reorder({acc.axis(0), acc.axis(1), acc.axis(2), blocks.outer[0], acc.axis(3), aov, aol});
+    schedule_f16_partial_sums(sch, blocks, t.lanes(st), ku);
+  } else {
+    std::vector<IterVar> order = {acc.axis(0), acc.axis(1), acc.axis(2), rco};
+    IterVar k_inner = rci;
+    if (ku > 1) {
+      auto [ko, ki] = acc.split(rci, ku);
+      order.push_back(ko);
+      k_inner = ki;
+    }
+    order.insert(order.end(), {k_inner, acc.axis(3), aov, aol});
+    acc.reorder(order);
+    if (ku > 1) acc.unroll(k_inner);
+  }
+  acc.unroll(acc.axis(3));
+  acc.unroll(aov);
+  acc.vectorize(aol);
+}
+
+// Output transform and epilogue per m x m output tile, the tile's values in registers: the
+// output's rows and columns are split by m so each tile's Y and its row pass o1 are computed
+// (Local) inside the tile's loop, unrolled so the coefficients fold.
+void schedule_output_transform(te::Schedule& sch, const WinogradDims& d,
+                               const WinogradTensors& ts) {
+  const bool parallel = d.parallel;
+  const int64_t m = d.m, lanes = d.lanes;
+  const te::Tensor &out = ts.out, &ytile = ts.ytile, &o1 = ts.o1;
+  te::Stage s = sch[out];
+  auto [yo, yi] = s.split(s.axis(2), m);
+  auto [xo, xi] = s.split(s.axis(3), m);
+  auto [ov, ol] = s.split(s.axis(4), lanes);
+  s.reorder({s.axis(0), s.axis(1), yo, xo, yi, xi, ov, ol});
+  IterVar outer = s.fuse(s.fuse(s.axis(0), s.axis(1)), yo);
+  if (parallel) s.parallel(outer);
+  s.unroll(yi);
+  s.unroll(xi);
+  s.unroll(ov);
+  s.vectorize(ol);
+  // The tile's values (Y), and its row pass (o1) inside Y's loops (its only reader).
+  te::Stage parent = s;
+  IterVar at = xo;
+  for (const te::Tensor& stage : {ytile, o1}) {
+    te::Stage r = sch[stage];
     r.set_scope(ir::MemScope::Local);
-    r.compute_at(s, outer);
-    r.unroll(r.axis(2));
-    r.unroll(r.axis(3));
-    r.vectorize(r.axis(4));
+    r.compute_at(parent, at);
+    at = r.axis(3);
+    auto [rv, rl] = r.split(r.axis(6), lanes);
+    r.unroll(r.axis(4));
+    r.unroll(r.axis(5));
+    r.unroll(rv);
+    r.vectorize(rl);
+    parent = r;
   }
-  // GEMM: mr tiles x oc_bn channels of accumulators over the whole reduction.
-  {
-    te::Stage s = sch[mt];
-    auto [to, ti] = s.split(s.axis(3), cfg["mr"]);
-    auto [ov, ol] = s.split(s.axis(4), lanes);
-    IterVar outer = s.fuse(s.fuse(s.axis(0), s.axis(1)), s.axis(2));
-    s.reorder({outer, to, ti, ov, ol});
-    if (parallel) s.parallel(outer);
-    s.unroll(ti);
-    s.unroll(ov);
-    s.vectorize(ol);
-    te::Stage acc = sch[macc];
-    acc.set_scope(ir::MemScope::Local);
-    acc.compute_at(s, to);
-    auto [aov, aol] = acc.split(acc.axis(4), lanes);
-    const int64_t ku = std::gcd(cfg["k_unroll"], icb);
-    if (f16_blocks) {
-      acc.reorder({acc.axis(0), acc.axis(1), acc.axis(2), blocks.outer[0], acc.axis(3), aov, aol});
-      schedule_f16_partial_sums(sch, blocks, t.lanes(st), ku);
-    } else {
-      std::vector<IterVar> order = {acc.axis(0), acc.axis(1), acc.axis(2), rco};
-      IterVar k_inner = rci;
-      if (ku > 1) {
-        auto [ko, ki] = acc.split(rci, ku);
-        order.push_back(ko);
-        k_inner = ki;
-      }
-      order.insert(order.end(), {k_inner, acc.axis(3), aov, aol});
-      acc.reorder(order);
-      if (ku > 1) acc.unroll(k_inner);
-    }
-    acc.unroll(acc.axis(3));
-    acc.unroll(aov);
-    acc.vectorize(aol);
-  }
-  // Output transform and epilogue per m x m output tile, the tile's values in registers.
-  {
-    te::Stage s = sch[out];
-    auto [yo, yi] = s.split(s.axis(2), m);
-    auto [xo, xi] = s.split(s.axis(3), m);
-    auto [ov, ol] = s.split(s.axis(4), lanes);
-    s.reorder({s.axis(0), s.axis(1), yo, xo, yi, xi, ov, ol});
-    IterVar outer = s.fuse(s.fuse(s.axis(0), s.axis(1)), yo);
-    if (parallel) s.parallel(outer);
-    s.unroll(yi);
-    s.unroll(xi);
-    s.unroll(ov);
-    s.vectorize(ol);
-    // The tile's values (Y), and its row pass (o1) inside Y's loops (its only reader).
-    te::Stage parent = s;
-    IterVar at = xo;
-    for (const te::Tensor& stage : {ytile, o1}) {
-      te::Stage r = sch[stage];
-      r.set_scope(ir::MemScope::Local);
-      r.compute_at(parent, at);
-      at = r.axis(3);
-      auto [rv, rl] = r.split(r.axis(6), lanes);
-      r.unroll(r.axis(4));
-      r.unroll(r.axis(5));
-      r.unroll(rv);
-      r.vectorize(rl);
-      parent = r;
-    }
-  }
+}
 
-  return {std::move(sch), with_epilogue_args({data, weight}, ep, out),
+ScheduledKernel Conv2dWinograd::schedule(const Workload& w, const Target& t,
+                                         const Config& cfg) const {
+  const WinogradDims d = winograd_dims(params(w), w, t, cfg);
+  const Conv2dParams& p = d.p;
+  te::Tensor data = te::placeholder({p.n, d.cb, p.h, p.w, d.icb}, d.st, "data");
+  te::Tensor weight =
+      te::placeholder({d.a, d.a, d.ob, d.cb, d.icb, d.ocb}, d.st, "weight.winograd");
+  EpilogueTensors ep = make_epilogue_placeholders(w, d.ob * d.ocb, {p.n, d.ob, d.oh, d.ow, d.ocb});
+
+  WinogradTensors ts;
+  ts.padded = compute_padded_input(d, data);
+  compute_input_transform(d, ts);
+  compute_batched_gemm(d, weight, ts);
+  compute_output_transform(d, w, ep, ts);
+
+  te::Schedule sch({ts.out});
+  schedule_copy_stage(sch, ts.padded, d.parallel);
+  schedule_input_transform(sch, ts, d.parallel);
+  schedule_batched_gemm(sch, d, ts, t, cfg);
+  schedule_output_transform(sch, d, ts);
+
+  const int64_t icb = d.icb, ocb = d.ocb;
+  return {std::move(sch), with_epilogue_args({data, weight}, ep, ts.out),
           blocked_conv_args(inputs(w), output(w), p, icb, ocb,
-                            [p, tf = &tf, icb, ocb](const Values& v) {
+                            [p, tf = &d.tf, icb, ocb](const Values& v) {
                               return pack_winograd_weight(v, p, *tf, icb, ocb);
                             },
-                            a * a * ob * cb * icb * ocb),
+                            d.a * d.a * d.ob * d.cb * icb * ocb),
           p.flops()};
 }
 

@@ -1,35 +1,45 @@
-// Small helpers the test suites share: a file's text, a file written whole, an inode, the
-// temporaries a folder replacement leaves beside a folder, and the message of a UserError.
+// Small helpers the test suites share: a file's text, a file written whole, an inode, a PID
+// no process has, the temporaries a folder replacement leaves beside a folder, and the message
+// of a UserError.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "compiler/base/error.h"
+#include "runtime/process/file_bytes.h"
 
 namespace kiln::test {
 
+// The file's bytes, or "" when it cannot be read.
 inline std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_file_bytes_or_empty(p.string());
 }
 
+// Throws (std::system_error naming the path) when the file cannot be written.
 inline void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
+  write_file_bytes(p.string(), text);
 }
 
 inline ino_t inode(const std::filesystem::path& p) {
   struct stat st {};
   EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
   return st.st_ino;
+}
+
+// A PID that no process has: a child's, once it has exited and been reaped.
+inline pid_t dead_pid() {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return pid;
 }
 
 // The entries of `parent` whose names start with ".NAME.TAG": the temporaries that

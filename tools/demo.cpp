@@ -11,7 +11,7 @@
 #include "schedules/registry.h"
 #include "tools/subcommands.h"
 #include "tuner/builder.h"
-#include "tuner/local_runner.h"
+#include "tuner/check_kernel.h"
 
 namespace kiln::tools {
 
@@ -51,7 +51,6 @@ int run_demo(const std::vector<std::string>& targets, std::string runner, int th
     tuner::RunOptions options;
     options.threads = threads;
     options.repeat = repeat;
-    options.warmup = 1;
     options.aarch64_runner = runner;
     for (const DemoKernel& d : demo_kernels()) {
       const schedules::OpTemplate& tpl = *schedules::templates_for(d.workload, target).front();

@@ -22,7 +22,7 @@
 #include "tools/workload_args.h"
 #include "tuner/builder.h"
 #include "tuner/history_best.h"
-#include "tuner/local_runner.h"
+#include "tuner/check_kernel.h"
 
 namespace kiln::tools {
 
@@ -123,7 +123,6 @@ int run_inspect(const InspectArgs& a) {
   tuner::RunOptions o;
   o.threads = a.threads;
   o.repeat = a.repeat;
-  o.warmup = 1;
   o.aarch64_runner = a.runner.empty() ? KILN_DEFAULT_AARCH64_RUNNER : a.runner;
   user_check(a.runner.empty() || access(a.runner.c_str(), X_OK) == 0)
       << "--runner " << a.runner << ": not an executable file";

@@ -3,14 +3,14 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <sstream>
+#include <system_error>
 
 #include "compiler/base/error.h"
 #include "kiln/half.h"
 #include "kiln/npy_header.h"
+#include "runtime/process/file_bytes.h"
 
 namespace kiln::tools {
 
@@ -107,13 +107,11 @@ size_t dtype_bytes(const std::string& dtype) {
 TensorFile read_tensor_file(const std::string& path) {
   std::error_code ec;
   user_check(!std::filesystem::is_directory(path, ec)) << path << " is a folder, not a tensor file";
-  std::ifstream f(path, std::ios::binary);
-  user_check(f.good()) << "cannot read " << path;
   std::string bytes;
   try {
-    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  } catch (const std::ios_base::failure& e) {
-    user_error() << "cannot read " << path << ": " << e.what();
+    bytes = read_file_bytes(path);
+  } catch (const std::system_error& e) {
+    user_error() << e.what();
   }
   TensorFile out;
   if (path.size() < 4 || path.substr(path.size() - 4) != ".npy") {
@@ -166,15 +164,15 @@ void write_npy(const std::string& path, const std::string& dtype, const std::vec
       "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
-  std::ofstream f(path, std::ios::binary);
-  f.write("\x93NUMPY\x01\x00", 8);
   const uint16_t len = static_cast<uint16_t>(header.size());
   const char le[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-  f.write(le, 2);
-  f << header;
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  f.close();
-  user_check(f.good()) << "cannot write " << path;
+  std::string file("\x93NUMPY\x01\x00", 8);
+  file.append(le, 2).append(header).append(bytes);
+  try {
+    write_file_bytes(path, file);
+  } catch (const std::system_error& e) {
+    user_error() << e.what();
+  }
 }
 
 F32File read_f32_file(const std::string& path) {

@@ -3,7 +3,6 @@
 // min, max over the runs) and writes each output as NAME.npy. With --farm HOST:PORT --key KEY
 // the same happens on a board of the farm (run_farm.cpp).
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -13,6 +12,7 @@
 #include "compiler/base/output_paths.h"
 #include "kiln/model.h"
 #include "kiln/runtime.h"
+#include "kiln/timing.h"
 #include "tools/model_profile.h"
 #include "tools/run_model.h"
 #include "tools/subcommands.h"
@@ -90,12 +90,10 @@ int run_model(const RunArgs& a) {
   std::vector<void*> op;
   for (auto& v : in) ip.push_back(v.data());
   for (auto& v : out) op.push_back(v.data());
+  TimingOptions timing;
+  timing.repeat = a.runs;
   std::vector<double> ms;
-  for (int r = 0; r < a.runs; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    run_checked(m, ip, op);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
+  for (double s : time_calls([&] { run_checked(m, ip, op); }, timing).seconds) ms.push_back(s * 1e3);
   print_latency(ms, std::to_string(m.num_threads()));
   if (!a.profile.empty()) write_layer_profile(m, a, ip, op);
   write_outputs(a.output, m.outputs(), out);

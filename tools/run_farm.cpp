@@ -5,13 +5,13 @@
 // architecture than this machine, so the model's inputs and outputs come from model.json, not
 // from loading model.so here.
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <iterator>
+#include <system_error>
 
 #include "compiler/base/error.h"
 #include "rpc/farm/client.h"
 #include "rpc/farm/transport.h"
+#include "runtime/process/file_bytes.h"
 #include "tools/farm_args.h"
 #include "tools/model_profile.h"
 #include "tools/npy_file.h"
@@ -21,9 +21,12 @@ namespace kiln::tools {
 namespace {
 
 std::string read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  user_check(f.good()) << "cannot read " << path << ": is it a directory written by kiln compile?";
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  try {
+    return read_file_bytes(path);
+  } catch (const std::system_error& e) {
+    user_error() << e.what() << " (is it a directory written by kiln compile?)";
+    throw;  // not reached: user_error() throws
+  }
 }
 
 // model.json's "inputs" or "outputs".

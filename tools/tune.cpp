@@ -83,11 +83,13 @@ int run_tune(const TuneArgs& a) {
   // not an error of the run (the log holds every finished measurement).
   try {
     if (more > 0)
-      tuner.tune(more, *runner, log, g_stop, [&](const tuner::TuneStatus& s) {
-        if (!a.quiet) print_progress(1, 1, s, "");
-      });
+      tuner.tune(more, *runner,
+                 {tuner::append_to(log), tuner::report_progress([&](const tuner::TuneStatus& s) {
+                    if (!a.quiet) print_progress(1, 1, s, "");
+                  })},
+                 g_stop);
     if (!a.quiet) end_progress_line();
-    if (!g_stop && more > 0) tuner.remeasure_best(*runner, log, g_stop);
+    if (!g_stop && more > 0) tuner.remeasure_best(*runner, {tuner::append_to(log)}, g_stop);
   } catch (const std::exception&) {
     if (!g_stop) throw;
     if (!a.quiet) end_progress_line();

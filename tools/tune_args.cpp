@@ -10,6 +10,7 @@
 
 #include "rpc/farm/transport.h"
 #include "tools/farm_args.h"
+#include "tuner/measure/farm_runner.h"
 
 namespace kiln::tools {
 

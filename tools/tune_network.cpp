@@ -86,7 +86,7 @@ void measure_conversions(const TuneArgs& a, const Target& target, const graph::S
     if (g_stop) return;
     const schedules::OpTemplate* tpl = schedules::templates_for(w, target).front();
     tuner::TuneTask task{tpl, w, target, tpl->fallback(w, target), {}};
-    tuner::TaskTuner(task, o).tune(1, runner, log, g_stop);
+    tuner::TaskTuner(task, o).tune(1, runner, {tuner::append_to(log)}, g_stop);
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "compiler/base/error.h"
 #include "runtime/process/kernel_exec.h"
+#include "tuner/measure/farm_runner.h"
 
 #ifndef KILN_DEFAULT_AARCH64_WORKER
 #define KILN_DEFAULT_AARCH64_WORKER ""

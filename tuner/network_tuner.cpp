@@ -199,7 +199,8 @@ NetworkProgress NetworkTuner::progress_of(size_t task, const TuneStatus& status,
   return p;
 }
 
-SliceResult NetworkTuner::tune_slice(size_t task, size_t trials, Runner& runner, RecordWriter& log,
+SliceResult NetworkTuner::tune_slice(size_t task, size_t trials, Runner& runner,
+                                     const MeasureCallbacks& callbacks,
                                      const std::atomic<bool>& stop,
                                      const NetworkProgressFn& progress) {
   Slot& s = slot(task);
@@ -207,9 +208,11 @@ SliceResult NetworkTuner::tune_slice(size_t task, size_t trials, Runner& runner,
   s.last_slice = ++slices_;
   const size_t before = s.tuner->status().trials;
   slice_start_ = scheduler_->total_trials() - before;
-  s.tuner->tune(trials, runner, log, stop, [&](const TuneStatus& status) {
+  MeasureCallbacks slice_callbacks = callbacks;
+  slice_callbacks.push_back(report_progress([&](const TuneStatus& status) {
     if (progress) progress(progress_of(task, status, false));
-  });
+  }));
+  s.tuner->tune(trials, runner, slice_callbacks, stop);
   if (progress) progress(progress_of(task, s.tuner->status(), true));
   const auto& best = s.tuner->best();
   return {s.tuner->status().trials - before, best ? best->result.cost() : 0, s.tuner->finished()};
@@ -217,21 +220,21 @@ SliceResult NetworkTuner::tune_slice(size_t task, size_t trials, Runner& runner,
 
 void NetworkTuner::tune(Runner& runner, RecordWriter& log, const std::atomic<bool>& stop,
                         const NetworkProgressFn& progress) {
-  // Every correct record of this run joins its template's shared samples.
-  auto previous = log.on_append;
-  log.on_append = [this, previous](const std::vector<TuningRecord>& batch) {
-    for (const TuningRecord& r : batch)
-      if (r.result.ok()) shared_[r.template_name].push_back(r);
-    if (previous) previous(batch);
-  };
+  // Each batch goes to the log, then every correct record of it joins its template's shared
+  // samples (the other tasks of that template learn from it).
+  const MeasureCallbacks callbacks = {
+      append_to(log), [this](const TaskTuner&, const std::vector<TuningRecord>& batch) {
+        for (const TuningRecord& r : batch)
+          if (r.result.ok()) shared_[r.template_name].push_back(r);
+      }};
   scheduler_->run(
       [&](size_t task, size_t trials) {
-        return tune_slice(task, trials, runner, log, stop, progress);
+        return tune_slice(task, trials, runner, callbacks, stop, progress);
       },
       stop);
   for (Slot& s : tasks_)
-    if (s.tuner && s.tuner->status().trials > 0 && !stop) s.tuner->remeasure_best(runner, log, stop);
-  log.on_append = previous;
+    if (s.tuner && s.tuner->status().trials > 0 && !stop)
+      s.tuner->remeasure_best(runner, callbacks, stop);
   save_models();  // also when stopped: a resumed run starts from them
 }
 

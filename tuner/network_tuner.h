@@ -108,8 +108,9 @@ class NetworkTuner {
   struct Slot;
   Slot& slot(size_t task);
   void share_samples(size_t task);
-  SliceResult tune_slice(size_t task, size_t trials, Runner& runner, RecordWriter& log,
-                         const std::atomic<bool>& stop, const NetworkProgressFn& progress);
+  SliceResult tune_slice(size_t task, size_t trials, Runner& runner,
+                         const MeasureCallbacks& callbacks, const std::atomic<bool>& stop,
+                         const NetworkProgressFn& progress);
   NetworkProgress progress_of(size_t task, const TuneStatus& status, bool slice_done) const;
 
   Target target_;

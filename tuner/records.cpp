@@ -273,7 +273,6 @@ void RecordWriter::append(const std::vector<TuningRecord>& batch) {
     left -= static_cast<size_t>(n);
   }
   user_check(fsync(fd_) == 0) << "cannot sync records file '" << path_ << "': " << errno_text();
-  if (on_append) on_append(batch);
 }
 
 LoadedRecords load_records(const std::vector<std::string>& paths, const LoadOptions& options) {

@@ -45,9 +45,6 @@ class RecordWriter {
   // The torn last line that opening cut off, if there was one.
   const std::optional<RecordProblem>& repaired_tail() const { return repaired_tail_; }
   const std::string& path() const { return path_; }
-  // Called with each batch once it is on disk (a network tune shares the records of one
-  // template between its tasks as they arrive).
-  std::function<void(const std::vector<TuningRecord>&)> on_append;
 
  private:
   std::string path_;

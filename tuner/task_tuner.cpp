@@ -17,6 +17,7 @@
 #include "compiler/base/error.h"
 #include "cost_model/ir_features.h"
 #include "cost_model/knob_features.h"
+#include "runtime/process/file_bytes.h"
 #include "runtime/process/temp_dir.h"
 #include "tuner/builder.h"
 #include "tuner/history_best.h"
@@ -36,11 +37,6 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // A config built (or not) for measurement.
 struct Candidate {
   uint64_t index = 0;
@@ -54,24 +50,16 @@ struct Candidate {
 
 }  // namespace
 
-MeasureErrorKind measure_error_of(farm::pb::ErrorKind kind) {
-  switch (kind) {
-    case farm::pb::OK:
-      return MeasureErrorKind::Ok;
-    case farm::pb::BUILD_ERROR:  // the .so did not load on the device
-    case farm::pb::RUNTIME_ERROR:
-      return MeasureErrorKind::RuntimeError;
-    case farm::pb::TIMEOUT:
-      return MeasureErrorKind::RunTimeout;
-    case farm::pb::WRONG_RESULT:
-      return MeasureErrorKind::WrongResult;
-    case farm::pb::WORKER_LOST:
-      return MeasureErrorKind::WorkerLost;
-    case farm::pb::CANCELLED:
-      return MeasureErrorKind::Cancelled;
-    default:
-      return MeasureErrorKind::InvalidJob;
-  }
+MeasureCallback append_to(RecordWriter& log) {
+  return [&log](const TaskTuner&, const std::vector<TuningRecord>& records) {
+    log.append(records);
+  };
+}
+
+MeasureCallback report_progress(ProgressFn progress) {
+  return [progress = std::move(progress)](const TaskTuner& tuner, const std::vector<TuningRecord>&) {
+    if (progress) progress(tuner.status());
+  };
 }
 
 std::string TuneTask::str() const {
@@ -146,7 +134,7 @@ struct TaskTuner::Impl {
           IsolatedCompile built = compile_isolated(c.kernel->func, task.target, so, left_s);
           c.error = built.error;
           c.message = built.message;
-          if (c.error == MeasureErrorKind::Ok) c.so = read_bytes(so);
+          if (c.error == MeasureErrorKind::Ok) c.so = read_file_bytes<Bytes>(so);
         }
         c.build_s = seconds_since(t0);
       }
@@ -244,8 +232,8 @@ const cost_model::CostModel* TaskTuner::model() const {
   return impl_->model ? &impl_->model->model() : nullptr;
 }
 
-void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
-                     const std::atomic<bool>& stop, const ProgressFn& progress) {
+void TaskTuner::tune(size_t trials, Runner& runner, const MeasureCallbacks& callbacks,
+                     const std::atomic<bool>& stop) {
   Impl& m = *impl_;
   const auto t0 = Clock::now();
   const double elapsed_before = status_.elapsed_s;
@@ -278,24 +266,24 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
     auto build_next = [&] { start_build(std::min(m.options.batch, trials - done)); };
     if (overlap && done < trials && !m.stopped_early) build_next();
 
-    std::vector<farm::pb::Job> jobs;
-    std::vector<size_t> job_of;  // candidate -> job index, or npos when it did not build
+    std::vector<MeasureInput> inputs;
+    std::vector<size_t> input_of;  // candidate -> input index, or npos when it did not build
     for (Candidate& c : batch) {
-      job_of.push_back(jobs.size());
+      input_of.push_back(inputs.size());
       if (c.error != MeasureErrorKind::Ok) {
-        job_of.back() = SIZE_MAX;
+        input_of.back() = SIZE_MAX;
         continue;
       }
       try {
-        jobs.push_back(make_job(*c.kernel, c.so, m.data, m.options.measure));
+        inputs.push_back(make_input(*c.kernel, c.so, m.data, m.options.measure));
       } catch (const std::exception& e) {
         c.error = MeasureErrorKind::InstantiationError;
         c.message = e.what();
-        job_of.back() = SIZE_MAX;
+        input_of.back() = SIZE_MAX;
       }
     }
     const auto run_t0 = Clock::now();
-    std::vector<farm::pb::Result> results = runner.run(std::move(jobs), nullptr, stop);
+    std::vector<RunResult> results = runner.run(std::move(inputs), nullptr, stop);
     const double run_s = seconds_since(run_t0);
 
     std::vector<TuningRecord> records;
@@ -305,9 +293,9 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
       Candidate& c = batch[i];
       TuningRecord r = m.record_of(c, runner.device());
       r.result.all_cost = c.build_s + run_s / std::max<size_t>(1, batch.size());
-      if (job_of[i] != SIZE_MAX) {
-        Judgement j = judge(results[job_of[i]], *c.kernel, m.data, m.rtol);
-        r.result.error = j.correct ? MeasureErrorKind::Ok : measure_error_of(j.error);
+      if (input_of[i] != SIZE_MAX) {
+        Judgement j = judge(results[input_of[i]], *c.kernel, m.data, m.rtol);
+        r.result.error = j.error;
         r.result.message = j.message;
         r.result.costs = j.costs;
       }
@@ -326,13 +314,12 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
       learned.push_back({c.index, g});
       records.push_back(std::move(r));
     }
-    log.append(records);
     m.search->update(learned);
     status_.trials += records.size();
     status_.last_gflops = batch_best;
     status_.best_gflops = best_ ? best_->gflops() : 0;
     status_.elapsed_s = elapsed_before + seconds_since(t0);
-    if (progress) progress(status_);
+    for (const MeasureCallback& callback : callbacks) callback(*this, records);
     if (m.options.early_stopping && m.since_best >= m.options.early_stopping) {
       m.stopped_early = true;
       break;
@@ -343,7 +330,8 @@ void TaskTuner::tune(size_t trials, Runner& runner, RecordWriter& log,
   // slices); its configs were never measured, so a resumed run proposes them again.
 }
 
-void TaskTuner::remeasure_best(Runner& runner, RecordWriter& log, const std::atomic<bool>& stop) {
+void TaskTuner::remeasure_best(Runner& runner, const MeasureCallbacks& callbacks,
+                               const std::atomic<bool>& stop) {
   Impl& m = *impl_;
   if (m.options.remeasure_top == 0 || m.top.empty() || stop) return;
   // The best few, measured again side by side: one lucky timing in a noisy batch should
@@ -374,14 +362,14 @@ void TaskTuner::remeasure_best(Runner& runner, RecordWriter& log, const std::ato
   const uint32_t rounds = std::max<uint32_t>(1, m.options.remeasure_rounds);
   for (uint32_t round = 0; round < rounds && !stop; ++round) {
     std::shuffle(order.begin(), order.end(), rng);
-    std::vector<farm::pb::Job> jobs;
-    for (size_t i : order) jobs.push_back(make_job(*built[i]->kernel, built[i]->so, m.data, o));
-    std::vector<farm::pb::Result> results = runner.run(std::move(jobs), nullptr, stop);
+    std::vector<MeasureInput> inputs;
+    for (size_t i : order) inputs.push_back(make_input(*built[i]->kernel, built[i]->so, m.data, o));
+    std::vector<RunResult> results = runner.run(std::move(inputs), nullptr, stop);
     for (size_t k = 0; k < order.size(); ++k) {
       Judgement& total = judged[order[k]];
       if (round > 0 && !total.correct) continue;  // failed in an earlier round
       Judgement j = judge(results[k], *built[order[k]]->kernel, m.data, m.rtol);
-      if (round > 0 && j.error == farm::pb::CANCELLED) continue;  // stopped: keep the rounds run
+      if (round > 0 && j.error == MeasureErrorKind::Cancelled) continue;  // stopped: keep the rounds run
       j.costs.insert(j.costs.begin(), total.costs.begin(), total.costs.end());
       total = std::move(j);
     }
@@ -391,18 +379,18 @@ void TaskTuner::remeasure_best(Runner& runner, RecordWriter& log, const std::ato
   for (size_t i = 0; i < built.size(); ++i) {
     const Judgement& j = judged[i];
     TuningRecord r = m.record_of(*built[i], runner.device());
-    r.result.error = j.correct ? MeasureErrorKind::Ok : measure_error_of(j.error);
+    r.result.error = j.error;
     r.result.message = j.correct ? kRemeasured : j.message;
     r.result.costs = j.costs;
     if (r.result.error == MeasureErrorKind::Cancelled) continue;
     if (r.result.ok() && (!best || r.result.cost() < best->result.cost())) best = r;
     records.push_back(std::move(r));
   }
-  log.append(records);
   if (best) {
     best_ = best;
     status_.best_gflops = best->gflops();
   }
+  for (const MeasureCallback& callback : callbacks) callback(*this, records);
 }
 
 }  // namespace kiln::tuner

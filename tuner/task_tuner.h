@@ -2,8 +2,10 @@
 // Propose a batch of configs (tuner/search), build them on every core while the previous
 // batch is measured (lower here, codegen in a child process killed at the build timeout:
 // tuner/isolated_compile.h; a failure is recorded, never fatal), measure on a
-// runner (farm or local), judge each result against the reference, append the batch to the
-// log (flushed: a killed run resumes from it), learn, repeat. At the end the best few are
+// runner (farm or local), judge each result against the reference, let the search (and its
+// cost model) learn, and hand the batch's records to the caller's measure callbacks (as
+// MetaSchedule's: the log, which is flushed so a killed run resumes from it; progress lines;
+// a scheduler's bookkeeping), repeat. At the end the best few are
 // measured again, together, and the best of that re-measurement wins.
 //
 // A TaskTuner keeps its state between calls to tune(), so a scheduler can hand it trials a
@@ -77,6 +79,17 @@ struct TuneStatus {
 
 using ProgressFn = std::function<void(const TuneStatus&)>;
 
+class TaskTuner;
+// What happens to each measured batch once the search has learned from it: called in order,
+// with the tuner (its status() already counts the batch) and the batch's records (cancelled
+// candidates, which never ran, left out).
+using MeasureCallback =
+    std::function<void(const TaskTuner& tuner, const std::vector<TuningRecord>& records)>;
+using MeasureCallbacks = std::vector<MeasureCallback>;
+// The usual two: append the records to a log, and report the tuner's status.
+MeasureCallback append_to(RecordWriter& log);
+MeasureCallback report_progress(ProgressFn progress);
+
 class TaskTuner {
  public:
   // `history`: this task's records from earlier runs (resume): never measured again, learned
@@ -85,11 +98,13 @@ class TaskTuner {
   ~TaskTuner();
 
   // Measures up to `trials` more configs (fewer when the space runs out, early stopping
-  // triggers, or `stop` is set), appending every result to `log`.
-  void tune(size_t trials, Runner& runner, RecordWriter& log, const std::atomic<bool>& stop,
-            const ProgressFn& progress = nullptr);
-  // Measures the best few again in one batch (options.remeasure_top) and records them.
-  void remeasure_best(Runner& runner, RecordWriter& log, const std::atomic<bool>& stop);
+  // triggers, or `stop` is set), handing each batch's records to `callbacks`.
+  void tune(size_t trials, Runner& runner, const MeasureCallbacks& callbacks,
+            const std::atomic<bool>& stop);
+  // Measures the best few again in one batch (options.remeasure_top) and hands their records
+  // to `callbacks`.
+  void remeasure_best(Runner& runner, const MeasureCallbacks& callbacks,
+                      const std::atomic<bool>& stop);
 
   const TuneTask& task() const { return task_; }
   const TuneStatus& status() const { return status_; }
@@ -113,8 +128,5 @@ class TaskTuner {
   std::optional<TuningRecord> best_;
   std::vector<double> curve_;
 };
-
-// The farm's error kinds as the tuner's.
-MeasureErrorKind measure_error_of(farm::pb::ErrorKind kind);
 
 }  // namespace kiln::tuner

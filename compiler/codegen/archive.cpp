@@ -7,10 +7,11 @@
 #include <llvm/Support/MemoryBuffer.h>
 
 #include <cstdio>
-#include <fstream>
+#include <system_error>
 #include <unistd.h>
 
 #include "compiler/base/error.h"
+#include "runtime/process/file_bytes.h"
 
 namespace kiln::codegen {
 
@@ -33,14 +34,11 @@ void write_static_archive(const std::vector<ArchiveMember>& members, const std::
   internal_check(warnings.empty()) << "archive " << out_path << ": " << warnings;
 
   const std::string temp = out_path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(temp, std::ios::binary | std::ios::trunc);
-    f.write((*archive)->getBufferStart(), static_cast<std::streamsize>((*archive)->getBufferSize()));
-    f.close();
-    if (!f.good()) {
-      std::remove(temp.c_str());
-      user_error() << "cannot write " << out_path;
-    }
+  try {
+    write_file_bytes(temp, (*archive)->getBufferStart(), (*archive)->getBufferSize());
+  } catch (const std::system_error& e) {
+    std::remove(temp.c_str());
+    user_error() << "cannot write " << out_path << ": " << e.code().message();
   }
   if (std::rename(temp.c_str(), out_path.c_str()) != 0) {
     std::remove(temp.c_str());

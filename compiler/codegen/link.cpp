@@ -9,10 +9,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
+#include <system_error>
 
 #include "compiler/base/error.h"
+#include "runtime/process/file_bytes.h"
 #include "runtime/process/temp_dir.h"
 
 LLD_HAS_DRIVER(elf)
@@ -29,9 +30,11 @@ std::mutex& lld_mutex() {
 }
 
 void write_file(const fs::path& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!f) throw Error("cannot write " + path.string());
+  try {
+    write_file_bytes(path.string(), bytes.data(), bytes.size());
+  } catch (const std::system_error& e) {
+    throw Error(e.what());
+  }
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 // their intrinsic), with attached stages realized in small buffers at their loop.
 // Partial tiles are guarded with IfThenElse; later passes peel those guards off the main
 // body. Indices are still multi-dimensional here.
+//
+// The steps live apart: bound_inference.h, loop_nest_builder.h and tensorize.h, sharing
+// the per-stage record of stage_info.h; schedule_ops.cpp runs them in order.
 #pragma once
 
 #include <vector>

@@ -19,6 +19,7 @@
 
 #include "kiln/model.h"
 #include "kiln/runtime.h"
+#include "kiln/timing.h"
 #include "tensor_file.h"
 
 namespace {
@@ -170,17 +171,13 @@ int main(int argc, char** argv) {
     const auto t_first = std::chrono::steady_clock::now();
     model.run(inputs, outputs);
     const double first_ms = ms_since(t_first);
-    std::vector<double> times;
-    for (int r = 0; r < o.repeat; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      model.run(inputs, outputs);
-      times.push_back(ms_since(t0));
-    }
-    std::sort(times.begin(), times.end());
+    kiln::TimingOptions timing;
+    timing.repeat = o.repeat;
+    const kiln::Timing timed = kiln::time_calls([&] { model.run(inputs, outputs); }, timing);
     std::printf(
         "model '%s': load %.3f ms, first run %.3f ms, median %.4f ms over %d runs on %d "
         "thread(s)\n",
-        model.name().c_str(), load_ms, first_ms, times[times.size() / 2], o.repeat,
+        model.name().c_str(), load_ms, first_ms, timed.median_ms(), o.repeat,
         model.num_threads());
     print_top5(model.outputs()[0], output_buffers[0]);
     if (!o.save.empty() && !save_output(o.save, output_buffers[0], model.outputs()[0].bytes)) {

@@ -1,24 +1,19 @@
 // The local farm's processes: spawned without a shell, logs in the farm's temporary folder.
 #include "rpc/farm/local_farm.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <regex>
 #include <stdexcept>
 #include <thread>
 
 #include "rpc/farm/backoff.h"
-
-extern char** environ;
+#include "runtime/process/file_bytes.h"
+#include "runtime/process/spawn.h"
 
 namespace kiln::farm {
 
@@ -39,25 +34,8 @@ std::string wait_listening(const std::string& log, double timeout_s) {
 }
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& log_path,
-                 const std::vector<std::string>& extra_env) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
-  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
-  std::vector<char*> envp, cargv;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  const int rc = posix_spawnp(&pid_, cargv[0], &actions, nullptr, cargv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
-}
+                 const std::vector<std::string>& extra_env)
+    : pid_(spawn_with_log(argv, log_path, extra_env)) {}
 
 ChildProcess::~ChildProcess() {
   if (pid_ > 0 && !reaped_) {
@@ -85,11 +63,6 @@ int ChildProcess::wait_exit(double timeout_s) {
   return -1;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 LocalFarm::LocalFarm(const std::vector<std::string>& tracker_command, double heartbeat_timeout_s)
 {
   token_ = "farm-token-";
@@ -97,7 +70,7 @@ LocalFarm::LocalFarm(const std::vector<std::string>& tracker_command, double hea
   token_ += "-";
   token_ += fs::path(dir_).filename().string();
   token_file_ = dir_ + "/farm.token";
-  std::ofstream(token_file_) << token_ << "\n";
+  write_file_bytes(token_file_, token_ + "\n");
   const std::string log = dir_ + "/tracker.log";
   tracker_ = std::make_unique<ChildProcess>(
       [&] {

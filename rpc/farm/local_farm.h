@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rpc/farm/client.h"
+#include "runtime/process/file_bytes.h"
 #include "runtime/process/temp_dir.h"
 
 namespace kiln::farm {
@@ -34,7 +35,9 @@ class ChildProcess {
   bool reaped_ = false;
 };
 
-std::string read_text(const std::string& path);
+// A child's log as written so far ("" before the child has written anything): what the farm
+// and its tests read the logs with (runtime/process/file_bytes.h).
+inline std::string read_text(const std::string& path) { return read_file_bytes_or_empty(path); }
 
 // Waits for `log` to hold "listening on 127.0.0.1:PORT" and returns that address; throws with
 // the log's text after `timeout_s`.

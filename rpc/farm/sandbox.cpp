@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "rpc/farm/data.h"
 #include "rpc/farm/transport.h"
 #include "rpc/farm/validate.h"
+#include "runtime/process/file_bytes.h"
 #include "runtime/process/kernel_exec.h"
 #include "runtime/process/temp_dir.h"
 
@@ -19,12 +19,6 @@ namespace kiln::farm {
 namespace {
 
 namespace fs = std::filesystem;
-
-void write_all(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw std::runtime_error("cannot write " + path);
-}
 
 std::string tail(std::string s, std::size_t n = 2000) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -70,7 +64,7 @@ pb::Result run_in_sandbox(const pb::Job& job, const SandboxConfig& config,
     run.prefix = config.prefix;
     run.runner = config.helper;
     run.so_path = dir.file(job.has_model() ? "model.so" : "kernel.so");
-    write_all(run.so_path, job.so());
+    write_file_bytes(run.so_path, job.so());
     run.fn = job.entry();
     run.threads = static_cast<int>(std::max<uint32_t>(1, job.threads()));
     run.repeat = static_cast<int>(job.repeat());
@@ -84,7 +78,7 @@ pb::Result run_in_sandbox(const pb::Job& job, const SandboxConfig& config,
       // A compiled model: the runner loads model.so + model.params as a board would.
       const pb::ModelRun& model = job.model();
       run.params_path = dir.file("model.params");
-      write_all(run.params_path, model.params());
+      write_file_bytes(run.params_path, model.params());
       for (const std::string& in : model.inputs()) run.args.emplace_back(in.begin(), in.end());
       for (uint32_t k = 0; k < model.outputs(); ++k) run.output_indices.push_back(static_cast<int>(k));
       run.warmup = static_cast<int>(model.warmup());

@@ -9,17 +9,9 @@
 #include <vector>
 
 #include "rpc/farm/farm.pb.h"
+#include "rpc/farm/sandbox_config.h"
 
 namespace kiln::farm {
-
-struct SandboxConfig {
-  std::string helper;               // path of kiln-kernel-runner (runtime/tools)
-  std::vector<std::string> prefix;  // e.g. {"qemu-aarch64", "-cpu", "max", "-L", "/"}
-  long mem_mb = 8192;               // address-space limit of the child (0: none)
-};
-
-// The path of kiln-kernel-runner beside the running executable, else `fallback`.
-std::string default_sandbox_helper(const std::string& fallback);
 
 // Runs `job` and returns its result (error kind, message, costs, number, outputs when asked
 // for, start and end times); never throws for anything the candidate does. Sets `cancel` to

@@ -2,12 +2,11 @@
 #include "rpc/farm/service.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "rpc/farm/transport.h"
 #include "rpc/farm/validate.h"
+#include "runtime/process/file_bytes.h"
 
 namespace kiln::farm {
 namespace {
@@ -171,14 +170,6 @@ class FarmService final : public pb::Tracker::Service {
   const ServiceOptions o_;
 };
 
-std::string read_pem(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 std::unique_ptr<pb::Tracker::Service> make_farm_service(Scheduler& scheduler,
@@ -195,7 +186,7 @@ std::unique_ptr<grpc::Server> start_farm_server(grpc::Service* service, const st
   std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
   if (!tls_cert.empty()) {
     grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({read_pem(tls_key), read_pem(tls_cert)});
+    ssl.pem_key_cert_pairs.push_back({read_file_bytes(tls_key), read_file_bytes(tls_cert)});
     creds = grpc::SslServerCredentials(ssl);
   }
   grpc::ServerBuilder builder;

@@ -4,9 +4,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
+#include <system_error>
+
+#include "runtime/process/file_bytes.h"
 
 namespace kiln::farm {
 namespace {
@@ -17,12 +18,13 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read token file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// The whole of a file the user named as `what`; std::runtime_error naming it and why not.
+std::string read_named_file(const std::string& what, const std::string& path) {
+  try {
+    return read_file_bytes(path);
+  } catch (const std::system_error& e) {
+    throw std::runtime_error("cannot read " + what + " '" + path + "': " + e.code().message());
+  }
 }
 
 }  // namespace
@@ -30,7 +32,7 @@ std::string read_file(const std::string& path) {
 std::string load_token(const std::string& token_file) {
   std::string token;
   if (!token_file.empty()) {
-    token = trim(read_file(token_file));
+    token = trim(read_named_file("token file", token_file));
     if (token.empty()) throw std::runtime_error("token file '" + token_file + "' is empty");
     return token;
   }
@@ -83,12 +85,8 @@ std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (!tls_ca_file.empty()) {
-    std::ifstream in(tls_ca_file, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read TLS CA file '" + tls_ca_file + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
     grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = ss.str();
+    ssl.pem_root_certs = read_named_file("TLS CA file", tls_ca_file);
     creds = grpc::SslCredentials(ssl);
   }
   return grpc::CreateCustomChannel(address, creds, args);

@@ -15,12 +15,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
+#include "runtime/process/file_bytes.h"
 #include "runtime/process/spawn.h"
 #include "runtime/process/temp_dir.h"
 
@@ -37,23 +36,6 @@ bool executable_on_path(const std::string& name) {
     if (access(candidate.c_str(), X_OK) == 0) return true;
   }
   return false;
-}
-
-void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw std::runtime_error("cannot write " + path);
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  const std::string text = read_text(path);
-  return {text.begin(), text.end()};
 }
 
 std::string join(const std::vector<std::string>& argv) {
@@ -174,7 +156,7 @@ RunnerResult invoke_kernel_runner(const RunnerInvocation& job, const std::atomic
   if (job.flush_cache) argv.push_back("--flush-cache");
   for (std::size_t i = 0; i < job.args.size(); ++i) {
     const std::string path = dir.file("arg" + std::to_string(i) + ".bin");
-    write_bytes(path, job.args[i]);
+    write_file_bytes(path, job.args[i].data(), job.args[i].size());
     argv.insert(argv.end(), {"--arg", path});
   }
   for (const int i : job.output_indices)
@@ -184,18 +166,20 @@ RunnerResult invoke_kernel_runner(const RunnerInvocation& job, const std::atomic
   RunnerResult r;
   const std::string out_path = dir.file("stdout.txt"), err_path = dir.file("stderr.txt");
   r.end = spawn_and_watch(argv, out_path, err_path, job.timeout_s, cancel, &r.status);
-  r.stderr_text = read_text(err_path);
+  r.stderr_text = read_file_bytes_or_empty(err_path);
   while (!r.stderr_text.empty() && (r.stderr_text.back() == '\n' || r.stderr_text.back() == ' '))
     r.stderr_text.pop_back();
   if (r.end != RunnerResult::End::kExited || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
     return r;
-  if (!parse_result_line(read_text(out_path), &r)) {
+  if (!parse_result_line(read_file_bytes_or_empty(out_path), &r)) {
     r.stderr_text = "the kernel runner printed no readable result line (" + join(argv) + ")";
     r.costs_s.clear();
     return r;
   }
-  for (const int i : job.output_indices)
-    r.outputs.push_back(read_bytes(dir.file("out" + std::to_string(i) + ".bin")));
+  for (const int i : job.output_indices) {
+    const std::string path = dir.file("out" + std::to_string(i) + ".bin");
+    r.outputs.push_back(read_file_bytes_or_empty<std::vector<uint8_t>>(path));
+  }
   return r;
 }
 

@@ -5,11 +5,10 @@
 #include <sys/wait.h>
 
 #include <cerrno>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
+#include "runtime/process/file_bytes.h"
 #include "runtime/process/spawn.h"
 
 namespace kiln {
@@ -19,12 +18,6 @@ struct ProgramRun {
   std::string out;  // stdout, then stderr
 };
 
-// The whole of a file ("" when it cannot be read).
-inline std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // Runs `argv` (no shell) and waits for it; its stdout and stderr go through the files
 // DIR/stdout.txt and DIR/stderr.txt.
 inline ProgramRun run_program(const std::vector<std::string>& argv, const std::string& dir) {
@@ -33,7 +26,8 @@ inline ProgramRun run_program(const std::vector<std::string>& argv, const std::s
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_whole_file(out) + read_whole_file(err)};
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+          read_file_bytes_or_empty(out) + read_file_bytes_or_empty(err)};
 }
 
 }  // namespace kiln

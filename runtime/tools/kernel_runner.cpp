@@ -48,6 +48,7 @@
 
 #include "kiln/model.h"
 #include "kiln/runtime.h"
+#include "kiln/timing.h"
 #include "runtime/process/kernel_exec.h"
 
 namespace {
@@ -231,12 +232,6 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // The limits of a sandboxed child: it dies with its parent (a killed worker leaves no
 // candidate spinning), leaves no core file, and with --mem-mb fails to allocate past it.
 void limit_resources(long mem_mb) {
@@ -254,12 +249,6 @@ struct Failure : std::runtime_error {
   Failure(int code, const std::string& what) : std::runtime_error(what), code(code) {}
   int code;
 };
-
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 // What the runner calls: one kernel on the --arg buffers, or a model from inputs to outputs.
 struct Callee {
@@ -347,26 +336,17 @@ int run(const Options& o) {
     const auto* p = static_cast<const uint8_t*>(b.data());
     outputs.emplace_back(p, p + b.size());
   }
-  for (int i = 0; i < o.warmup; ++i) call();
-  int number = o.number;
-  if (o.min_repeat_ms > 0) {
-    const auto t0 = Clock::now();
-    call();
-    const double once = std::max(ms_since(t0), 1e-6);
-    number = static_cast<int>(
-        std::clamp<double>(std::ceil(o.min_repeat_ms / once), number, 1000000));
-  }
-  std::vector<uint8_t> flush(o.flush_cache ? (64u << 20) : 0);
+  kiln::TimingOptions timing;
+  timing.warmup = o.warmup;
+  timing.number = o.number;
+  timing.repeat = o.repeat;
+  timing.min_repeat_ms = o.min_repeat_ms;
+  timing.cooldown_ms = o.cooldown_ms;
+  timing.flush_cache = o.flush_cache;
+  const kiln::Timing timed = kiln::time_calls(call, timing);
+  const int number = timed.number;
   std::vector<double> times_ms;
-  times_ms.reserve(o.repeat);
-  for (int r = 0; r < o.repeat; ++r) {
-    if (o.cooldown_ms > 0 && r > 0)
-      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.cooldown_ms));
-    for (std::size_t i = 0; i < flush.size(); i += 64) flush[i] += 1;  // evicts the caches
-    const auto t0 = Clock::now();
-    for (int n = 0; n < number; ++n) call();
-    times_ms.push_back(ms_since(t0) / number);
-  }
+  for (double s : timed.seconds) times_ms.push_back(s * 1e3);
 
   for (std::size_t k = 0; k < o.outputs.size(); ++k) {
     kiln::AlignedBuffer b(outputs[k].size());
@@ -381,7 +361,7 @@ int run(const Options& o) {
     std::snprintf(num, sizeof num, "%s%.6f", i ? "," : "", times_ms[i]);
     line += num;
   }
-  std::snprintf(num, sizeof num, "],\"median_ms\":%.6f,\"costs_s\":[", median(times_ms));
+  std::snprintf(num, sizeof num, "],\"median_ms\":%.6f,\"costs_s\":[", timed.median_ms());
   line += num;
   for (std::size_t i = 0; i < times_ms.size(); ++i) {
     std::snprintf(num, sizeof num, "%s%.9e", i ? "," : "", times_ms[i] / 1e3);

@@ -19,7 +19,7 @@
 #include "tests/cost_model/measured_data.h"
 #include "schedules/registry.h"
 #include "tuner/builder.h"
-#include "tuner/local_runner.h"
+#include "tuner/check_kernel.h"
 
 using namespace kiln;
 
@@ -70,7 +70,6 @@ int main(int argc, char** argv) {
     std::vector<testing::MeasuredConfig> results(configs.size());
     tuner::RunOptions options;
     options.threads = threads;
-    options.warmup = 2;
     options.repeat = repeat;
 
     std::mt19937_64 rng(seed);

@@ -1,39 +1,26 @@
 // Spawning and reaping farm processes for the tests; fixture jobs and references.
 #include "tests/farm/farm_harness.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <regex>
-#include <stdexcept>
-#include <thread>
 
 #include "rpc/farm/data.h"
-
-extern char** environ;
+#include "runtime/process/file_bytes.h"
 
 namespace kiln::farm::testing {
 
 namespace fs = std::filesystem;
 
 std::vector<uint8_t> read_binary(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return read_file_bytes<std::vector<uint8_t>>(path);
 }
 
 DirectWorker::DirectWorker(const std::vector<std::string>& extra) {
   token_ = "direct-token-" + std::to_string(getpid()) + "-" + fs::path(dir_).filename().string();
   const std::string token_file = dir_ + "/farm.token";
-  std::ofstream(token_file) << token_ << "\n";
+  write_file_bytes(token_file, token_ + "\n");
   std::vector<std::string> argv = {KILN_WORKER, "--listen", "127.0.0.1:0", "--token-file",
                                    token_file};
   argv.insert(argv.end(), extra.begin(), extra.end());

@@ -14,7 +14,7 @@
 #include "schedules/registry.h"
 #include "tests/kernels/template_harness.h"
 #include "tuner/builder.h"
-#include "tuner/local_runner.h"
+#include "tuner/check_kernel.h"
 
 namespace kiln::testing {
 namespace {
@@ -293,7 +293,7 @@ TEST(Conv2dTemplateBench, DISABLED_FallbackGflops) {
   for (int threads : {1, 2})
     for (const auto& [tpl, w] : layers) {
       tuner::RunOptions o;
-      o.threads = threads, o.warmup = 3, o.repeat = 15;
+      o.threads = threads, o.repeat = 15;
       schedules::Config cfg = tpl->fallback(w, t);
       tuner::BuiltKernel k = tuner::lower_template(*tpl, w, t, cfg, "kernel");
       tuner::CheckResult r = tuner::check_built_kernel(*tpl, w, t, k, o);

@@ -18,6 +18,7 @@
 #include "compiler/base/error.h"
 #include "tests/kernels/kernel_harness.h"
 #include "kiln/runtime.h"
+#include "kiln/timing.h"
 #include "schedules/registry.h"
 #include "tests/kernels/template_harness.h"
 #include "tuner/builder.h"
@@ -219,24 +220,15 @@ double gflops(const OpTemplate& tpl, const Workload& w, const Target& t, int thr
     std::memset(bufs.back().data(), 0x3c, bufs.back().size());  // small finite values
   }
   for (AlignedBuffer& b : bufs) ptrs.push_back(b.data());
-  for (int i = 0; i < 3; ++i) mod.call("kernel", ptrs.data());
-  std::vector<double> times;
-  for (int r = 0; r < 7; ++r) {
-    int n = 0;
-    auto t0 = std::chrono::steady_clock::now();
-    double el = 0;
-    do {
-      mod.call("kernel", ptrs.data());
-      ++n;
-      el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    } while (el < 0.05);
-    times.push_back(el / n);
-  }
-  std::sort(times.begin(), times.end());
+  TimingOptions timing;
+  timing.warmup = 3;
+  timing.repeat = 7;
+  timing.min_repeat_ms = 50;
+  const double seconds = time_calls([&] { mod.call("kernel", ptrs.data()); }, timing).median();
   std::filesystem::remove_all(dir);
   std::printf("%-16s %-34s %s: %.3f ms, %.1f GFLOPS\n", tpl.name().c_str(), w.str().c_str(),
-              cfg.to_json().c_str(), times[3] * 1e3, k.flops / times[3] * 1e-9);
-  return k.flops / times[3] * 1e-9;
+              cfg.to_json().c_str(), seconds * 1e3, k.flops / seconds * 1e-9);
+  return k.flops / seconds * 1e-9;
 }
 
 TEST(DenseLowpPerf, DISABLED_Bf16VersusF32At1024) {

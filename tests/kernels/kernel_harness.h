@@ -1,5 +1,5 @@
 // Runs lowered kernels on every target preset and compares them with a reference: a thin
-// test-side layer over tuner/local_runner.h and tuner/host_values.h.
+// test-side layer over tuner/check_kernel.h and tuner/host_values.h.
 //
 // x86 presets this CPU supports run natively (with a 2-thread pool, so parallel loops really
 // run in parallel); ARM presets run under qemu-aarch64 through the cross-built kernel
@@ -13,7 +13,7 @@
 
 #include "compiler/ir/lowered_func.h"
 #include "tuner/host_values.h"
-#include "tuner/local_runner.h"
+#include "tuner/check_kernel.h"
 
 namespace kiln::testing {
 

@@ -12,7 +12,7 @@
 #include "tests/kernels/kernel_harness.h"
 #include "tests/kernels/template_harness.h"
 #include "tuner/builder.h"
-#include "tuner/local_runner.h"
+#include "tuner/check_kernel.h"
 
 namespace kiln::testing {
 namespace {

@@ -22,6 +22,7 @@
 #include "kiln/compare.h"
 #include "kiln/cpu_features.h"
 #include "kiln/model.h"
+#include "kiln/timing.h"
 #include "runtime/process/kernel_exec.h"
 #include "runtime/process/temp_dir.h"
 #include "tools/npy_file.h"
@@ -147,14 +148,11 @@ std::vector<float> run_compiled(const std::string& name, const Compiled& c) {
   std::vector<float> out(m.outputs()[0].bytes / 4);
   std::vector<const void*> ip = {in.values.data()};
   std::vector<void*> op = {out.data()};
-  std::vector<double> ms;
-  for (int r = 0; r < 5; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    m.run(std::span<const void* const>(ip), std::span<void* const>(op));
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  std::cout << name << " host latency: median " << ms[ms.size() / 2] << " ms of 5, 1 thread\n";
+  TimingOptions timing;
+  timing.repeat = 5;
+  const Timing t = time_calls(
+      [&] { m.run(std::span<const void* const>(ip), std::span<void* const>(op)); }, timing);
+  std::cout << name << " host latency: median " << t.median_ms() << " ms of 5, 1 thread\n";
   return out;
 }
 

@@ -5,7 +5,6 @@
 // tests/tools/output_paths_test.cpp).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -22,6 +21,7 @@ namespace kiln::network::test {
 namespace {
 
 namespace fs = std::filesystem;
+using kiln::test::dead_pid;
 using kiln::test::inode;
 using kiln::test::read_file;
 using kiln::test::temporaries;
@@ -51,14 +51,6 @@ void compile(const TempDir& dir, const std::string& bytes, const fs::path& out) 
   o.target = host_target();
   o.out_dir = out.string();
   compile_network(o);
-}
-
-pid_t dead_pid() {
-  const pid_t pid = fork();
-  if (pid == 0) _exit(0);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return pid;
 }
 
 TEST(ArtifactFolder, AFreshFolderHoldsTheModelAndNoTemporary) {

@@ -23,7 +23,7 @@ namespace {
 using Result = ProgramRun;
 
 std::string read_file(const std::string& path) {
-  return read_whole_file(path);
+  return read_file_bytes_or_empty(path);
 }
 
 Result run(const std::vector<std::string>& argv, const TempDir& dir) {

@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -24,6 +23,7 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+using test::dead_pid;
 using test::inode;
 using test::read_file;
 using test::temporaries;
@@ -40,15 +40,6 @@ void write_model(const std::string& tmp, const std::string& version) {
 
 FolderReplacement replacement(const fs::path& out) {
   return {out.string(), "the output folder", kTag, {"model.so", "model.params"}};
-}
-
-// A PID that no process has: a child's, once it has exited and been reaped.
-pid_t dead_pid() {
-  const pid_t pid = fork();
-  if (pid == 0) _exit(0);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return pid;
 }
 
 TEST(ReplaceFolder, AFreshFolderAppearsOnlyAtTheSwap) {

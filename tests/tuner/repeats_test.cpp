@@ -39,17 +39,17 @@ TEST(Repeats, OnlyAKernelWithAParallelLoopUsesThePool) {
   EXPECT_EQ(candidate_threads(parallel.func, 1), 1u);
 }
 
-TEST(Repeats, TheMeasurementJobCarriesThemPerCandidate) {
+TEST(Repeats, TheMeasureInputCarriesThemPerCandidate) {
   const schedules::OpTemplate& tpl = schedules::dense_packed_template();
   TaskData data(tpl, {"dense", {{"M", 64}, {"N", 128}, {"K", 8}}, ir::DataType::f32(), {}});
   MeasureOptions o;
   o.repeat = 4;
   o.threads = 2;
   const std::vector<uint8_t> so = {0};  // the job is only built here, never run
-  EXPECT_EQ(make_job(dense_kernel(0), so, data, o).repeat(), 4u);
-  EXPECT_EQ(make_job(dense_kernel(1), so, data, o).repeat(), 12u);
+  EXPECT_EQ(make_input(dense_kernel(0), so, data, o).options.repeat, 4u);
+  EXPECT_EQ(make_input(dense_kernel(1), so, data, o).options.repeat, 12u);
   o.threads = 1;
-  EXPECT_EQ(make_job(dense_kernel(1), so, data, o).repeat(), 4u);
+  EXPECT_EQ(make_input(dense_kernel(1), so, data, o).options.repeat, 4u);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "runtime/process/temp_dir.h"
 #include "schedules/registry.h"
+#include "tuner/measure/local_runner.h"
 
 namespace kiln::tuner {
 namespace {
@@ -43,8 +44,8 @@ TEST(TaskTuner, ReMeasuresTheFirstConfigsBesideTheBest) {
   {
     RecordWriter log(path);
     std::atomic<bool> stop{false};
-    tuner.tune(12, runner, log, stop);
-    tuner.remeasure_best(runner, log, stop);
+    tuner.tune(12, runner, {append_to(log)}, stop);
+    tuner.remeasure_best(runner, {append_to(log)}, stop);
   }
   std::vector<TuningRecord> records = load_records({path}).records;
   ASSERT_GE(records.size(), 13u);
@@ -110,8 +111,8 @@ bool has_child_process() {
 class BuildWatchingRunner : public Runner {
  public:
   explicit BuildWatchingRunner(int watch_ms) : watch_ms_(watch_ms) {}
-  std::vector<farm::pb::Result> run(std::vector<farm::pb::Job> jobs, const ResultFn& on_result,
-                                    const std::atomic<bool>& stop) override {
+  std::vector<RunResult> run(std::vector<MeasureInput> inputs, const ResultFn& on_result,
+                             const std::atomic<bool>& stop) override {
     ++batches;
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(watch_ms_);
     while (std::chrono::steady_clock::now() < until) {
@@ -121,7 +122,7 @@ class BuildWatchingRunner : public Runner {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    return local_.run(std::move(jobs), on_result, stop);
+    return local_.run(std::move(inputs), on_result, stop);
   }
   std::string device() const override { return local_.device(); }
   int batches = 0, batches_measured_while_building = 0;
@@ -150,7 +151,7 @@ TEST(TaskTuner, OverlapsBuildsWithMeasuringOnlyWhenAskedTo) {
     BuildWatchingRunner runner(overlap ? 2000 : 300);
     RecordWriter log(dir.file(overlap ? "on.jsonl" : "off.jsonl"));
     std::atomic<bool> stop{false};
-    tuner.tune(9, runner, log, stop);
+    tuner.tune(9, runner, {append_to(log)}, stop);
     EXPECT_EQ(tuner.status().trials, 9u);
     ASSERT_EQ(runner.batches, 3);
     if (overlap)  // every batch but the last has a successor compiling

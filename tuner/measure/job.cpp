@@ -3,23 +3,10 @@
 #include "tuner/host_values.h"
 #include "tuner/measure/repeats.h"
 
-#include <limits>
 #include <stdexcept>
 
 namespace kiln::tuner {
 namespace {
-
-farm::pb::DType wire_dtype(ir::DataType t) {
-  if (t == ir::DataType::f32()) return farm::pb::F32;
-  if (t == ir::DataType::f16()) return farm::pb::F16;
-  if (t == ir::DataType::bf16()) return farm::pb::BF16;
-  if (t == ir::DataType::f64()) return farm::pb::F64;
-  if (t == ir::DataType::i32()) return farm::pb::I32;
-  if (t == ir::DataType::i64()) return farm::pb::I64;
-  if (t == ir::DataType::i8()) return farm::pb::I8;
-  if (t == ir::DataType::u8()) return farm::pb::U8;
-  throw std::runtime_error("no wire format for element type " + t.str());
-}
 
 ir::DataType arg_dtype(const BuiltKernel& k, size_t i) {
   return k.func.args.at(i)->dtype;
@@ -74,54 +61,40 @@ Comparison compare_output(const BuiltKernel& k, TaskData& data, const Bytes& raw
   return compare(got, data.for_kernel(k).reference, rtol);
 }
 
-farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so, TaskData& data,
-                       const MeasureOptions& o) {
+MeasureInput make_input(const BuiltKernel& k, const std::vector<uint8_t>& so, TaskData& data,
+                        const MeasureOptions& o) {
   std::vector<Bytes> args = kernel_arguments(k, data);
-  farm::pb::Job job;
-  job.set_so(so.data(), so.size());
-  job.set_entry(k.func.name);
-  job.set_number(o.number);
+  MeasureInput in;
+  in.so = so;
+  in.entry = k.func.name;
+  in.options = o;
   // More repeats for a kernel that runs on several threads (tuner/measure/repeats.h).
-  job.set_repeat(repeats_for_threads(o.repeat, candidate_threads(k.func, o.threads)));
-  job.set_min_repeat_ms(o.min_repeat_ms);
-  job.set_timeout_s(o.timeout_s);
-  job.set_threads(o.threads);
-  job.set_flush_cache(o.flush_cache);
-  job.mutable_check()->set_return_outputs(true);
-  // Returned outputs without a reference make the farm client compare each candidate's raw
-  // output with the batch's first correct one. Candidates write their outputs in their own
-  // layouts, though (a conv's output channel block is a knob), so that comparison would call
-  // correct kernels wrong: judge() compares each output, unpacked, with the reference
-  // instead, and an infinite tolerance turns the farm's comparison off (NaN still differs).
-  job.mutable_check()->set_rtol(std::numeric_limits<double>::infinity());
+  in.options.repeat = repeats_for_threads(o.repeat, candidate_threads(k.func, o.threads));
   for (size_t i = 0; i < k.args.size(); ++i) {
-    farm::pb::Arg* arg = job.add_args();
-    arg->set_dtype(wire_dtype(arg_dtype(k, i)));
-    arg->add_shape(k.args[i].kernel_elements);
-    // Outputs travel without data: the worker zeroes them.
-    if (k.args[i].is_output)
-      arg->set_is_output(true);
-    else
-      arg->set_data(args[i].data(), args[i].size());
+    KernelArgument a;
+    a.dtype = arg_dtype(k, i);
+    a.elements = k.args[i].kernel_elements;
+    a.is_output = k.args[i].is_output;
+    if (!a.is_output) a.data = std::move(args[i]);
+    in.args.push_back(std::move(a));
   }
-  return job;
+  return in;
 }
 
-Judgement judge(const farm::pb::Result& r, const BuiltKernel& k, TaskData& data, double rtol) {
+Judgement judge(const RunResult& r, const BuiltKernel& k, TaskData& data, double rtol) {
   Judgement j;
-  j.error = r.error();
-  j.message = r.message();
-  j.costs.assign(r.costs().begin(), r.costs().end());
-  if (r.error() != farm::pb::OK) return j;
-  if (r.outputs_size() != 1) {
-    j.error = farm::pb::INVALID_JOB;
-    j.message = "the result carries " + std::to_string(r.outputs_size()) + " outputs, expected 1";
+  j.error = r.error;
+  j.message = r.message;
+  j.costs = r.costs;
+  if (!r.ok()) return j;
+  if (r.outputs.size() != 1) {
+    j.error = MeasureErrorKind::InvalidJob;
+    j.message = "the result carries " + std::to_string(r.outputs.size()) + " outputs, expected 1";
     return j;
   }
-  const std::string& raw = r.outputs(0);
-  Comparison c = compare_output(k, data, Bytes(raw.begin(), raw.end()), rtol);
+  Comparison c = compare_output(k, data, r.outputs[0], rtol);
   if (!c.close) {
-    j.error = farm::pb::WRONG_RESULT;
+    j.error = MeasureErrorKind::WrongResult;
     j.message = c.message();
     return j;
   }

@@ -1,6 +1,6 @@
-// One candidate as a measurement job, and its result judged: the bridge between a template's
-// kernel (logical tensors, packing, a reference) and the farm's wire format (raw argument
-// bytes, costs, outputs).
+// One candidate as a measurement input, and its result judged: the bridge between a template's
+// kernel (logical tensors, packing, a reference) and what a runner moves (raw argument bytes,
+// costs, outputs: tuner/measure/measure_input.h).
 //
 // Every candidate of a task runs on the same logical inputs (random, seeded), packed into its
 // own layout; its output comes back, is unpacked, and is compared with the reference by the
@@ -12,22 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "rpc/farm/farm.pb.h"
 #include "schedules/op_template.h"
 #include "tuner/builder.h"
 #include "tuner/host_values.h"
+#include "tuner/measure/measure_input.h"
 
 namespace kiln::tuner {
-
-struct MeasureOptions {
-  uint32_t number = 1;        // calls per repeat (raised to meet min_repeat_ms)
-  uint32_t repeat = 3;        // timed repeats of a 1-thread kernel: one cost each (more on
-                              // several threads: tuner/measure/repeats.h)
-  double min_repeat_ms = 0;   // AutoTVM's rule: one repeat lasts at least this long
-  double timeout_s = 10;      // wall clock for the whole job in its sandbox
-  uint32_t threads = 1;       // the kernel's thread pool
-  bool flush_cache = false;   // sweep a large buffer between repeats
-};
 
 // The logical inputs and reference output of one task (template + workload), computed once
 // and shared by its candidates; keyed by the input dtypes a kernel asks for.
@@ -56,21 +46,19 @@ std::vector<Bytes> kernel_arguments(const BuiltKernel& k, TaskData& data);
 // element type, unpacked to the logical layout, compared by the one rule (kiln/compare.h).
 Comparison compare_output(const BuiltKernel& k, TaskData& data, const Bytes& raw, double rtol);
 
-// The job that runs `k` (compiled into `so`) on the task's inputs and returns its output, for
-// judge() to compare with the reference (the farm does not compare candidates of a batch with
-// each other: their outputs may be in different layouts).
-farm::pb::Job make_job(const BuiltKernel& k, const std::vector<uint8_t>& so,
-                       TaskData& data, const MeasureOptions& options);
+// The input that runs `k` (compiled into `so`) on the task's inputs and returns its output,
+// for judge() to compare with the reference.
+MeasureInput make_input(const BuiltKernel& k, const std::vector<uint8_t>& so, TaskData& data,
+                        const MeasureOptions& options);
 
-// A farm result judged: when the job ran, its output unpacked and compared with the
-// reference within `rtol`. `correct` is false for every error kind and for a wrong result.
+// A run's result judged: when it ran, its output unpacked and compared with the reference
+// within `rtol`. `correct` is false for every error kind and for a wrong result.
 struct Judgement {
   bool correct = false;
-  farm::pb::ErrorKind error = farm::pb::OK;  // WRONG_RESULT when the output differs
+  MeasureErrorKind error = MeasureErrorKind::Ok;  // WrongResult when the output differs
   std::string message;
   std::vector<double> costs;  // seconds per call
 };
-Judgement judge(const farm::pb::Result& result, const BuiltKernel& k, TaskData& data,
-                double rtol);
+Judgement judge(const RunResult& result, const BuiltKernel& k, TaskData& data, double rtol);
 
 }  // namespace kiln::tuner

@@ -1,22 +1,23 @@
-#include "tuner/measure/runner.h"
+#include "tuner/measure/farm_runner.h"
 
 #include <thread>
+
+#include "tuner/measure/farm_wire.h"
 
 namespace kiln::tuner {
 
 FarmRunner::FarmRunner(std::string address, std::string token, std::string key, std::string tls_ca)
     : client_(std::move(address), std::move(token), std::move(tls_ca)), key_(std::move(key)) {}
 
-std::vector<farm::pb::Result> FarmRunner::run(std::vector<farm::pb::Job> jobs,
-                                              const ResultFn& on_result,
-                                              const std::atomic<bool>& stop) {
-  const size_t n = jobs.size();
-  std::vector<farm::pb::Result> results(n);
+std::vector<RunResult> FarmRunner::run(std::vector<MeasureInput> inputs, const ResultFn& on_result,
+                                       const std::atomic<bool>& stop) {
+  const size_t n = inputs.size();
+  std::vector<RunResult> results(n);
   // Jobs carry their kernel and input bytes, so a batch of large tasks can exceed one gRPC
   // message: submit it as several batches, each under kSubmitBytes, all before reading any
   // result so the workers stay busy. A job too big on its own fails alone.
   std::vector<std::unique_ptr<farm::Batch>> batches;
-  std::vector<std::vector<size_t>> members;  // batch -> indices of its jobs in `jobs`
+  std::vector<std::vector<size_t>> members;  // batch -> indices of its jobs in `inputs`
   std::vector<farm::pb::Job> chunk;
   std::vector<size_t> chunk_members;
   size_t chunk_bytes = 0;
@@ -29,19 +30,20 @@ std::vector<farm::pb::Result> FarmRunner::run(std::vector<farm::pb::Job> jobs,
     chunk_bytes = 0;
   };
   for (size_t i = 0; i < n; ++i) {
-    const size_t bytes = jobs[i].ByteSizeLong();
+    farm::pb::Job job = to_farm_job(inputs[i]);
+    inputs[i] = {};  // its bytes now live in the job
+    const size_t bytes = job.ByteSizeLong();
     if (bytes > kSubmitBytes) {
-      results[i].set_index(static_cast<uint32_t>(i));
-      results[i].set_error(farm::pb::INVALID_JOB);
-      results[i].set_message("the job is " + std::to_string(bytes >> 20) +
-                             " MiB, more than one farm message carries (" +
-                             std::to_string(kSubmitBytes >> 20) + " MiB)");
+      results[i].error = MeasureErrorKind::InvalidJob;
+      results[i].message = "the job is " + std::to_string(bytes >> 20) +
+                           " MiB, more than one farm message carries (" +
+                           std::to_string(kSubmitBytes >> 20) + " MiB)";
       if (on_result) on_result(i, results[i]);
       continue;
     }
     if (chunk_bytes + bytes > kSubmitBytes) flush();
     chunk_bytes += bytes;
-    chunk.push_back(std::move(jobs[i]));
+    chunk.push_back(std::move(job));
     chunk_members.push_back(i);
   }
   flush();
@@ -58,9 +60,8 @@ std::vector<farm::pb::Result> FarmRunner::run(std::vector<farm::pb::Job> jobs,
       while (batches[b]->next(&r)) {
         if (r.index() >= members[b].size()) continue;
         const size_t i = members[b][r.index()];
-        r.set_index(static_cast<uint32_t>(i));
-        results[i] = r;
-        if (on_result) on_result(i, r);
+        results[i] = from_farm_result(r);
+        if (on_result) on_result(i, results[i]);
       }
     }
   } catch (...) {
@@ -70,24 +71,6 @@ std::vector<farm::pb::Result> FarmRunner::run(std::vector<farm::pb::Job> jobs,
   }
   finished = true;
   watcher.join();
-  return results;
-}
-
-std::vector<farm::pb::Result> LocalRunner::run(std::vector<farm::pb::Job> jobs,
-                                               const ResultFn& on_result,
-                                               const std::atomic<bool>& stop) {
-  std::vector<farm::pb::Result> results(jobs.size());
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    jobs[i].set_index(static_cast<uint32_t>(i));
-    if (stop) {
-      results[i].set_index(static_cast<uint32_t>(i));
-      results[i].set_error(farm::pb::CANCELLED);
-      results[i].set_message("stopped before it ran");
-    } else {
-      results[i] = farm::run_in_sandbox(jobs[i], sandbox_, stop);
-    }
-    if (on_result) on_result(i, results[i]);
-  }
   return results;
 }
 

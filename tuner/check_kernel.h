@@ -1,18 +1,19 @@
-// Building and running kernels on this machine: natively through the runtime when the
-// host can run the target, otherwise (AArch64 targets) through the cross-built
-// kiln-kernel-runner under qemu-aarch64. The shared object lives in a private temporary
-// folder that is always removed.
+// Running and checking one kernel on this machine, through the tuner's own measurement path:
+// the kernel is compiled, described as a MeasureInput and run by a LocalRunner (a sandboxed
+// kiln-kernel-runner child, natively when the host can run the target, else the cross-built
+// runner under qemu-aarch64), so a kernel test, `kiln inspect --run`, `kiln demo`, the
+// benches and a tuning trial run and time a kernel the same way.
 //
-// check_built_kernel is the correctness-and-speed check of one template config that the
-// tests, `kiln inspect --run` and the tuner's local measurement share: random logical
-// inputs, packed to the kernel's layout, run, unpacked, compared with the reference.
+// check_built_kernel is the correctness-and-speed check of one template config: the task's
+// random logical inputs (tuner/measure/job.h), packed to the kernel's layout, run, unpacked,
+// judged against the reference.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "compiler/target/target.h"
 #include "compiler/ir/lowered_func.h"
+#include "compiler/target/target.h"
 #include "schedules/op_template.h"
 #include "tuner/builder.h"
 #include "tuner/host_values.h"
@@ -21,8 +22,10 @@ namespace kiln::tuner {
 
 struct RunOptions {
   int threads = 1;
-  int warmup = 0;
-  int repeat = 1;
+  int repeat = 1;  // timed calls after the runner's first (check) call, which warms up
+  // kiln-kernel-runner for this machine; empty: the one beside this program, else the one
+  // built with kiln.
+  std::string runner;
   std::string aarch64_runner;  // kiln-kernel-runner built for AArch64; empty: ARM skipped
   double timeout_s = 300;
 };
@@ -33,11 +36,13 @@ struct KernelRunResult {
   double median_ms = 0;
   // The fastest of the repeats: on a loaded machine a call that straddles a scheduler time
   // slice waits for other processes, so the median of calls of a few milliseconds can be 2-3x
-  // the time the kernel computes; the least disturbed call is not. Out of process (qemu) runs
-  // report only their median, copied here.
+  // the time the kernel computes; the least disturbed call is not.
   double best_ms = 0;
 };
 
+// Compiles `f` and runs it once plus `repeat` timed calls on `args` (argument i gets args[i]'s
+// bytes); returns the final bytes of the buffers in `output_indices`, in that order. Throws
+// std::runtime_error with the runner's message when the kernel fails, crashes or times out.
 KernelRunResult run_lowered(const ir::LoweredFunc& f, const Target& target,
                             const std::vector<Bytes>& args, const std::vector<int>& output_indices,
                             const RunOptions& options);

@@ -1,7 +1,7 @@
-// tuner/local_runner.h's timing summary: run_lowered reports the median and the fastest of its
+// tuner/check_kernel.h's timing summary: run_lowered reports the median and the fastest of its
 // repeats (the bf16 benchmark table reads the fastest: on a loaded machine it is the least
 // disturbed run).
-#include "tuner/local_runner.h"
+#include "tuner/check_kernel.h"
 
 #include <gtest/gtest.h>
 
