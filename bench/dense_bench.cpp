@@ -15,7 +15,7 @@
 #include "compiler/target/target.h"
 #include "kiln/runtime.h"
 #include "oneapi/dnnl/dnnl.hpp"
-#include "schedules/dense.h"
+#include "schedules/dense/dense.h"
 #include "tuner/builder.h"
 
 namespace {

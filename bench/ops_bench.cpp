@@ -22,7 +22,7 @@
 #include "bench/bf16_peaks.h"
 #include "bench/peers.h"
 #include "schedules/registry.h"
-#include "schedules/winograd.h"
+#include "schedules/conv2d/winograd.h"
 #include "tuner/builder.h"
 #include "tuner/check_kernel.h"
 

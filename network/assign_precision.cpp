@@ -5,7 +5,7 @@
 #include <set>
 
 #include "compiler/graph/rewrites/graph_uses.h"
-#include "schedules/conv2d.h"
+#include "schedules/conv2d/templates.h"
 #include "schedules/registry.h"
 
 namespace kiln::network {

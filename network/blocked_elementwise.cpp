@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "schedules/elementwise.h"
+#include "schedules/elementwise/elementwise.h"
 
 namespace kiln::network {
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "schedules/conv2d_pixel_blocks.h"
+#include "schedules/conv2d/pixel_blocks.h"
+#include "schedules/conv2d/winograd.h"
 #include "schedules/registry.h"
-#include "schedules/winograd.h"
 
 namespace kiln::network {
 

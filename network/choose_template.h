@@ -15,7 +15,7 @@
 //     streams (MobileNetV2's 7x7 and 14x14 pointwise layers, x86-avx512, 1 thread, in the
 //     network: 0.70-0.97x conv2d.nchwc's time); larger ones stay on the library's default
 //     (conv2d.nchwc): conv2d.1x1's fallback was not faster on them (0.86-1.0x);
-//   - a pooling op whose input a blocked kernel wrote runs in that block (pooling_blocked.h),
+//   - a pooling op whose input a blocked kernel wrote runs in that block (pooling/blocked.h),
 //     so no conversion appears around it (ResNet-18's stem max pool cost 1.6 ms with the
 //     conversions to NCHW and back, x86-avx512, 1 thread); after an NCHW producer it stays
 //     on the NCHW template;

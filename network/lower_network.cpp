@@ -9,7 +9,7 @@
 #include "network/choose_template.h"
 #include "network/op_table.h"
 #include "kiln/params.h"
-#include "schedules/cast.h"
+#include "schedules/elementwise/cast.h"
 #include "schedules/layout.h"
 #include "tuner/host_values.h"
 

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "network/op_mapping.h"
-#include "schedules/data_movement.h"
+#include "schedules/data_movement/data_movement.h"
 
 namespace kiln::network::mapping {
 

@@ -9,8 +9,8 @@
 #include "network/fold_batch_norm.h"
 #include "network/fuse_epilogues.h"
 #include "compiler/graph/rewrites/rewrites.h"
-#include "schedules/attention.h"
-#include "schedules/data_movement.h"
+#include "schedules/attention/attention.h"
+#include "schedules/data_movement/data_movement.h"
 
 namespace kiln::network {
 

@@ -5,7 +5,7 @@
 
 #include "compiler/base/error.h"
 #include "compiler/ir/op.h"
-#include "schedules/elementwise.h"
+#include "schedules/elementwise/elementwise.h"
 #include "schedules/math.h"
 
 namespace kiln::schedules {

@@ -1,33 +1,31 @@
 #include "schedules/registry.h"
 
-#include <map>
-
 #include "compiler/base/error.h"
-#include "schedules/amx_conv2d.h"
-#include "schedules/amx_dense.h"
-#include "schedules/arg_reduce.h"
-#include "schedules/attention.h"
-#include "schedules/batch_matmul.h"
-#include "schedules/batch_norm.h"
-#include "schedules/cast.h"
-#include "schedules/conv2d.h"
-#include "schedules/conv2d_depthwise_mult.h"
-#include "schedules/conv2d_lowp.h"
-#include "schedules/conv2d_transpose.h"
-#include "schedules/cumsum.h"
-#include "schedules/data_movement.h"
-#include "schedules/dense.h"
-#include "schedules/dense_lowp.h"
-#include "schedules/elementwise.h"
-#include "schedules/gather.h"
+#include "schedules/attention/attention.h"
+#include "schedules/conv2d/amx.h"
+#include "schedules/conv2d/depthwise_mult.h"
+#include "schedules/conv2d/lowp.h"
+#include "schedules/conv2d/templates.h"
+#include "schedules/conv2d/transpose.h"
+#include "schedules/conv2d/winograd.h"
+#include "schedules/data_movement/data_movement.h"
+#include "schedules/data_movement/gather.h"
+#include "schedules/data_movement/resize.h"
+#include "schedules/data_movement/transpose_shuffle.h"
+#include "schedules/dense/amx.h"
+#include "schedules/dense/batch_matmul.h"
+#include "schedules/dense/dense.h"
+#include "schedules/dense/lowp.h"
+#include "schedules/elementwise/batch_norm.h"
+#include "schedules/elementwise/cast.h"
+#include "schedules/elementwise/elementwise.h"
 #include "schedules/layout.h"
-#include "schedules/pooling.h"
-#include "schedules/pooling_blocked.h"
-#include "schedules/reduce.h"
-#include "schedules/resize.h"
-#include "schedules/softmax.h"
-#include "schedules/transpose_shuffle.h"
-#include "schedules/winograd.h"
+#include "schedules/pooling/blocked.h"
+#include "schedules/pooling/pooling.h"
+#include "schedules/reduce/arg_reduce.h"
+#include "schedules/reduce/cumsum.h"
+#include "schedules/reduce/reduce.h"
+#include "schedules/reduce/softmax.h"
 
 namespace kiln::schedules {
 
@@ -153,34 +151,6 @@ std::vector<const OpTemplate*> templates_for(const Workload& w, const Target& t)
   user_check(!out.empty()) << "no schedule template implements " << w.str() << " for target "
                            << t.name;
   return out;
-}
-
-std::vector<std::string> shape_form(const std::string& op) {
-  static const std::map<std::string, std::vector<std::string>> k = {
-      {"dense", {"M", "N", "K"}},
-      {"conv2d", {"N", "C", "H", "W", "O", "KH", "KW"}},
-      {"batch_matmul", {"B", "M", "N", "K"}},
-      {"attention", {"B", "M", "N", "D", "E"}},
-      {"max_pool2d", {"N", "C", "H", "W", "KH", "KW"}},
-      {"avg_pool2d", {"N", "C", "H", "W", "KH", "KW"}},
-      {"global_avg_pool2d", {"N", "C", "H", "W"}},
-      {"batch_norm", {"N", "C", "H", "W"}},
-      {"softmax", {"M", "N"}},
-      {"layer_norm", {"M", "N"}},
-      {"layout_transform", {"N", "C", "H", "W", "block"}},
-      {"conv2d_transpose", {"N", "C", "H", "W", "O", "KH", "KW"}},
-      {"resize", {"N", "C", "H", "W", "OH", "OW"}},
-      {"reduce_sum", {"outer", "reduced", "inner"}},
-      {"reduce_mean", {"outer", "reduced", "inner"}},
-      {"reduce_max", {"outer", "reduced", "inner"}},
-      {"reduce_min", {"outer", "reduced", "inner"}},
-      {"arg_max", {"outer", "reduced", "inner"}},
-      {"arg_min", {"outer", "reduced", "inner"}},
-      {"cumsum", {"outer", "reduced", "inner"}},
-      {"cast", {"elements"}},
-  };
-  auto it = k.find(op);
-  return it == k.end() ? std::vector<std::string>{} : it->second;
 }
 
 const OpTemplate& template_named(const std::string& name) {

@@ -15,8 +15,4 @@ std::vector<const OpTemplate*> templates_for(const Workload& w, const Target& t)
 // UserError listing the known names when there is none by that name.
 const OpTemplate& template_named(const std::string& name);
 
-// How `kiln inspect --shape a,b,c` names an op's shape parameters, e.g. dense: M, N, K.
-// Empty for ops that take only --param NAME=VALUE.
-std::vector<std::string> shape_form(const std::string& op);
-
 }  // namespace kiln::schedules

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "compiler/base/error.h"
-#include "schedules/registry.h"
+#include "schedules/shape_form.h"
 
 namespace kiln::schedules {
 namespace {

@@ -26,7 +26,7 @@ std::optional<int64_t> checked_mul(int64_t a, int64_t b);
 // What `tpl` declares it accepts (UserError naming the workload and what would be valid):
 // w.op is its op, w.dtype one of its dtypes(), every epilogue step one of its epilogues(),
 // every parameter but its value_params() in 0..kMaxParameter, and the op's --shape
-// parameters (registry.h: shape_form) positive.
+// parameters (shape_form.h) positive.
 void validate_descriptors(const OpTemplate& tpl, const Workload& w);
 
 // Every logical argument of `w` (tpl.inputs, tpl.output) has an element count and a byte

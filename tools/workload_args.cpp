@@ -5,6 +5,7 @@
 
 #include "compiler/base/error.h"
 #include "schedules/registry.h"
+#include "schedules/shape_form.h"
 
 namespace kiln::tools {
 namespace {

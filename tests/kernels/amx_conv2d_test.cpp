@@ -1,10 +1,10 @@
-// conv2d.bf16.amx (schedules/amx_conv2d.h): fallback and random configs against the
+// conv2d.bf16.amx (schedules/conv2d/amx.h): fallback and random configs against the
 // reference on awkward shapes (C not a multiple of 32, O not of 16, OW not of the block,
 // 1x1 and 5x5 kernels, asymmetric padding, batch 2, epilogues) and on ResNet-18's stride-1
 // 3x3 layers, run where the host has AMX and skipped with a message elsewhere. Codegen-only
 // checks hold on any host: the kernel's loop is `tdpbf16ps`, non-AMX targets and strides
 // other than 1 are refused, and the registry prefers it where AMX is.
-#include "schedules/amx_conv2d.h"
+#include "schedules/conv2d/amx.h"
 
 #include <gtest/gtest.h>
 

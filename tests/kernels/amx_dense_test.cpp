@@ -1,9 +1,9 @@
-// dense.bf16.amx (schedules/amx_dense.h): fallback and random configs against the reference
+// dense.bf16.amx (schedules/dense/amx.h): fallback and random configs against the reference
 // on awkward shapes (M, N, K that fill no tile, M = 1, K below one 32-wide step, epilogues,
 // f32 output) and on the GEMMs of ResNet-18/50's 1x1 convolutions (M = pixels), run on the
 // host where it has AMX and skipped with a message elsewhere. Codegen-only checks hold on
 // any host: the kernel's loop is `tdpbf16ps` on tiles, and targets without AMX are refused.
-#include "schedules/amx_dense.h"
+#include "schedules/dense/amx.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
-#include "schedules/attention.h"
+#include "schedules/attention/attention.h"
 #include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
-#include "schedules/batch_matmul.h"
+#include "schedules/dense/batch_matmul.h"
 #include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {

@@ -4,7 +4,7 @@
 // which a kernel .so cannot link) and matches the reference.
 #include <gtest/gtest.h>
 
-#include "schedules/conv2d.h"
+#include "schedules/conv2d/templates.h"
 #include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {

@@ -1,11 +1,11 @@
-// cast.flat (schedules/cast.h): f32 to bf16/f16 and back, on every target preset that runs
-// here (ARM under qemu), fallback and both configs, sizes with and without a vector tail;
-// checked against the reference rounded to the output type (round to nearest even), and its
-// bad to_f32 value refused.
+// cast.flat (schedules/elementwise/cast.h): f32 to bf16/f16 and back, on every target preset
+// that runs here (ARM under qemu), fallback and both configs, sizes with and without a vector
+// tail; checked against the reference rounded to the output type (round to nearest even), and
+// its bad to_f32 value refused.
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
-#include "schedules/cast.h"
+#include "schedules/elementwise/cast.h"
 #include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {

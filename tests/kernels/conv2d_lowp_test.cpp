@@ -1,4 +1,4 @@
-// Low-precision conv2d templates (schedules/conv2d_lowp.h): fallback and random configs
+// Low-precision conv2d templates (schedules/conv2d/lowp.h): fallback and random configs
 // against the reference on small, awkward shapes (odd C, stride 2, 1x1, dilation, batch 2,
 // tiles that do not divide OW), bf16 and f32 outputs, epilogues; one ResNet-18 layer
 // natively; f16 and bf16 (BFDOT) under qemu. Assembly checks (vdpbf16ps zmm, fmla .8h, bfdot
@@ -6,7 +6,8 @@
 // without the instructions, groups > 1). The 64->64 3x3 56x56 timing against conv2d.nchwc
 // f32 is DISABLED_ (run with --gtest_also_run_disabled_tests).
 #include "tests/kernels/asm_check.h"
-#include "schedules/conv2d_lowp.h"
+#include "schedules/conv2d/lowp.h"
+#include "schedules/conv2d/templates.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // conv2d.depthwise's padded input per band of output rows (knob pad_rows, see
-// schedules/conv2d_blocked.h): every band height of the space, beside the old whole copy
+// schedules/conv2d/blocked.h): every band height of the space, beside the old whole copy
 // (pad_rows 0), against the reference on AVX-512, AVX2 and NEON (qemu), on odd H and W,
 // padding 1 and 2, stride 1 and 2, channel counts that leave a partial block, bands that do
 // not divide the output rows, the block loop inside the W tiles (oc_inner 2, whose band
@@ -8,8 +8,8 @@
 // whole copy, the fallback takes a band.
 #include <gtest/gtest.h>
 
-#include "schedules/conv2d.h"
-#include "schedules/conv2d_blocked.h"
+#include "schedules/conv2d/blocked.h"
+#include "schedules/conv2d/templates.h"
 #include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {

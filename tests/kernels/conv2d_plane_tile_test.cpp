@@ -1,4 +1,4 @@
-// conv2d.nchwc's plane tile (the ic_chunk knob, schedules/conv2d_plane_tile.h): which
+// conv2d.nchwc's plane tile (the ic_chunk knob, schedules/conv2d/plane_tile.h): which
 // layers the fallback gives it, and its kernels against the reference for every chunk on
 // awkward shapes (odd planes, channels that are not a multiple of the block, stride 2,
 // residual), on x86-avx512, x86-avx2 and arm-neon (qemu), plus random configs of the
@@ -7,7 +7,7 @@
 
 #include <random>
 
-#include "schedules/conv2d.h"
+#include "schedules/conv2d/templates.h"
 #include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {

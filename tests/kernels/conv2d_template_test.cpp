@@ -10,7 +10,8 @@
 #include <cstdio>
 
 #include "compiler/base/error.h"
-#include "schedules/conv2d.h"
+#include "schedules/conv2d/common.h"
+#include "schedules/conv2d/templates.h"
 #include "schedules/registry.h"
 #include "tests/kernels/template_harness.h"
 #include "tuner/builder.h"
@@ -211,7 +212,7 @@ TEST(Conv2dTemplateGroups, FallbackBlocksReadOnlyTheirGroupsChannels) {
 }
 
 // An input past the caches is read once, with the output blocks inside the W tiles
-// (pick_oc_inner in conv2d.cpp); smaller inputs, few channel blocks, few output blocks and
+// (pick_oc_inner in conv2d/direct.cpp); smaller inputs, few channel blocks, few output blocks and
 // grouped convs keep the blocks outermost.
 TEST(Conv2dTemplateLoopOrder, FallbackReusesLargeInputsAcrossOutputBlocks) {
   const auto& nchwc = schedules::conv2d_nchwc_template();

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
-#include "schedules/conv2d_transpose.h"
+#include "schedules/conv2d/transpose.h"
 #include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {

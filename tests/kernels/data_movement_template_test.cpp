@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
-#include "schedules/data_movement.h"
+#include "schedules/data_movement/data_movement.h"
 #include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {

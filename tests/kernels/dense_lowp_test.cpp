@@ -1,9 +1,9 @@
-// Low-precision dense templates (schedules/dense_lowp.h): fallback and random configs against
+// Low-precision dense templates (schedules/dense/lowp.h): fallback and random configs against
 // the reference over awkward shapes (odd K, M = 1, tiles that do not divide), bf16 and f32
 // outputs, epilogues; ARM under qemu. Negative cases: a template asked for a target without
 // its instructions says no (applies) and refuses to build with a UserError, never a crash.
 // The 1024^3 bf16-vs-f32 timing is DISABLED_ (run with --gtest_also_run_disabled_tests).
-#include "schedules/dense_lowp.h"
+#include "schedules/dense/lowp.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

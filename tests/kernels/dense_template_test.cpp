@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
-#include "schedules/dense.h"
+#include "schedules/dense/dense.h"
 #include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {

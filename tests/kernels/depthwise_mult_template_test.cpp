@@ -1,4 +1,4 @@
-// conv2d.depthwise_mult (schedules/conv2d_depthwise_mult.h): depthwise convolutions with a
+// conv2d.depthwise_mult (schedules/conv2d/depthwise_mult.h): depthwise convolutions with a
 // channel multiplier k > 1 against the grouped reference, fallback and random configs on
 // every target preset (ARM under qemu) and the half dtypes; the forms it refuses; and the
 // registry offering it beside conv2d.nchwc (the network compiler's pick is in
@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "compiler/base/error.h"
-#include "schedules/conv2d_depthwise_mult.h"
+#include "schedules/conv2d/depthwise_mult.h"
 #include "schedules/registry.h"
 #include "tests/kernels/template_harness.h"
 

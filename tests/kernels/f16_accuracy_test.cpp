@@ -13,10 +13,10 @@
 #include <cstdio>
 
 #include "kiln/compare.h"
-#include "schedules/conv2d.h"
-#include "schedules/conv2d_lowp.h"
-#include "schedules/dense.h"
-#include "schedules/dense_lowp.h"
+#include "schedules/conv2d/common.h"
+#include "schedules/conv2d/lowp.h"
+#include "schedules/dense/dense.h"
+#include "schedules/dense/lowp.h"
 #include "tests/kernels/kernel_harness.h"
 #include "tests/kernels/template_harness.h"
 

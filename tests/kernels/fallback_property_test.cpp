@@ -13,9 +13,10 @@
 #include <set>
 
 #include "compiler/base/error.h"
-#include "schedules/cast.h"
-#include "schedules/elementwise.h"
+#include "schedules/elementwise/cast.h"
+#include "schedules/elementwise/elementwise.h"
 #include "schedules/registry.h"
+#include "schedules/shape_form.h"
 #include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {

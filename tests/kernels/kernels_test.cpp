@@ -6,9 +6,9 @@
 
 #include "tests/kernels/kernel_harness.h"
 #include "compiler/lower/lower.h"
-#include "schedules/conv2d.h"
-#include "schedules/dense.h"
-#include "schedules/elementwise.h"
+#include "schedules/conv2d/common.h"
+#include "schedules/dense/dense.h"
+#include "schedules/elementwise/elementwise.h"
 
 namespace kiln::testing {
 namespace {

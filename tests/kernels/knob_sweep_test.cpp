@@ -4,8 +4,8 @@
 // them, on awkward shapes (tails in every split) natively and under qemu for NEON.
 #include <gtest/gtest.h>
 
-#include "schedules/conv2d.h"
-#include "schedules/dense.h"
+#include "schedules/conv2d/common.h"
+#include "schedules/dense/dense.h"
 #include "schedules/registry.h"
 #include "tests/kernels/template_harness.h"
 
@@ -122,7 +122,7 @@ std::vector<SweepCase> cases() {
             {{{"oc_inner", 2}, {"parallel", 2}, {"k_unroll", 8}, {"ic_bn", 8}}});
   add_sweep(out, one, conv(16, 5, 12, 1, 1, 0), "arm-neon", {},
             {{{"oc_inner", 2}, {"parallel", 2}, {"k_unroll", 8}}});
-  // Pixel blocks, K chunks and weight streams (conv2d_pixel_blocks.h) on small planes: 49
+  // Pixel blocks, K chunks and weight streams (conv2d/pixel_blocks.h) on small planes: 49
   // and 99 pixels (partial tiles and blocks), 150 and 200 channels (K chunks that do not
   // divide the channel blocks), outputs that are not whole blocks.
   const std::vector<std::string> block_knobs = {"block_tiles", "kc", "weight_streams"};

@@ -8,7 +8,7 @@
 
 #include "tests/kernels/asm_check.h"
 #include "compiler/codegen/codegen.h"
-#include "schedules/dense_lowp.h"
+#include "schedules/dense/lowp.h"
 #include "tuner/builder.h"
 
 namespace kiln::testing {

@@ -1,9 +1,9 @@
-// The helpers of conv2d.1x1's pixel blocks (schedules/conv2d_pixel_blocks.h): the fallback's
+// The helpers of conv2d.1x1's pixel blocks (schedules/conv2d/pixel_blocks.h): the fallback's
 // block sizes, the weight-stream split of the packed weights, the clamp of the streams knob
 // and which workloads count as small 1x1 convolutions. Nothing is built: unit label.
 #include <gtest/gtest.h>
 
-#include "schedules/conv2d_pixel_blocks.h"
+#include "schedules/conv2d/pixel_blocks.h"
 
 namespace kiln::schedules {
 namespace {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
-#include "schedules/pooling.h"
+#include "schedules/pooling/pooling.h"
 #include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {

@@ -8,9 +8,9 @@
 #include <cmath>
 
 #include "compiler/base/error.h"
-#include "schedules/arg_reduce.h"
-#include "schedules/cumsum.h"
-#include "schedules/reduce.h"
+#include "schedules/reduce/arg_reduce.h"
+#include "schedules/reduce/cumsum.h"
+#include "schedules/reduce/reduce.h"
 #include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {

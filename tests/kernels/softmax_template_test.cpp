@@ -7,8 +7,8 @@
 
 #include "compiler/base/error.h"
 #include "tests/kernels/kernel_harness.h"
-#include "schedules/batch_norm.h"
-#include "schedules/softmax.h"
+#include "schedules/elementwise/batch_norm.h"
+#include "schedules/reduce/softmax.h"
 #include "tests/kernels/template_harness.h"
 
 namespace kiln::testing {

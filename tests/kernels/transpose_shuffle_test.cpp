@@ -4,14 +4,14 @@
 // (qemu), f16/bf16 on the half targets, fallback and random configs; where it applies and
 // where transpose.tiled keeps the workload; and assembly checks (as Halide's simd_op_check)
 // that the tile is transposed by shuffles, not element moves.
-#include "schedules/transpose_shuffle.h"
+#include "schedules/data_movement/transpose_shuffle.h"
 
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
 #include "compiler/ir/op.h"
 #include "compiler/ir/printer.h"
-#include "schedules/data_movement.h"
+#include "schedules/data_movement/data_movement.h"
 #include "schedules/registry.h"
 #include "tests/kernels/asm_check.h"
 #include "tests/kernels/template_harness.h"

@@ -7,6 +7,7 @@
 
 #include "compiler/base/error.h"
 #include "schedules/registry.h"
+#include "schedules/shape_form.h"
 #include "schedules/validate.h"
 
 namespace kiln::schedules {

@@ -8,7 +8,7 @@
 
 #include "tests/kernels/asm_check.h"
 #include "compiler/codegen/codegen.h"
-#include "schedules/winograd.h"
+#include "schedules/conv2d/winograd.h"
 #include "tuner/builder.h"
 
 namespace kiln::testing {

@@ -10,8 +10,8 @@
 #include "compiler/base/error.h"
 #include "kiln/compare.h"
 #include "tests/kernels/asm_check.h"
-#include "schedules/conv2d.h"
-#include "schedules/winograd.h"
+#include "schedules/conv2d/common.h"
+#include "schedules/conv2d/winograd.h"
 #include "tests/kernels/kernel_harness.h"
 #include "tests/kernels/template_harness.h"
 

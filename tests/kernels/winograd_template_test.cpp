@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
-#include "schedules/conv2d.h"
+#include "schedules/conv2d/templates.h"
+#include "schedules/conv2d/winograd.h"
 #include "schedules/registry.h"
-#include "schedules/winograd.h"
 #include "tests/kernels/kernel_harness.h"
 #include "tests/kernels/template_harness.h"
 #include "tuner/builder.h"

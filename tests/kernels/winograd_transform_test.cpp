@@ -1,4 +1,4 @@
-// The Winograd transforms generated from Cook-Toom points (schedules/winograd_transform.h):
+// The Winograd transforms generated from Cook-Toom points (schedules/conv2d/winograd_transform.h):
 // 1-D and 2-D correlation through them is exact (to double rounding) on random data for
 // every tile size kiln uses and for other point sets; F(2, 3) matches the published
 // matrices up to the scaling of each transformed position; bad point sets are user errors.
@@ -8,7 +8,7 @@
 #include <random>
 
 #include "compiler/base/error.h"
-#include "schedules/winograd_transform.h"
+#include "schedules/conv2d/winograd_transform.h"
 
 namespace kiln::schedules {
 namespace {

@@ -241,7 +241,7 @@ TEST(RealModels, MobileNetV3SmallConvertsOnlyForItsPools) {
   EXPECT_LE(map_conversions, 1);
 }
 
-// ResNet-18's stem max pool reads and writes the stem conv's NCHW[x]c layout (pooling_blocked.h):
+// ResNet-18's stem max pool reads and writes the stem conv's NCHW[x]c layout (pooling/blocked.h):
 // model.json lists no layout conversion right before or after it.
 TEST(RealModels, ResNet18MaxPoolHasNoConversions) {
   auto c = compile_model("resnet18", "x86-avx512");

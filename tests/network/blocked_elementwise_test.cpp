@@ -46,7 +46,7 @@ TEST(BlockedElementwise, SqueezeExciteMulRunsBlocked) {
     blocked_mul |= l.op_type == "Mul" && l.workload.find("rank=5") != std::string::npos;
   EXPECT_TRUE(blocked_mul);
   // The image into blocks and the result out: none around the HardSwish, HardSigmoid or Mul
-  // (in NCHW they were two more feature-map conversions), nor the pool (pooling_blocked.h).
+  // (in NCHW they were two more feature-map conversions), nor the pool (pooling/blocked.h).
   EXPECT_EQ(map_conversions(r), 2);
 }
 

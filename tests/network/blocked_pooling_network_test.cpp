@@ -1,4 +1,4 @@
-// Pooling after a blocked conv runs in the conv's NCHW[x]c layout (pooling_blocked.h,
+// Pooling after a blocked conv runs in the conv's NCHW[x]c layout (pooling/blocked.h,
 // choose_template.h): a ResNet-like stem (conv, relu, max pool) and head (average pools,
 // global pool, gemm) compile with no feature-map conversion around the pools and match the
 // reference; a pool reading a model input directly keeps the NCHW template.

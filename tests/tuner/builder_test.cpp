@@ -10,10 +10,10 @@
 #include "compiler/base/error.h"
 #include "compiler/ir/printer.h"
 #include "compiler/lower/lower.h"
-#include "schedules/data_movement.h"
-#include "schedules/dense.h"
-#include "schedules/dense_lowp.h"
-#include "schedules/elementwise.h"
+#include "schedules/data_movement/data_movement.h"
+#include "schedules/dense/dense.h"
+#include "schedules/dense/lowp.h"
+#include "schedules/elementwise/elementwise.h"
 #include "schedules/epilogue.h"
 
 namespace kiln::tuner {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "schedules/dense.h"
+#include "schedules/dense/dense.h"
 
 namespace kiln::tuner {
 namespace {

@@ -13,7 +13,7 @@
 #include <fstream>
 
 #include "runtime/process/temp_dir.h"
-#include "schedules/dense.h"
+#include "schedules/dense/dense.h"
 #include "tuner/builder.h"
 
 namespace kiln::tuner {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "schedules/dense.h"
+#include "schedules/dense/dense.h"
 #include "tuner/builder.h"
 #include "tuner/measure/job.h"
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "schedules/dense.h"
+#include "schedules/dense/dense.h"
 #include "tuner/transfer.h"
 
 namespace kiln::tuner {

@@ -3,7 +3,7 @@
 // over the same batch dimensions (heads), with Kt the keys transposed and any scaling of
 // the scores already moved onto Q or Kt (scale_matmul_operand.h), and replaces it with one
 // Attention node (inputs Q, Kt, V[, Mask]), which runs as the attention kernel
-// (schedules/attention.h): the scores stay in a block buffer in cache instead of making
+// (schedules/attention/attention.h): the scores stay in a block buffer in cache instead of making
 // three or four passes over memory.
 //
 // The mask may broadcast as attention masks do (attention_mask_form). Scores with a second
@@ -20,9 +20,10 @@
 namespace kiln::graph {
 
 // How a mask of shape `mask` broadcasts over scores of shape `scores` ([batch dims.., M, N]),
-// in the attention workload's terms (schedules/attention.h): batch b reads the mask's batch
-// (b / every) % batches, each row its row 0 (rows 1) or its own (rows M). Nothing when the
-// mask broadcasts along N, or along batch dimensions between two it does not broadcast.
+// in the attention workload's terms (schedules/attention/attention.h): batch b reads the
+// mask's batch (b / every) % batches, each row its row 0 (rows 1) or its own (rows M). Nothing
+// when the mask broadcasts along N, or along batch dimensions between two it does not
+// broadcast.
 struct AttentionMask {
   int64_t batches = 1, every = 1, rows = 1;
 };
