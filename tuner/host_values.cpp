@@ -9,6 +9,7 @@
 
 #include "kiln/compare.h"
 #include "kiln/half.h"
+#include "kiln/uniform_stream.h"
 
 namespace kiln::tuner {
 
@@ -47,10 +48,9 @@ Values decode(const Bytes& b, ir::DataType t) {
 }
 
 Values random_values(size_t n, uint32_t seed, ir::DataType t) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  UniformStream stream(seed);
   Values v(n);
-  for (float& x : v) x = round_to(dist(rng), t);
+  for (float& x : v) x = round_to(static_cast<float>(stream.next()), t);
   return v;
 }
 

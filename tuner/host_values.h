@@ -17,7 +17,8 @@ using Values = std::vector<float>;
 float round_to(float v, ir::DataType t);
 Bytes encode(const Values& v, ir::DataType t);
 Values decode(const Bytes& b, ir::DataType t);
-// Uniform values in [-1, 1], rounded to `t` (so a reference sees what the kernel sees).
+// Uniform values in [-1, 1), rounded to `t` (so a reference sees what the kernel sees): the one
+// input generator (kiln/uniform_stream.h), as the farm fills an argument sent without data.
 Values random_values(size_t n, uint32_t seed, ir::DataType t);
 
 // Relative tolerance by element type: f32 1e-4, f16 1e-2, bf16 2e-2.

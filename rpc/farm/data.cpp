@@ -6,21 +6,10 @@
 
 #include "kiln/compare.h"
 #include "kiln/half.h"
+#include "kiln/uniform_stream.h"
 
 namespace kiln::farm {
 namespace {
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// Uniform in [-1, 1), with 24 random bits so that it is exact in f32.
-double unit(uint64_t& state) {
-  return static_cast<double>(splitmix64(state) >> 40) / static_cast<double>(1 << 23) - 1.0;
-}
 
 double load_value(pb::DType dtype, const uint8_t* p) {
   switch (dtype) {
@@ -109,10 +98,10 @@ std::vector<uint8_t> fill_arg(const pb::Arg& arg, uint64_t seed, std::size_t ind
   const std::size_t esize = dtype_size(arg.dtype());
   std::vector<uint8_t> out(nbytes > 0 ? static_cast<std::size_t>(nbytes) : 0);
   if (esize == 0) return out;
-  uint64_t state = seed * 0x100000001b3ULL ^ (index + 1) * 0x9e3779b97f4a7c15ULL;
+  UniformStream stream(seed * 0x100000001b3ULL ^ (index + 1) * 0x9e3779b97f4a7c15ULL);
   for (std::size_t at = 0; at + esize <= out.size(); at += esize) {
     uint8_t* p = out.data() + at;
-    const double u = unit(state);
+    const double u = stream.next();
     switch (arg.dtype()) {
       case pb::F32: {
         const float v = static_cast<float>(u);
