@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "kiln/runtime.h"
+#include "kiln/timing.h"
 #include "rpc/farm/sandbox_config.h"
 #include "runtime/process/file_bytes.h"
 #include "runtime/process/kernel_exec.h"
@@ -51,11 +52,8 @@ MeasureOptions measure_options(const RunOptions& o) {
   return m;
 }
 
-RunResult run_one(const Target& target, MeasureInput input, const RunOptions& o,
-                  std::string* skip_reason) {
-  farm::SandboxConfig sandbox;
-  *skip_reason = sandbox_for(target, o, &sandbox);
-  if (!skip_reason->empty()) return {};
+// Runs one input on a LocalRunner in `sandbox`; throws with the runner's message on failure.
+RunResult run_one(const farm::SandboxConfig& sandbox, MeasureInput input) {
   const std::string entry = input.entry;
   std::vector<MeasureInput> batch;
   batch.push_back(std::move(input));
@@ -67,14 +65,11 @@ RunResult run_one(const Target& target, MeasureInput input, const RunOptions& o,
   return r;
 }
 
-void fill_times(const RunResult& r, double* median_ms, double* best_ms) {
-  std::vector<double> ms;
-  for (double s : r.costs) ms.push_back(s * 1e3);
-  std::sort(ms.begin(), ms.end());
-  if (ms.empty()) return;
-  *best_ms = ms.front();
-  const size_t n = ms.size();
-  *median_ms = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+// The runner's costs as kiln/timing.h summarises every timing.
+Timing timing_of(const RunResult& r) {
+  Timing t;
+  t.seconds = r.costs;
+  return t;
 }
 
 }  // namespace
@@ -83,8 +78,8 @@ KernelRunResult run_lowered(const ir::LoweredFunc& f, const Target& target,
                             const std::vector<Bytes>& args, const std::vector<int>& outs,
                             const RunOptions& o) {
   KernelRunResult out;
-  farm::SandboxConfig probe;
-  out.skip_reason = sandbox_for(target, o, &probe);
+  farm::SandboxConfig sandbox;
+  out.skip_reason = sandbox_for(target, o, &sandbox);
   if (!out.skip_reason.empty()) return out;
   if (f.args.size() != args.size())
     throw std::runtime_error("kernel " + f.name + " has " + std::to_string(f.args.size()) +
@@ -101,7 +96,7 @@ KernelRunResult run_lowered(const ir::LoweredFunc& f, const Target& target,
     a.data = args[i];  // outputs too: a kernel may read what it accumulates into
     in.args.push_back(std::move(a));
   }
-  RunResult r = run_one(target, std::move(in), o, &out.skip_reason);
+  RunResult r = run_one(sandbox, std::move(in));
   // The runner returns outputs in argument order; the caller asked in its own order.
   std::vector<int> sorted = outs;
   std::sort(sorted.begin(), sorted.end());
@@ -109,25 +104,24 @@ KernelRunResult run_lowered(const ir::LoweredFunc& f, const Target& target,
     const size_t k = static_cast<size_t>(std::find(sorted.begin(), sorted.end(), i) - sorted.begin());
     out.outputs.push_back(r.outputs.at(k));
   }
-  fill_times(r, &out.median_ms, &out.best_ms);
+  out.median_ms = timing_of(r).median_ms();
+  out.best_ms = timing_of(r).best_ms();
   return out;
 }
 
 CheckResult check_built_kernel(const schedules::OpTemplate& tpl, const schedules::Workload& w,
                                const Target& target, const BuiltKernel& k, const RunOptions& o) {
   CheckResult c;
-  farm::SandboxConfig probe;
-  c.skip_reason = sandbox_for(target, o, &probe);
+  farm::SandboxConfig sandbox;
+  c.skip_reason = sandbox_for(target, o, &sandbox);
   if (!c.skip_reason.empty()) return c;
   // The tuner's inputs, packing, run and judgement (tuner/measure/job.h), here.
   TaskData data(tpl, w);
-  RunResult r = run_one(target, make_input(k, compiled(k.func, target), data, measure_options(o)), o,
-                        &c.skip_reason);
+  RunResult r = run_one(sandbox, make_input(k, compiled(k.func, target), data, measure_options(o)));
   // The tolerance follows the inputs' precision: bf16 inputs with an f32 output still
   // carry bf16's rounding in every product; the template may widen it (Winograd).
   c.comparison = compare_output(k, data, r.outputs.at(0), tolerance(w.dtype) * tpl.tolerance_scale(w));
-  double best_ms = 0;
-  fill_times(r, &c.median_ms, &best_ms);
+  c.median_ms = timing_of(r).median_ms();
   c.gflops = c.median_ms > 0 ? k.flops / (c.median_ms * 1e6) : 0;
   return c;
 }

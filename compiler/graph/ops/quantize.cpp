@@ -10,25 +10,31 @@
 #include <limits>
 #include <optional>
 
+#include "compiler/graph/ops/quantize.h"
+
 #include "compiler/graph/ops/op_util.h"
 
 namespace kiln::graph {
 
 namespace {
 
-// The integer types a quantized tensor may have, with their range.
-struct QuantRange {
-  int64_t lo, hi;
-};
-
 QuantRange quant_range(DataType t, const char* what) {
-  if (t == DataType::u8()) return {0, 255};
-  if (t == DataType::i8()) return {-128, 127};
-  if (t == DataType::u16()) return {0, 65535};
-  if (t == DataType::i16()) return {-32768, 32767};
-  user_error() << what << " has element type " << t.str()
-               << ", expected uint8, int8, uint16 or int16";
-  return {0, 0};
+  const std::optional<QuantRange> r = quantized_range(t);
+  user_check(r.has_value()) << what << " has element type " << t.str()
+                            << ", expected uint8, int8, uint16 or int16";
+  return *r;
+}
+
+// A scale is positive and finite; `what` names it in the error ("scale", "y_scale").
+void check_scale(double s, const char* what) {
+  user_check(std::isfinite(s) && s > 0) << what << " " << s << " is not positive and finite";
+}
+
+// Zero points lie inside their type.
+void check_zero_points(const std::vector<int64_t>& zero, DataType type) {
+  const QuantRange r = quant_range(type, "a zero point");
+  for (int64_t z : zero)
+    user_check(z >= r.lo && z <= r.hi) << "zero point " << z << " is outside its type";
 }
 
 int64_t saturate(double v, QuantRange r) {
@@ -51,8 +57,7 @@ struct QuantParams {
 int64_t param_axis(const InferContext& ctx, size_t si, size_t zi, const std::vector<int64_t>& shape) {
   const std::vector<int64_t>& s = ctx.shape(si);
   if (const HostTensor* scale = ctx.value(si))  // a constant scale is checked at compile time
-    for (double v : scale->to_f64())
-      user_check(std::isfinite(v) && v > 0) << "scale " << v << " is not positive and finite";
+    for (double v : scale->to_f64()) check_scale(v, "scale");
   const bool per_axis = !s.empty() && !(s.size() == 1 && s[0] == 1);
   if (ctx.has_input(zi))
     user_check(ctx.shape(zi) == s) << "the zero point's shape " << shape_str(ctx.shape(zi))
@@ -72,14 +77,11 @@ QuantParams read_params(const EvalContext& ctx, size_t si, size_t zi, int64_t ax
   QuantParams q;
   q.axis = axis;
   q.scale = ctx.input(si).to_f64();
-  for (double s : q.scale)
-    user_check(std::isfinite(s) && s > 0) << "scale " << s << " is not positive and finite";
+  for (double s : q.scale) check_scale(s, "scale");
   if (ctx.has_input(zi)) {
     q.zero_point = ctx.input(zi).to_i64();
-    if (zero_type == DataType::i32()) return q;  // an int32 input's zero point: checked as 0
-    const QuantRange r = quant_range(zero_type, "the zero point");
-    for (int64_t z : q.zero_point)
-      user_check(z >= r.lo && z <= r.hi) << "zero point " << z << " is outside its type";
+    // An int32 input's zero point is checked to be 0 by its caller.
+    if (zero_type != DataType::i32()) check_zero_points(q.zero_point, zero_type);
   }
   return q;
 }
@@ -191,8 +193,7 @@ HostTensor shifted(const HostTensor& t, const std::vector<int64_t>& zero, int64_
 std::vector<int64_t> zero_points(const EvalContext& ctx, size_t i, DataType of) {
   if (!ctx.has_input(i)) return {};
   std::vector<int64_t> z = ctx.input(i).to_i64();
-  const QuantRange r = quant_range(of, "a zero point");
-  for (int64_t v : z) user_check(v >= r.lo && v <= r.hi) << "zero point " << v << " is outside its type";
+  check_zero_points(z, of);
   return z;
 }
 
@@ -268,7 +269,7 @@ HostTensor requantize(const HostTensor& acc, double a_scale, const std::vector<d
 double one_scale(const EvalContext& ctx, size_t i, const char* what) {
   const std::vector<double> s = ctx.input(i).to_f64();
   user_check(s.size() == 1) << what << " must be a single value, got " << s.size();
-  user_check(std::isfinite(s[0]) && s[0] > 0) << what << " " << s[0] << " is not positive and finite";
+  check_scale(s[0], what);
   return s[0];
 }
 
@@ -276,7 +277,7 @@ std::vector<double> scales(const EvalContext& ctx, size_t i, size_t expected, co
   std::vector<double> s = ctx.input(i).to_f64();
   user_check(s.size() == 1 || s.size() == expected)
       << what << " has " << s.size() << " values, expected 1 or " << expected;
-  for (double v : s) user_check(std::isfinite(v) && v > 0) << what << " " << v << " is not positive and finite";
+  for (double v : s) check_scale(v, what);
   return s;
 }
 
@@ -336,6 +337,14 @@ std::vector<HostTensor> eval_qlinear_conv(const EvalContext& ctx) {
 }
 
 }  // namespace
+
+std::optional<QuantRange> quantized_range(DataType t) {
+  if (t == DataType::u8()) return QuantRange{0, 255};
+  if (t == DataType::i8()) return QuantRange{-128, 127};
+  if (t == DataType::u16()) return QuantRange{0, 65535};
+  if (t == DataType::i16()) return QuantRange{-32768, 32767};
+  return std::nullopt;
+}
 
 void add_quantize_ops(OpList& ops) {
   OpDef q{"QuantizeLinear", {"axis", "saturate"}, 2, 3};

@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 
+#include "compiler/graph/ops/quantize.h"
 #include "compiler/graph/rewrites/graph_match.h"
 #include "compiler/graph/rewrites/graph_uses.h"
 #include "compiler/graph/rewrites/node_emitter.h"
@@ -37,13 +38,11 @@ std::optional<Quantization> per_tensor(const Graph& g, const Node& n) {
     q.zero = static_cast<double>(z.to_i64()[0]);
     type = z.dtype();
   }
-  if (type == DataType::u8()) {
-    q.lo = 0, q.hi = 255;
-  } else if (type == DataType::i8()) {
-    q.lo = -128, q.hi = 127;
-  } else {
-    return std::nullopt;  // 16-bit and float8 quantization: not on this path
-  }
+  // A 16-bit range is as exact in f32 as an 8-bit one; float8 types have none.
+  const std::optional<QuantRange> range = quantized_range(type);
+  if (!range) return std::nullopt;
+  q.lo = static_cast<double>(range->lo);
+  q.hi = static_cast<double>(range->hi);
   return q;
 }
 
