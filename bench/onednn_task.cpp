@@ -2,7 +2,7 @@
 // and shape as a `kiln tune` task, run by oneDNN on this machine (its preferred layouts,
 // reordered outside the timed region; its best ISA, or the one DNNL_MAX_CPU_ISA allows).
 //
-//   onednn_task --op dense --shape M,N,K [--dtype f32|bf16] [--threads 1] [--repeat 30]
+//   onednn_task --op dense --shape M,N,K [--dtype f32|bf16|int8] [--threads 1] [--repeat 30]
 //   onednn_task --op conv2d --shape N,C,H,W,O,KH,KW [--stride S] [--pad P] [--groups G] ...
 //
 // Prints one line: "onednn <median ms> ms <GFLOPS> GFLOPS".
@@ -26,7 +26,7 @@ std::vector<int64_t> numbers(const std::string& csv) {
 int usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s --op dense --shape M,N,K | --op conv2d --shape N,C,H,W,O,KH,KW "
-               "[--stride S] [--pad P] [--groups G] [--dtype f32|bf16] [--threads T] "
+               "[--stride S] [--pad P] [--groups G] [--dtype f32|bf16|int8] [--threads T] "
                "[--repeat R]\n",
                argv0);
   return 2;
@@ -53,18 +53,21 @@ int main(int argc, char** argv) {
     else if (a == "--repeat") repeat = std::stoi(v);
     else return usage(argv[0]);
   }
-  if (dtype != "f32" && dtype != "bf16") return usage(argv[0]);
-  const bool bf16 = dtype == "bf16";
+  if (dtype != "f32" && dtype != "bf16" && dtype != "int8") return usage(argv[0]);
+  using kiln::bench::PeerPrecision;
+  const PeerPrecision prec = dtype == "bf16"   ? PeerPrecision::bf16
+                             : dtype == "int8" ? PeerPrecision::int8
+                                               : PeerPrecision::f32;
   kiln::bench::set_peer_threads(threads);
   double ms = 0, flops = 0;
   if (op == "dense" && shape.size() == 3) {
-    ms = kiln::bench::onednn_matmul_ms(shape[0], shape[1], shape[2], bf16, repeat);
+    ms = kiln::bench::onednn_matmul_ms(shape[0], shape[1], shape[2], prec, repeat);
     flops = 2.0 * shape[0] * shape[1] * shape[2];
   } else if (op == "conv2d" && shape.size() == 7) {
     const int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3], o = shape[4],
                   kh = shape[5], kw = shape[6];
     ms = kiln::bench::onednn_conv_ms(n, c, h, w, o, kh, kw, stride, pad, groups, repeat, false,
-                                     bf16);
+                                     prec);
     const int64_t oh = (h + 2 * pad - kh) / stride + 1, ow = (w + 2 * pad - kw) / stride + 1;
     flops = 2.0 * n * o * oh * ow * (c / groups) * kh * kw;
   } else {

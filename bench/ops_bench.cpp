@@ -9,6 +9,7 @@
 //   build/bench/ops_bench --winograd [--threads 1,2] [--evals N]   (the Winograd table)
 //   build/bench/ops_bench --bf16 [--threads 1] [--evals N]          (the bf16 conv table)
 //   build/bench/ops_bench --movement [--threads 1,2] [--evals N]    (concat and transpose)
+//   build/bench/ops_bench --int8 [--threads 1,2] [--evals N]        (int8 dense and conv)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -100,12 +101,15 @@ Timing time_config(const OpTemplate& tpl, const Workload& w, const kiln::Target&
       }
     }
     std::vector<Bytes> args;
-    for (const auto& a : k.args)
-      args.emplace_back(static_cast<size_t>(a.kernel_elements) * w.dtype.bytes(), 0);
-    // Inputs of random values keep denormals and zeros out of the timing.
+    for (size_t i = 0; i < k.args.size(); ++i)
+      args.emplace_back(static_cast<size_t>(k.args[i].kernel_elements) * k.func.args[i]->dtype.bytes(), 0);
+    // Inputs of random values keep denormals and zeros out of the timing; each in its
+    // argument's type (int8 kernels take i16 weights, an i32 bias, f32 scales).
     uint32_t seed = 3;
-    for (size_t i = 0; i + 1 < k.args.size(); ++i)
-      args[i] = kiln::tuner::encode(kiln::tuner::random_values(k.args[i].kernel_elements, seed++, w.dtype), w.dtype);
+    for (size_t i = 0; i + 1 < k.args.size(); ++i) {
+      const kiln::ir::DataType t = k.func.args[i]->dtype;
+      args[i] = kiln::tuner::encode(kiln::tuner::random_values(k.args[i].kernel_elements, seed++, t), t);
+    }
     auto probe = kiln::tuner::run_lowered(k.func, t, args, {}, o);
     o.repeat = static_cast<int>(
         std::clamp(30.0 / std::max(probe.median_ms, 1e-3), g_best_of ? 10.0 : 3.0, 200.0));
@@ -162,7 +166,10 @@ std::pair<Config, double> local_search(const OpTemplate& tpl, const Workload& w,
 double peer_ms(const Workload& w, int repeat) {
   if (w.op == "dense")
     return kiln::bench::onednn_matmul_ms(w.param("M"), w.param("N"), w.param("K"),
-                                         w.dtype == kiln::ir::DataType::bf16(), repeat);
+                                         w.dtype == kiln::ir::DataType::bf16()
+                                             ? kiln::bench::PeerPrecision::bf16
+                                             : kiln::bench::PeerPrecision::f32,
+                                         repeat);
   return kiln::bench::onednn_conv_ms(w.param("N"), w.param("C"), w.param("H"), w.param("W"),
                                      w.param("O"), w.param("KH"), w.param("KW"), w.param("stride"),
                                      w.param("pad"), w.param_or("groups", 1), repeat);
@@ -288,7 +295,8 @@ void bf16_table(int threads, int evals) {
     const Workload& w = row.w;
     double dnn = kiln::bench::onednn_conv_ms(1, w.param("C"), w.param("H"), w.param("W"),
                                              w.param("O"), w.param("KH"), w.param("KW"),
-                                             w.param("stride"), w.param("pad"), 1, 20, false, true);
+                                             w.param("stride"), w.param("pad"), 1, 20, false,
+                                             kiln::bench::PeerPrecision::bf16);
     auto pct = [](double gflops, double peak) { return peak > 0 ? 100 * gflops / peak : 0.0; };
     const char* mark = as_gemm ? "g" : " ";
     std::printf("%-26s %s %s %s %s %s %s %s %s %8.2f\n", row.label.c_str(),
@@ -310,6 +318,59 @@ void bf16_table(int threads, int evals) {
               "where there is one. g: the 1x1 stride-2 layer as a GEMM on the subsampled input)\n");
   g_best_of = false;
   kiln::bench::set_peer_best_of(false);
+}
+
+// The int8 table (--int8): dense and the ResNet-18 conv layers in GOPS (2 x multiply-adds /
+// time): kiln's f32 default template (fallback), dense.int8 / conv2d.int8 (fallback and the
+// best of a local search), oneDNN f32 and oneDNN int8 (u8 data, s8 weights, u8 output with
+// per-channel scales). int8/f32 is kiln's own speedup; dnn/kiln > 1 means kiln's int8 is
+// faster than oneDNN's.
+void int8_table(const kiln::Target& t, int threads, int evals) {
+  using kiln::ir::DataType;
+  using kiln::bench::PeerPrecision;
+  std::printf("\n== int8, %s, %d thread(s), GOPS ==\n", t.name.c_str(), threads);
+  std::printf("%-30s %8s %8s %8s %8s %8s %9s %9s  %s\n", "workload", "f32 fb", "i8 fb", "i8 best",
+              "dnn f32", "dnn i8", "i8/f32", "dnn/kiln", "best config");
+  std::vector<double> speedup, vs_dnn;
+  for (const Row& row : rows()) {
+    if (row.w.dtype != DataType::f32()) continue;
+    Workload q = row.w;
+    q.dtype = DataType::u8();
+    q.params["a_zero"] = 128;  // an activation's zero point, as quantize_static gives
+    const OpTemplate& f32 = *kiln::schedules::templates_for(row.w, t).front();
+    const OpTemplate& i8 = *kiln::schedules::templates_for(q, t).front();
+    const double gop = flops_of(f32, row.w, t) / 1e9;
+    auto g = [&](double ms) { return ms > 0 ? gop / (ms / 1e3) : 0.0; };
+    Timing ff = time_config(f32, row.w, t, f32.fallback(row.w, t), threads, true);
+    Config fb = i8.fallback(q, t);
+    Timing qf = time_config(i8, q, t, fb, threads, true);
+    if (!qf.ok || !ff.ok) {
+      std::printf("%-30s failed: %s\n", row.label.c_str(), (qf.ok ? ff : qf).error.c_str());
+      continue;
+    }
+    auto [best, best_ms] = local_search(i8, q, t, fb, qf.ms, threads, evals);
+    const Workload& w = row.w;
+    auto dnn = [&](PeerPrecision p) {
+      if (w.op == "dense") return kiln::bench::onednn_matmul_ms(w.param("M"), w.param("N"), w.param("K"), p, 20);
+      return kiln::bench::onednn_conv_ms(1, w.param("C"), w.param("H"), w.param("W"), w.param("O"),
+                                         w.param("KH"), w.param("KW"), w.param("stride"),
+                                         w.param("pad"), 1, 20, false, p);
+    };
+    const double dnn_f32 = dnn(PeerPrecision::f32), dnn_i8 = dnn(PeerPrecision::int8);
+    std::printf("%-30s %8.1f %8.1f %8.1f %8.1f %8.1f %9.2f %9.2f  %s\n", row.label.c_str(),
+                g(ff.ms), g(qf.ms), g(best_ms), g(dnn_f32), g(dnn_i8), ff.ms / best_ms,
+                dnn_i8 / best_ms, best.to_json().c_str());
+    std::fflush(stdout);
+    speedup.push_back(ff.ms / best_ms);
+    vs_dnn.push_back(dnn_i8 / best_ms);
+  }
+  auto geomean = [](const std::vector<double>& v) {
+    double lg = 0;
+    for (double r : v) lg += std::log(r);
+    return v.empty() ? 0.0 : std::exp(lg / v.size());
+  };
+  std::printf("geomean kiln int8 best / kiln f32 fallback: %.2fx; oneDNN int8 / kiln int8: %.2f "
+              "(goal >= 1.0)\n", geomean(speedup), geomean(vs_dnn));
 }
 
 // The data movement table (--movement): concat and transpose rows (channel concats of
@@ -399,6 +460,7 @@ int main(int argc, char** argv) {
   bool winograd = false;  // only the Winograd table
   bool bf16 = false;      // only the bf16 conv table
   bool movement = false;  // only the data movement table
+  bool int8 = false;      // only the int8 table
   // The tables were written for x86-avx512; another x86 preset (x86-avx2) times the same
   // rows on a CPU without AVX-512. oneDNN runs at whatever the CPU has.
   std::string target_name = "x86-avx512";
@@ -423,12 +485,14 @@ int main(int argc, char** argv) {
       bf16 = true;
     } else if (a == "--movement") {
       movement = true;
+    } else if (a == "--int8") {
+      int8 = true;
     } else if (a == "--target") {
       target_name = next();
     } else {
       std::fprintf(stderr,
                    "usage: %s [--threads 1,2] [--evals N] [--filter TEXT] [--winograd] [--bf16] "
-                   "[--movement] [--target PRESET]\n",
+                   "[--movement] [--int8] [--target PRESET]\n",
                    argv[0]);
       return 2;
     }
@@ -460,6 +524,13 @@ int main(int argc, char** argv) {
     for (int threads : thread_counts) {
       kiln::bench::set_peer_threads(threads);
       movement_table(target, threads, evals);
+    }
+    return 0;
+  }
+  if (int8) {
+    for (int threads : thread_counts) {
+      kiln::bench::set_peer_threads(threads);
+      int8_table(target, threads, evals);
     }
     return 0;
   }

@@ -59,16 +59,46 @@ void set_peer_threads(int threads) {
   openblas_set_num_threads(threads);
 }
 
-double onednn_matmul_ms(int64_t m, int64_t n, int64_t k, bool bf16, int repeat) {
+namespace {
+
+// The types of one oneDNN run: data, weights, output. int8 runs as a quantized network's
+// layers do: u8 data, s8 weights, u8 output through per-output-channel scales.
+struct DnnTypes {
+  dnnl::memory::data_type src, wei, dst;
+  bool int8() const { return wei == dnnl::memory::data_type::s8; }
+};
+
+DnnTypes dnn_types(PeerPrecision p, dnnl::memory::data_type float_dst) {
+  using dt = dnnl::memory::data_type;
+  switch (p) {
+    case PeerPrecision::bf16: return {dt::bf16, dt::bf16, float_dst};
+    case PeerPrecision::int8: return {dt::u8, dt::s8, dt::u8};
+    default: return {dt::f32, dt::f32, dt::f32};
+  }
+}
+
+// Per-channel output scales (mask: the channel dimension) of an int8 run: small, so most
+// outputs are neither 0 nor saturated.
+dnnl::primitive_attr output_scales(const DnnTypes& t, int mask, int64_t channels) {
+  dnnl::primitive_attr attr;
+  if (t.int8()) attr.set_output_scales(mask, std::vector<float>(static_cast<size_t>(channels), 1e-3f));
+  return attr;
+}
+
+}  // namespace
+
+double onednn_matmul_ms(int64_t m, int64_t n, int64_t k, PeerPrecision prec, int repeat) {
   using namespace dnnl;
   engine eng(engine::kind::cpu, 0);
   stream s(eng);
-  auto dt = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
-  auto a_md = memory::desc({m, k}, dt, memory::format_tag::ab);
-  auto b_any = memory::desc({k, n}, dt, memory::format_tag::any);
-  auto c_md = memory::desc({m, n}, memory::data_type::f32, memory::format_tag::ab);
-  auto pd = matmul::primitive_desc(matmul::desc(a_md, b_any, c_md), eng);
+  const DnnTypes t = dnn_types(prec, memory::data_type::f32);
+  auto a_md = memory::desc({m, k}, t.src, memory::format_tag::ab);
+  auto b_any = memory::desc({k, n}, t.wei, memory::format_tag::any);
+  auto c_md = memory::desc({m, n}, t.dst, memory::format_tag::ab);
+  auto pd = matmul::primitive_desc(matmul::desc(a_md, b_any, c_md), output_scales(t, 2, n), eng);
   auto a = random_floats(m * k), b = random_floats(k * n);
+  for (float& x : a) x = t.int8() ? (x + 1) * 100 : x;  // u8 data across its range
+  for (float& x : b) x = t.int8() ? x * 100 : x;
   memory A = prepared(a_md, memory::desc({m, k}, memory::data_type::f32, memory::format_tag::ab), eng, s, a);
   memory B = prepared(pd.weights_desc(), memory::desc({k, n}, memory::data_type::f32, memory::format_tag::ab), eng, s, b);
   memory C(c_md, eng);
@@ -79,13 +109,13 @@ double onednn_matmul_ms(int64_t m, int64_t n, int64_t k, bool bf16, int repeat) 
 
 double onednn_conv_ms(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh, int64_t kw,
                       int64_t stride, int64_t pad, int64_t groups, int repeat, bool winograd,
-                      bool bf16) {
+                      PeerPrecision prec) {
   using namespace dnnl;
   engine eng(engine::kind::cpu, 0);
   stream s(eng);
   int64_t oh = (h + 2 * pad - kh) / stride + 1, ow = (w + 2 * pad - kw) / stride + 1;
   auto f32 = memory::data_type::f32;
-  auto dt = bf16 ? memory::data_type::bf16 : f32;
+  const DnnTypes t = dnn_types(prec, memory::data_type::bf16);
   memory::dims src_d{n, c, h, w}, dst_d{n, o, oh, ow};
   memory::dims wei_d = groups > 1 ? memory::dims{groups, o / groups, c / groups, kh, kw}
                                   : memory::dims{o, c, kh, kw};
@@ -94,17 +124,19 @@ double onednn_conv_ms(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int
   auto alg = winograd ? algorithm::convolution_winograd : algorithm::convolution_direct;
   // The plain f32 values below are reordered (converted) into what the primitive wants.
   auto desc = convolution_forward::desc(prop_kind::forward_inference, alg,
-                                        memory::desc(src_d, dt, any), memory::desc(wei_d, dt, any),
-                                        memory::desc(dst_d, dt, any), {stride, stride}, {pad, pad},
+                                        memory::desc(src_d, t.src, any), memory::desc(wei_d, t.wei, any),
+                                        memory::desc(dst_d, t.dst, any), {stride, stride}, {pad, pad},
                                         {pad, pad});
   convolution_forward::primitive_desc pd;
   try {
-    pd = convolution_forward::primitive_desc(desc, eng);
+    pd = convolution_forward::primitive_desc(desc, output_scales(t, 2, o), eng);
   } catch (const dnnl::error&) {
     if (winograd) return -1;  // no Winograd implementation here: the row says so
     throw;
   }
   auto x = random_floats(n * c * h * w), wt = random_floats(o * (c / groups) * kh * kw);
+  for (float& v : x) v = t.int8() ? (v + 1) * 100 : v;
+  for (float& v : wt) v = t.int8() ? v * 100 : v;
   memory src = prepared(pd.src_desc(), memory::desc(src_d, f32, memory::format_tag::nchw), eng, s, x);
   memory wei = prepared(pd.weights_desc(), memory::desc(wei_d, f32, wei_plain_tag), eng, s, wt);
   memory dst(pd.dst_desc(), eng);

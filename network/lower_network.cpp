@@ -34,6 +34,12 @@ bool is_half(DataType t) {
   return t == DataType::bf16() || t == DataType::f16();
 }
 
+// Types the kernels hold as they are: the half types of a --dtype region and the 8-bit data
+// of quantized operators. Everything else is held in f32.
+bool held_as_is(DataType t) {
+  return is_half(t) || t == DataType::u8() || t == DataType::i8();
+}
+
 std::string identifier(const std::string& s) {
   std::string out;
   for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -84,17 +90,17 @@ class Lowerer {
   std::vector<int64_t> dims(const std::string& v) const {
     std::optional<graph::ValueType> t = g_.type_of(v);
     user_check(t && t->is_concrete()) << g_.source << ": value '" << v << "' has no concrete shape";
-    const bool half = t->dtype == DataType::f16() || t->dtype == DataType::bf16();
-    user_check(holds_dtype(t->dtype) || half)
+    user_check(holds_dtype(t->dtype) || held_as_is(t->dtype))
         << g_.source << ": value '" << v << "' is " << t->dtype.str() << "; " << kDtypeRule;
     return t->dims();
   }
 
   // The value's type in the graph.
   DataType dtype(const std::string& v) const { return g_.type_of(v)->dtype; }
-  // The type kernels hold it in: f16/bf16 where --dtype made it so (assign_precision.h), f32
-  // otherwise (integers and truth values included, op_table.h: holds_dtype).
-  DataType held(const std::string& v) const { return is_half(dtype(v)) ? dtype(v) : DataType::f32(); }
+  // The type kernels hold it in: f16/bf16 where --dtype made it so (assign_precision.h), u8/i8
+  // between quantized operators, f32 otherwise (integers and truth values included,
+  // op_table.h: holds_dtype).
+  DataType held(const std::string& v) const { return held_as_is(dtype(v)) ? dtype(v) : DataType::f32(); }
 
   int add_buffer(Buffer b) {
     p_.buffers.push_back(std::move(b));
@@ -114,7 +120,7 @@ class Lowerer {
   int new_buffer(const std::string& value, Layout layout) {
     std::vector<int64_t> d = dims(value);
     auto out = std::find(g_.outputs.begin(), g_.outputs.end(), value);
-    const bool f32 = dtype(value) == DataType::f32() || is_half(dtype(value));
+    const bool f32 = dtype(value) == DataType::f32() || held_as_is(dtype(value));
     const uint64_t bytes =
         layout == kModelDtype
             ? static_cast<uint64_t>(numel(d) * dtype(value).bytes())
@@ -366,12 +372,29 @@ class Lowerer {
     }
   }
 
+  // QuantizeLinear / DequantizeLinear in the layout their input already has: elementwise, so
+  // a blocked activation stays blocked (padded channels become the zero point, or its value,
+  // which the weights' zero padding multiplies away).
+  void lower_quantize(const Node& n, const MappedNode& m) {
+    const std::string &in = n.inputs.at(0), &out = n.outputs.at(0);
+    auto& have = available_[in];
+    internal_check(!have.empty()) << "value '" << in << "' is read before it is written";
+    const auto [layout, src] = *have.rbegin();
+    Workload w = m.workload;
+    w.params["elements"] = layout_elements(dims(in), layout);
+    const int task = task_for(w);
+    const int dst = new_buffer(out, layout);
+    add_step(task, {src, dst}, node_key(n.name, n.outputs), n.op_type);
+    if (layout != 0 && std::count(g_.outputs.begin(), g_.outputs.end(), out)) ensure(out, 0);
+  }
+
   void lower_node(const Node& n) {
     // Casts into and out of a half region (assign_precision.h); other Casts map to kernels.
     if (n.op_type == "Cast" && n.inputs.size() == 1 && !g_.is_constant(n.inputs[0]) &&
         (is_half(dtype(n.inputs[0])) || is_half(dtype(n.outputs.at(0)))))
       return lower_cast(n);
     MappedNode m = map_node(g_, n);
+    if (m.workload.op == "quantize" || m.workload.op == "dequantize") return lower_quantize(n, m);
     apply_precision(m, n);
     if (lower_blocked_elementwise(n, m) || lower_blocked_concat(n, m) || lower_blocked_pad(n, m))
       return;

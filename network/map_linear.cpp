@@ -8,11 +8,11 @@
 
 namespace kiln::network::mapping {
 
-MappedNode map_conv(Graph& g, const Node& n) {
+MappedNode conv_node(Graph& g, const Node& n, const std::string& weight) {
   MappedNode m;
   Workload& w = m.workload;
   w.op = "conv2d";
-  std::vector<int64_t> x = rank4_input(g, n), k = dims_of(g, n.inputs[1]);
+  std::vector<int64_t> x = rank4_input(g, n), k = dims_of(g, weight);
   set_nchw(w, x);
   w.params["O"] = k[0], w.params["KH"] = k[2], w.params["KW"] = k[3];
   auto [sh, sw] = hw_attr(g, n, "strides", 1);
@@ -21,7 +21,13 @@ MappedNode map_conv(Graph& g, const Node& n) {
   w.params["SH"] = sh, w.params["SW"] = sw, w.params["DH"] = dh, w.params["DW"] = dw;
   w.params["PH"] = ph, w.params["PW"] = pw;
   w.params["groups"] = n.attr_int("group", 1);
-  m.operands = {{"data", n.inputs[0]}, {"weight", n.inputs[1]}};
+  m.operands = {{"data", n.inputs[0]}, {"weight", weight}};
+  return m;
+}
+
+MappedNode map_conv(Graph& g, const Node& n) {
+  MappedNode m = conv_node(g, n, n.inputs[1]);
+  Workload& w = m.workload;
   if (n.has_input(2)) {
     w.epilogue.push_back("bias");
     m.operands["bias"] = n.inputs[2];

@@ -54,6 +54,9 @@ int64_t normalized_axis(const Graph& g, const Node& n, int64_t axis, int64_t ran
 std::vector<int64_t> constant_ints(const Graph& g, const Node& n, size_t input, const char* what);
 
 // map_linear.cpp
+// The conv2d workload of a 2-D convolution node (Conv, QLinearConv) over input 0 with
+// `weight` (OIHW): shape, strides, dilations, pads, groups; operands data and weight.
+MappedNode conv_node(Graph& g, const Node& n, const std::string& weight);
 // Conv (2-D, grouped and depthwise included).
 MappedNode map_conv(Graph& g, const Node& n);
 // ConvTranspose (2-D): the begin pads from `pads`, or from output_shape as ONNX derives them.
@@ -98,6 +101,18 @@ MappedNode map_reduce(Graph& g, const Node& n, const std::string& op);
 // ArgMax / ArgMin ("arg_max" / "arg_min") and CumSum along one axis, as [outer, axis, inner].
 MappedNode map_arg_reduce(Graph& g, const Node& n, const std::string& op);
 MappedNode map_cumsum(Graph& g, const Node& n);
+
+// map_quantized.cpp
+// QuantizeLinear / DequantizeLinear of an activation with one constant scale and zero point
+// (quantize.flat, dequantize.flat).
+MappedNode map_quantize(Graph& g, const Node& n);
+MappedNode map_dequantize(Graph& g, const Node& n);
+// QLinearConv (groups 1) and QLinearMatMul (a constant 2-D B) on the int8 kernels
+// (conv2d.int8, dense.int8): constant scales and zero points, int8 weights with zero point 0,
+// output of the data's type; the requantization scale per output channel, f32(x_scale) *
+// f32(w_scale) / f32(y_scale), becomes a constant operand "scale".
+MappedNode map_qlinear_conv(Graph& g, const Node& n);
+MappedNode map_qlinear_matmul(Graph& g, const Node& n);
 
 // map_data_movement.cpp
 // Flatten, Reshape, Squeeze, Unsqueeze: a copy into the new shape.

@@ -109,6 +109,10 @@ const std::map<std::string, Mapper>& table() {
       {"Xor", unary("xor")},
       {"Where", unary("where")},
       {"Identity", unary("copy")},  // only a constant output's copy survives remove_identities
+      {"QuantizeLinear", map_quantize},
+      {"DequantizeLinear", map_dequantize},
+      {"QLinearConv", map_qlinear_conv},
+      {"QLinearMatMul", map_qlinear_matmul},
   };
   return k;
 }
@@ -127,15 +131,19 @@ MappedNode map_node(Graph& g, const Node& n) {
   // Operands are what the kernel reads (shape inputs such as Reshape's are not among them).
   // Half types only where the precision pass puts them: conv2d and dense have half kernels.
   const bool half_ok = m.workload.op == "conv2d" || m.workload.op == "dense";
+  // 8-bit values only where a quantized workload (an int8 kernel, quantize, dequantize)
+  // reads or writes them; such a workload's other integers are its constants (an int32 bias).
+  const bool int8_ok = m.workload.dtype == graph::DataType::u8() || m.workload.dtype == graph::DataType::i8();
   bool non_float = false;
   std::vector<std::string> values = {n.outputs[0]};
   for (const auto& [name, v] : m.operands) values.push_back(v);
   for (const std::string& v : values) {
     std::optional<graph::ValueType> t = g.type_of(v);
     const bool half = t && (t->dtype == graph::DataType::bf16() || t->dtype == graph::DataType::f16());
-    node_check(t && (holds_dtype(t->dtype) || (half && half_ok)))
+    const bool int8 = t && (t->dtype == graph::DataType::u8() || t->dtype == graph::DataType::i8());
+    node_check(t && (holds_dtype(t->dtype) || (half && half_ok) || (int8 && int8_ok)))
         << "value '" << v << "' is " << (t ? t->dtype.str() : "untyped") << "; " << kDtypeRule;
-    non_float |= t->dtype != graph::DataType::f32() && !half;
+    non_float |= t->dtype != graph::DataType::f32() && !half && !int8_ok;
   }
   // Integers and truth values are held in f32, which keeps them exact through comparisons,
   // selections, gathers and copies, and through sums, differences, products, quotients

@@ -29,7 +29,8 @@ MappedNode map_node(graph::Graph& graph, const graph::Node& node);
 // outputs.
 bool holds_dtype(graph::DataType t);
 inline constexpr const char* kDtypeRule =
-    "kiln compiles f32 networks (with bool, int32 and int64 values)";
+    "kiln compiles f32 networks (with bool, int32 and int64 values, and uint8/int8 ones "
+    "between QuantizeLinear, QLinearConv, QLinearMatMul and DequantizeLinear)";
 
 // The ONNX op types with an entry, sorted.
 std::vector<std::string> supported_op_types();

@@ -10,6 +10,7 @@
 #include "network/fuse_epilogues.h"
 #include "compiler/graph/rewrites/rewrites.h"
 #include "schedules/attention/attention.h"
+#include "schedules/conv2d/int8.h"
 #include "schedules/data_movement/data_movement.h"
 
 namespace kiln::network {
@@ -36,6 +37,7 @@ PreparedGraph prepare_graph(const std::string& model_path, const graph::ShapeBin
   graph::RewriteOptions rewrite;
   rewrite.max_concat_inputs = schedules::kMaxConcatInputs;
   rewrite.attention_max_keys = schedules::kAttentionMaxKeys;
+  rewrite.int8_conv_max_groups = schedules::kInt8ConvMaxGroups;
   graph::run_rewrites(p.graph, rewrite);
   // BN folding before fusion: the folded Conv gets a bias, and its Relu can then fuse.
   p.bn_folded = fold_batch_norm(p.graph);

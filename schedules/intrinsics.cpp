@@ -62,17 +62,62 @@ Expr mmla_bf16(Expr acc, Expr a, Expr b) {
                        ir::CallKind::TensorIntrinsic);
 }
 
+Expr pair_dot_i16(Expr acc, Expr a, Expr b, const Target& t) {
+  const DataType at = acc.type();
+  const int lanes = at.lanes;
+  user_check(at.element() == DataType::i32() && a.type() == DataType::i16(2 * lanes) &&
+             b.type() == a.type())
+      << kPairDotI16 << " takes (i32 x L, i16 x 2L, i16 x 2L), got " << types_of(acc, a, b);
+  if (t.is_x86()) {
+    if (lanes == 16 && t.has("avx512vnni")) {  // vpdpwssd: the multiply and the add in one
+      // LLVM 19 declares its operands as i32 vectors.
+      const DataType words = DataType::i32(16);
+      return ir::make_call(at, "llvm.x86.avx512.vpdpwssd.512",
+                           {std::move(acc), reinterpret(words, std::move(a)),
+                            reinterpret(words, std::move(b))},
+                           ir::CallKind::LLVMIntrinsic);
+    }
+    const char* pmaddwd = lanes == 8 && t.has("avx2")        ? "llvm.x86.avx2.pmadd.wd"
+                          : lanes == 16 && t.has("avx512bw") ? "llvm.x86.avx512.pmaddw.d.512"
+                                                             : nullptr;
+    if (pmaddwd)
+      return acc + ir::make_call(at, pmaddwd, {std::move(a), std::move(b)},
+                                 ir::CallKind::LLVMIntrinsic);
+  }
+  // Even and odd lanes widened and multiplied: LLVM selects the widening multiply-adds.
+  std::vector<int> even, odd;
+  for (int l = 0; l < lanes; ++l) even.push_back(2 * l), odd.push_back(2 * l + 1);
+  auto half = [&](const Expr& v, const std::vector<int>& pick) {
+    return ir::make_cast(at, ir::make_shuffle(v, v, pick));
+  };
+  return acc + half(a, even) * half(b, even) + half(a, odd) * half(b, odd);
+}
+
+int64_t pair_dot_i16_lanes(const Target& t) {
+  if (t.is_x86()) return t.has("avx512bw") ? 16 : 8;
+  return 4;
+}
+
 te::TensorIntrin pair_dot_bf16_tile(
     const PairDotTile& tile, std::function<PairDotOperands(const te::TensorizeRegion&)> bind) {
+  PairDotFn dot = [](Expr acc, Expr a, Expr b) {
+    return pair_dot_bf16(std::move(acc), std::move(a), std::move(b));
+  };
+  return pair_dot_tile(tile, DataType::bf16(), std::move(dot), std::move(bind));
+}
+
+te::TensorIntrin pair_dot_tile(const PairDotTile& tile, DataType pair, PairDotFn dot,
+                               std::function<PairDotOperands(const te::TensorizeRegion&)> bind) {
   internal_check(tile.unroll > 0 && tile.pairs >= (tile.odd_tail ? 1 : 0))
-      << "pair_dot_bf16_tile: bad tile";
+      << "pair_dot_tile: bad tile";
   te::TensorIntrin in;
-  in.name = "pair_dot_bf16_tile";
+  in.name = "pair_dot_" + pair.str() + "_tile";
   in.extents = {tile.pairs, 2, tile.rows, tile.vecs, tile.lanes};
-  in.emit = [tile, bind = std::move(bind)](const te::TensorizeRegion& r) -> Stmt {
+  in.emit = [tile, pair, dot = std::move(dot),
+             bind = std::move(bind)](const te::TensorizeRegion& r) -> Stmt {
     const PairDotOperands ops = bind(r);
     const int lanes = static_cast<int>(tile.lanes);
-    const DataType bf16v = DataType::bf16(2 * lanes);
+    const DataType pairs_t = pair.with_lanes(2 * lanes);
 
     // One pair of every row (or, `last`, each row's single last value with a zero partner).
     auto step = [&](const Expr& k2, bool last) {
@@ -80,12 +125,12 @@ te::TensorIntrin pair_dot_bf16_tile(
       for (int64_t v = 0; v < tile.vecs; ++v) b.push_back(ops.b_vector(k2, v));
       std::vector<Stmt> body;
       for (int64_t i = 0; i < tile.rows; ++i) {
-        Expr pair = last ? ops.a_last(i) : ops.a_pair(k2, i);
-        Expr broadcast = reinterpret(bf16v, ir::make_broadcast(pair, lanes));
+        Expr two = last ? ops.a_last(i) : ops.a_pair(k2, i);
+        Expr broadcast = reinterpret(pairs_t, ir::make_broadcast(two, lanes));
         for (int64_t v = 0; v < tile.vecs; ++v) {
           std::vector<Expr> idx = ops.out_index(i, v);
-          Expr dot = pair_dot_bf16(ir::make_load(ops.out, idx), broadcast, b[v]);
-          body.push_back(ir::make_store(ops.out, dot, idx));
+          Expr sum = dot(ir::make_load(ops.out, idx), broadcast, b[v]);
+          body.push_back(ir::make_store(ops.out, sum, idx));
         }
       }
       return ir::make_seq(body);

@@ -8,6 +8,11 @@
 //   pair_dot_bf16  f32 x L += pairwise bf16 dots: L = 16 is x86 `vdpbf16ps zmm`
 //                  (avx512bf16), L = 4 AArch64 `bfdot v.4s` (+bf16).
 //   mmla_bf16      a 2x2 f32 tile += (2x4 bf16) x (2x4 bf16)^T: AArch64 `bfmmla` (+bf16).
+//   pair_dot_i16   i32 x L += pairwise i16 dots, exact (int8 kernels widen to i16 first, so
+//                  no 16-bit saturation as with `vpmaddubsw`): L = 16 is `vpdpwssd zmm`
+//                  (avx512vnni); without VNNI, x86's `vpmaddwd` then an add (pair_dot_i16()
+//                  chooses), and elsewhere a widening multiply-add LLVM selects
+//                  (AArch64: smull/smlal).
 //
 // `fmla .8h` (f16 accumulation on AArch64) needs no intrinsic: LLVM selects it for kiln's
 // vectorised f16 multiply-add on targets with +fullfp16, so those templates stay plain TE.
@@ -20,6 +25,7 @@
 
 #include "compiler/ir/expr.h"
 #include "compiler/ir/stmt.h"
+#include "compiler/target/target.h"
 #include "compiler/te/schedule.h"
 
 namespace kiln::schedules {
@@ -27,12 +33,19 @@ namespace kiln::schedules {
 // The kiln names codegen's tables know.
 inline constexpr char kPairDotBf16[] = "pair_dot_bf16";
 inline constexpr char kMmlaBf16[] = "mmla_bf16";
+inline constexpr char kPairDotI16[] = "pair_dot_i16";  // chosen per target, not in the tables
 
 // acc (f32 x L) + per lane l: a[2l]*b[2l] + a[2l+1]*b[2l+1], with a and b bf16 x 2L.
 ir::Expr pair_dot_bf16(ir::Expr acc, ir::Expr a, ir::Expr b);
 // acc (f32 x 4, a row-major 2x2 tile) + r[i][j] = Σk a[i*4+k]*b[j*4+k], a and b bf16 x 8
 // (each two rows of four K values, row-major).
 ir::Expr mmla_bf16(ir::Expr acc, ir::Expr a, ir::Expr b);
+
+// acc (i32 x L) + per lane l: a[2l]*b[2l] + a[2l+1]*b[2l+1], with a and b i16 x 2L, exact
+// (products and sums in 32 bits), through the best instruction `t` has (see above).
+ir::Expr pair_dot_i16(ir::Expr acc, ir::Expr a, ir::Expr b, const Target& t);
+// The L pair_dot_i16 takes best on `t`: 16 with AVX-512 (BW), 8 with AVX2, 4 on AArch64.
+int64_t pair_dot_i16_lanes(const Target& t);
 
 // `v` bit-cast to `t` (same total bits), e.g. two adjacent bf16 read as one i32.
 ir::Expr reinterpret(ir::DataType t, ir::Expr v);
@@ -43,11 +56,11 @@ enum class RemainderKind {
   Unrolled,  // each step written out (conv2d)
 };
 
-// ---- pair_dot_bf16 tile ------------------------------------------------------------------
+// ---- pair dot tiles (bf16 -> f32, i16 -> i32) --------------------------------------------
 
 // A register tile of `rows` rows (matrix rows, output pixels) x `vecs` vectors of `lanes`
-// f32 accumulators, reduced over `pairs` pairs of bf16 values (the last holding a single
-// value when `odd_tail`), `unroll` pairs per iteration of the loop `loop`.outer.
+// accumulators, reduced over `pairs` pairs of values (the last holding a single value when
+// `odd_tail`), `unroll` pairs per iteration of the loop `loop`.outer.
 struct PairDotTile {
   int64_t rows, vecs, lanes;
   int64_t pairs, unroll;
@@ -56,14 +69,18 @@ struct PairDotTile {
   RemainderKind remainder = RemainderKind::Unrolled;
 };
 
+// acc + pairwise dots of a and b (a broadcast pair, b a vector of pairs): pair_dot_bf16 or
+// pair_dot_i16 bound to a target.
+using PairDotFn = std::function<ir::Expr(ir::Expr acc, ir::Expr a, ir::Expr b)>;
+
 // Where one tensorized region's operands are; the operator binds them from the region.
 struct PairDotOperands {
-  ir::Buffer out;  // the f32 accumulators
-  // The two bf16 of tile row `row` at pair `k2` as one i32 (the lower K in the low half).
+  ir::Buffer out;  // the accumulators (f32 for bf16 pairs, i32 for i16 pairs)
+  // The two values of tile row `row` at pair `k2` as one i32 (the lower K in the low half).
   std::function<ir::Expr(const ir::Expr& k2, int64_t row)> a_pair;
   // Row `row`'s last single value with a zero partner, as an i32 (odd_tail only).
   std::function<ir::Expr(int64_t row)> a_last;
-  // Vector `vec` of B at pair `k2`: 2*lanes bf16, each column's pair adjacent (VNNI).
+  // Vector `vec` of B at pair `k2`: 2*lanes values, each column's pair adjacent (VNNI).
   std::function<ir::Expr(const ir::Expr& k2, int64_t vec)> b_vector;
   // The index in `out` of row `row`, vector `vec` (a ramp of `lanes`).
   std::function<std::vector<ir::Expr>(int64_t row, int64_t vec)> out_index;
@@ -74,6 +91,9 @@ struct PairDotOperands {
 // {pairs, 2, rows, vecs, lanes} of the accumulator stage (pairs, K in a pair, the tile).
 te::TensorIntrin pair_dot_bf16_tile(
     const PairDotTile& tile, std::function<PairDotOperands(const te::TensorizeRegion&)> bind);
+// The same tile over pairs of `pair` values (bf16 or i16) through `dot`.
+te::TensorIntrin pair_dot_tile(const PairDotTile& tile, ir::DataType pair, PairDotFn dot,
+                               std::function<PairDotOperands(const te::TensorizeRegion&)> bind);
 
 // ---- mmla_bf16 tile ----------------------------------------------------------------------
 

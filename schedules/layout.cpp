@@ -42,6 +42,13 @@ struct LayoutShape {
   int64_t cb() const { return ceil_div(c, block); }
 };
 
+// The types a network holds activations in: f32, the half types of a --dtype region, and
+// the 8-bit data between quantized operators.
+std::vector<ir::DataType> layout_dtypes() {
+  using ir::DataType;
+  return {DataType::f32(), DataType::f16(), DataType::bf16(), DataType::u8(), DataType::i8()};
+}
+
 // Both directions share the workload form; `direction` tells them apart.
 class LayoutTemplate : public OpTemplate {
  public:
@@ -53,6 +60,7 @@ class LayoutTemplate : public OpTemplate {
   bool applies(const Workload& w, const Target&) const override {
     return w.op == "layout_transform" && w.param_or("direction", 0) == dir_;
   }
+  std::vector<ir::DataType> dtypes() const override { return layout_dtypes(); }
 
   static LayoutShape shape(const Workload& w) {
     LayoutShape s{w.param("N"), w.param("C"), w.param("H"), w.param("W"), w.param("block")};
@@ -166,6 +174,7 @@ class ReblockTemplate : public OpTemplate {
   bool applies(const Workload& w, const Target&) const override {
     return w.op == "layout_transform" && w.param_or("direction", 0) == 2;
   }
+  std::vector<ir::DataType> dtypes() const override { return layout_dtypes(); }
 
   struct Shape {
     int64_t n, c, h, w, from, to;

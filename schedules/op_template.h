@@ -57,6 +57,9 @@ struct KernelArg {
   std::function<Values(const Values&)> pack;
   std::function<Values(const Values&)> unpack;  // outputs: kernel layout -> logical
   int64_t kernel_elements = 0;                  // elements in the kernel's layout
+  // The type of the logical values where packing widens them (int8 weights held as i16
+  // pairs): random inputs are drawn in it. Handle: the kernel argument's own type.
+  ir::DataType logical_dtype = ir::DataType::handle();
 };
 
 // A template's kernel for one workload, target and config, ready to lower.

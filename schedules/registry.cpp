@@ -1,9 +1,12 @@
 #include "schedules/registry.h"
 
+#include <algorithm>
+
 #include "compiler/base/error.h"
 #include "schedules/attention/attention.h"
 #include "schedules/conv2d/amx.h"
 #include "schedules/conv2d/depthwise_mult.h"
+#include "schedules/conv2d/int8.h"
 #include "schedules/conv2d/lowp.h"
 #include "schedules/conv2d/templates.h"
 #include "schedules/conv2d/transpose.h"
@@ -15,9 +18,11 @@
 #include "schedules/dense/amx.h"
 #include "schedules/dense/batch_matmul.h"
 #include "schedules/dense/dense.h"
+#include "schedules/dense/int8.h"
 #include "schedules/dense/lowp.h"
 #include "schedules/elementwise/batch_norm.h"
 #include "schedules/elementwise/cast.h"
+#include "schedules/elementwise/quantize.h"
 #include "schedules/elementwise/elementwise.h"
 #include "schedules/layout.h"
 #include "schedules/pooling/blocked.h"
@@ -37,6 +42,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &dense_bf16_x86_template(),
       &dense_bf16_arm_template(),
       &dense_f16_arm_template(),
+      &dense_int8_template(),
       &dense_packed_template(),
       // elementwise: one template per op
       &elementwise_flat_template("relu"),
@@ -99,6 +105,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &conv2d_bf16_x86_template(),
       &conv2d_bf16_arm_template(),
       &conv2d_f16_arm_template(),
+      &conv2d_int8_template(),
       &conv2d_depthwise_template(),
       &conv2d_depthwise_mult_template(),
       &conv2d_nchwc_template(),
@@ -140,14 +147,27 @@ const std::vector<const OpTemplate*>& all_templates() {
       &attention_template(),
       // precision conversion at the edges of low-precision regions
       &cast_template(),
+      &quantize_template(),
+      &dequantize_template(),
   };
   return k;
 }
 
+namespace {
+
+// A template whose dtypes() lack the workload's would refuse it in validate(): integer
+// workloads go to the int8 templates, float ones never do.
+bool accepts_dtype(const OpTemplate& tpl, const Workload& w) {
+  const std::vector<ir::DataType> types = tpl.dtypes();
+  return std::find(types.begin(), types.end(), w.dtype) != types.end();
+}
+
+}  // namespace
+
 std::vector<const OpTemplate*> templates_for(const Workload& w, const Target& t) {
   std::vector<const OpTemplate*> out;
   for (const OpTemplate* tpl : all_templates())
-    if (tpl->op() == w.op && tpl->applies(w, t)) out.push_back(tpl);
+    if (tpl->op() == w.op && accepts_dtype(*tpl, w) && tpl->applies(w, t)) out.push_back(tpl);
   user_check(!out.empty()) << "no schedule template implements " << w.str() << " for target "
                            << t.name;
   return out;

@@ -34,6 +34,7 @@ class X86Hooks final : public ArchHooks {
         {"avx512.vpdpbusd", "avx512vnni"},
         {"avx512.vpdpwssd", "avx512vnni"},
         {"avx512fp16", "avx512fp16"},
+        {"avx512.pmaddw", "avx512bw"},
         {"avx512", "avx512f"},
         {"avx2", "avx2"},
         {"fma.", "fma"},

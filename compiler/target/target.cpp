@@ -38,17 +38,20 @@ Target x86_avx512() {
   // bf16 dot products only where the build machine has them: the preset then describes
   // the machine kiln is tuned on (a model tuned elsewhere uses an explicit target).
   if (cpu_arch() == "x86_64" && cpu_has("avx512bf16")) t.features.push_back("+avx512bf16");
+  // The same for the int8 pair dots (vpdpwssd): Cascade Lake, Ice Lake, Zen 4 and later.
+  if (cpu_arch() == "x86_64" && cpu_has("avx512vnni")) t.features.push_back("+avx512vnni");
   return t;
 }
 
-// Sapphire Rapids and later: AVX-512 with bf16 dot products and the AMX tiles (bf16 tile
-// GEMMs). Unlike x86-avx512 it names these features whatever the build machine has, so a
+// Sapphire Rapids and later: AVX-512 with bf16 and int8 (VNNI) dot products and the AMX
+// tiles (bf16 tile GEMMs). Unlike x86-avx512 it names these features whatever the build machine has, so a
 // model can be compiled here for such a CPU; running it needs one.
 Target x86_amx() {
   Target t = x86_avx512();
   t.name = "x86-amx";
   t.cpu = "sapphirerapids";
   if (!t.has("avx512bf16")) t.features.push_back("+avx512bf16");
+  if (!t.has("avx512vnni")) t.features.push_back("+avx512vnni");
   for (const char* f : {"+amx-tile", "+amx-bf16"}) t.features.push_back(f);
   return t;
 }

@@ -37,6 +37,11 @@ double load_value(pb::DType dtype, const uint8_t* p) {
       return static_cast<int8_t>(*p);
     case pb::U8:
       return *p;
+    case pb::I16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
     case pb::I32: {
       int32_t v;
       std::memcpy(&v, p, 4);
@@ -68,6 +73,7 @@ std::size_t dtype_size(pb::DType dtype) {
       return 4;
     case pb::F16:
     case pb::BF16:
+    case pb::I16:
       return 2;
     case pb::I8:
     case pb::U8:
@@ -127,6 +133,11 @@ std::vector<uint8_t> fill_arg(const pb::Arg& arg, uint64_t seed, std::size_t ind
       case pb::U8:
         *p = static_cast<uint8_t>(std::floor((u + 1) * 8));
         break;
+      case pb::I16: {
+        const int16_t v = static_cast<int16_t>(std::floor(u * 64));
+        std::memcpy(p, &v, 2);
+        break;
+      }
       case pb::I32: {
         const int32_t v = static_cast<int32_t>(std::floor(u * 64));
         std::memcpy(p, &v, 4);

@@ -141,27 +141,14 @@ class Conv2dBf16Pair : public LowpConv2d {
     te::Tensor weight = te::placeholder({ob, cb, p.kh, p.kw, pairs, ocb * 2}, bf16, "weight.vnni");
     te::Tensor padded = pad_blocked(data, p, bf16);
     EpilogueTensors ep = make_epilogue_placeholders(w, ob * ocb, {p.n, ob, oh, ow, ocb});
-    IterVar rco = te::reduce_axis(cb, "rco"), ry = te::reduce_axis(p.kh, "ry");
-    IterVar rx = te::reduce_axis(p.kw, "rx"), rp = te::reduce_axis(pairs, "rp");
-    IterVar rk = te::reduce_axis(2, "rk");
-    // The tile covers whole reg_n tiles: pixels past OW read pixel OW-1 and are never stored.
-    te::Tensor acc = te::compute(
-        {p.n, ob, oh, owp, ocb},
-        [&](const std::vector<Var>& v) -> Expr {
-          Expr x = ir::min(v[3], Expr(ow - 1));
-          Expr in = padded(v[0], rco, v[2] * p.sh + ry->var * p.dh, x * p.sw + rx->var * p.dw,
-                           rp->var * 2 + rk->var);
-          Expr wt = weight(v[1], rco, ry, rx, rp, v[4] * 2 + rk->var);
-          return te::sum(ir::make_cast(f32, in) * ir::make_cast(f32, wt), {rco, ry, rx, rp, rk});
-        },
-        "conv.acc");
-    te::Tensor out = blocked_output(w, p, ep, acc, ob, ocb);
+    const PairConvSums sums = pair_conv_sums(p, padded, weight, ob, ocb, owp, f32);
+    te::Tensor out = blocked_output(w, p, ep, sums.acc, ob, ocb);
 
     te::Schedule sch({out});
     if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
-    schedule_tile(sch, out, acc, cfg, lanes(), {rco, ry, rx, rp, rk}, rx);
-    sch[acc].tensorize(rp,
-                       pair_dot_tile(p, reg_n, ocb / lanes(), lanes(), pairs, cfg["k_unroll"], ow));
+    schedule_tile(sch, out, sums.acc, cfg, lanes(), sums.reduce, sums.reduce[2]);
+    sch[sums.acc].tensorize(
+        sums.reduce[3], pair_dot_tile(p, reg_n, ocb / lanes(), lanes(), pairs, cfg["k_unroll"], ow));
 
     return finish(
         w, p, std::move(sch), data, weight, ep, out, icb, ocb,
@@ -173,42 +160,12 @@ class Conv2dBf16Pair : public LowpConv2d {
   virtual int64_t lanes() const = 0;
 
  private:
-  // All channel pairs of one (channel block, tap) for a reg_n x (nv*lanes) tile
-  // (schedules/intrinsics.h): per pair, nv VNNI weight vectors, one broadcast 32-bit
-  // channel pair per pixel; pixels past OW read pixel OW-1.
   static te::TensorIntrin pair_dot_tile(const Conv2dParams& p, int64_t reg_n, int64_t nv,
                                         int64_t lanes, int64_t pairs, int64_t ku, int64_t ow) {
-    PairDotTile tile{reg_n, nv, lanes, pairs, ku, false, "rp", RemainderKind::Unrolled};
-    return pair_dot_bf16_tile(tile, [p, ow, lanes](const te::TensorizeRegion& r) {
-      internal_check(r.inputs.size() == 2 && r.output_base.size() == 5)
-          << "conv_pair_dot_tile: unexpected region";
-      const bool w_first = r.inputs[0].first->name == "weight.vnni";
-      const auto& din = r.inputs[w_first ? 1 : 0];
-      const auto& win = r.inputs[w_first ? 0 : 1];
-      internal_check(win.first->name == "weight.vnni") << "conv_pair_dot_tile: no weights";
-      const ir::Buffer d = din.first, wb = win.first;
-      // Weight base [b, rco, ry, rx, 0, 0] names the outer reduction loops' values.
-      const Expr n = r.output_base[0], b = r.output_base[1], y = r.output_base[2];
-      const Expr x0 = r.output_base[3];
-      const Expr rco = win.second[1], ry = win.second[2], rx = win.second[3];
-      const Expr row = y * p.sh + ry * p.dh;
-      const int L = static_cast<int>(lanes);
-      PairDotOperands ops;
-      ops.out = r.output;
-      // The channel pair of one pixel as one i32 (channel 2rp in the low half).
-      ops.a_pair = [=](const Expr& rp, int64_t i) {
-        Expr col = ir::min(x0 + Expr(i), Expr(ow - 1)) * p.sw + rx * p.dw;
-        return reinterpret(DataType::i32(),
-                           ir::make_load(d, {n, rco, row, col, ir::make_ramp(rp * 2, 1, 2)}));
-      };
-      ops.b_vector = [=](const Expr& rp, int64_t v) {
-        return ir::make_load(wb, {b, rco, ry, rx, rp, ir::make_ramp(Expr(v * 2 * L), 1, 2 * L)});
-      };
-      ops.out_index = [=](int64_t i, int64_t v) {
-        return std::vector<Expr>{n, b, y, x0 + Expr(i), ir::make_ramp(Expr(v * L), 1, L)};
-      };
-      return ops;
-    });
+    PairDotFn dot = [](Expr acc, Expr a, Expr b) {
+      return pair_dot_bf16(std::move(acc), std::move(a), std::move(b));
+    };
+    return conv_pair_dot_tile(p, reg_n, nv, lanes, pairs, ku, ow, DataType::bf16(), dot);
   }
 };
 
@@ -431,6 +388,65 @@ class Conv2dF16Arm final : public LowpConv2d {
 };
 
 }  // namespace
+
+PairConvSums pair_conv_sums(const Conv2dParams& p, const te::Tensor& padded,
+                            const te::Tensor& weight, int64_t ob, int64_t ocb, int64_t owp,
+                            DataType acc_type) {
+  const int64_t cb = *ir::as_const_int(padded.shape()[1]);
+  const int64_t pairs = *ir::as_const_int(weight.shape()[4]), ow = p.out_w();
+  IterVar rco = te::reduce_axis(cb, "rco"), ry = te::reduce_axis(p.kh, "ry");
+  IterVar rx = te::reduce_axis(p.kw, "rx"), rp = te::reduce_axis(pairs, "rp");
+  IterVar rk = te::reduce_axis(2, "rk");
+  // Whole reg_n tiles: pixels past OW read pixel OW-1 and are never stored.
+  te::Tensor acc = te::compute(
+      {p.n, ob, p.out_h(), owp, ocb},
+      [&](const std::vector<Var>& v) -> Expr {
+        Expr x = ir::min(v[3], Expr(ow - 1));
+        Expr in = padded(v[0], rco, v[2] * p.sh + ry->var * p.dh, x * p.sw + rx->var * p.dw,
+                         rp->var * 2 + rk->var);
+        Expr wt = weight(v[1], rco, ry, rx, rp, v[4] * 2 + rk->var);
+        return te::sum(ir::make_cast(acc_type, in) * ir::make_cast(acc_type, wt),
+                       {rco, ry, rx, rp, rk});
+      },
+      "conv.acc");
+  return {acc, {rco, ry, rx, rp, rk}};
+}
+
+te::TensorIntrin conv_pair_dot_tile(const Conv2dParams& p, int64_t reg_n, int64_t nv,
+                                    int64_t lanes, int64_t pairs, int64_t ku, int64_t ow,
+                                    DataType pair, PairDotFn dot) {
+  PairDotTile tile{reg_n, nv, lanes, pairs, ku, false, "rp", RemainderKind::Unrolled};
+  return pair_dot_tile(tile, pair, std::move(dot), [p, ow, lanes](const te::TensorizeRegion& r) {
+    internal_check(r.inputs.size() == 2 && r.output_base.size() == 5)
+        << "conv_pair_dot_tile: unexpected region";
+    const bool w_first = r.inputs[0].first->name == "weight.vnni";
+    const auto& din = r.inputs[w_first ? 1 : 0];
+    const auto& win = r.inputs[w_first ? 0 : 1];
+    internal_check(win.first->name == "weight.vnni") << "conv_pair_dot_tile: no weights";
+    const ir::Buffer d = din.first, wb = win.first;
+    // Weight base [b, rco, ry, rx, 0, 0] names the outer reduction loops' values.
+    const Expr n = r.output_base[0], b = r.output_base[1], y = r.output_base[2];
+    const Expr x0 = r.output_base[3];
+    const Expr rco = win.second[1], ry = win.second[2], rx = win.second[3];
+    const Expr row = y * p.sh + ry * p.dh;
+    const int L = static_cast<int>(lanes);
+    PairDotOperands ops;
+    ops.out = r.output;
+    // The channel pair of one pixel as one i32 (channel 2rp in the low half).
+    ops.a_pair = [=](const Expr& rp, int64_t i) {
+      Expr col = ir::min(x0 + Expr(i), Expr(ow - 1)) * p.sw + rx * p.dw;
+      return reinterpret(DataType::i32(),
+                         ir::make_load(d, {n, rco, row, col, ir::make_ramp(rp * 2, 1, 2)}));
+    };
+    ops.b_vector = [=](const Expr& rp, int64_t v) {
+      return ir::make_load(wb, {b, rco, ry, rx, rp, ir::make_ramp(Expr(v * 2 * L), 1, 2 * L)});
+    };
+    ops.out_index = [=](int64_t i, int64_t v) {
+      return std::vector<Expr>{n, b, y, x0 + Expr(i), ir::make_ramp(Expr(v * L), 1, L)};
+    };
+    return ops;
+  });
+}
 
 const OpTemplate& conv2d_bf16_x86_template() {
   static const Conv2dBf16X86 t;

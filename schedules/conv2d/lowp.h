@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "schedules/conv2d/common.h"
+#include "schedules/intrinsics.h"
 #include "schedules/op_template.h"
 
 namespace kiln::schedules {
@@ -35,5 +36,25 @@ const OpTemplate& conv2d_f16_arm_template();
 // (icb even, groups 1): one 64-byte load gives `vdpbf16ps` 16 output channels x 2 inputs,
 // one 16-byte load gives BFDOT 4.
 Values pack_conv_weight_vnni(const Values& w, const Conv2dParams& p, int64_t icb, int64_t ocb);
+
+// The accumulators of a pair-dot conv over whole tiles of `owp` output pixels:
+// acc[n, b, y, x, c] = Σ acc_type(padded) * acc_type(weight) over the channel blocks, taps
+// and channel pairs of `padded` (NCHW[icb]c, padding applied) and `weight` (the layout
+// above); `reduce` holds the axes rco, ry, rx, rp, rk in that order, for the schedule.
+struct PairConvSums {
+  te::Tensor acc;
+  std::vector<ir::IterVar> reduce;
+};
+PairConvSums pair_conv_sums(const Conv2dParams& p, const te::Tensor& padded,
+                            const te::Tensor& weight, int64_t ob, int64_t ocb, int64_t owp,
+                            ir::DataType acc_type);
+
+// All channel pairs of one (channel block, tap) for a reg_n x (nv*lanes) tile of a conv
+// whose data is NCHW[icb]c of `pair` values and weights "weight.vnni" (the layout above):
+// per pair, nv weight vectors, one broadcast 32-bit channel pair per pixel, `dot` into the
+// accumulators; pixels past OW read pixel OW-1. conv2d.bf16.* and conv2d.int8 use it.
+te::TensorIntrin conv_pair_dot_tile(const Conv2dParams& p, int64_t reg_n, int64_t nv,
+                                    int64_t lanes, int64_t pairs, int64_t ku, int64_t ow,
+                                    ir::DataType pair, PairDotFn dot);
 
 }  // namespace kiln::schedules

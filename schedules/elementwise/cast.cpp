@@ -79,20 +79,7 @@ class Cast : public OpTemplate {
         },
         "Y");
     te::Schedule sch({y});
-    te::Stage out = sch[y];
-    // Vectors as wide as the target holds f32 lanes (the conversion works on f32 registers),
-    // four at a time.
-    const int64_t lanes = t.lanes(f32), step = lanes * 4;
-    ir::IterVar inner = out.axis(0);
-    if (cfg["parallel"]) {
-      auto [o, i] = out.split(inner, step * 64);
-      out.parallel(o);
-      inner = i;
-    }
-    auto [o, i] = out.split(inner, step);
-    auto [v, l] = out.split(i, lanes);
-    out.unroll(v);
-    out.vectorize(l);
+    schedule_flat_conversion(sch[y], t, cfg["parallel"] != 0);
     return logical_kernel(std::move(sch), {x, y}, inputs(w), output(w), double(n));
   }
 };
@@ -102,6 +89,22 @@ class Cast : public OpTemplate {
 const OpTemplate& cast_template() {
   static const Cast t;
   return t;
+}
+
+void schedule_flat_conversion(te::Stage out, const Target& t, bool parallel) {
+  // Vectors as wide as the target holds f32 lanes (the conversion works on f32 registers),
+  // four at a time.
+  const int64_t lanes = t.lanes(DataType::f32()), step = lanes * 4;
+  ir::IterVar inner = out.axis(0);
+  if (parallel) {
+    auto [o, i] = out.split(inner, step * 64);
+    out.parallel(o);
+    inner = i;
+  }
+  auto [o, i] = out.split(inner, step);
+  auto [v, l] = out.split(i, lanes);
+  out.unroll(v);
+  out.vectorize(l);
 }
 
 Workload cast_workload(int64_t elements, DataType other, bool to_f32) {

@@ -14,6 +14,7 @@
 // where the value is non-zero.
 #pragma once
 
+#include "compiler/te/schedule.h"
 #include "schedules/op_template.h"
 
 namespace kiln::schedules {
@@ -25,5 +26,9 @@ const OpTemplate& cast_template();
 
 // The workload of a cast of `elements` values between f32 and `other`.
 Workload cast_workload(int64_t elements, ir::DataType other, bool to_f32);
+
+// The loop of a flat conversion stage (cast.flat, quantize.flat): vectors of the target's f32
+// lanes, four at a time, in parallel chunks when `parallel`.
+void schedule_flat_conversion(te::Stage out, const Target& t, bool parallel);
 
 }  // namespace kiln::schedules

@@ -14,6 +14,7 @@
 
 #include "compiler/base/error.h"
 #include "schedules/elementwise/cast.h"
+#include "schedules/elementwise/quantize.h"
 #include "schedules/elementwise/elementwise.h"
 #include "schedules/registry.h"
 #include "schedules/shape_form.h"
@@ -242,7 +243,10 @@ std::vector<Workload> shapes_for(const OpTemplate& tpl) {
   else if (op == "attention")
     all = attention_shapes();
   else if (op == "cast") all = cast_shapes();
-  else if (op == "concat" || op == "transpose" || op == "pad" || op == "reshape" || op == "slice")
+  else if (op == "quantize" || op == "dequantize") {
+    for (int64_t n : {1, 13, 1000})
+      all.push_back(schedules::quantize_workload(op, n, DataType::u8(), 0.0078125, 128));
+  } else if (op == "concat" || op == "transpose" || op == "pad" || op == "reshape" || op == "slice")
     all = data_movement_shapes();
   else if (op == "gather") all = gather_shapes();
   else if (schedules::shape_form(op).empty()) {

@@ -67,7 +67,8 @@ schedules::Values run_built(const tuner::BuiltKernel& k, const schedules::Worklo
                             std::string* skip_reason) {
   std::vector<Bytes> args;
   size_t next = 0;
-  for (const schedules::KernelArg& a : k.args) {
+  for (size_t i = 0; i < k.args.size(); ++i) {
+    const schedules::KernelArg& a = k.args[i];
     if (a.is_output) {
       args.emplace_back(static_cast<size_t>(a.kernel_elements) * out_dtype.bytes(), 0);
       continue;
@@ -75,7 +76,7 @@ schedules::Values run_built(const tuner::BuiltKernel& k, const schedules::Worklo
     const schedules::Values& v = logical.at(next++);
     schedules::Values packed = a.pack ? a.pack(v) : v;
     EXPECT_EQ(static_cast<int64_t>(packed.size()), a.kernel_elements) << a.logical.name;
-    args.push_back(encode(packed, w.dtype));
+    args.push_back(encode(packed, k.func.args.at(i)->dtype));  // each in its own type
   }
   TargetRun run = run_on_target(k.func, target_name, args, {static_cast<int>(args.size()) - 1});
   *skip_reason = run.skip_reason;
@@ -105,14 +106,17 @@ std::string check_template_inputs(const schedules::OpTemplate& tpl, const schedu
     return "IR sweep";
   std::vector<schedules::Values> logical;
   uint32_t seed = check.first_seed;
-  for (const schedules::KernelArg& a : k.args) {
+  for (size_t i = 0; i < k.args.size(); ++i) {
+    const schedules::KernelArg& a = k.args[i];
     if (a.is_output) continue;
-    logical.push_back(random_values(a.logical.elements(), seed++, w.dtype));
+    const ir::DataType t = a.logical_dtype.is_handle() ? k.func.args.at(i)->dtype : a.logical_dtype;
+    logical.push_back(random_values(a.logical.elements(), seed++, t));
     if (check.adjust) check.adjust(a, logical.back());
   }
   std::string skip;
   schedules::Values got = run_built(k, w, target_name, logical, check.out_dtype, &skip);
   if (!skip.empty()) return skip;
+  if (k.args.back().unpack) got = k.args.back().unpack(got);  // a blocked output to NCHW
   schedules::Values want = tpl.reference(w, logical);
   for (float& x : want) x = round_to(x, check.out_dtype);
   EXPECT_TRUE(all_close(got, want, check.rtol));

@@ -78,7 +78,8 @@ int map_conversions(const CompileReport& r) {
 CompileReport expect_host_matches_reference(const std::string& bytes,
                                             const graph::ShapeBindings& shapes,
                                             const std::map<std::string, graph::HostTensor>& given,
-                                            const std::vector<std::string>& record_logs) {
+                                            const std::vector<std::string>& record_logs,
+                                            double rtol) {
   std::unique_ptr<Compiled> c = compile_with_reference(bytes, shapes, "host", given, record_logs);
   Model m = Model::load(c->out() + "/model.so", c->out() + "/model.params", 1);
   std::vector<const void*> in_ptrs;
@@ -94,7 +95,7 @@ CompileReport expect_host_matches_reference(const std::string& bytes,
   for (auto& o : got) out_ptrs.push_back(o.raw());
   m.run(std::span<const void* const>(in_ptrs), std::span<void* const>(out_ptrs));
   for (size_t i = 0; i < got.size(); ++i)
-    expect_close(got[i], c->want.at(m.outputs()[i].name), m.outputs()[i].name);
+    expect_close(got[i], c->want.at(m.outputs()[i].name), m.outputs()[i].name, rtol);
   return c->report;
 }
 

@@ -16,11 +16,13 @@ int map_conversions(const CompileReport& r);
 
 // Returns the compile report (its layers say which kernels ran); gtest failures on mismatch.
 // Inputs named in `given` take those values (token ids, masks), the others random f32 ones;
-// `record_logs`: tuning logs to compile with (--records).
+// `record_logs`: tuning logs to compile with (--records); `rtol`: the comparison's tolerance
+// (relative to max(1, |want|); a quantized model's integer path may differ from the float
+// reference by one quantum of its output scale).
 CompileReport expect_host_matches_reference(
     const std::string& onnx_bytes, const graph::ShapeBindings& shapes = {},
     const std::map<std::string, graph::HostTensor>& given = {},
-    const std::vector<std::string>& record_logs = {});
+    const std::vector<std::string>& record_logs = {}, double rtol = 1e-4);
 
 // The same on arm-neon: model.so cross-compiled, run by the cross-built model_app under
 // qemu-aarch64, its first output compared. Returns a skip reason when qemu or model_app is

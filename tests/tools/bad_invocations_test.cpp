@@ -56,7 +56,7 @@ const std::vector<Invocation> kBad = {
     {"inspect --op dense --shape 2199023255552,4,4", "parameter M = 2199023255552 is out of range"},
     {"inspect --op dense --shape 4,4,4 --target arm-sve", "unknown target"},
     {"inspect --op dense --shape 4,4,4 --dtype f8", "unknown data type 'f8'"},
-    {"inspect --op dense --shape 4,4,4 --dtype i8", "dtype i8 is not supported"},
+    {"inspect --op dense --shape 4,4,4 --dtype i16", "dtype i16 is not supported"},
     {"inspect --op dense --shape 4,4,4 --template nope", "unknown schedule template 'nope'"},
     {"inspect --op dense --shape 4,4,4 --template conv2d.nchwc", "implements conv2d, not dense"},
     {"inspect --op frobnicate --param X=3", "no schedule template implements"},

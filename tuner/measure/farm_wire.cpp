@@ -11,6 +11,7 @@ farm::pb::DType wire_dtype(ir::DataType t) {
   if (t == ir::DataType::f16()) return farm::pb::F16;
   if (t == ir::DataType::bf16()) return farm::pb::BF16;
   if (t == ir::DataType::f64()) return farm::pb::F64;
+  if (t == ir::DataType::i16()) return farm::pb::I16;
   if (t == ir::DataType::i32()) return farm::pb::I32;
   if (t == ir::DataType::i64()) return farm::pb::I64;
   if (t == ir::DataType::i8()) return farm::pb::I8;

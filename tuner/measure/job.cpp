@@ -12,6 +12,12 @@ ir::DataType arg_dtype(const BuiltKernel& k, size_t i) {
   return k.func.args.at(i)->dtype;
 }
 
+// The type random logical values are drawn in: the argument's, unless packing widens it.
+ir::DataType values_dtype(const BuiltKernel& k, size_t i) {
+  const ir::DataType t = k.args.at(i).logical_dtype;
+  return t.is_handle() ? arg_dtype(k, i) : t;
+}
+
 }  // namespace
 
 const TaskData::Set& TaskData::for_kernel(const BuiltKernel& k) {
@@ -23,7 +29,7 @@ const TaskData::Set& TaskData::for_kernel(const BuiltKernel& k) {
   uint32_t seed = seed_;
   for (size_t i = 0; i < k.args.size(); ++i) {
     if (k.args[i].is_output) continue;
-    set.inputs.push_back(random_values(k.args[i].logical.elements(), seed++, arg_dtype(k, i)));
+    set.inputs.push_back(random_values(k.args[i].logical.elements(), seed++, values_dtype(k, i)));
   }
   set.reference = tpl_->reference(w_, set.inputs);
   ir::DataType out = arg_dtype(k, k.args.size() - 1);

@@ -346,6 +346,14 @@ std::optional<QuantRange> quantized_range(DataType t) {
   return std::nullopt;
 }
 
+bool is_quantized_weight(const Graph& g, const Node& n) {
+  if (n.op_type != "DequantizeLinear" || !n.has_input(0) || !g.is_constant(n.inputs[0])) return false;
+  for (const std::string& in : n.inputs)
+    if (!in.empty() && !g.is_constant(in)) return false;
+  const DataType t = g.initializers.at(n.inputs[0]).dtype();
+  return t == DataType::i8() || t == DataType::u8();
+}
+
 void add_quantize_ops(OpList& ops) {
   OpDef q{"QuantizeLinear", {"axis", "saturate"}, 2, 3};
   q.infer = infer_quantize;

@@ -1,6 +1,6 @@
 // The integer types a quantized tensor may have, shared by the quantization operators'
-// reference (quantize.cpp) and the rewrite that writes a Quantize-Dequantize pair in float
-// steps (compiler/graph/rewrites/quantize_dequantize.h).
+// reference (quantize.cpp), constant folding and the rewrites of quantized patterns
+// (compiler/graph/rewrites/quantize_dequantize.h, quantized_operators.h).
 #pragma once
 
 #include <cstdint>
@@ -16,5 +16,10 @@ struct QuantRange {
 
 // The range of uint8, int8, uint16 and int16; nothing for any other type.
 std::optional<QuantRange> quantized_range(DataType t);
+
+// Whether `n` dequantizes 8-bit constant weights: a DequantizeLinear whose inputs are all
+// constants and whose data is int8 or uint8. Constant folding leaves these to the rewrite
+// that makes int8 operators of them (compiler/graph/rewrites/quantized_operators.h).
+bool is_quantized_weight(const Graph& g, const Node& n);
 
 }  // namespace kiln::graph

@@ -2,6 +2,7 @@
 
 #include "compiler/graph/evaluate.h"
 #include "compiler/graph/ops/op.h"
+#include "compiler/graph/ops/quantize.h"
 
 namespace kiln::graph {
 
@@ -45,7 +46,7 @@ int fold_constants(Graph& graph) {
   int folded = 0;
   for (Node& node : graph.nodes) {
     std::optional<std::vector<HostTensor>> out = fold_from_types(graph, node);
-    if (!out && all_inputs_constant(graph, node))
+    if (!out && all_inputs_constant(graph, node) && !is_quantized_weight(graph, node))
       out = evaluate_node(graph, node, [&](const std::string& name) -> const HostTensor* {
         auto it = graph.initializers.find(name);
         return it == graph.initializers.end() ? nullptr : &it->second;

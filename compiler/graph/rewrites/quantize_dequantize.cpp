@@ -38,9 +38,10 @@ std::optional<Quantization> per_tensor(const Graph& g, const Node& n) {
     q.zero = static_cast<double>(z.to_i64()[0]);
     type = z.dtype();
   }
-  // A 16-bit range is as exact in f32 as an 8-bit one; float8 types have none.
+  // 8-bit pairs have kernels (quantize.flat, dequantize.flat); a 16-bit range is as exact
+  // in f32 as an 8-bit one; float8 types have none.
   const std::optional<QuantRange> range = quantized_range(type);
-  if (!range) return std::nullopt;
+  if (!range || type.bits == 8) return std::nullopt;
   q.lo = static_cast<double>(range->lo);
   q.hi = static_cast<double>(range->hi);
   return q;

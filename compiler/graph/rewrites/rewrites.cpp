@@ -18,6 +18,7 @@
 #include "compiler/graph/rewrites/lift_1d_to_2d.h"
 #include "compiler/graph/rewrites/prune_dead_taps.h"
 #include "compiler/graph/rewrites/quantize_dequantize.h"
+#include "compiler/graph/rewrites/quantized_operators.h"
 #include "compiler/graph/rewrites/scale_matmul_operand.h"
 #include "compiler/graph/rewrites/split_to_slices.h"
 #include "compiler/graph/rewrites/split_variadic.h"
@@ -52,9 +53,17 @@ const std::vector<GraphRewrite>& graph_rewrites() {
       {"unroll_recurrent", "LSTM, GRU and RNN unrolled over their time steps into MatMul, "
        "elementwise and Slice/Concat nodes", "no recurrent node",
        [](Graph& g, const RewriteOptions& o) { return unroll_recurrent(g, o.max_concat_inputs); }},
-      {"quantize_dequantize", "a quantized activation, DequantizeLinear(QuantizeLinear(x)) with "
-       "one constant scale and zero point, as the exact float steps Div, Round, Add, Clip, Sub, "
-       "Mul", "no per-tensor Quantize-Dequantize pair of an f32 value",
+      {"quantized_operators", "DequantizeLinear -> Conv / MatMul -> QuantizeLinear over 8-bit "
+       "data and int8 weights as one QLinearConv / QLinearMatMul (the int8 kernels' limits); "
+       "the other dequantized weights folded to f32 constants",
+       "no DequantizeLinear of constant weights",
+       [](Graph& g, const RewriteOptions& o) {
+         return fuse_quantized_operators(g, o.int8_conv_max_groups);
+       }},
+      {"quantize_dequantize", "a 16-bit quantized activation, DequantizeLinear(QuantizeLinear(x)) "
+       "with one constant scale and zero point, as the exact float steps Div, Round, Add, Clip, "
+       "Sub, Mul (8-bit pairs run on the quantize and dequantize kernels)",
+       "no per-tensor 16-bit Quantize-Dequantize pair of an f32 value",
        plain<decompose_quantize_dequantize>},
       {"decompose_ops", "operators without a kernel of their own written exactly in ones that "
        "have one (LogSoftmax, Einsum, GatherND with constant indices, ...)",

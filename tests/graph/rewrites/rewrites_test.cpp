@@ -60,12 +60,38 @@ std::vector<Case> cases() {
          b.output("y");
        },
        {"RNN"}, {"MatMul", "Tanh"}},
+      {"quantized_operators",
+       [](ModelBuilder& b) {
+         // x -> Q -> DQ -> Conv(DQ(int8 weights per channel), DQ(int32 bias)) -> Q -> DQ, as
+         // quantize_static writes a convolution between quantized activations.
+         b.input("x", DataType::f32(), {1, 2, 5, 5});
+         scalar(b, "sx", 0.01);
+         b.initializer("zx", HostTensor::from_i64(DataType::u8(), {}, {120}));
+         b.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
+         b.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"});
+         std::vector<int64_t> w;
+         for (int64_t i = 0; i < 3 * 2 * 9; ++i) w.push_back((i * 53) % 255 - 127);
+         b.initializer("w", HostTensor::from_i64(DataType::i8(), {3, 2, 3, 3}, w));
+         b.initializer("sw", f32_tensor({3}, {0.004, 0.01, 0.002}));
+         attr_int(b.node("DequantizeLinear", {"w", "sw"}, {"wd"}), "axis", 0);
+         b.initializer("bias", HostTensor::from_i64(DataType::i32(), {3}, {500, -70, 0}));
+         b.initializer("sb", f32_tensor({3}, {0.01 * 0.004, 0.01 * 0.01, 0.01 * 0.002}));
+         attr_int(b.node("DequantizeLinear", {"bias", "sb"}, {"bd"}), "axis", 0);
+         attr_ints(b.node("Conv", {"xd", "wd", "bd"}, {"c"}), "pads", {1, 1, 1, 1});
+         scalar(b, "sy", 0.05);
+         b.initializer("zy", HostTensor::from_i64(DataType::u8(), {}, {128}));
+         b.node("QuantizeLinear", {"c", "sy", "zy"}, {"yq"});
+         b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
+         b.output("y");
+       },
+       {"Conv"}, {"QLinearConv"}},
       {"quantize_dequantize",
        [](ModelBuilder& b) {
-         // Scale 1/200 around 100: inputs in [-1, 1) reach both ends of uint8 and saturate.
+         // 16-bit (8-bit pairs have kernels). Scale 1/50000 around 30000: inputs in [-1, 1)
+         // reach both ends of uint16 and saturate.
          b.input("x", DataType::f32(), {2, 8});
-         scalar(b, "s", 0.005);
-         b.initializer("z", HostTensor::from_i64(DataType::u8(), {}, {100}));
+         scalar(b, "s", 0.00002);
+         b.initializer("z", HostTensor::from_i64(DataType::u16(), {}, {30000}));
          b.node("QuantizeLinear", {"x", "s", "z"}, {"q"});
          b.node("DequantizeLinear", {"q", "s", "z"}, {"d"});
          b.node("Relu", {"d"}, {"y"});

@@ -1,0 +1,222 @@
+#include "compiler/graph/rewrites/quantized_operators.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <set>
+
+#include "compiler/graph/evaluate.h"
+#include "compiler/graph/ops/quantize.h"
+#include "compiler/graph/rewrites/graph_match.h"
+
+namespace kiln::graph {
+
+namespace {
+
+// A quantization node's scale and zero point inputs (the zero point "" when omitted).
+struct Params {
+  std::string scale, zero;
+  std::vector<double> scales;
+  std::vector<int64_t> zeros;  // empty: omitted (0)
+  DataType type;               // the quantized side's type
+};
+
+// The constant scale and zero point of Q/DQ node `n`, or nothing when either is computed.
+std::optional<Params> params_of(const Graph& g, const Node& n) {
+  if (!n.has_input(1) || !g.is_constant(n.inputs[1])) return std::nullopt;
+  if (n.has_input(2) && !g.is_constant(n.inputs[2])) return std::nullopt;
+  Params p;
+  p.scale = n.inputs[1];
+  p.zero = n.has_input(2) ? n.inputs[2] : "";
+  p.scales = g.initializers.at(p.scale).to_f64();
+  for (double s : p.scales)
+    if (!(s > 0) || !std::isfinite(s)) return std::nullopt;  // the float path reports it
+  p.type = DataType::u8();                                   // ONNX's default without a zero point
+  if (n.has_input(2)) {
+    p.zeros = g.initializers.at(p.zero).to_i64();
+    p.type = g.initializers.at(p.zero).dtype();
+  }
+  return p;
+}
+
+bool is_8bit(DataType t) {
+  return t == DataType::u8() || t == DataType::i8();
+}
+
+// Per-tensor 8-bit quantization of an activation (one scale, one zero point).
+std::optional<Params> activation_params(const Graph& g, const Node& n) {
+  std::optional<Params> p = params_of(g, n);
+  if (!p || p->scales.size() != 1 || p->zeros.size() > 1 || !is_8bit(p->type)) return std::nullopt;
+  return p;
+}
+
+// int8 weights (zero point 0) dequantized per tensor or along `axis` of `channels`.
+std::optional<Params> weight_params(const Graph& g, const Node& n, int64_t axis, int64_t channels) {
+  if (!is_quantized_weight(g, n)) return std::nullopt;
+  std::optional<Params> p = params_of(g, n);
+  if (!p || g.initializers.at(n.inputs[0]).dtype() != DataType::i8()) return std::nullopt;
+  for (int64_t z : p->zeros)
+    if (z != 0) return std::nullopt;
+  if (p->scales.size() != 1) {
+    const int64_t rank = static_cast<int64_t>(g.initializers.at(n.inputs[0]).shape().size());
+    int64_t a = n.attr_int("axis", 1);
+    if (a < 0) a += rank;
+    if (a != axis || static_cast<int64_t>(p->scales.size()) != channels) return std::nullopt;
+  }
+  return p;
+}
+
+// A fresh initializer name beside `base`.
+std::string fresh_name(const Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int i = 1; g.is_constant(name) || g.type_of(name); ++i)
+    name = base + "." + std::to_string(i);
+  return name;
+}
+
+// The zero point input of `p`, made explicit (the fused operators require one).
+std::string zero_input(Graph& g, const Params& p, const std::string& base) {
+  if (!p.zero.empty()) return p.zero;
+  const std::string name = fresh_name(g, base + ".zero_point");
+  g.initializers[name] = HostTensor::from_i64(p.type, {}, {0});
+  return name;
+}
+
+// The int32 bias of a fused Conv with data scale sx and weight scales sw: an int32 constant
+// dequantized with (about) sx * sw, or an f32 constant quantized with that scale, as ONNX
+// Runtime's quantizer writes it; "" when the bias is neither (the Conv keeps its float path).
+std::string int32_bias(Graph& g, const std::string& bias, double sx, const std::vector<double>& sw,
+                       int64_t channels, std::set<std::string>& interior) {
+  auto scale = [&](int64_t o) {
+    return double(static_cast<float>(sx) * static_cast<float>(sw[sw.size() == 1 ? 0 : o]));
+  };
+  if (const Node* dq = producer_op(g, bias, "DequantizeLinear")) {
+    std::optional<Params> p = params_of(g, *dq);
+    if (!p || !g.is_constant(dq->inputs[0]) ||
+        g.initializers.at(dq->inputs[0]).dtype() != DataType::i32())
+      return "";
+    for (int64_t z : p->zeros)
+      if (z != 0) return "";
+    for (int64_t o = 0; o < channels; ++o) {
+      const double s = p->scales[p->scales.size() == 1 ? 0 : o];
+      if (std::fabs(s - scale(o)) > 1e-6 * scale(o)) return "";
+    }
+    if (only_reader(g, bias)) interior.insert(bias);
+    return dq->inputs[0];
+  }
+  if (!g.is_constant(bias)) return "";
+  const std::vector<double> b = g.initializers.at(bias).to_f64();
+  if (static_cast<int64_t>(b.size()) != channels) return "";
+  std::vector<int64_t> q(b.size());
+  for (int64_t o = 0; o < channels; ++o) {
+    const double v = std::nearbyint(b[o] / scale(o));
+    if (!(std::fabs(v) < 2147483647.0)) return "";
+    q[o] = static_cast<int64_t>(v);
+  }
+  const std::string name = fresh_name(g, bias + ".int32");
+  g.initializers[name] = HostTensor::from_i64(DataType::i32(), {channels}, q);
+  return name;
+}
+
+// The site of one rewrite: the float operator between a DQ'd activation and a Q.
+struct Site {
+  const Node* op;
+  const Node* dq_x;
+  const Node* dq_w;
+  const Node* q;
+};
+
+// The DQ -> op -> Q around float operator `op`, or nothing.
+std::optional<Site> site_of(const Graph& g, const Node& op) {
+  if (op.op_type != "Conv" && op.op_type != "MatMul") return std::nullopt;
+  if (!op.epilogue.empty() || !op.has_input(0) || !op.has_input(1)) return std::nullopt;
+  const Node* dq_x = producer_op(g, op.inputs[0], "DequantizeLinear");
+  const Node* dq_w = producer_op(g, op.inputs[1], "DequantizeLinear");
+  const Node* q = only_reader(g, op.outputs[0]);
+  if (!dq_x || !dq_w || !q || q->op_type != "QuantizeLinear" || q->inputs[0] != op.outputs[0])
+    return std::nullopt;
+  return Site{&op, dq_x, dq_w, q};
+}
+
+// The fused node of a site (its inputs set), or nothing when the kernels cannot take it.
+std::optional<Node> fuse(Graph& g, const Site& s, int64_t max_groups,
+                         std::set<std::string>& interior) {
+  const Node& op = *s.op;
+  std::optional<Params> px = activation_params(g, *s.dq_x), py = activation_params(g, *s.q);
+  if (!px || !py || px->type != py->type) return std::nullopt;  // the kernel writes its data type
+  const auto w_type = g.type_of(op.inputs[1]);
+  if (!w_type || !w_type->is_concrete()) return std::nullopt;
+  const std::vector<int64_t> wd = w_type->dims();
+  const bool conv = op.op_type == "Conv";
+  if (conv && (wd.size() != 4 || op.attr_int("group", 1) > max_groups)) return std::nullopt;
+  if (!conv && wd.size() != 2) return std::nullopt;
+  const int64_t channels = conv ? wd[0] : wd[1];
+  std::optional<Params> pw = weight_params(g, *s.dq_w, conv ? 0 : 1, channels);
+  if (!pw) return std::nullopt;
+
+  Node fused;
+  fused.op_type = conv ? "QLinearConv" : "QLinearMatMul";
+  fused.attrs = conv ? op.attrs : std::map<std::string, AttrValue>{};
+  fused.inputs = {s.dq_x->inputs[0],
+                  px->scale,
+                  zero_input(g, *px, op.outputs[0] + ".x"),
+                  s.dq_w->inputs[0],
+                  pw->scale,
+                  zero_input(g, *pw, op.outputs[0] + ".w"),
+                  py->scale,
+                  zero_input(g, *py, op.outputs[0] + ".y")};
+  if (conv && op.has_input(2)) {
+    const std::string bias =
+        int32_bias(g, op.inputs[2], px->scales[0], pw->scales, channels, interior);
+    if (bias.empty()) return std::nullopt;
+    fused.inputs.push_back(bias);
+  }
+  // Per-channel weight scales of a QLinearConv are a vector over O; of a QLinearMatMul over N.
+  interior.insert(op.outputs[0]);
+  for (const Node* dq : {s.dq_x, s.dq_w})
+    if (only_reader(g, dq->outputs[0])) interior.insert(dq->outputs[0]);
+  return fused;
+}
+
+// Folds the weight DequantizeLinears no operator took into f32 constants.
+void fold_weight_dequantizations(Graph& g) {
+  std::vector<Node> kept;
+  for (Node& n : g.nodes) {
+    if (!is_quantized_weight(g, n)) {
+      kept.push_back(std::move(n));
+      continue;
+    }
+    std::vector<HostTensor> out = evaluate_node(g, n, [&](const std::string& name) {
+      auto it = g.initializers.find(name);
+      return it == g.initializers.end() ? nullptr : &it->second;
+    });
+    g.types.erase(n.outputs[0]);
+    g.initializers[n.outputs[0]] = std::move(out.at(0));
+  }
+  g.nodes = std::move(kept);
+}
+
+}  // namespace
+
+int fuse_quantized_operators(Graph& g, int64_t max_conv_groups) {
+  // Sites first, by the Q's output (replace_pattern moves nodes).
+  std::vector<std::string> outs;
+  for (const Node& n : g.nodes)
+    if (std::optional<Site> s = site_of(g, n)) outs.push_back(s->q->outputs[0]);
+  int fused = 0;
+  for (const std::string& out : outs) {
+    const Node* q = producer_node(g, out);
+    const Node* op = q ? producer_node(g, q->inputs[0]) : nullptr;
+    std::optional<Site> s = op ? site_of(g, *op) : std::nullopt;
+    if (!s) continue;
+    std::set<std::string> interior;
+    std::optional<Node> node = fuse(g, *s, max_conv_groups, interior);
+    if (!node) continue;
+    replace_pattern(g, out, std::move(*node), interior);
+    ++fused;
+  }
+  fold_weight_dequantizations(g);
+  return fused;
+}
+
+}  // namespace kiln::graph

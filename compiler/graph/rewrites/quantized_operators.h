@@ -1,0 +1,25 @@
+// Quantized operators from a QDQ model: where a float Conv or MatMul reads DequantizeLinear'd
+// 8-bit values and int8 weights and its result goes straight into a QuantizeLinear, the
+// three steps are one integer operator, as ONNX Runtime's QDQ transformer makes them:
+//   DQ(x_q) -> Conv(., DQ(w_q) [, bias]) -> Q   =>  QLinearConv(x_q, .., w_q, .., bias_i32)
+//   DQ(a_q) -> MatMul(., DQ(b_q)) -> Q          =>  QLinearMatMul(a_q, .., b_q, ..)
+// so the activation stays in 8 bits between integer layers. Only what the int8 kernels take
+// is rewritten (RewriteOptions): per-tensor data and output quantization of one 8-bit type,
+// int8 weights with a zero zero point (per-tensor or per output channel), Conv with groups 1,
+// a bias that is absent, int32 dequantized with the product of the scales, or an f32
+// constant (then quantized with that scale, rounded half to even as ONNX Runtime's
+// quantizer writes it). Everything else keeps its float path (quantize_dequantize.h).
+//
+// Weight DequantizeLinears are kept unfolded by constant folding for this pass
+// (graph/ops/quantize.h: is_quantized_weight); those it does not fuse are folded here, into
+// f32 constants as before.
+#pragma once
+
+#include "compiler/graph/graph.h"
+
+namespace kiln::graph {
+
+// Returns the number of operators rewritten (folded weight dequantizations not counted).
+int fuse_quantized_operators(Graph& g, int64_t max_conv_groups);
+
+}  // namespace kiln::graph

@@ -1,0 +1,142 @@
+// op_table mappers for the quantization operators: QuantizeLinear and DequantizeLinear of
+// activations (quantize.flat, dequantize.flat) and the integer operators QLinearConv and
+// QLinearMatMul (conv2d.int8, dense.int8). What the kernels do not take (per-axis activation
+// scales, asymmetric or uint8 weights, grouped convs) is one error naming the node.
+#include <cmath>
+
+#include "network/op_mapping.h"
+#include "schedules/elementwise/quantize.h"
+
+namespace kiln::network::mapping {
+
+namespace {
+
+bool is_8bit(graph::DataType t) {
+  return t == graph::DataType::u8() || t == graph::DataType::i8();
+}
+
+// Input `i`, a constant of positive finite scales: one, or `channels` of them.
+std::vector<double> scales(const Graph& g, const Node& n, size_t i, const char* what,
+                           int64_t channels = 1) {
+  node_check(n.has_input(i) && g.is_constant(n.inputs[i])) << what << " must be a constant";
+  const std::vector<double> s = g.initializers.at(n.inputs[i]).to_f64();
+  node_check(s.size() == 1 || static_cast<int64_t>(s.size()) == channels)
+      << what << " has " << s.size() << " values, expected 1" << (channels > 1 ? " or " : "")
+      << (channels > 1 ? std::to_string(channels) : "");
+  for (double v : s)
+    node_check(v > 0 && std::isfinite(v)) << what << " must be positive, got " << v;
+  return s;
+}
+
+// Input `i`, a constant zero point of one value (0 when omitted).
+int64_t one_zero(const Graph& g, const Node& n, size_t i, const char* what) {
+  if (!n.has_input(i)) return 0;
+  const std::vector<int64_t> z = constant_ints(g, n, i, what);
+  node_check(z.size() == 1) << what << " must be a single value (per-tensor quantization), got "
+                            << z.size();
+  return z[0];
+}
+
+graph::DataType dtype_of(const Graph& g, const std::string& v) {
+  return g.type_of(v)->dtype;
+}
+
+// A new f32 constant of `values` named after `base`.
+std::string add_constant(Graph& g, const std::string& base, const std::vector<double>& values) {
+  std::string name = base;
+  for (int i = 1; g.is_constant(name) || g.type_of(name); ++i)
+    name = base + "." + std::to_string(i);
+  g.initializers[name] = graph::HostTensor::from_f64(graph::DataType::f32(),
+                                                     {static_cast<int64_t>(values.size())}, values);
+  return name;
+}
+
+// The int8 operators' shared reading: x (input 0), x_scale, x_zero (1, 2), weights (3) with
+// w_scale, w_zero (4, 5), y_scale, y_zero (6, 7). Sets a_zero, y_zero and requantize on the
+// workload, checks the weights are constant int8 with zero point 0, and adds the
+// requantization scales over `channels` as the operand "scale".
+void quantized_operands(Graph& g, const Node& n, int64_t channels, MappedNode& m) {
+  const graph::DataType xt = dtype_of(g, n.inputs[0]), yt = dtype_of(g, n.outputs[0]);
+  node_check(is_8bit(xt)) << "input '" << n.inputs[0] << "' is " << xt.str()
+                          << "; the int8 kernels take uint8 or int8 data";
+  node_check(yt == xt) << "the output is " << yt.str() << " but the input is " << xt.str()
+                       << "; the int8 kernels write their input's type";
+  const std::string& w = n.inputs[3];
+  node_check(g.is_constant(w)) << "weights '" << w << "' must be constant";
+  node_check(g.initializers.at(w).dtype() == graph::DataType::i8())
+      << "weights '" << w << "' are " << g.initializers.at(w).dtype().str()
+      << "; the int8 kernels take int8 weights (symmetric quantization)";
+  if (n.has_input(5))
+    for (int64_t z : constant_ints(g, n, 5, "the weights' zero point"))
+      node_check(z == 0) << "the weights' zero point is " << z
+                         << "; the int8 kernels take symmetric weights (zero point 0)";
+  const double sx = scales(g, n, 1, "the input scale")[0];
+  const std::vector<double> sw = scales(g, n, 4, "the weight scale", channels);
+  const double sy = scales(g, n, 6, "the output scale")[0];
+  // In f32, as ONNX Runtime computes it (and the reference evaluator).
+  std::vector<double> multiplier(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c)
+    multiplier[c] = static_cast<float>(sx) * static_cast<float>(sw[sw.size() == 1 ? 0 : c]) /
+                    static_cast<float>(sy);
+  Workload& wl = m.workload;
+  wl.dtype = xt;
+  wl.params["a_zero"] = one_zero(g, n, 2, "the input zero point");
+  wl.params["y_zero"] = one_zero(g, n, 7, "the output zero point");
+  wl.params["requantize"] = 1;
+  m.operands["scale"] = add_constant(g, n.outputs[0] + ".requantize_scale", multiplier);
+}
+
+MappedNode map_conversion(Graph& g, const Node& n, bool quantize) {
+  const char* op = quantize ? "quantize" : "dequantize";
+  const std::string& q = quantize ? n.outputs[0] : n.inputs[0];
+  const graph::DataType t = dtype_of(g, q);
+  node_check(is_8bit(t)) << "'" << q << "' is " << t.str()
+                         << "; kiln quantizes activations to uint8 or int8";
+  node_check(!g.is_constant(n.inputs[0])) << "a constant input should have been folded";
+  const std::vector<double> s = scales(g, n, 1, "the scale");
+  const int64_t zero = one_zero(g, n, 2, "the zero point");
+  MappedNode m;
+  m.workload = schedules::quantize_workload(op, numel(dims_of(g, n.inputs[0])), t, s[0], zero);
+  m.operands = {{"X", n.inputs[0]}};
+  return m;
+}
+
+}  // namespace
+
+MappedNode map_quantize(Graph& g, const Node& n) {
+  return map_conversion(g, n, true);
+}
+
+MappedNode map_dequantize(Graph& g, const Node& n) {
+  return map_conversion(g, n, false);
+}
+
+MappedNode map_qlinear_conv(Graph& g, const Node& n) {
+  MappedNode m = conv_node(g, n, n.inputs[3]);
+  node_check(m.workload.param("groups") == 1)
+      << "grouped QLinearConv (group " << m.workload.param("groups")
+      << ") is not supported by kiln's int8 kernels yet";
+  quantized_operands(g, n, m.workload.param("O"), m);
+  if (n.has_input(8)) {
+    node_check(g.is_constant(n.inputs[8])) << "the bias must be a constant";
+    m.workload.epilogue.push_back("bias");
+    m.operands["bias"] = n.inputs[8];
+  }
+  return m;
+}
+
+MappedNode map_qlinear_matmul(Graph& g, const Node& n) {
+  const std::vector<int64_t> a = dims_of(g, n.inputs[0]), b = dims_of(g, n.inputs[3]);
+  node_check(b.size() == 2)
+      << "B must be a constant 2-D matrix for the int8 dense kernel, got rank " << b.size();
+  node_check(a.size() >= 2 && a.back() == b[0])
+      << "A's last dimension must match B's rows (" << b[0] << ")";
+  MappedNode m;
+  m.workload.op = "dense";
+  m.workload.params = {{"M", numel(a) / a.back()}, {"N", b[1]}, {"K", b[0]}};
+  m.operands = {{"A", n.inputs[0]}, {"B", n.inputs[3]}};
+  quantized_operands(g, n, b[1], m);
+  return m;
+}
+
+}  // namespace kiln::network::mapping

@@ -1,0 +1,31 @@
+// Integer conv2d: out = requantize(Σ (data - a_zero) · weight + bias) with u8 or i8 data, int8
+// weights (zero point 0) and exact int32 sums (schedules/requantize.h): the kernel behind
+// QLinearConv and ConvInteger.
+//
+//   conv2d.int8  the register tile of conv2d.bf16.x86 on integers, groups 1: data NCHW[ic_bn]c
+//                (ic_bn even), copied once per call into i16 with the zero point subtracted
+//                and the padding applied (the padding is a_zero, so 0 after the
+//                subtraction); weights packed at compile time [O/oc_bn][C/ic_bn][KH][KW]
+//                [ic_bn/2][oc_bn][2] as i16 (VNNI pairs); per channel pair and tap, one
+//                broadcast 32-bit pair per pixel and `pair_dot_i16` into int32 accumulators
+//                (`vpdpwssd` with AVX512-VNNI, `vpmaddwd` + add on AVX2/AVX-512, widening
+//                multiply-adds on AArch64): no 16-bit saturation whatever the weights.
+//
+// Workload: op "conv2d" with the shape parameters of conv2d (common.h), dtype u8 or i8, and
+// requantize.h's parameters; inputs data NCHW, weight OIHW (int8 values), with epilogue
+// "bias" an int32 bias [O], when requantizing an f32 scale [O]; output NCHW in dtype, or
+// int32 with requantize=0 (ConvInteger).
+#pragma once
+
+#include <cstdint>
+
+#include "schedules/op_template.h"
+
+namespace kiln::schedules {
+
+const OpTemplate& conv2d_int8_template();
+
+// The most groups an int8 conv may have (grouped and depthwise int8 convs: not yet).
+inline constexpr int64_t kInt8ConvMaxGroups = 1;
+
+}  // namespace kiln::schedules

@@ -1,0 +1,164 @@
+// conv2d.int8 (schedules/conv2d/int8.h) against its exact integer reference: u8 and i8 data
+// with a zero point (the padding reads it, so adds nothing), int8 weights, int32 bias,
+// requantized output (fused Relu bounds included) or the int32 sum, over the shapes of real
+// networks' layers (3x3 and 1x1, strides, padding, dilation, channel counts no block
+// divides); AVX2 natively, AVX-512 where this CPU has it, AArch64 under qemu.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compiler/base/error.h"
+#include "schedules/conv2d/int8.h"
+#include "schedules/registry.h"
+#include "tests/kernels/asm_check.h"
+#include "tests/kernels/template_harness.h"
+
+namespace kiln::testing {
+namespace {
+
+using ir::DataType;
+using schedules::Config;
+using schedules::KernelArg;
+using schedules::OpTemplate;
+using schedules::Values;
+using schedules::Workload;
+
+const OpTemplate& tpl() {
+  return schedules::conv2d_int8_template();
+}
+
+struct Conv {
+  int64_t c, h, o, k, stride = 1, pad = 0, dilation = 1;
+  DataType t = DataType::u8();
+  int64_t a_zero = 0;
+  bool bias = true, requantize = true;
+  int64_t y_zero = 0, y_lo = -1;  // -1: the type's bound
+};
+
+Workload workload(const Conv& c) {
+  Workload w{"conv2d",
+             {{"N", 1},
+              {"C", c.c},
+              {"H", c.h},
+              {"W", c.h},
+              {"O", c.o},
+              {"KH", c.k},
+              {"KW", c.k},
+              {"stride", c.stride},
+              {"pad", c.pad},
+              {"dilation", c.dilation}},
+             c.t,
+             {}};
+  w.params["a_zero"] = c.a_zero;
+  w.params["requantize"] = c.requantize ? 1 : 0;
+  if (c.requantize) w.params["y_zero"] = c.y_zero;
+  if (c.y_lo >= 0) w.params["y_lo"] = c.y_lo;
+  if (c.bias) w.epilogue.push_back("bias");
+  return w;
+}
+
+// Scales of about 100 / rms(sum) (random ones in [-1, 1) would saturate nearly everything).
+std::string check(const Workload& w, const std::string& target, const Config& cfg) {
+  const double taps = double(w.param("C") * w.param("KH") * w.param("KW"));
+  InputCheck ic;
+  ic.first_seed = 3;
+  ic.adjust = [taps](const KernelArg& a, Values& v) {
+    if (a.logical.name != "scale") return;
+    for (float& x : v) x = static_cast<float>((0.5 + std::fabs(x)) * 0.02 / std::sqrt(taps));
+  };
+  ic.out_dtype = w.param("requantize") ? w.dtype : DataType::i32();
+  ic.rtol = 0;
+  return check_template_inputs(tpl(), w, target, cfg, ic);
+}
+
+struct Case {
+  Conv c;
+  std::string target;
+  int config;
+};
+
+std::vector<Case> cases() {
+  const DataType i8 = DataType::i8();
+  // The int32 sum is compared through f32: exact below 2^24, so C*KH*KW <= 500 where
+  // requantize is 0.
+  const std::vector<Conv> convs = {
+      {16, 14, 32, 3, 1, 1, 1, DataType::u8(), 128},              // ResNet's 3x3
+      {32, 9, 24, 1, 1, 0, 1, DataType::u8(), 3},                 // a 1x1 projection
+      {3, 17, 16, 3, 2, 1, 1, DataType::u8(), 110},               // a stem: C = 3, stride 2
+      {10, 8, 20, 3, 1, 2, 2, i8, -7, false},                     // dilated, no bias
+      {24, 7, 40, 1, 2, 0, 1, i8, 0, true, true, -20, -20},       // fused Relu on i8
+      {13, 6, 11, 3, 1, 1, 1, DataType::u8(), 200, true, false},  // ConvInteger's int32
+  };
+  std::vector<Case> out;
+  for (const Conv& c : convs)
+    for (int cfg = -1; cfg < 2; ++cfg) out.push_back({c, "x86-avx2", cfg});
+  for (const Conv& c : convs) out.push_back({c, "x86-avx512", -1});
+  for (size_t i : {0, 2, 5}) out.push_back({convs[i], "arm-neon", -1});
+  out.push_back({convs[1], "arm-neon", 1});
+  return out;
+}
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << workload(c.c).str() << " on " << c.target << " config " << c.config;
+}
+
+class Conv2dInt8Test : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Conv2dInt8Test, MatchesExactReference) {
+  const Case& c = GetParam();
+  const Workload w = workload(c.c);
+  const Target t = target_from_name(c.target);
+  ASSERT_TRUE(tpl().applies(w, t));
+  const std::string skip = check(w, c.target, template_config(tpl(), w, t, c.config));
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+std::string name(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  return test_name(workload(c.c).str() + "_" + c.target + "_" +
+                       (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config)),
+                   info.index);
+}
+
+INSTANTIATE_TEST_SUITE_P(Conv2dInt8, Conv2dInt8Test, ::testing::ValuesIn(cases()), name);
+
+// Every value of every knob, on a layer no block divides.
+TEST(Conv2dInt8Space, EveryKnobValue) {
+  const Workload w = workload({10, 9, 20, 3, 1, 1, 1, DataType::u8(), 90});
+  const Target t = target_from_name("x86-avx2");
+  for (const Config& cfg :
+       knob_sweep(tpl(), w, t,
+                  {"ic_bn", "oc_bn", "reg_n", "unroll_kw", "k_unroll", "oc_inner", "parallel"})) {
+    const std::string skip = check(w, "x86-avx2", cfg);
+    if (!skip.empty()) GTEST_SKIP() << skip;
+  }
+}
+
+TEST(Conv2dInt8Errors, GroupsAndZeroPoints) {
+  const Target t = target_from_name("x86-avx2");
+  Workload grouped = workload({16, 8, 16, 3, 1, 1});
+  grouped.params["groups"] = 4;
+  EXPECT_FALSE(tpl().applies(grouped, t));
+  Workload bad_zero = workload({16, 8, 16, 3, 1, 1, 1, DataType::u8(), 300});
+  EXPECT_THROW(tpl().instantiate(bad_zero, t, tpl().fallback(workload({16, 8, 16, 3}), t)),
+               UserError);
+  // Integer convs are this template's; float ones never.
+  EXPECT_EQ(schedules::templates_for(workload({16, 8, 16, 3}), t).front()->name(), "conv2d.int8");
+  Workload f = workload({16, 8, 16, 3});
+  f.dtype = DataType::f32();
+  EXPECT_FALSE(tpl().applies(f, t) &&
+               schedules::templates_for(f, t).front()->name() == "conv2d.int8");
+}
+
+TEST(Conv2dInt8Asm, PairDotsOnEveryX86Level) {
+  const Workload w = workload({64, 14, 64, 3, 1, 1, 1, DataType::u8(), 128});
+  const std::string avx2 = template_assembly(tpl(), w, "x86-avx2");
+  EXPECT_GE(count_instructions(avx2, "vpmaddwd", "ymm"), 12) << avx2;  // 2 ymm x 6 pixels
+  EXPECT_EQ(count_instructions(avx2, "vpmaddubsw", ""), 0) << avx2;
+  const std::string vnni = template_assembly(tpl(), w, "x86-amx");
+  EXPECT_GE(count_instructions(vnni, "vpdpwssd", "zmm"), 24) << vnni;  // 2 zmm x 12 pixels
+  EXPECT_EQ(count_instructions(vnni, "vpdpwssd", "rsp"), 0) << "accumulators spilled:\n" << vnni;
+}
+
+}  // namespace
+}  // namespace kiln::testing
