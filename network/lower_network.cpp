@@ -34,10 +34,20 @@ bool is_half(DataType t) {
   return t == DataType::bf16() || t == DataType::f16();
 }
 
+bool is_8bit(DataType t) {
+  return t == DataType::u8() || t == DataType::i8();
+}
+
 // Types the kernels hold as they are: the half types of a --dtype region and the 8-bit data
 // of quantized operators. Everything else is held in f32.
 bool held_as_is(DataType t) {
-  return is_half(t) || t == DataType::u8() || t == DataType::i8();
+  return is_half(t) || is_8bit(t);
+}
+
+// Model inputs and outputs the caller's buffers hold as the kernels do (f32, and 8-bit data
+// read by or written from quantized operators); others are converted at the edge.
+bool edge_as_is(DataType t) {
+  return t == DataType::f32() || is_8bit(t);
 }
 
 std::string identifier(const std::string& s) {
@@ -55,12 +65,12 @@ class Lowerer {
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
       const std::string& v = g_.inputs[i];
       std::vector<int64_t> d = dims(v);
-      user_check(holds_dtype(dtype(v)))
+      user_check(holds_dtype(dtype(v)) || is_8bit(dtype(v)))
           << g_.source << ": graph input '" << v << "' is " << dtype(v).str() << "; " << kDtypeRule;
       p_.input_names.push_back(v);
       p_.input_shapes.push_back(d);
       p_.input_dtypes.push_back(dtype(v));
-      const Layout held = dtype(v) == ir::DataType::f32() ? 0 : kModelDtype;
+      const Layout held = edge_as_is(dtype(v)) ? 0 : kModelDtype;
       available_[v][held] = add_buffer({BufferKind::Input, static_cast<int>(i),
                                         static_cast<uint64_t>(numel(d) * dtype(v).bytes()), 0, v,
                                         held});
@@ -72,7 +82,7 @@ class Lowerer {
           << "' is a graph input or a constant; kiln compiles only computed outputs";
       user_check(std::count(g_.outputs.begin(), g_.outputs.end(), v) == 1)
           << g_.source << ": graph output '" << v << "' is listed twice";
-      user_check(holds_dtype(dtype(v)))
+      user_check(holds_dtype(dtype(v)) || is_8bit(dtype(v)))
           << g_.source << ": graph output '" << v << "' is " << dtype(v).str() << "; " << kDtypeRule;
       p_.output_names.push_back(v);
       p_.output_shapes.push_back(dims(v));
@@ -80,7 +90,7 @@ class Lowerer {
     }
     for (const Node& n : g_.nodes) lower_node(n);
     for (const std::string& v : g_.outputs)
-      internal_check(available_[v].count(dtype(v) == ir::DataType::f32() ? 0 : kModelDtype))
+      internal_check(available_[v].count(edge_as_is(dtype(v)) ? 0 : kModelDtype))
           << "graph output '" << v << "' was never written";
     p_.params = params_.payload();
     return std::move(p_);
@@ -451,7 +461,7 @@ class Lowerer {
     bufs.push_back(new_buffer(value, layout));
     add_step(task, std::move(bufs), node_key(n.name, n.outputs), n.op_type);
     if (std::count(g_.outputs.begin(), g_.outputs.end(), value))
-      ensure(value, dtype(value) == ir::DataType::f32() ? 0 : kModelDtype);
+      ensure(value, edge_as_is(dtype(value)) ? 0 : kModelDtype);
   }
 
   Graph& g_;

@@ -21,8 +21,9 @@ std::vector<double> scales(const Graph& g, const Node& n, size_t i, const char* 
   node_check(n.has_input(i) && g.is_constant(n.inputs[i])) << what << " must be a constant";
   const std::vector<double> s = g.initializers.at(n.inputs[i]).to_f64();
   node_check(s.size() == 1 || static_cast<int64_t>(s.size()) == channels)
-      << what << " has " << s.size() << " values, expected 1" << (channels > 1 ? " or " : "")
-      << (channels > 1 ? std::to_string(channels) : "");
+      << what << " has " << s.size() << " values, expected "
+      << (channels > 1 ? "1 or " + std::to_string(channels)
+                       : std::string("1 (activations are quantized per tensor)"));
   for (double v : s)
     node_check(v > 0 && std::isfinite(v)) << what << " must be positive, got " << v;
   return s;

@@ -28,9 +28,10 @@ MappedNode map_node(graph::Graph& graph, const graph::Node& node);
 // values, which it holds in f32 (exact up to 2^24) and converts at the model's inputs and
 // outputs.
 bool holds_dtype(graph::DataType t);
+// (Inside, uint8 and int8 values also flow between the quantization operators and the int8
+// kernels: network/map_quantized.cpp.)
 inline constexpr const char* kDtypeRule =
-    "kiln compiles f32 networks (with bool, int32 and int64 values, and uint8/int8 ones "
-    "between QuantizeLinear, QLinearConv, QLinearMatMul and DequantizeLinear)";
+    "kiln compiles f32 networks (with bool, int32 and int64 values)";
 
 // The ONNX op types with an entry, sorted.
 std::vector<std::string> supported_op_types();

@@ -57,6 +57,12 @@ const std::map<std::string, std::vector<int>>& compile_time_inputs() {
       {"LSTM", {1, 2, 3, 4, 7}},
       {"GRU", {1, 2, 3, 4}},
       {"RNN", {1, 2, 3, 4}},
+      // Scales and zero points (and the int8 operators' weights) are constants in a quantized
+      // model; the activation itself stays an input.
+      {"QuantizeLinear", {1, 2}},
+      {"DequantizeLinear", {1, 2}},
+      {"QLinearConv", {1, 2, 3, 4, 5, 6, 7, 8}},
+      {"QLinearMatMul", {1, 2, 3, 4, 5, 6, 7}},
   };
   return k;
 }
