@@ -166,8 +166,19 @@ bool accepts_dtype(const OpTemplate& tpl, const Workload& w) {
 
 std::vector<const OpTemplate*> templates_for(const Workload& w, const Target& t) {
   std::vector<const OpTemplate*> out;
-  for (const OpTemplate* tpl : all_templates())
-    if (tpl->op() == w.op && accepts_dtype(*tpl, w) && tpl->applies(w, t)) out.push_back(tpl);
+  std::vector<std::string> dtypes;  // what the op's templates take, for the error
+  for (const OpTemplate* tpl : all_templates()) {
+    if (tpl->op() != w.op) continue;
+    for (ir::DataType d : tpl->dtypes())
+      if (std::find(dtypes.begin(), dtypes.end(), d.str()) == dtypes.end()) dtypes.push_back(d.str());
+    if (accepts_dtype(*tpl, w) && tpl->applies(w, t)) out.push_back(tpl);
+  }
+  if (out.empty() && !dtypes.empty() &&
+      std::find(dtypes.begin(), dtypes.end(), w.dtype.str()) == dtypes.end()) {
+    std::string valid;
+    for (const std::string& d : dtypes) valid += (valid.empty() ? "" : ", ") + d;
+    user_error() << w.op << ": dtype " << w.dtype.str() << " is not supported (valid: " << valid << ")";
+  }
   user_check(!out.empty()) << "no schedule template implements " << w.str() << " for target "
                            << t.name;
   return out;

@@ -2,7 +2,9 @@
 # Creates BUILD/pyenv, the Python that kiln's model tests and network benchmark use: Debian's
 # /usr/bin/python3 (which has python3-torch and python3-torchvision, see install-deps.sh) in a
 # venv that sees the system packages, plus onnxruntime from PyPI (not packaged by Debian) and
-# what its quantization tools need (onnx, ml_dtypes: bench/int8_bench.py's quantize_static).
+# what its quantization tools need (onnx, ml_dtypes: bench/int8_bench.py's quantize_static),
+# pinned to numpy 1.x: Debian's torch 1.13 is built against it (ml_dtypes 0.6 would pull
+# numpy 2, and torch.from_numpy then fails).
 # Python is only for tests, benchmarks and model export, never a dependency of kiln itself.
 # Idempotent: when the venv already imports everything it returns at once. Prints the venv's
 # python on its last line.
@@ -16,7 +18,7 @@ if [ $# -ne 1 ]; then
 fi
 venv="$1/pyenv"
 python="$venv/bin/python"
-check='import torch, torchvision, onnxruntime, numpy; from onnxruntime.quantization import quantize_static'
+check='import torch, torchvision, onnxruntime, numpy; from onnxruntime.quantization import quantize_static; torch.from_numpy(numpy.zeros(1))'
 
 if [ -x "$python" ] && "$python" -c "$check" 2>/dev/null; then
   echo "$python"
@@ -29,6 +31,6 @@ fi
 # A half-made venv (an interrupted earlier run) is rebuilt from scratch.
 rm -rf "$venv"
 /usr/bin/python3 -m venv --system-site-packages "$venv" >&2
-"$python" -m pip install --quiet --disable-pip-version-check onnxruntime onnx ml_dtypes >&2
+"$python" -m pip install --quiet --disable-pip-version-check onnxruntime onnx "ml_dtypes<0.6" "numpy<2" >&2
 "$python" -c "$check"
 echo "$python"

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   add(kiln::tools::add_tune);
   add(kiln::tools::add_records);
   add(kiln::tools::add_compile);
+  add(kiln::tools::add_quantize);
   add(kiln::tools::add_run);
   add(kiln::tools::add_report);
 #ifdef KILN_WITH_FARM

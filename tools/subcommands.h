@@ -14,6 +14,7 @@ Run add_inspect(CLI::App& app);
 Run add_tune(CLI::App& app);
 Run add_records(CLI::App& app);
 Run add_compile(CLI::App& app);
+Run add_quantize(CLI::App& app);
 Run add_run(CLI::App& app);
 Run add_report(CLI::App& app);
 // The device farm (only when built with gRPC: KILN_WITH_FARM).

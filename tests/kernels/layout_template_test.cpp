@@ -69,7 +69,9 @@ TEST(LayoutTemplateErrors, BadShapes) {
   EXPECT_THROW(t.instantiate(layout(1, 8, -4, 4, 4, 0), x86, cfg), UserError);
   EXPECT_THROW(t.instantiate(layout(1, 8, 4, 4, 0, 0), x86, cfg), UserError);
   EXPECT_THROW(t.instantiate(layout(1, 8, 4, 4, 4, 2), x86, cfg), UserError);
-  EXPECT_THROW(t.instantiate(layout(1, 8, 4, 4, 4, 0, DataType::i8()), x86, cfg), UserError);
+  EXPECT_THROW(t.instantiate(layout(1, 8, 4, 4, 4, 0, DataType::i32()), x86, cfg), UserError);
+  // 8-bit data (quantized activations between int8 convs) is moved like any other.
+  EXPECT_NO_THROW(t.instantiate(layout(1, 8, 4, 4, 4, 0, DataType::u8()), x86, cfg));
   EXPECT_FALSE(t.applies(layout(1, 8, 4, 4, 4, 1), x86));
   EXPECT_TRUE(schedules::layout_nchwc_to_nchw_template().applies(layout(1, 8, 4, 4, 4, 1), x86));
   const auto& reblock = schedules::layout_nchwc_to_nchwc_template();

@@ -41,6 +41,10 @@ const std::vector<Invocation> kBad = {
     {"demo --threads 0", "--threads"},
     {"demo --repeat -1", "--repeat"},
     {"demo --bogus", "--bogus"},
+    // quantize: the model, the calibration folder and the output
+    {"quantize missing.onnx --calibration samples -o q.onnx", "missing.onnx: cannot read"},
+    {"quantize m.onnx -o q.onnx", "--calibration is required"},
+    {"quantize m.onnx --calibration samples -o /nonexistent-folder/q.onnx", "-o"},
     // inspect: the workload
     {"inspect", "--op is required"},
     {"inspect --op dense", ""},

@@ -118,24 +118,29 @@ std::string int32_bias(Graph& g, const std::string& bias, double sx, const std::
   return name;
 }
 
-// The site of one rewrite: the float operator between a DQ'd activation and a Q.
+// The site of one rewrite: the float operator between a DQ'd activation and a Q, and the
+// Relu between them when there is one.
 struct Site {
   const Node* op;
   const Node* dq_x;
   const Node* dq_w;
+  const Node* relu;  // or nullptr
   const Node* q;
 };
 
-// The DQ -> op -> Q around float operator `op`, or nothing.
+// The DQ -> op [-> Relu] -> Q around float operator `op`, or nothing.
 std::optional<Site> site_of(const Graph& g, const Node& op) {
   if (op.op_type != "Conv" && op.op_type != "MatMul") return std::nullopt;
   if (!op.epilogue.empty() || !op.has_input(0) || !op.has_input(1)) return std::nullopt;
   const Node* dq_x = producer_op(g, op.inputs[0], "DequantizeLinear");
   const Node* dq_w = producer_op(g, op.inputs[1], "DequantizeLinear");
-  const Node* q = only_reader(g, op.outputs[0]);
-  if (!dq_x || !dq_w || !q || q->op_type != "QuantizeLinear" || q->inputs[0] != op.outputs[0])
+  const Node* relu = only_reader(g, op.outputs[0]);
+  if (relu && (relu->op_type != "Relu" || !relu->epilogue.empty())) relu = nullptr;
+  const std::string& result = relu ? relu->outputs[0] : op.outputs[0];
+  const Node* q = only_reader(g, result);
+  if (!dq_x || !dq_w || !q || q->op_type != "QuantizeLinear" || q->inputs[0] != result)
     return std::nullopt;
-  return Site{&op, dq_x, dq_w, q};
+  return Site{&op, dq_x, dq_w, relu, q};
 }
 
 // The fused node of a site (its inputs set), or nothing when the kernels cannot take it.
@@ -144,6 +149,10 @@ std::optional<Node> fuse(Graph& g, const Site& s, int64_t max_groups,
   const Node& op = *s.op;
   std::optional<Params> px = activation_params(g, *s.dq_x), py = activation_params(g, *s.q);
   if (!px || !py || px->type != py->type) return std::nullopt;  // the kernel writes its data type
+  // A Relu before the Q is exactly the Q's saturation when its zero point is the type's least
+  // value (Q(relu(v)) = Q(v) then); any other zero point keeps the float path.
+  const int64_t type_min = py->type == DataType::u8() ? 0 : -128;
+  if (s.relu && (py->zeros.empty() ? 0 : py->zeros[0]) != type_min) return std::nullopt;
   const auto w_type = g.type_of(op.inputs[1]);
   if (!w_type || !w_type->is_concrete()) return std::nullopt;
   const std::vector<int64_t> wd = w_type->dims();
@@ -173,6 +182,7 @@ std::optional<Node> fuse(Graph& g, const Site& s, int64_t max_groups,
   }
   // Per-channel weight scales of a QLinearConv are a vector over O; of a QLinearMatMul over N.
   interior.insert(op.outputs[0]);
+  if (s.relu) interior.insert(s.relu->outputs[0]);
   for (const Node* dq : {s.dq_x, s.dq_w})
     if (only_reader(g, dq->outputs[0])) interior.insert(dq->outputs[0]);
   return fused;
@@ -207,6 +217,7 @@ int fuse_quantized_operators(Graph& g, int64_t max_conv_groups) {
   for (const std::string& out : outs) {
     const Node* q = producer_node(g, out);
     const Node* op = q ? producer_node(g, q->inputs[0]) : nullptr;
+    if (op && op->op_type == "Relu") op = producer_node(g, op->inputs[0]);
     std::optional<Site> s = op ? site_of(g, *op) : std::nullopt;
     if (!s) continue;
     std::set<std::string> interior;

@@ -1,8 +1,9 @@
 // Quantized operators from a QDQ model: where a float Conv or MatMul reads DequantizeLinear'd
 // 8-bit values and int8 weights and its result goes straight into a QuantizeLinear, the
 // three steps are one integer operator, as ONNX Runtime's QDQ transformer makes them:
-//   DQ(x_q) -> Conv(., DQ(w_q) [, bias]) -> Q   =>  QLinearConv(x_q, .., w_q, .., bias_i32)
-//   DQ(a_q) -> MatMul(., DQ(b_q)) -> Q          =>  QLinearMatMul(a_q, .., b_q, ..)
+//   DQ(x_q) -> Conv(., DQ(w_q) [, bias]) [-> Relu] -> Q  =>  QLinearConv(x_q, .., w_q, .., bias_i32)
+//   DQ(a_q) -> MatMul(., DQ(b_q)) [-> Relu] -> Q          =>  QLinearMatMul(a_q, .., b_q, ..)
+// (a Relu only where the Q's zero point is its type's least value: the saturation is the Relu)
 // so the activation stays in 8 bits between integer layers. Only what the int8 kernels take
 // is rewritten (RewriteOptions): per-tensor data and output quantization of one 8-bit type,
 // int8 weights with a zero zero point (per-tensor or per output channel), Conv with groups 1,
