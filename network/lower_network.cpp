@@ -1,6 +1,7 @@
 #include "network/lower_network.h"
 
 #include <algorithm>
+#include <functional>
 #include <cstring>
 #include <map>
 
@@ -350,19 +351,28 @@ class Lowerer {
     return true;
   }
 
-  // A Cast between f32 and a half type (assign_precision.h), in the layout its input already
-  // has: a cast converts values, not layouts, so a blocked activation stays blocked.
+  // A Cast between f32 and a half type (assign_precision.h), in its input's layout.
   void lower_cast(const Node& n) {
     const std::string &in = n.inputs.at(0), &out = n.outputs.at(0);
     const DataType from = dtype(in), to = dtype(out);
     user_check((from == DataType::f32() && is_half(to)) || (is_half(from) && to == DataType::f32()))
         << g_.describe(n) << ": Cast from " << from.str() << " to " << to.str()
         << " is not supported (kiln casts between f32 and f16 or bf16)";
+    lower_in_input_layout(n, [&](int64_t elements) {
+      return schedules::cast_workload(elements, is_half(to) ? to : from, to == DataType::f32());
+    });
+  }
+
+  // A flat conversion (a Cast, QuantizeLinear, DequantizeLinear) in the layout its input
+  // already has: it converts values, not layouts, so a blocked activation stays blocked (the
+  // padded channels of a quantized one become the zero point, which the int8 kernels'
+  // zero-padded weights multiply away). `workload` is the kernel's for that many elements.
+  void lower_in_input_layout(const Node& n, const std::function<Workload(int64_t)>& workload) {
+    const std::string &in = n.inputs.at(0), &out = n.outputs.at(0);
     auto& have = available_[in];
     internal_check(!have.empty()) << "value '" << in << "' is read before it is written";
     const auto [layout, src] = *have.rbegin();
-    const int task = task_for(schedules::cast_workload(layout_elements(dims(in), layout),
-                                                       is_half(to) ? to : from, to == DataType::f32()));
+    const int task = task_for(workload(layout_elements(dims(in), layout)));
     const int dst = new_buffer(out, layout);
     add_step(task, {src, dst}, n.name.empty() ? out : n.name, n.op_type);
     if (layout != 0 && std::count(g_.outputs.begin(), g_.outputs.end(), out)) ensure(out, 0);
@@ -382,29 +392,18 @@ class Lowerer {
     }
   }
 
-  // QuantizeLinear / DequantizeLinear in the layout their input already has: elementwise, so
-  // a blocked activation stays blocked (padded channels become the zero point, or its value,
-  // which the weights' zero padding multiplies away).
-  void lower_quantize(const Node& n, const MappedNode& m) {
-    const std::string &in = n.inputs.at(0), &out = n.outputs.at(0);
-    auto& have = available_[in];
-    internal_check(!have.empty()) << "value '" << in << "' is read before it is written";
-    const auto [layout, src] = *have.rbegin();
-    Workload w = m.workload;
-    w.params["elements"] = layout_elements(dims(in), layout);
-    const int task = task_for(w);
-    const int dst = new_buffer(out, layout);
-    add_step(task, {src, dst}, node_key(n.name, n.outputs), n.op_type);
-    if (layout != 0 && std::count(g_.outputs.begin(), g_.outputs.end(), out)) ensure(out, 0);
-  }
-
   void lower_node(const Node& n) {
     // Casts into and out of a half region (assign_precision.h); other Casts map to kernels.
     if (n.op_type == "Cast" && n.inputs.size() == 1 && !g_.is_constant(n.inputs[0]) &&
         (is_half(dtype(n.inputs[0])) || is_half(dtype(n.outputs.at(0)))))
       return lower_cast(n);
     MappedNode m = map_node(g_, n);
-    if (m.workload.op == "quantize" || m.workload.op == "dequantize") return lower_quantize(n, m);
+    if (m.workload.op == "quantize" || m.workload.op == "dequantize")
+      return lower_in_input_layout(n, [&](int64_t elements) {
+        Workload w = m.workload;
+        w.params["elements"] = elements;
+        return w;
+      });
     apply_precision(m, n);
     if (lower_blocked_elementwise(n, m) || lower_blocked_concat(n, m) || lower_blocked_pad(n, m))
       return;

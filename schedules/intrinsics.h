@@ -11,8 +11,8 @@
 //   pair_dot_i16   i32 x L += pairwise i16 dots, exact (int8 kernels widen to i16 first, so
 //                  no 16-bit saturation as with `vpmaddubsw`): L = 16 is `vpdpwssd zmm`
 //                  (avx512vnni); without VNNI, x86's `vpmaddwd` then an add (pair_dot_i16()
-//                  chooses), and elsewhere a widening multiply-add LLVM selects
-//                  (AArch64: smull/smlal).
+//                  chooses), and elsewhere widening multiplies and adds of the even and
+//                  odd lanes, whose instructions LLVM selects.
 //
 // `fmla .8h` (f16 accumulation on AArch64) needs no intrinsic: LLVM selects it for kiln's
 // vectorised f16 multiply-add on targets with +fullfp16, so those templates stay plain TE.

@@ -11,22 +11,14 @@ namespace kiln::schedules {
 using ir::DataType;
 using ir::Expr;
 
-namespace {
-
-struct Range8 {
-  int64_t lo, hi;
-};
-
-Range8 range_of(const Workload& w) {
+Int8Range int8_range(const Workload& w) {
   user_check(w.dtype == DataType::u8() || w.dtype == DataType::i8())
       << w.str() << ": int8 kernels take u8 or i8 data, not " << w.dtype.str();
-  return w.dtype == DataType::u8() ? Range8{0, 255} : Range8{-128, 127};
+  return w.dtype == DataType::u8() ? Int8Range{0, 255} : Int8Range{-128, 127};
 }
 
-}  // namespace
-
 Requantize requantize_params(const Workload& w) {
-  const Range8 t = range_of(w);
+  const Int8Range t = int8_range(w);
   Requantize r;
   r.a_zero = w.param_or("a_zero", 0);
   r.requantize = w.param_or("requantize", 1) != 0;

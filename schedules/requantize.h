@@ -1,4 +1,4 @@
-// What the int8 templates (dense.int8, conv2d.int8) share: the workload parameters of an
+// What the int8 templates (dense.int8, conv2d.int8, and for the range quantize.flat) share: the workload parameters of an
 // integer operator with 8-bit data and the requantizing epilogue, as ONNX's QLinearConv and
 // QLinearMatMul define it and ONNX Runtime computes it:
 //   y = clamp(round_half_even(f32(sum) * scale[channel]) + y_zero, y_lo, y_hi)
@@ -18,6 +18,12 @@
 #include "schedules/op_template.h"
 
 namespace kiln::schedules {
+
+// The range of u8 or i8; UserError naming the workload for any other dtype.
+struct Int8Range {
+  int64_t lo, hi;
+};
+Int8Range int8_range(const Workload& w);
 
 struct Requantize {
   int64_t a_zero = 0;

@@ -1,7 +1,7 @@
 // Tensor values on the host: f32 vectors and their byte encodings in a kernel's element
 // type (f32, f16, bf16 with round-to-nearest-even; u8, i8, i16, i32 rounded half to even and
-// saturated), deterministic random inputs, and the
-// comparison the tests, `kiln inspect --run` and the tuner's correctness check share.
+// saturated), deterministic random inputs, and the comparison the tests, `kiln inspect
+// --run` and the tuner's correctness check share.
 #pragma once
 
 #include <cstdint>

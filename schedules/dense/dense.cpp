@@ -52,7 +52,7 @@ class DensePacked : public OpTemplate {
   std::string op() const override { return "dense"; }
 
   bool applies(const Workload& w, const Target&) const override {
-    return w.op == "dense" && w.dtype.is_float();  // integers: dense.int8
+    return w.op == "dense";
   }
 
   ConfigSpace space(const Workload& w, const Target&) const override {

@@ -7,6 +7,7 @@
 #include "compiler/ir/op.h"
 #include "compiler/te/schedule.h"
 #include "schedules/elementwise/cast.h"
+#include "schedules/requantize.h"
 
 namespace kiln::schedules {
 
@@ -15,10 +16,6 @@ using ir::Expr;
 using ir::Var;
 
 namespace {
-
-struct Range8 {
-  int64_t lo, hi;
-};
 
 // Both directions: the checks, the flat loop and its knob.
 class QuantizeFlat : public OpTemplate {
@@ -48,7 +45,7 @@ class QuantizeFlat : public OpTemplate {
   Values reference(const Workload& w, const std::vector<Values>& in) const override {
     const float scale = static_cast<float>(w.real("scale"));
     const int64_t zero = w.param("zero");
-    const Range8 r = range(w);
+    const Int8Range r = int8_range(w);
     Values out(in[0].size());
     for (size_t i = 0; i < out.size(); ++i) {
       if (quantize_) {
@@ -66,7 +63,7 @@ class QuantizeFlat : public OpTemplate {
     const double scale = w.real("scale");
     user_check(std::isfinite(scale) && scale > 0)
         << w.str() << ": the scale must be positive and finite, got " << scale;
-    const Range8 r = range(w);
+    const Int8Range r = int8_range(w);
     user_check(w.param("zero") >= r.lo && w.param("zero") <= r.hi)
         << w.str() << ": zero point " << w.param("zero") << " is outside " << w.dtype.str()
         << "'s range";
@@ -77,7 +74,7 @@ class QuantizeFlat : public OpTemplate {
     const DataType f32 = DataType::f32();
     const Expr scale = ir::make_const(f32, double(static_cast<float>(w.real("scale"))));
     const Expr zero = ir::make_const(f32, double(w.param("zero")));
-    const Range8 r = range(w);
+    const Int8Range r = int8_range(w);
     te::Tensor x = te::placeholder({n}, quantize_ ? f32 : w.dtype, "X");
     te::Tensor y = te::compute(
         {n},
@@ -96,9 +93,6 @@ class QuantizeFlat : public OpTemplate {
   }
 
  private:
-  static Range8 range(const Workload& w) {
-    return w.dtype == DataType::u8() ? Range8{0, 255} : Range8{-128, 127};
-  }
   bool quantize_;
 };
 

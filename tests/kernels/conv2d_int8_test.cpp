@@ -5,22 +5,18 @@
 // divides); AVX2 natively, AVX-512 where this CPU has it, AArch64 under qemu.
 #include <gtest/gtest.h>
 
-#include <cmath>
-
 #include "compiler/base/error.h"
 #include "schedules/conv2d/int8.h"
 #include "schedules/registry.h"
 #include "tests/kernels/asm_check.h"
-#include "tests/kernels/template_harness.h"
+#include "tests/kernels/int8_check.h"
 
 namespace kiln::testing {
 namespace {
 
 using ir::DataType;
 using schedules::Config;
-using schedules::KernelArg;
 using schedules::OpTemplate;
-using schedules::Values;
 using schedules::Workload;
 
 const OpTemplate& tpl() {
@@ -57,27 +53,11 @@ Workload workload(const Conv& c) {
   return w;
 }
 
-// Scales of about 100 / rms(sum) (random ones in [-1, 1) would saturate nearly everything).
 std::string check(const Workload& w, const std::string& target, const Config& cfg) {
-  const double taps = double(w.param("C") * w.param("KH") * w.param("KW"));
-  InputCheck ic;
-  ic.first_seed = 3;
-  ic.adjust = [taps](const KernelArg& a, Values& v) {
-    if (a.logical.name != "scale") return;
-    for (float& x : v) x = static_cast<float>((0.5 + std::fabs(x)) * 0.02 / std::sqrt(taps));
-  };
-  ic.out_dtype = w.param("requantize") ? w.dtype : DataType::i32();
-  ic.rtol = 0;
-  return check_template_inputs(tpl(), w, target, cfg, ic);
+  return check_int8(tpl(), w, target, cfg);
 }
 
-struct Case {
-  Conv c;
-  std::string target;
-  int config;
-};
-
-std::vector<Case> cases() {
+std::vector<TemplateCase> cases() {
   const DataType i8 = DataType::i8();
   // The int32 sum is compared through f32: exact below 2^24, so C*KH*KW <= 500 where
   // requantize is 0.
@@ -89,38 +69,23 @@ std::vector<Case> cases() {
       {24, 7, 40, 1, 2, 0, 1, i8, 0, true, true, -20, -20},       // fused Relu on i8
       {13, 6, 11, 3, 1, 1, 1, DataType::u8(), 200, true, false},  // ConvInteger's int32
   };
-  std::vector<Case> out;
+  std::vector<TemplateCase> out;
   for (const Conv& c : convs)
-    for (int cfg = -1; cfg < 2; ++cfg) out.push_back({c, "x86-avx2", cfg});
-  for (const Conv& c : convs) out.push_back({c, "x86-avx512", -1});
-  for (size_t i : {0, 2, 5}) out.push_back({convs[i], "arm-neon", -1});
-  out.push_back({convs[1], "arm-neon", 1});
+    for (int cfg = -1; cfg < 2; ++cfg) out.push_back({workload(c), "x86-avx2", cfg, &tpl()});
+  for (const Conv& c : convs) out.push_back({workload(c), "x86-avx512", -1, &tpl()});
+  for (size_t i : {0, 2, 5}) out.push_back({workload(convs[i]), "arm-neon", -1, &tpl()});
+  out.push_back({workload(convs[1]), "arm-neon", 1, &tpl()});
   return out;
 }
 
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << workload(c.c).str() << " on " << c.target << " config " << c.config;
-}
-
-class Conv2dInt8Test : public ::testing::TestWithParam<Case> {};
+class Conv2dInt8Test : public Int8TemplateTest {};
 
 TEST_P(Conv2dInt8Test, MatchesExactReference) {
-  const Case& c = GetParam();
-  const Workload w = workload(c.c);
-  const Target t = target_from_name(c.target);
-  ASSERT_TRUE(tpl().applies(w, t));
-  const std::string skip = check(w, c.target, template_config(tpl(), w, t, c.config));
-  if (!skip.empty()) GTEST_SKIP() << skip;
+  check_case();
 }
 
-std::string name(const ::testing::TestParamInfo<Case>& info) {
-  const Case& c = info.param;
-  return test_name(workload(c.c).str() + "_" + c.target + "_" +
-                       (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config)),
-                   info.index);
-}
-
-INSTANTIATE_TEST_SUITE_P(Conv2dInt8, Conv2dInt8Test, ::testing::ValuesIn(cases()), name);
+INSTANTIATE_TEST_SUITE_P(Conv2dInt8, Conv2dInt8Test, ::testing::ValuesIn(cases()),
+                         template_case_name);
 
 // Every value of every knob, on a layer no block divides.
 TEST(Conv2dInt8Space, EveryKnobValue) {

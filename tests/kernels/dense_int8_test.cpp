@@ -13,7 +13,7 @@
 #include "schedules/dense/int8.h"
 #include "schedules/registry.h"
 #include "tests/kernels/asm_check.h"
-#include "tests/kernels/template_harness.h"
+#include "tests/kernels/int8_check.h"
 
 namespace kiln::testing {
 namespace {
@@ -51,31 +51,12 @@ Workload workload(const Int8Case& c) {
   return w;
 }
 
-// Requantization scales that map the sums onto the output's range (random ones in [-1, 1)
-// would saturate nearly every element): about 100 / rms(sum), positive.
-void sensible_scales(const Workload& w, const KernelArg& a, Values& v) {
-  if (a.logical.name != "scale") return;
-  const double k = static_cast<double>(w.param("K"));
-  for (float& x : v) x = static_cast<float>((0.5 + std::fabs(x)) * 0.02 / std::sqrt(k));
-}
-
 std::string check(const Workload& w, const std::string& target, const Config& cfg,
                   std::function<void(const KernelArg&, Values&)> adjust = {}) {
-  InputCheck ic;
-  ic.first_seed = 7;
-  ic.adjust = adjust ? adjust : [w](const KernelArg& a, Values& v) { sensible_scales(w, a, v); };
-  ic.out_dtype = w.param("requantize") ? w.dtype : DataType::i32();
-  ic.rtol = 0;  // exact
-  return check_template_inputs(tpl(), w, target, cfg, ic);
+  return check_int8(tpl(), w, target, cfg, std::move(adjust));
 }
 
-struct Case {
-  Int8Case c;
-  std::string target;
-  int config;  // -1: fallback; otherwise a random config
-};
-
-std::vector<Case> cases() {
+std::vector<TemplateCase> cases() {
   const DataType u8 = DataType::u8(), i8 = DataType::i8();
   // K <= 500 wherever the output is the int32 sum: it is compared through f32, exact below
   // 2^24 (500 x 255 x 128 < 2^24).
@@ -89,39 +70,25 @@ std::vector<Case> cases() {
       {16, 96, 257, i8, 0, true, false},
       {5, 24, 300, u8, 1, true, true, 100, 20, 230},  // Clip bounds
   };
-  std::vector<Case> out;
+  std::vector<TemplateCase> out;
   for (const Int8Case& s : shapes)
-    for (int cfg = -1; cfg < 2; ++cfg) out.push_back({s, "x86-avx2", cfg});
-  for (const Int8Case& s : shapes) out.push_back({s, "x86-avx512", -1});
+    for (int cfg = -1; cfg < 2; ++cfg) out.push_back({workload(s), "x86-avx2", cfg, &tpl()});
+  for (const Int8Case& s : shapes) out.push_back({workload(s), "x86-avx512", -1, &tpl()});
   // Under qemu: fewer, each run costs a process start.
   for (size_t i : {0, 3, 5})
-    for (int cfg = -1; cfg < 1; ++cfg) out.push_back({shapes[i], "arm-neon", cfg});
+    for (int cfg = -1; cfg < 1; ++cfg)
+      out.push_back({workload(shapes[i]), "arm-neon", cfg, &tpl()});
   return out;
 }
 
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << workload(c.c).str() << " on " << c.target << " config " << c.config;
-}
-
-class DenseInt8Test : public ::testing::TestWithParam<Case> {};
+class DenseInt8Test : public Int8TemplateTest {};
 
 TEST_P(DenseInt8Test, MatchesExactReference) {
-  const Case& c = GetParam();
-  const Workload w = workload(c.c);
-  const Target t = target_from_name(c.target);
-  ASSERT_TRUE(tpl().applies(w, t));
-  const std::string skip = check(w, c.target, template_config(tpl(), w, t, c.config));
-  if (!skip.empty()) GTEST_SKIP() << skip;
+  check_case();
 }
 
-std::string name(const ::testing::TestParamInfo<Case>& info) {
-  const Case& c = info.param;
-  return test_name(workload(c.c).str() + "_" + c.target + "_" +
-                       (c.config < 0 ? "fallback" : "cfg" + std::to_string(c.config)),
-                   info.index);
-}
-
-INSTANTIATE_TEST_SUITE_P(DenseInt8, DenseInt8Test, ::testing::ValuesIn(cases()), name);
+INSTANTIATE_TEST_SUITE_P(DenseInt8, DenseInt8Test, ::testing::ValuesIn(cases()),
+                         template_case_name);
 
 // Every value of every knob, on a shape no tile divides.
 TEST(DenseInt8Space, EveryKnobValue) {

@@ -1,0 +1,42 @@
+#include "tests/kernels/int8_check.h"
+
+#include <cmath>
+
+namespace kiln::testing {
+
+namespace {
+
+// Products summed per output: K of a dense, C x KH x KW of a conv.
+double reduction_length(const schedules::Workload& w) {
+  if (w.op == "dense") return static_cast<double>(w.param("K"));
+  return static_cast<double>(w.param("C") * w.param("KH") * w.param("KW"));
+}
+
+}  // namespace
+
+std::string check_int8(
+    const schedules::OpTemplate& tpl, const schedules::Workload& w, const std::string& target,
+    const schedules::Config& cfg,
+    std::function<void(const schedules::KernelArg&, schedules::Values&)> adjust) {
+  InputCheck ic;
+  ic.first_seed = 7;
+  const double n = reduction_length(w);
+  ic.adjust = adjust ? adjust : [n](const schedules::KernelArg& a, schedules::Values& v) {
+    if (a.logical.name != "scale") return;
+    for (float& x : v) x = static_cast<float>((0.5 + std::fabs(x)) * 0.02 / std::sqrt(n));
+  };
+  ic.out_dtype = w.param_or("requantize", 1) ? w.dtype : ir::DataType::i32();
+  ic.rtol = 0;  // exact
+  return check_template_inputs(tpl, w, target, cfg, ic);
+}
+
+void Int8TemplateTest::check_case() {
+  const TemplateCase& c = GetParam();
+  const schedules::OpTemplate& tpl = case_template(c);
+  const Target t = target_from_name(c.target);
+  ASSERT_TRUE(tpl.applies(c.w, t));
+  const std::string skip = check_int8(tpl, c.w, c.target, template_config(tpl, c.w, t, c.config));
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+}  // namespace kiln::testing
