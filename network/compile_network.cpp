@@ -58,6 +58,11 @@ std::string model_json(const CompileReport& r, const Target& target) {
                            {"dtype", l.dtype},
                            {"template", l.tpl}, {"tuned", l.tuned}, {"flops", l.flops},
                            {"bytes", l.bytes}});
+  if (!r.int8_kept_float.empty()) {
+    j["int8_kept_float"] = json::array();
+    for (const KeptFloat& k : r.int8_kept_float)
+      j["int8_kept_float"].push_back({{"node", k.node}, {"reason", k.reason}});
+  }
   j["kernels"] = json::array();
   for (const Task& t : p.tasks)
     j["kernels"].push_back(
@@ -128,6 +133,7 @@ CompileReport compile_network(const CompileOptions& o) {
   r.bn_folded = prepared.bn_folded;
   r.epilogues_fused = prepared.epilogues_fused;
   r.precision = prepared.precision;
+  r.int8_kept_float = prepared.int8_kept_float;
   r.dtype = o.precision.dtype;
   // Kernel calls, packed weights and layout conversions, then one arena for all activations.
   tuner::LoadedRecords loaded;
@@ -184,6 +190,13 @@ std::string format_report(const CompileReport& r) {
     << " epilogue ops\n";
   if (r.dtype != ir::DataType::f32())
     s << "precision " << r.dtype.str() << ": " << r.precision.str() << "\n";
+  if (!r.int8_kept_float.empty()) {
+    std::map<std::string, int> reasons;
+    for (const KeptFloat& k : r.int8_kept_float) ++reasons[k.reason];
+    s << "int8: " << r.int8_kept_float.size()
+      << " quantized convs kept in f32 (model.json \"int8_kept_float\" names them):\n";
+    for (const auto& [reason, count] : reasons) s << "  " << count << "x  " << reason << "\n";
+  }
   s << "arena " << p.workspace_bytes << " bytes (naive sum " << p.naive_workspace_bytes
     << "), params " << p.params.size() << " bytes\n";
   s << "compile time " << r.seconds << " s\n";

@@ -12,6 +12,7 @@
 
 #include "compiler/graph/bind.h"
 #include "network/assign_precision.h"
+#include "network/prepare_graph.h"
 #include "network/network_program.h"
 #include "compiler/target/target.h"
 
@@ -46,6 +47,7 @@ struct CompileReport {
   // rest did not (records_use.h).
   std::string records_use;
   PrecisionCounts precision;
+  std::vector<KeptFloat> int8_kept_float;  // quantized convs left in float (int8_choice.h)
   ir::DataType dtype = ir::DataType::f32();  // what --dtype asked for
   double seconds = 0;
 };

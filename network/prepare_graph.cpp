@@ -8,6 +8,7 @@
 #include "compiler/graph/printer.h"
 #include "network/fold_batch_norm.h"
 #include "network/fuse_epilogues.h"
+#include "network/int8_choice.h"
 #include "compiler/graph/rewrites/rewrites.h"
 #include "schedules/attention/attention.h"
 #include "schedules/conv2d/int8.h"
@@ -38,6 +39,12 @@ PreparedGraph prepare_graph(const std::string& model_path, const graph::ShapeBin
   rewrite.max_concat_inputs = schedules::kMaxConcatInputs;
   rewrite.attention_max_keys = schedules::kAttentionMaxKeys;
   rewrite.int8_conv_max_groups = schedules::kInt8ConvMaxGroups;
+  rewrite.int8_conv_keep_float = [&](graph::Graph& g, const graph::Node& conv) {
+    std::string reason = int8_conv_slower(g, conv, target);
+    if (!reason.empty())
+      p.int8_kept_float.push_back({conv.name.empty() ? conv.outputs.at(0) : conv.name, reason});
+    return reason;
+  };
   graph::run_rewrites(p.graph, rewrite);
   // BN folding before fusion: the folded Conv gets a bias, and its Relu can then fuse.
   p.bn_folded = fold_batch_norm(p.graph);

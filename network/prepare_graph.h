@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "compiler/graph/bind.h"
 #include "compiler/graph/graph.h"
@@ -14,10 +15,17 @@
 
 namespace kiln::network {
 
+// A quantized Conv left in float because its int8 kernel would be slower (int8_choice.h).
+struct KeptFloat {
+  std::string node;    // the Conv's name (its output's when it has none)
+  std::string reason;  // "int8 slower here: ..."
+};
+
 struct PreparedGraph {
   graph::Graph graph;
   int bn_folded = 0, epilogues_fused = 0;
   PrecisionCounts precision;
+  std::vector<KeptFloat> int8_kept_float;
 };
 
 // All in f32.

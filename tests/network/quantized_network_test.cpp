@@ -9,9 +9,15 @@
 //    DequantizeLinear of activations to quantize.flat and dequantize.flat: exact.
 //  - What the int8 kernels do not take keeps the float path (a Conv whose output stays
 //    float) or is one error naming the node (a QLinearConv with uint8 weights).
+//  - A conv whose int8 kernel would be slower than f32 on the target (network/int8_choice.h)
+//    keeps its float path too, and the compile says so.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "compiler/base/error.h"
+#include "network/prepare_graph.h"
+#include "runtime/process/temp_dir.h"
 #include "tests/network/network_check.h"
 #include "tests/network/test_models.h"
 #include "tests/test_util.h"
@@ -141,6 +147,86 @@ std::string qoperator_model(DataType data_type) {
   b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
   b.output("y");
   return b.bytes();
+}
+
+// x -> Q -> DQ -> Conv(C -> O, K x K, same padding; int8 weights per channel, int32 bias)
+// -> Q -> DQ: one quantized layer as quantize_static writes it.
+std::string qdq_layer_model(int64_t C, int64_t O, int64_t H, int64_t K) {
+  ModelBuilder b(13);
+  b.input("x", DataType::f32(), {int64_t{1}, C, H, H});
+  b.initializer("sx", f32_tensor({}, {0.02}));
+  b.initializer("zx", HostTensor::from_i64(DataType::u8(), {}, {128}));
+  b.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
+  b.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"});
+  std::vector<int64_t> w;
+  for (int64_t i = 0; i < O * C * K * K; ++i) w.push_back((i * 37) % 255 - 127);
+  b.initializer("w", HostTensor::from_i64(DataType::i8(), {O, C, K, K}, w));
+  std::vector<double> ws, bs;
+  std::vector<int64_t> bias;
+  for (int64_t o = 0; o < O; ++o) {
+    ws.push_back(0.0005 * double(1 + o % 3));
+    bs.push_back(0.02 * ws.back());
+    bias.push_back((o * 97) % 401 - 200);
+  }
+  b.initializer("ws", f32_tensor({O}, ws));
+  attr_int(b.node("DequantizeLinear", {"w", "ws"}, {"wd"}), "axis", 0);
+  b.initializer("b", HostTensor::from_i64(DataType::i32(), {O}, bias));
+  b.initializer("bs", f32_tensor({O}, bs));
+  attr_int(b.node("DequantizeLinear", {"b", "bs"}, {"bd"}), "axis", 0);
+  auto& conv = b.node("Conv", {"xd", "wd", "bd"}, {"c"}, "the_conv");
+  attr_ints(conv, "pads", {K / 2, K / 2, K / 2, K / 2});
+  b.initializer("sy", f32_tensor({}, {0.1}));
+  b.initializer("zy", HostTensor::from_i64(DataType::u8(), {}, {100}));
+  b.node("QuantizeLinear", {"c", "sy", "zy"}, {"yq"});
+  b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
+  b.output("y");
+  return b.bytes();
+}
+
+// The graph prepared for `target`: its QLinearConv count and the convs kept in float.
+struct Choice {
+  int qlinear = 0;
+  std::vector<KeptFloat> kept;
+};
+Choice int8_choice(const std::string& bytes, const std::string& target) {
+  TempDir dir("kiln-int8-choice");
+  const std::string onnx = dir.file("net.onnx");
+  std::ofstream(onnx, std::ios::binary) << bytes;
+  PreparedGraph p = prepare_graph(onnx, {}, target_from_name(target), {});
+  Choice c;
+  for (const graph::Node& n : p.graph.nodes) c.qlinear += n.op_type == "QLinearConv";
+  c.kept = p.int8_kept_float;
+  return c;
+}
+
+TEST(QuantizedNetworks, ConvsWhoseInt8KernelIsSlowerKeepTheirFloatPath) {
+  // A 3x3 stride-1 conv that the f32 network runs by Winograd: on AVX2 (no dot-product
+  // instruction) int8 multiplies at f32's rate and loses; with AVX512-VNNI (x86-amx always
+  // has it) it takes the int8 kernel. A 1x1 conv takes it on both.
+  const std::string winograd_form = qdq_layer_model(32, 32, 28, 3);
+  Choice avx2 = int8_choice(winograd_form, "x86-avx2");
+  EXPECT_EQ(avx2.qlinear, 0);
+  ASSERT_EQ(avx2.kept.size(), 1u);
+  EXPECT_EQ(avx2.kept[0].node, "the_conv");
+  EXPECT_NE(avx2.kept[0].reason.find("Winograd"), std::string::npos) << avx2.kept[0].reason;
+  Choice vnni = int8_choice(winograd_form, "x86-amx");
+  EXPECT_EQ(vnni.qlinear, 1);
+  EXPECT_TRUE(vnni.kept.empty());
+  const std::string pointwise = qdq_layer_model(32, 32, 28, 1);
+  EXPECT_EQ(int8_choice(pointwise, "x86-avx2").qlinear, 1);
+  EXPECT_TRUE(int8_choice(pointwise, "x86-avx2").kept.empty());
+  // Three input channels (an image's first layer): the int8 kernel's channel pairs pad them.
+  Choice rgb = int8_choice(qdq_layer_model(3, 16, 16, 3), "x86-avx2");
+  ASSERT_EQ(rgb.kept.size(), 1u);
+  EXPECT_NE(rgb.kept[0].reason.find("3 input channels"), std::string::npos);
+
+  // Whichever path the host takes, the result is within one quantum of the QDQ graph's own
+  // float semantics, and the compile report names what it kept in float.
+  const CompileReport r = expect_host_matches_reference(
+      winograd_form, {}, {{"x", graph::test::random_tensor({1, 32, 28, 28}, 11, 2.5f)}}, {},
+      0.1001);
+  if (!r.int8_kept_float.empty())
+    EXPECT_NE(format_report(r).find("1 quantized convs kept in f32"), std::string::npos);
 }
 
 TEST(QuantizedNetworks, QOperatorConvMatchesExactly) {

@@ -144,7 +144,7 @@ std::optional<Site> site_of(const Graph& g, const Node& op) {
 }
 
 // The fused node of a site (its inputs set), or nothing when the kernels cannot take it.
-std::optional<Node> fuse(Graph& g, const Site& s, int64_t max_groups,
+std::optional<Node> fuse(Graph& g, const Site& s, int64_t max_groups, const KeepFloat& keep_float,
                          std::set<std::string>& interior) {
   const Node& op = *s.op;
   std::optional<Params> px = activation_params(g, *s.dq_x), py = activation_params(g, *s.q);
@@ -162,6 +162,7 @@ std::optional<Node> fuse(Graph& g, const Site& s, int64_t max_groups,
   const int64_t channels = conv ? wd[0] : wd[1];
   std::optional<Params> pw = weight_params(g, *s.dq_w, conv ? 0 : 1, channels);
   if (!pw) return std::nullopt;
+  if (conv && keep_float && !keep_float(g, op).empty()) return std::nullopt;
 
   Node fused;
   fused.op_type = conv ? "QLinearConv" : "QLinearMatMul";
@@ -208,7 +209,7 @@ void fold_weight_dequantizations(Graph& g) {
 
 }  // namespace
 
-int fuse_quantized_operators(Graph& g, int64_t max_conv_groups) {
+int fuse_quantized_operators(Graph& g, int64_t max_conv_groups, const KeepFloat& keep_float) {
   // Sites first, by the Q's output (replace_pattern moves nodes).
   std::vector<std::string> outs;
   for (const Node& n : g.nodes)
@@ -221,7 +222,7 @@ int fuse_quantized_operators(Graph& g, int64_t max_conv_groups) {
     std::optional<Site> s = op ? site_of(g, *op) : std::nullopt;
     if (!s) continue;
     std::set<std::string> interior;
-    std::optional<Node> node = fuse(g, *s, max_conv_groups, interior);
+    std::optional<Node> node = fuse(g, *s, max_conv_groups, keep_float, interior);
     if (!node) continue;
     replace_pattern(g, out, std::move(*node), interior);
     ++fused;

@@ -9,18 +9,27 @@
 // int8 weights with a zero zero point (per-tensor or per output channel), Conv with groups 1,
 // a bias that is absent, int32 dequantized with the product of the scales, or an f32
 // constant (then quantized with that scale, rounded half to even as ONNX Runtime's
-// quantizer writes it). Everything else keeps its float path (quantize_dequantize.h).
+// quantizer writes it), and no Conv the caller's KeepFloat keeps in float. Everything else
+// keeps its float path (quantize_dequantize.h).
 //
 // Weight DequantizeLinears are kept unfolded by constant folding for this pass
 // (graph/ops/quantize.h: is_quantized_weight); those it does not fuse are folded here, into
 // f32 constants as before.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "compiler/graph/graph.h"
 
 namespace kiln::graph {
 
+// Asked of each Conv the pass could rewrite (its types concrete): why it should keep its float
+// path instead (the int8 kernel would be slower there), or "" to rewrite it. The network
+// compiler answers for its target (network/int8_choice.h); empty: every site is rewritten.
+using KeepFloat = std::function<std::string(Graph& g, const Node& conv)>;
+
 // Returns the number of operators rewritten (folded weight dequantizations not counted).
-int fuse_quantized_operators(Graph& g, int64_t max_conv_groups);
+int fuse_quantized_operators(Graph& g, int64_t max_conv_groups, const KeepFloat& keep_float = {});
 
 }  // namespace kiln::graph

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/graph/graph.h"
+#include "compiler/graph/rewrites/quantized_operators.h"
 
 namespace kiln::graph {
 
@@ -21,6 +22,7 @@ struct RewriteOptions {
   int64_t max_concat_inputs = 64;       // a longer Concat is emitted as a tree of them
   int64_t attention_max_keys = 16384;   // attention fuses only score rows this long or shorter
   int64_t int8_conv_max_groups = 1;     // QLinearConv is formed only up to this many groups
+  KeepFloat int8_conv_keep_float;       // and not where this gives a reason (empty: anywhere)
   bool verify = false;                  // the verifier after every row (KILN_VERIFY_GRAPH=1 too)
 };
 

@@ -1,0 +1,24 @@
+#include "network/int8_choice.h"
+
+#include "network/op_mapping.h"
+#include "schedules/conv2d/winograd.h"
+
+namespace kiln::network {
+
+bool has_fast_int8(const Target& t) {
+  return t.is_x86() && t.has("avx512vnni");
+}
+
+std::string int8_conv_slower(graph::Graph& g, const graph::Node& conv, const Target& t) {
+  if (t.name.empty() || has_fast_int8(t) || conv.op_type != "Conv") return "";
+  schedules::Workload w = mapping::conv_node(g, conv, conv.inputs.at(1)).workload;
+  w.dtype = ir::DataType::f32();
+  if (schedules::winograd_preferred(w, t))
+    return "int8 slower here: f32 runs this 3x3 conv by Winograd, with fewer multiplies";
+  if (w.param("C") < 4)
+    return "int8 slower here: " + std::to_string(w.param("C")) +
+           " input channels, padded to pairs by the int8 kernel";
+  return "";
+}
+
+}  // namespace kiln::network
