@@ -4,9 +4,10 @@
 //
 // kiln's int8 kernels multiply 16-bit channel pairs (schedules/intrinsics.h: pair_dot_i16).
 // Without a dot-product instruction (x86 without AVX512-VNNI; AArch64, whose int8 tile widens
-// and multiply-adds) that runs at the f32 multiply rate: measured on a Zen 3 (AVX2), a
-// 12-accumulator register tile does 19.7 multiply-adds per ns in i16 pairs against 17.4 in f32
-// FMA. So where f32 has a kernel doing fewer multiplies, int8 loses:
+// and multiply-adds) that runs no faster than f32: measured on a Zen 3 (AVX2) with
+// bench/mac_rate.c, a 12-accumulator register tile does 15.9 multiply-adds per ns in i16 pairs
+// (17.2 in saturating u8 x s8) against 18-20 in f32 FMA. So where f32 has a kernel doing fewer
+// multiplies, int8 loses:
 //   - 3x3 stride-1 convs that the untuned f32 network runs by Winograd (2.25x to 4x fewer
 //     multiplies; ResNet-18's 64-channel 56x56 layer: int8 6.8 ms, f32 Winograd 2.5 ms);
 //   - convs of fewer than 4 input channels, which the channel pairs pad (an RGB image's first
