@@ -4,10 +4,12 @@
 # venv that sees the system packages, plus onnxruntime from PyPI (not packaged by Debian) and
 # what its quantization tools need (onnx, ml_dtypes: bench/int8_bench.py's quantize_static),
 # pinned to numpy 1.x: Debian's torch 1.13 is built against it (ml_dtypes 0.6 would pull
-# numpy 2, and torch.from_numpy then fails).
+# numpy 2, and torch.from_numpy then fails), and pytest for the Python runtime's tests
+# (tests/python).
 # Python is only for tests, benchmarks and model export, never a dependency of kiln itself.
-# Idempotent: when the venv already imports everything it returns at once. Prints the venv's
-# python on its last line.
+# Idempotent: when the venv already imports everything it returns at once; a venv made before a
+# package joined the list gets that package added. Several callers at once (ctest -j) take turns.
+# Prints the venv's python on its last line.
 #
 #   scripts/python-env.sh build      # -> build/pyenv/bin/python
 set -euo pipefail
@@ -18,9 +20,25 @@ if [ $# -ne 1 ]; then
 fi
 venv="$1/pyenv"
 python="$venv/bin/python"
-check='import torch, torchvision, onnxruntime, numpy; from onnxruntime.quantization import quantize_static; torch.from_numpy(numpy.zeros(1))'
+check='import torch, torchvision, onnxruntime, numpy, pytest; from onnxruntime.quantization import quantize_static; torch.from_numpy(numpy.zeros(1))'
+packages=(onnxruntime onnx "ml_dtypes<0.6" "numpy<2" pytest)
 
-if [ -x "$python" ] && "$python" -c "$check" 2>/dev/null; then
+ready() { [ -x "$python" ] && "$python" -c "$check" 2>/dev/null; }
+if ready; then
+  echo "$python"
+  exit 0
+fi
+# One maker at a time: the model tests and the Python runtime's tests may start together.
+mkdir -p "$1"
+exec 9>"$1/pyenv.lock"
+flock 9
+if ready; then
+  echo "$python"
+  exit 0
+fi
+# A working venv that only lacks a package added to the list since it was made.
+if [ -x "$python" ] && "$python" -c 'import torch, onnxruntime' 2>/dev/null &&
+  "$python" -m pip install --quiet --disable-pip-version-check "${packages[@]}" >&2 && ready; then
   echo "$python"
   exit 0
 fi
@@ -31,6 +49,6 @@ fi
 # A half-made venv (an interrupted earlier run) is rebuilt from scratch.
 rm -rf "$venv"
 /usr/bin/python3 -m venv --system-site-packages "$venv" >&2
-"$python" -m pip install --quiet --disable-pip-version-check onnxruntime onnx "ml_dtypes<0.6" "numpy<2" >&2
+"$python" -m pip install --quiet --disable-pip-version-check "${packages[@]}" >&2
 "$python" -c "$check"
 echo "$python"
