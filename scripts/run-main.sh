@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${KILN_BUILD_DIR:-build}"
 model_name="${KILN_MAIN_MODEL:-mobilenet_v2}"
-budget="${KILN_MAIN_BUDGET:-150s}"
+budget="${KILN_MAIN_BUDGET:-120s}"
 threads="${KILN_MAIN_THREADS:-1}"
 
 # Only what this job runs: the kiln binary (with the kernel runner its embedded farm starts)
