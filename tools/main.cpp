@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   add(kiln::tools::add_quantize);
   add(kiln::tools::add_run);
   add(kiln::tools::add_report);
+  add(kiln::tools::add_targets);
 #ifdef KILN_WITH_FARM
   add(kiln::tools::add_tracker);
   add(kiln::tools::add_worker);

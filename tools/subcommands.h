@@ -17,6 +17,7 @@ Run add_compile(CLI::App& app);
 Run add_quantize(CLI::App& app);
 Run add_run(CLI::App& app);
 Run add_report(CLI::App& app);
+Run add_targets(CLI::App& app);
 // The device farm (only when built with gRPC: KILN_WITH_FARM).
 Run add_tracker(CLI::App& app);
 Run add_worker(CLI::App& app);

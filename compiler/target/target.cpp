@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "compiler/base/error.h"
+#include "compiler/target/profiles.h"
 #include "kiln/cpu_features.h"
 
 namespace kiln {
@@ -123,9 +124,15 @@ Target target_from_name(const std::string& name) {
   if (name == "arm-bf16")
     return arm("arm-bf16", {"+v8.6a", "+neon", "+fullfp16", "+bf16", "+i8mm", "+dotprod"});
   if (name == "host") return host_target();
-  std::string valid;
+  if (const CpuProfile* p = find_cpu_profile(name)) return p->target;
+  std::string valid, named;
   for (const auto& n : target_preset_names()) valid += (valid.empty() ? "" : ", ") + n;
-  user_error() << "unknown target '" << name << "'; valid targets: " << valid;
+  for (const CpuProfile& p : cpu_profiles()) {
+    named += (named.empty() ? "" : ", ") + p.name;
+    for (const std::string& a : p.aliases) named += ", " + a;
+  }
+  user_error() << "unknown target '" << name << "'; valid targets: " << valid
+               << "; CPUs and boards: " << named << " (kiln targets describes them)";
   return {};
 }
 

@@ -39,7 +39,8 @@ struct Target {
   std::vector<std::string> required_cpu_features() const;
 };
 
-// A preset by name, or "host". Throws UserError naming the valid names otherwise.
+// A preset by name, "host", or a CPU or board by name (profiles.h: "znver4", "rpi4"). Throws
+// UserError naming the valid names otherwise.
 Target target_from_name(const std::string& name);
 // The preset names, "host" included.
 std::vector<std::string> target_preset_names();

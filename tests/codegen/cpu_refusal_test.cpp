@@ -64,6 +64,31 @@ TEST(CpuRefusal, ArmBf16ModuleOnACpuWithoutBf16) {
       << out;
 }
 
+TEST(CpuRefusal, BoardProfilesOnTheirCoresAndOnOlderOnes) {
+  // Profiles by name (compiler/target/profiles.h): a Graviton3 module runs on a Neoverse-V1
+  // and is refused on a Raspberry Pi 4's Cortex-A72, naming what it lacks; a Raspberry Pi 5
+  // module (dotprod, fp16) runs on its Cortex-A76.
+  std::vector<std::string> qemu = aarch64_qemu_prefix();
+  if (qemu.empty() || std::string(KILN_AARCH64_RUNNER).empty() ||
+      !std::filesystem::exists(KILN_AARCH64_RUNNER))
+    GTEST_SKIP() << "no qemu-aarch64 or no AArch64 kernel runner";
+  const std::string sysroot = qemu.back();
+  auto run_on = [&](const std::string& cpu, const std::string& so) {
+    return run_command("timeout 60 qemu-aarch64 -cpu " + cpu + " -L " + sysroot + " " +
+                       KILN_AARCH64_RUNNER + runner_args(so));
+  };
+  const std::string graviton3 = build({copy_kernel()}, target_from_name("graviton3"));
+  auto [ok_rc, ok_out] = run_on("max", graviton3);
+  EXPECT_EQ(ok_rc, 0) << ok_out;
+  auto [rc, out] = run_on("cortex-a72", graviton3);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(out.find("(target neoverse-v1) needs"), std::string::npos) << out;
+  for (const char* f : {"bf16", "dotprod", "i8mm"}) EXPECT_NE(out.find(f), std::string::npos) << out;
+  EXPECT_EQ(out.find("sve"), std::string::npos) << "SVE is not required: " << out;
+  auto [a76_rc, a76_out] = run_on("cortex-a76", build({copy_kernel()}, target_from_name("rpi5")));
+  EXPECT_EQ(a76_rc, 0) << a76_out;
+}
+
 TEST(CpuRefusal, Avx512ModuleOnAnAvx2Cpu) {
   if (run_command("command -v qemu-x86_64").first != 0) GTEST_SKIP() << "no qemu-x86_64";
   std::string so = build({copy_kernel()}, target_from_name("x86-avx512"));

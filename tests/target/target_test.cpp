@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "compiler/base/error.h"
+#include "compiler/target/profiles.h"
 #include "kiln/cpu_features.h"
 
 namespace kiln {
@@ -47,6 +48,36 @@ TEST(Target, AmxPresetNamesTheTileFeatures) {
   EXPECT_FALSE(target_from_name("x86-avx512").has("amx-tile"));
 }
 
+TEST(Target, ProfilesByNameAndAlias) {
+  // Each profile resolves by its name and by each alias, to a target named after it (so
+  // tuning records made with "rpi4" and "cortex-a72" are one target's).
+  for (const CpuProfile& p : cpu_profiles()) {
+    EXPECT_EQ(target_from_name(p.name).name, p.name);
+    EXPECT_EQ(target_from_name(p.name).feature_string(), p.target.feature_string());
+    for (const std::string& a : p.aliases) EXPECT_EQ(target_from_name(a).name, p.name) << a;
+    EXPECT_FALSE(p.describes.empty()) << p.name;
+    EXPECT_GT(p.l1d_kib, 0) << p.name;
+  }
+  // What the boards are: a Pi 4 has NEON only, a Pi 5 adds dotprod and fp16, a
+  // Graviton3 bf16 and i8mm with SVE disabled, a Sapphire Rapids the AMX tiles.
+  const Target rpi4 = target_from_name("rpi4");
+  EXPECT_TRUE(rpi4.is_aarch64() && rpi4.has("neon") && rpi4.cpu == "cortex-a72");
+  EXPECT_FALSE(rpi4.has("dotprod") || rpi4.has("fullfp16"));
+  const Target rpi5 = target_from_name("rpi5");
+  EXPECT_TRUE(rpi5.has("dotprod") && rpi5.has("fullfp16") && !rpi5.has("bf16"));
+  const Target g3 = target_from_name("graviton3");
+  EXPECT_TRUE(g3.has("bf16") && g3.has("i8mm") && !g3.has("sve"));
+  const std::vector<std::string> need = g3.required_cpu_features();
+  EXPECT_EQ(std::count(need.begin(), need.end(), "sve"), 0);
+  EXPECT_EQ(std::count(need.begin(), need.end(), "v8.4a"), 0);
+  EXPECT_EQ(target_from_name("rk3399").cpu, "cortex-a72");  // the big cores
+  EXPECT_FALSE(target_from_name("znver3").has("avx512f"));
+  for (const char* f : {"avx512bf16", "avx512vnni"}) EXPECT_TRUE(target_from_name("znver4").has(f));
+  for (const char* f : {"amx-tile", "amx-bf16", "avx512fp16"})
+    EXPECT_TRUE(target_from_name("sapphirerapids").has(f)) << f;
+  EXPECT_FALSE(target_from_name("cascadelake").has("avx512bf16"));
+}
+
 TEST(Target, AllPresetsResolve) {
   for (const std::string& n : target_preset_names()) EXPECT_EQ(target_from_name(n).name, n);
 }
@@ -59,6 +90,7 @@ TEST(Target, UnknownNameIsAUserError) {
     std::string m = e.what();
     EXPECT_NE(m.find("'riscv'"), std::string::npos) << m;
     for (const std::string& n : target_preset_names()) EXPECT_NE(m.find(n), std::string::npos) << m;
+    for (const char* n : {"znver4", "rpi4", "graviton3"}) EXPECT_NE(m.find(n), std::string::npos) << m;
   }
 }
 
