@@ -24,8 +24,8 @@ const char* arch_of(const Target& t) {
 // One target: its line and, indented, what it enables and how to run it.
 void print_target(const Target& t, const std::string& describes, const std::string& also,
                   const std::string& note) {
-  std::printf("  %-16s %-8s %-4s %s%s\n", t.name.c_str(), arch_of(t),
-              host_can_run(t) ? "yes" : "-", describes.c_str(), also.c_str());
+  std::printf("  %-16s %-8s %-4s %s%s\n", t.name.c_str(), arch_of(t), host_can_run(t) ? "yes" : "-",
+              describes.c_str(), also.c_str());
   std::printf("  %-16s   LLVM CPU %s, %d-bit vectors, features %s\n", "", t.cpu.c_str(),
               t.vector_bits, t.feature_string().c_str());
   if (!note.empty()) std::printf("  %-16s   %s\n", "", note.c_str());
@@ -42,8 +42,8 @@ int run_targets() {
   std::printf("\nCPUs and boards (the same features on every build machine)\n");
   for (const CpuProfile& p : cpu_profiles()) {
     std::string also = p.aliases.empty() ? "" : " (also: " + joined(p.aliases, ", ") + ")";
-    std::string caches = "L1d " + std::to_string(p.l1d_kib) + " KiB, L2 " +
-                         std::to_string(p.l2_kib) + " KiB";
+    std::string caches =
+        "L1d " + std::to_string(p.l1d_kib) + " KiB, L2 " + std::to_string(p.l2_kib) + " KiB";
     print_target(p.target, p.describes, also, p.note.empty() ? caches : caches + "; " + p.note);
   }
   return 0;

@@ -10,7 +10,7 @@ constexpr const char* kAArch64 = "aarch64-unknown-linux-gnu";
 
 // The AVX-512 foundation every AVX-512 profile has (Skylake-SP's set).
 std::vector<std::string> avx512(std::vector<std::string> more) {
-  std::vector<std::string> f = {"+avx512f", "+avx512bw", "+avx512vl", "+avx512dq",
+  std::vector<std::string> f = {"+avx512f",  "+avx512bw", "+avx512vl", "+avx512dq",
                                 "+avx512cd", "+avx2",     "+fma",      "+f16c"};
   f.insert(f.end(), more.begin(), more.end());
   return f;
@@ -43,8 +43,8 @@ CpuProfile arm(std::string name, std::string cpu, std::string describes,
 std::vector<CpuProfile> make_profiles() {
   const std::vector<std::string> avx2 = {"+avx2", "+fma", "+f16c"};
   return {
-      x86("haswell", "Intel Haswell to Comet Lake, and other AVX2 CPUs without AVX-512", avx2,
-          256, 32, 256),
+      x86("haswell", "Intel Haswell to Comet Lake, and other AVX2 CPUs without AVX-512", avx2, 256,
+          32, 256),
       x86("znver3", "AMD Zen 3: EPYC Milan, Ryzen 5000 (AVX2)", avx2, 256, 32, 512),
       x86("znver4", "AMD Zen 4: EPYC Genoa, Ryzen 7000 (AVX-512 on 256-bit units, BF16, VNNI)",
           avx512({"+avx512vnni", "+avx512bf16"}), 512, 32, 1024),
@@ -60,8 +60,8 @@ std::vector<CpuProfile> make_profiles() {
           avx512({"+avx512vnni"}), 512, 48, 1280, {"aws-c6i"}),
       x86("sapphirerapids",
           "Intel Sapphire Rapids: Xeon Scalable 4th generation (BF16, FP16, AMX tiles)",
-          avx512({"+avx512vnni", "+avx512bf16", "+avx512fp16", "+amx-tile", "+amx-bf16",
-                  "+amx-int8"}),
+          avx512(
+              {"+avx512vnni", "+avx512bf16", "+avx512fp16", "+amx-tile", "+amx-bf16", "+amx-int8"}),
           512, 48, 2048, {"aws-c7i"}),
       arm("cortex-a53", "cortex-a53", "Arm Cortex-A53: Raspberry Pi 3, RK3399's little cores",
           {"+neon"}, 32, 512, {"rpi3"}),

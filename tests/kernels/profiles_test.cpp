@@ -4,11 +4,12 @@
 // Rapids or Zen 4 build uses the bf16 dot products on an AVX2-only build machine, a Graviton3
 // build BFMMLA/BFDOT, a Raspberry Pi 5 build f16 FMAs, and a Zen 3 or Raspberry Pi 4 build none
 // of them.
+#include "compiler/target/profiles.h"
+
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
 #include "compiler/codegen/codegen.h"
-#include "compiler/target/profiles.h"
 #include "schedules/registry.h"
 #include "tuner/builder.h"
 
@@ -24,8 +25,16 @@ Workload dense(DataType t) {
 }
 Workload conv(DataType t, int64_t groups = 1) {
   return {"conv2d",
-          {{"N", 1}, {"C", 16}, {"H", 8}, {"W", 8}, {"O", 16}, {"KH", 3}, {"KW", 3}, {"PH", 1},
-           {"PW", 1}, {"groups", groups}},
+          {{"N", 1},
+           {"C", 16},
+           {"H", 8},
+           {"W", 8},
+           {"O", 16},
+           {"KH", 3},
+           {"KW", 3},
+           {"PH", 1},
+           {"PW", 1},
+           {"groups", groups}},
           t,
           {}};
 }

@@ -183,6 +183,35 @@ std::string qdq_layer_model(int64_t C, int64_t O, int64_t H, int64_t K) {
   return b.bytes();
 }
 
+// The QOperator form of the same layer: Q -> QLinearConv (int8 weights per channel, int32
+// bias) -> DQ.
+std::string qlinear_layer_model(int64_t C, int64_t O, int64_t H, int64_t K) {
+  ModelBuilder b(13);
+  b.input("x", DataType::f32(), {int64_t{1}, C, H, H});
+  b.initializer("sx", f32_tensor({}, {0.02}));
+  b.initializer("zx", HostTensor::from_i64(DataType::u8(), {}, {128}));
+  b.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
+  std::vector<int64_t> w, bias;
+  for (int64_t i = 0; i < O * C * K * K; ++i) w.push_back((i * 29) % 255 - 127);
+  std::vector<double> ws;
+  for (int64_t o = 0; o < O; ++o) {
+    ws.push_back(0.0005 * double(1 + o % 3));
+    bias.push_back((o * 97) % 401 - 200);
+  }
+  b.initializer("w", HostTensor::from_i64(DataType::i8(), {O, C, K, K}, w));
+  b.initializer("sw", f32_tensor({O}, ws));
+  b.initializer("zw", HostTensor::from_i64(DataType::i8(), {O}, std::vector<int64_t>(O, 0)));
+  b.initializer("sy", f32_tensor({}, {0.1}));
+  b.initializer("zy", HostTensor::from_i64(DataType::u8(), {}, {100}));
+  b.initializer("bias", HostTensor::from_i64(DataType::i32(), {O}, bias));
+  auto& conv = b.node("QLinearConv", {"xq", "sx", "zx", "w", "sw", "zw", "sy", "zy", "bias"},
+                      {"yq"}, "the_conv");
+  attr_ints(conv, "pads", {K / 2, K / 2, K / 2, K / 2});
+  b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
+  b.output("y");
+  return b.bytes();
+}
+
 // The graph prepared for `target`: its QLinearConv count and the convs kept in float.
 struct Choice {
   int qlinear = 0;
@@ -219,6 +248,16 @@ TEST(QuantizedNetworks, ConvsWhoseInt8KernelIsSlowerKeepTheirFloatPath) {
   Choice rgb = int8_choice(qdq_layer_model(3, 16, 16, 3), "x86-avx2");
   ASSERT_EQ(rgb.kept.size(), 1u);
   EXPECT_NE(rgb.kept[0].reason.find("3 input channels"), std::string::npos);
+
+  // The QOperator form of the same layer takes the same paths.
+  const std::string qlinear = qlinear_layer_model(32, 32, 28, 3);
+  Choice q_avx2 = int8_choice(qlinear, "x86-avx2");
+  EXPECT_EQ(q_avx2.qlinear, 0);
+  ASSERT_EQ(q_avx2.kept.size(), 1u);
+  EXPECT_EQ(q_avx2.kept[0].node, "the_conv");
+  EXPECT_EQ(int8_choice(qlinear, "x86-amx").qlinear, 1);
+  expect_host_matches_reference(
+      qlinear, {}, {{"x", graph::test::random_tensor({1, 32, 28, 28}, 13, 2.5f)}}, {}, 0.1001);
 
   // Whichever path the host takes, the result is within one quantum of the QDQ graph's own
   // float semantics, and the compile report names what it kept in float.
@@ -261,12 +300,14 @@ TEST(QuantizedNetworks, QLinearMatMulMatchesExactly) {
 }
 
 TEST(QuantizedNetworks, WhatTheInt8KernelsDoNotTakeIsOneErrorNamingTheNode) {
+  // 4 input channels: the int8 kernel's case (with fewer, or a 3x3 Winograd form on a target
+  // without VNNI, the node takes the float path, which reads uint8 weights too).
   ModelBuilder b(13);
-  b.input("x", DataType::f32(), {int64_t{1}, int64_t{2}, int64_t{4}, int64_t{4}});
+  b.input("x", DataType::f32(), {int64_t{1}, int64_t{4}, int64_t{4}, int64_t{4}});
   b.initializer("s", f32_tensor({}, {0.1}));
   b.initializer("z", HostTensor::from_i64(DataType::u8(), {}, {128}));
   b.node("QuantizeLinear", {"x", "s", "z"}, {"xq"});
-  b.initializer("w", HostTensor::from_i64(DataType::u8(), {2, 2, 1, 1}, {1, 2, 3, 4}));
+  b.initializer("w", HostTensor::from_i64(DataType::u8(), {2, 4, 1, 1}, {1, 2, 3, 4, 5, 6, 7, 8}));
   b.node("QLinearConv", {"xq", "s", "z", "w", "s", "z", "s", "z"}, {"yq"}, "uint8_weights");
   b.node("DequantizeLinear", {"yq", "s", "z"}, {"y"});
   b.output("y");

@@ -8,6 +8,7 @@
 #include "compiler/graph/evaluate.h"
 #include "compiler/graph/ops/quantize.h"
 #include "compiler/graph/rewrites/graph_match.h"
+#include "compiler/graph/rewrites/qlinear_to_float.h"
 
 namespace kiln::graph {
 
@@ -210,10 +211,13 @@ void fold_weight_dequantizations(Graph& g) {
 }  // namespace
 
 int fuse_quantized_operators(Graph& g, int64_t max_conv_groups, const KeepFloat& keep_float) {
+  // QLinearConvs kept in float become the QDQ form first; their Convs stay float below.
+  const std::set<std::string> float_convs = expand_float_qlinear_convs(g, keep_float);
   // Sites first, by the Q's output (replace_pattern moves nodes).
   std::vector<std::string> outs;
   for (const Node& n : g.nodes)
-    if (std::optional<Site> s = site_of(g, n)) outs.push_back(s->q->outputs[0]);
+    if (std::optional<Site> s = site_of(g, n); s && !float_convs.count(s->op->outputs[0]))
+      outs.push_back(s->q->outputs[0]);
   int fused = 0;
   for (const std::string& out : outs) {
     const Node* q = producer_node(g, out);

@@ -64,7 +64,6 @@ const std::map<std::string, std::string>& expected_skips() {
       {"test_dynamicquantizelinear_expanded", kNonF32},
       {"test_dynamicquantizelinear_max_adjusted_expanded", kNonF32},
       {"test_dynamicquantizelinear_min_adjusted_expanded", kNonF32},
-      {"test_qlinearconv", kUint8Weights},
       {"test_qlinearmatmul_2D", kUint8Weights},
       {"test_qlinearmatmul_3D", kBatchedB},
       {"test_quantizelinear_axis", kPerAxisActivation},
