@@ -63,6 +63,14 @@ std::string model_json(const CompileReport& r, const Target& target) {
     for (const KeptFloat& k : r.int8_kept_float)
       j["int8_kept_float"].push_back({{"node", k.node}, {"reason", k.reason}});
   }
+  if (!r.provenance.logs.empty()) {
+    json logs = json::array(), kernels = json::array();
+    for (const LogDigest& l : r.provenance.logs)
+      logs.push_back({{"file", l.file}, {"checksum", l.checksum}});
+    for (const KernelRecord& k : r.provenance.kernels)
+      kernels.push_back({{"kernel", k.kernel}, {"record", k.checksum}});
+    j["records"] = {{"logs", logs}, {"kernels", kernels}};
+  }
   j["kernels"] = json::array();
   for (const Task& t : p.tasks)
     j["kernels"].push_back(
@@ -148,7 +156,10 @@ CompileReport compile_network(const CompileOptions& o) {
     r.layout_choice = describe(*plan);
   }
   r.program = lower_network(g, o.target, history, plan ? &plan->choices : nullptr);
-  if (!o.record_logs.empty()) r.records_use = describe_records_use(loaded, o.target, r.program);
+  if (!o.record_logs.empty()) {
+    r.records_use = describe_records_use(loaded, o.target, r.program);
+    r.provenance = records_provenance(o.record_logs, records, o.target, r.program);
+  }
   plan_memory(r.program);
   check_fits_in_memory(r.program);
   r.layers = layer_rows(r.program);

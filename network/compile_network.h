@@ -13,6 +13,7 @@
 #include "compiler/graph/bind.h"
 #include "network/assign_precision.h"
 #include "network/prepare_graph.h"
+#include "network/provenance.h"
 #include "network/network_program.h"
 #include "compiler/target/target.h"
 
@@ -48,6 +49,7 @@ struct CompileReport {
   std::string records_use;
   PrecisionCounts precision;
   std::vector<KeptFloat> int8_kept_float;  // quantized convs left in float (int8_choice.h)
+  RecordsProvenance provenance;  // with --records: the logs and each tuned kernel's record
   ir::DataType dtype = ir::DataType::f32();  // what --dtype asked for
   double seconds = 0;
 };

@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "compiler/graph/evaluate.h"
 #include "compiler/graph/onnx_import.h"
@@ -18,6 +21,7 @@
 #include "runtime/process/kernel_exec.h"
 #include "tests/network/test_models.h"
 #include "tuner/record.h"
+#include "kiln/params.h"
 
 namespace kiln::network::test {
 namespace {
@@ -152,6 +156,52 @@ TEST(CompileNetwork, ATunedBlockIsReblockedDirectly) {
   EXPECT_EQ(after[0], before[0]);
   EXPECT_EQ(after[1], before[1]);
   run_on_host(*c);
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// The same ONNX file, flags and records give the same bytes in every file of the artifact,
+// compiled in two folders; model.json names the log (file name and checksum) and the record
+// each tuned kernel was built from.
+TEST(CompileNetwork, TheSameInputsGiveTheSameBytesAndModelJsonNamesTheRecords) {
+  auto untuned = compile_and_reference(depthwise_pointwise_block(), "host");
+  const Task* dw = nullptr;
+  for (const Task& t : untuned->report.program.tasks)
+    if (t.tpl->name() == "conv2d.depthwise") dw = &t;
+  ASSERT_NE(dw, nullptr);
+  tuner::TuningRecord r{target_from_name("host"), dw->tpl->name(), dw->workload, dw->config, {},
+                        1e6};
+  r.result.costs = {1e-4};
+  const std::string log = untuned->dir.path() + "/tuned.jsonl";
+  std::ofstream(log) << tuner::record_to_json(r) << "\n";
+
+  auto a = compile_and_reference(depthwise_pointwise_block(), "host", {}, {log});
+  auto b = compile_and_reference(depthwise_pointwise_block(), "host", {}, {log});
+  for (const char* f : {"model.so", "model.params", "model.a", "model.h", "model.json"}) {
+    const std::string x = file_bytes(a->dir.path() + "/out/" + f);
+    EXPECT_FALSE(x.empty()) << f;
+    EXPECT_TRUE(x == file_bytes(b->dir.path() + "/out/" + f)) << f << " differs";
+  }
+  const nlohmann::json j = nlohmann::json::parse(file_bytes(a->dir.path() + "/out/model.json"));
+  ASSERT_TRUE(j.contains("records")) << j.dump(2);
+  ASSERT_EQ(j["records"]["logs"].size(), 1u);
+  EXPECT_EQ(j["records"]["logs"][0]["file"], "tuned.jsonl");
+  EXPECT_EQ(j["records"]["logs"][0]["checksum"].get<std::string>().size(), 16u);
+  ASSERT_EQ(j["records"]["kernels"].size(), 1u);
+  const std::string line = tuner::record_to_json(r);
+  char want[17];
+  std::snprintf(want, sizeof want, "%016llx",
+                static_cast<unsigned long long>(params_checksum(line.data(), line.size())));
+  EXPECT_EQ(j["records"]["kernels"][0]["record"], want);
+  EXPECT_EQ(j["records"]["kernels"][0]["kernel"].get<std::string>().find("depthwise") !=
+                std::string::npos,
+            true);
+  // Without records there is no provenance to name.
+  EXPECT_FALSE(nlohmann::json::parse(file_bytes(untuned->dir.path() + "/out/model.json"))
+                   .contains("records"));
 }
 
 TEST(CompileNetwork, ArmNeonUnderQemu) {
