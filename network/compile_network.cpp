@@ -146,7 +146,14 @@ CompileReport compile_network(const CompileOptions& o) {
   // Kernel calls, packed weights and layout conversions, then one arena for all activations.
   tuner::LoadedRecords loaded;
   if (!o.record_logs.empty()) loaded = tuner::load_records(o.record_logs);
+  if (!o.pin_logs.empty()) {  // pinned configs win over the logs' for their workloads
+    tuner::LoadedRecords pins = tuner::load_records(o.pin_logs);
+    loaded.records = tuner::with_pins(pins.records, loaded.records);
+    loaded.problems.insert(loaded.problems.end(), pins.problems.begin(), pins.problems.end());
+  }
   const std::vector<tuner::TuningRecord>& records = loaded.records;
+  std::vector<std::string> logs = o.pin_logs;
+  logs.insert(logs.end(), o.record_logs.begin(), o.record_logs.end());
   tuner::HistoryBest history(records);
   // With records of several channel blocks per conv, the blocks are chosen for the whole
   // network (kernel times + the conversions between neighbours), not per kernel.
@@ -156,9 +163,9 @@ CompileReport compile_network(const CompileOptions& o) {
     r.layout_choice = describe(*plan);
   }
   r.program = lower_network(g, o.target, history, plan ? &plan->choices : nullptr);
-  if (!o.record_logs.empty()) {
+  if (!logs.empty()) {
     r.records_use = describe_records_use(loaded, o.target, r.program);
-    r.provenance = records_provenance(o.record_logs, records, o.target, r.program);
+    r.provenance = records_provenance(logs, records, o.target, r.program);
   }
   plan_memory(r.program);
   check_fits_in_memory(r.program);

@@ -28,6 +28,9 @@ struct CompileOptions {
   // The model's name (model.json, model.h's kiln_model_<NAME> table); "": the ONNX file's stem.
   std::string name;
   PrecisionOptions precision;  // --dtype, --keep-last-f32
+  // `kiln records pin` files (last: the fields above are often given in order): their configs
+  // are built for their workloads whatever record_logs hold.
+  std::vector<std::string> pin_logs;
 };
 
 // One row of the per-layer table (model.json "layers").

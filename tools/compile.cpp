@@ -1,4 +1,4 @@
-// `kiln compile MODEL.onnx --target T [--records LOG...] [--input-shape NAME=1,3,224,224 ...]
+// `kiln compile MODEL.onnx --target T [--records LOG...] [--pins PINS...] [--input-shape NAME=1,3,224,224 ...]
 // [--dtype bf16|f16 [--no-keep-last-f32]] -o DIR`: an ONNX network to a model directory (network/compile_network.h).
 #include <iostream>
 #include <memory>
@@ -16,7 +16,7 @@ namespace {
 struct CompileArgs {
   std::string model, target = "host", out, name, dtype = "f32";
   bool keep_last_f32 = true;
-  std::vector<std::string> records, input_shapes;
+  std::vector<std::string> records, pins, input_shapes;
 };
 
 int run_compile(const CompileArgs& a) {
@@ -26,6 +26,7 @@ int run_compile(const CompileArgs& a) {
   o.model_path = a.model;
   o.target = target_from_name(a.target);
   o.record_logs = a.records;
+  o.pin_logs = a.pins;
   o.out_dir = a.out;
   o.name = a.name;
   o.precision = precision_options(a.dtype, a.keep_last_f32);
@@ -44,6 +45,9 @@ Run add_compile(CLI::App& app) {
   cmd->add_option("model", a->model, "The .onnx file")->required();
   cmd->add_option("--target", a->target, "Target preset")->capture_default_str();
   cmd->add_option("--records", a->records, "Tuning logs (apply-history-best); else fallback configs");
+  cmd->add_option("--pins", a->pins,
+                  "Pinned configs (kiln records pin): built for their workloads whatever --records "
+                  "holds");
   cmd->add_option("--input-shape", a->input_shapes, "NAME=1,3,224,224 (an input) or SYMBOL=1");
   cmd->add_option("-o,--output", a->out, "Output directory")->required();
   cmd->add_option("--name", a->name,

@@ -2,6 +2,7 @@
 //   summary LOG...            per task: template, workload, target, records, errors by kind,
 //                             best GFLOPS
 //   best LOG... [-o OUT]      the best record of each task, as a log (stdout by default)
+//   pin LOG... -o PINS        the record compile picks per workload, for `compile --pins`
 //   merge LOG... -o OUT       every valid record once, in the order read
 //   plot LOG... -o OUT.svg    best GFLOPS so far against trial number, one line per log
 // Bad lines in a log are warnings on stderr, never fatal; a missing log is an error (exit 2).
@@ -121,6 +122,15 @@ int run_best(const RecordsOptions& o) {
   return 0;
 }
 
+int run_pin(const RecordsOptions& o) {
+  const std::vector<tuner::TuningRecord> pins = tuner::pin_records(load_logs(o.logs));
+  user_check(!pins.empty()) << "nothing to pin: no record with a result in the given logs";
+  write_file_atomically(o.out, records_text(pins));
+  std::fprintf(stderr, "kiln: pinned %zu workloads into %s (kiln compile --pins %s)\n",
+               pins.size(), o.out.c_str(), o.out.c_str());
+  return 0;
+}
+
 int run_merge(const RecordsOptions& o) {
   std::vector<tuner::TuningRecord> records = load_logs(o.logs);
   // The same measurement read twice (a log merged with a copy of itself, or merged again)
@@ -161,7 +171,7 @@ int run_plot(const RecordsOptions& o) {
 Run add_records(CLI::App& app) {
   auto o = std::make_shared<RecordsOptions>();
   CLI::App* cmd =
-      app.add_subcommand("records", "Summarise, pick the best of, merge or plot tuning logs");
+      app.add_subcommand("records", "Summarise, pick the best of, pin, merge or plot tuning logs");
   cmd->require_subcommand(1);
   auto add = [&](const char* name, const char* help) {
     CLI::App* sub = cmd->add_subcommand(name, help);
@@ -172,6 +182,8 @@ Run add_records(CLI::App& app) {
       add("summary", "Per task: template, workload, records, errors by kind, best GFLOPS");
   CLI::App* best = add("best", "The best record of each task, as a log apply-history-best reads");
   best->add_option("-o,--out", o->out, "Write to this file instead of stdout");
+  CLI::App* pin = add("pin", "The config compile picks for each workload, frozen for compile --pins");
+  pin->add_option("-o,--out", o->out, "The pins file (a log of one record per workload)")->required();
   CLI::App* merge = add("merge", "Every valid record of the logs once, into one log");
   merge->add_option("-o,--out", o->out, "The merged log (format version 2: merging one version-1 log rewrites it)")->required();
   CLI::App* plot = add("plot", "Best GFLOPS so far against trial number, as an SVG");
@@ -180,6 +192,7 @@ Run add_records(CLI::App& app) {
   return [=]() {
     if (summary->parsed()) return run_summary(*o);
     if (best->parsed()) return run_best(*o);
+    if (pin->parsed()) return run_pin(*o);
     if (merge->parsed()) return run_merge(*o);
     return run_plot(*o);
   };

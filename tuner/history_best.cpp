@@ -1,5 +1,7 @@
 #include "tuner/history_best.h"
 
+#include <set>
+
 #include "schedules/registry.h"
 
 namespace kiln::tuner {
@@ -78,6 +80,26 @@ std::vector<TuningRecord> best_per_task(const std::vector<TuningRecord>& records
       best[it->second] = r;
   }
   return best;
+}
+
+std::vector<TuningRecord> pin_records(const std::vector<TuningRecord>& records) {
+  const HistoryBest best(records);
+  std::vector<TuningRecord> pins;
+  std::set<std::string> seen;
+  for (const TuningRecord& r : records)
+    if (seen.insert(workload_target_key(r.workload, r.target)).second)
+      if (std::optional<BestConfig> b = best.query(r.workload, r.target)) pins.push_back(b->record);
+  return pins;
+}
+
+std::vector<TuningRecord> with_pins(const std::vector<TuningRecord>& pins,
+                                    const std::vector<TuningRecord>& records) {
+  std::set<std::string> pinned;
+  for (const TuningRecord& p : pins) pinned.insert(workload_target_key(p.workload, p.target));
+  std::vector<TuningRecord> out = pins;
+  for (const TuningRecord& r : records)
+    if (!pinned.count(workload_target_key(r.workload, r.target))) out.push_back(r);
+  return out;
 }
 
 }  // namespace kiln::tuner

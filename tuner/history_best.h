@@ -68,4 +68,13 @@ std::vector<TuningRecord> settle_records(const std::vector<TuningRecord>& record
 // answer as the full one.
 std::vector<TuningRecord> best_per_task(const std::vector<TuningRecord>& records);
 
+// Pins (`kiln records pin`): the one record per (workload, target) that apply-history-best
+// picks from `records`, in the order the workloads first appear. A compile given pins builds
+// exactly those configs, whatever later tuning adds to the logs.
+std::vector<TuningRecord> pin_records(const std::vector<TuningRecord>& records);
+// The records a compile with pins reads: the pins, and the records of every (workload, target)
+// no pin covers.
+std::vector<TuningRecord> with_pins(const std::vector<TuningRecord>& pins,
+                                    const std::vector<TuningRecord>& records);
+
 }  // namespace kiln::tuner

@@ -127,13 +127,18 @@ std::map<int64_t, int> conversions(const NetworkProgram& p) {
   return n;
 }
 
+// The depthwise layer's task of a compiled depthwise_pointwise_block (nullptr if none).
+const Task* depthwise_task(const CompileReport& r) {
+  for (const Task& t : r.program.tasks)
+    if (t.tpl->name() == "conv2d.depthwise") return &t;
+  return nullptr;
+}
+
 // A tuned depthwise layer whose channel block differs from its producer's: the value is
 // re-blocked in one kernel (not through NCHW), and the next conv reads the new block.
 TEST(CompileNetwork, ATunedBlockIsReblockedDirectly) {
   auto untuned = compile_and_reference(depthwise_pointwise_block(), "host");
-  const Task* dw = nullptr;
-  for (const Task& t : untuned->report.program.tasks)
-    if (t.tpl->name() == "conv2d.depthwise") dw = &t;
+  const Task* dw = depthwise_task(untuned->report);
   ASSERT_NE(dw, nullptr);
   const Target host = target_from_name("host");
   schedules::Config cfg = dw->config;
@@ -168,9 +173,7 @@ std::string file_bytes(const std::string& path) {
 // each tuned kernel was built from.
 TEST(CompileNetwork, TheSameInputsGiveTheSameBytesAndModelJsonNamesTheRecords) {
   auto untuned = compile_and_reference(depthwise_pointwise_block(), "host");
-  const Task* dw = nullptr;
-  for (const Task& t : untuned->report.program.tasks)
-    if (t.tpl->name() == "conv2d.depthwise") dw = &t;
+  const Task* dw = depthwise_task(untuned->report);
   ASSERT_NE(dw, nullptr);
   tuner::TuningRecord r{target_from_name("host"), dw->tpl->name(), dw->workload, dw->config, {},
                         1e6};
@@ -202,6 +205,38 @@ TEST(CompileNetwork, TheSameInputsGiveTheSameBytesAndModelJsonNamesTheRecords) {
   // Without records there is no provenance to name.
   EXPECT_FALSE(nlohmann::json::parse(file_bytes(untuned->dir.path() + "/out/model.json"))
                    .contains("records"));
+}
+
+// Pins (kiln records pin) win over the logs for their workloads: a faster config that later
+// tuning found for the pinned depthwise layer is not built.
+TEST(CompileNetwork, PinnedConfigsWinOverLaterRecords) {
+  auto untuned = compile_and_reference(depthwise_pointwise_block(), "host");
+  const Task* dw = depthwise_task(untuned->report);
+  ASSERT_NE(dw, nullptr);
+  const Target host = target_from_name("host");
+  const schedules::ConfigSpace space = dw->tpl->space(dw->workload, host);
+  ASSERT_GE(space.size(), 2u);
+  auto log_of = [&](uint64_t index, double cost, const std::string& name) {
+    tuner::TuningRecord r{host, dw->tpl->name(), dw->workload, space.at(index), {}, 1e6};
+    r.result.costs = {cost};
+    const std::string path = untuned->dir.path() + "/" + name;
+    std::ofstream(path) << tuner::record_to_json(r) << "\n";
+    return path;
+  };
+  const std::string pins = log_of(0, 1e-4, "pins.jsonl"), later = log_of(1, 1e-6, "later.jsonl");
+  auto config_of_dw = [&](const std::vector<std::string>& records,
+                          const std::vector<std::string>& pin_logs) {
+    TempDir dir("kiln-pins");
+    const std::string onnx = dir.file("net.onnx");
+    std::ofstream(onnx, std::ios::binary) << depthwise_pointwise_block();
+    CompileOptions o{onnx, host, records, {}, dir.file("out")};
+    o.pin_logs = pin_logs;
+    for (const Task& t : compile_network(o).program.tasks)
+      if (t.workload.str() == dw->workload.str()) return t.config;
+    return schedules::Config();
+  };
+  EXPECT_EQ(config_of_dw({later}, {}), space.at(1));
+  EXPECT_EQ(config_of_dw({later}, {pins}), space.at(0));
 }
 
 TEST(CompileNetwork, ArmNeonUnderQemu) {

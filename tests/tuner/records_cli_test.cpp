@@ -8,6 +8,7 @@
 
 #include "tests/tuner/png_reader.h"
 #include "tests/tuner/records_test_util.h"
+#include "tuner/history_best.h"
 
 namespace kiln::tuner {
 namespace {
@@ -114,6 +115,40 @@ TEST(RecordsCli, BestWritesTheBestRecordOfEachTask) {
   // Without -o the lines go to stdout.
   Ran to_stdout = run_kiln(dir, "records best " + dir.file("log.jsonl"));
   EXPECT_EQ(to_stdout.out, read_text(dir.file("best.jsonl")));
+}
+
+// `records pin` freezes the config compile picks per workload: a later log with a faster
+// config for a pinned workload does not change what a compile given the pins builds, and the
+// workloads no pin covers still take the later log's best.
+TEST(RecordsCli, PinFreezesTheChosenConfigAgainstLaterTuning) {
+  TempDir dir;
+  DenseTask task, other;
+  other.workload.params["N"] = 128;
+  RecordWriter(dir.file("log.jsonl"))
+      .append({task.record(1, {3e-5}), task.record(2, {1e-5}),
+               task.record(3, {1e-6}, MeasureErrorKind::WrongResult)});
+  Ran r = run_kiln(dir, "records pin " + dir.file("log.jsonl") + " -o " + dir.file("pins.jsonl"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("pinned 1 workloads"), std::string::npos) << r.err;
+  LoadedRecords pins = load_records({dir.file("pins.jsonl")});
+  EXPECT_TRUE(pins.problems.empty());
+  ASSERT_EQ(pins.records.size(), 1u);
+  EXPECT_EQ(pins.records[0].config, task.space().at(2));
+
+  const std::vector<TuningRecord> later = {task.record(4, {1e-7}), other.record(1, {5e-5}),
+                                           other.record(2, {4e-5})};
+  const HistoryBest unpinned(later), pinned(with_pins(pins.records, later));
+  EXPECT_EQ(unpinned.query(task.workload, task.target)->config, task.space().at(4));
+  EXPECT_EQ(pinned.query(task.workload, task.target)->config, task.space().at(2));
+  EXPECT_EQ(pinned.query(other.workload, other.target)->config, other.space().at(2));
+
+  // Nothing to pin is an error, not an empty file.
+  RecordWriter(dir.file("failed.jsonl"))
+      .append({task.record(1, {}, MeasureErrorKind::CompileError)});
+  Ran none = run_kiln(dir, "records pin " + dir.file("failed.jsonl") + " -o " + dir.file("p2"));
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.err.find("nothing to pin"), std::string::npos) << none.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("p2")));
 }
 
 TEST(RecordsCli, MergeDropsDuplicatesAndBadLines) {
