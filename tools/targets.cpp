@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "compiler/codegen/codegen.h"
 #include "compiler/target/profiles.h"
 #include "compiler/target/target.h"
 #include "tools/subcommands.h"
@@ -31,6 +32,18 @@ void print_target(const Target& t, const std::string& describes, const std::stri
   if (!note.empty()) std::printf("  %-16s   %s\n", "", note.c_str());
 }
 
+// The profile to tune this machine as: the one LLVM's name for this CPU names, else the one
+// this machine runs that enables the most features (nullptr when it runs none).
+const CpuProfile* closest_profile(const std::string& host_cpu) {
+  const CpuProfile* best = nullptr;
+  for (const CpuProfile& p : cpu_profiles()) {
+    if (!host_can_run(p.target)) continue;
+    if (p.target.cpu == host_cpu) return &p;
+    if (!best || p.target.features.size() > best->target.features.size()) best = &p;
+  }
+  return best;
+}
+
 int run_targets() {
   std::printf("presets (the 'runs here' column: this machine can run what they build)\n");
   std::printf("  %-16s %-8s %-4s %s\n", "name", "arch", "here", "");
@@ -39,6 +52,10 @@ int run_targets() {
     print_target(target_from_name(name), "", "", "");
   }
   print_target(host_target(), "this machine, as its CPU probe reads it", "", "");
+  const std::string host_cpu = codegen::llvm_target(host_target()).cpu;
+  const CpuProfile* closest = closest_profile(host_cpu);
+  std::printf("  %-16s   LLVM names this CPU %s; closest profile: %s\n", "", host_cpu.c_str(),
+              closest ? closest->name.c_str() : "none (no profile runs here)");
   std::printf("\nCPUs and boards (the same features on every build machine)\n");
   for (const CpuProfile& p : cpu_profiles()) {
     std::string also = p.aliases.empty() ? "" : " (also: " + joined(p.aliases, ", ") + ")";
