@@ -52,7 +52,7 @@ struct CompileReport {
   std::string records_use;
   PrecisionCounts precision;
   std::vector<KeptFloat> int8_kept_float;  // quantized convs left in float (int8_choice.h)
-  RecordsProvenance provenance;  // with --records: the logs and each tuned kernel's record
+  RecordsProvenance provenance;  // with --records or --pins: the logs, each tuned kernel's record
   ir::DataType dtype = ir::DataType::f32();  // what --dtype asked for
   double seconds = 0;
 };

@@ -149,64 +149,45 @@ std::string qoperator_model(DataType data_type) {
   return b.bytes();
 }
 
-// x -> Q -> DQ -> Conv(C -> O, K x K, same padding; int8 weights per channel, int32 bias)
-// -> Q -> DQ: one quantized layer as quantize_static writes it.
-std::string qdq_layer_model(int64_t C, int64_t O, int64_t H, int64_t K) {
-  ModelBuilder b(13);
-  b.input("x", DataType::f32(), {int64_t{1}, C, H, H});
-  b.initializer("sx", f32_tensor({}, {0.02}));
-  b.initializer("zx", HostTensor::from_i64(DataType::u8(), {}, {128}));
-  b.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
-  b.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"});
-  std::vector<int64_t> w;
-  for (int64_t i = 0; i < O * C * K * K; ++i) w.push_back((i * 37) % 255 - 127);
-  b.initializer("w", HostTensor::from_i64(DataType::i8(), {O, C, K, K}, w));
-  std::vector<double> ws, bs;
-  std::vector<int64_t> bias;
-  for (int64_t o = 0; o < O; ++o) {
-    ws.push_back(0.0005 * double(1 + o % 3));
-    bs.push_back(0.02 * ws.back());
-    bias.push_back((o * 97) % 401 - 200);
-  }
-  b.initializer("ws", f32_tensor({O}, ws));
-  attr_int(b.node("DequantizeLinear", {"w", "ws"}, {"wd"}), "axis", 0);
-  b.initializer("b", HostTensor::from_i64(DataType::i32(), {O}, bias));
-  b.initializer("bs", f32_tensor({O}, bs));
-  attr_int(b.node("DequantizeLinear", {"b", "bs"}, {"bd"}), "axis", 0);
-  auto& conv = b.node("Conv", {"xd", "wd", "bd"}, {"c"}, "the_conv");
-  attr_ints(conv, "pads", {K / 2, K / 2, K / 2, K / 2});
-  b.initializer("sy", f32_tensor({}, {0.1}));
-  b.initializer("zy", HostTensor::from_i64(DataType::u8(), {}, {100}));
-  b.node("QuantizeLinear", {"c", "sy", "zy"}, {"yq"});
-  b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
-  b.output("y");
-  return b.bytes();
-}
-
-// The QOperator form of the same layer: Q -> QLinearConv (int8 weights per channel, int32
-// bias) -> DQ.
-std::string qlinear_layer_model(int64_t C, int64_t O, int64_t H, int64_t K) {
+// One quantized layer (C -> O channels, K x K, same padding; int8 weights per output channel,
+// an int32 bias) between a QuantizeLinear of the input and a DequantizeLinear of the output,
+// in either form ONNX Runtime's quantizer writes:
+//   QDQ:       Q -> DQ -> Conv(DQ(w), DQ(bias)) -> Q -> DQ   (the Conv is named "the_conv")
+//   QOperator: Q -> QLinearConv(w, bias) -> DQ               (the QLinearConv is)
+enum class Form { Qdq, QOperator };
+std::string quantized_layer_model(Form form, int64_t C, int64_t O, int64_t H, int64_t K) {
   ModelBuilder b(13);
   b.input("x", DataType::f32(), {int64_t{1}, C, H, H});
   b.initializer("sx", f32_tensor({}, {0.02}));
   b.initializer("zx", HostTensor::from_i64(DataType::u8(), {}, {128}));
   b.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
   std::vector<int64_t> w, bias;
-  for (int64_t i = 0; i < O * C * K * K; ++i) w.push_back((i * 29) % 255 - 127);
-  std::vector<double> ws;
+  for (int64_t i = 0; i < O * C * K * K; ++i) w.push_back((i * 37) % 255 - 127);
+  std::vector<double> ws, bs;  // the bias is in units of sx * ws, as quantize_static writes it
   for (int64_t o = 0; o < O; ++o) {
     ws.push_back(0.0005 * double(1 + o % 3));
+    bs.push_back(0.02 * ws.back());
     bias.push_back((o * 97) % 401 - 200);
   }
   b.initializer("w", HostTensor::from_i64(DataType::i8(), {O, C, K, K}, w));
-  b.initializer("sw", f32_tensor({O}, ws));
-  b.initializer("zw", HostTensor::from_i64(DataType::i8(), {O}, std::vector<int64_t>(O, 0)));
+  b.initializer("ws", f32_tensor({O}, ws));
+  b.initializer("b", HostTensor::from_i64(DataType::i32(), {O}, bias));
   b.initializer("sy", f32_tensor({}, {0.1}));
   b.initializer("zy", HostTensor::from_i64(DataType::u8(), {}, {100}));
-  b.initializer("bias", HostTensor::from_i64(DataType::i32(), {O}, bias));
-  auto& conv = b.node("QLinearConv", {"xq", "sx", "zx", "w", "sw", "zw", "sy", "zy", "bias"},
-                      {"yq"}, "the_conv");
-  attr_ints(conv, "pads", {K / 2, K / 2, K / 2, K / 2});
+  onnx::NodeProto* conv = nullptr;
+  if (form == Form::Qdq) {
+    b.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"});
+    attr_int(b.node("DequantizeLinear", {"w", "ws"}, {"wd"}), "axis", 0);
+    b.initializer("bs", f32_tensor({O}, bs));
+    attr_int(b.node("DequantizeLinear", {"b", "bs"}, {"bd"}), "axis", 0);
+    conv = &b.node("Conv", {"xd", "wd", "bd"}, {"c"}, "the_conv");
+    b.node("QuantizeLinear", {"c", "sy", "zy"}, {"yq"});
+  } else {
+    b.initializer("zw", HostTensor::from_i64(DataType::i8(), {O}, std::vector<int64_t>(O, 0)));
+    conv = &b.node("QLinearConv", {"xq", "sx", "zx", "w", "ws", "zw", "sy", "zy", "b"}, {"yq"},
+                   "the_conv");
+  }
+  attr_ints(*conv, "pads", {K / 2, K / 2, K / 2, K / 2});
   b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
   b.output("y");
   return b.bytes();
@@ -232,7 +213,7 @@ TEST(QuantizedNetworks, ConvsWhoseInt8KernelIsSlowerKeepTheirFloatPath) {
   // A 3x3 stride-1 conv that the f32 network runs by Winograd: on AVX2 (no dot-product
   // instruction) int8 multiplies at f32's rate and loses; with AVX512-VNNI (x86-amx always
   // has it) it takes the int8 kernel. A 1x1 conv takes it on both.
-  const std::string winograd_form = qdq_layer_model(32, 32, 28, 3);
+  const std::string winograd_form = quantized_layer_model(Form::Qdq, 32, 32, 28, 3);
   Choice avx2 = int8_choice(winograd_form, "x86-avx2");
   EXPECT_EQ(avx2.qlinear, 0);
   ASSERT_EQ(avx2.kept.size(), 1u);
@@ -241,16 +222,16 @@ TEST(QuantizedNetworks, ConvsWhoseInt8KernelIsSlowerKeepTheirFloatPath) {
   Choice vnni = int8_choice(winograd_form, "x86-amx");
   EXPECT_EQ(vnni.qlinear, 1);
   EXPECT_TRUE(vnni.kept.empty());
-  const std::string pointwise = qdq_layer_model(32, 32, 28, 1);
+  const std::string pointwise = quantized_layer_model(Form::Qdq, 32, 32, 28, 1);
   EXPECT_EQ(int8_choice(pointwise, "x86-avx2").qlinear, 1);
   EXPECT_TRUE(int8_choice(pointwise, "x86-avx2").kept.empty());
   // Three input channels (an image's first layer): the int8 kernel's channel pairs pad them.
-  Choice rgb = int8_choice(qdq_layer_model(3, 16, 16, 3), "x86-avx2");
+  Choice rgb = int8_choice(quantized_layer_model(Form::Qdq, 3, 16, 16, 3), "x86-avx2");
   ASSERT_EQ(rgb.kept.size(), 1u);
   EXPECT_NE(rgb.kept[0].reason.find("3 input channels"), std::string::npos);
 
   // The QOperator form of the same layer takes the same paths.
-  const std::string qlinear = qlinear_layer_model(32, 32, 28, 3);
+  const std::string qlinear = quantized_layer_model(Form::QOperator, 32, 32, 28, 3);
   Choice q_avx2 = int8_choice(qlinear, "x86-avx2");
   EXPECT_EQ(q_avx2.qlinear, 0);
   ASSERT_EQ(q_avx2.kept.size(), 1u);

@@ -2,7 +2,7 @@
 // KeepFloat keeps in float (its int8 kernel would be slower on the target): the node becomes
 // the QDQ form it stands for,
 //   QLinearConv(x_q, sx, zx, w_q, sw, zw, sy, zy [, bias_i32])
-//     =>  QuantizeLinear(Conv(DQ(x_q, sx, zx), DQ(w_q, sw, zw) [, DQ(bias_i32, sx * sw)]), sy, zy)
+//     =>  QuantizeLinear(Conv(DQ(x_q, sx, zx), DQ(w_q, sw, zw) [, bias_i32 * sx * sw]), sy, zy)
 // so a model quantized in either form takes the same path (the weight's DequantizeLinear is
 // then folded into an f32 constant). Only a QLinearConv whose scales and zero points are
 // constants is expanded.
