@@ -4,7 +4,7 @@
 //
 // kiln's int8 kernels multiply 16-bit channel pairs (schedules/intrinsics.h: pair_dot_i16).
 // Without a dot-product instruction (x86 without AVX512-VNNI; AArch64, whose int8 tile widens
-// and multiply-adds) that runs no faster than f32: measured on a Zen 3 (AVX2) with
+// and multiply-adds) that runs no faster than f32: measured on an AVX2 AMD EPYC with
 // bench/mac_rate.c, a 12-accumulator register tile does 15.9 multiply-adds per ns in i16 pairs
 // (17.2 in saturating u8 x s8) against 18-20 in f32 FMA. So where f32 has a kernel doing fewer
 // multiplies, int8 loses:
