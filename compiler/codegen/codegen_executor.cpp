@@ -16,6 +16,7 @@
 #include "compiler/ir/functor.h"
 #include "compiler/ir/op.h"
 #include "kiln/kernel_abi.h"
+#include "kiln/params.h"
 
 namespace kiln::codegen {
 namespace {
@@ -238,18 +239,20 @@ void append_tensor(std::string& out, const char* key, const TensorSpec& t) {
 constexpr size_t kStepsPerPart = 64;
 
 // Emits the body of `fn` (inputs, outputs, workspace, params) -> status: steps [begin, end)
-// of the plan, returning the first non-zero status, calling the profiler's hook after each.
+// of the plan, returning the first non-zero status, calling the hook (when set) after each: the
+// profiler's timer, or the runtime's params check, which stops the run by a non-zero status.
 void emit_steps(llvm::Function* fn, const ExecutorPlan& plan, size_t begin, size_t end,
                 llvm::GlobalVariable* hook) {
   llvm::Module& module = *fn->getParent();
   llvm::LLVMContext& ctx = module.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Type* ptr = b.getPtrTy();
-  auto* hook_ty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
+  auto* hook_ty = llvm::FunctionType::get(b.getInt32Ty(), {b.getInt32Ty()}, false);
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx, "failed", fn);
   b.SetInsertPoint(failed);
-  llvm::PHINode* status = b.CreatePHI(b.getInt32Ty(), static_cast<unsigned>(end - begin), "status");
+  llvm::PHINode* status =
+      b.CreatePHI(b.getInt32Ty(), static_cast<unsigned>(2 * (end - begin)), "status");
   b.CreateRet(status);
 
   b.SetInsertPoint(entry);
@@ -289,15 +292,17 @@ void emit_steps(llvm::Function* fn, const ExecutorPlan& plan, size_t begin, size
     status->addIncoming(result, b.GetInsertBlock());
     b.CreateCondBr(b.CreateICmpNE(result, b.getInt32(0)), failed, next);
     b.SetInsertPoint(next);
-    // Volatile: the profiler sets the hook between runs, so it is read at every step.
+    // Volatile: the profiler and the runtime set the hook between runs, so it is read at every
+    // step.
     llvm::LoadInst* h = b.CreateLoad(ptr, hook, "hook");
     h->setVolatile(true);
     llvm::BasicBlock* call_hook = llvm::BasicBlock::Create(ctx, "call_hook", fn, failed);
     llvm::BasicBlock* after_hook = llvm::BasicBlock::Create(ctx, "after_hook", fn, failed);
     b.CreateCondBr(b.CreateIsNull(h), after_hook, call_hook);
     b.SetInsertPoint(call_hook);
-    b.CreateCall(hook_ty, h, {b.getInt32(static_cast<int32_t>(s))});
-    b.CreateBr(after_hook);
+    llvm::Value* hook_status = b.CreateCall(hook_ty, h, {b.getInt32(static_cast<int32_t>(s))});
+    status->addIncoming(hook_status, b.GetInsertBlock());
+    b.CreateCondBr(b.CreateICmpNE(hook_status, b.getInt32(0)), failed, after_hook);
     b.SetInsertPoint(after_hook);
   }
   b.CreateRet(b.getInt32(0));
@@ -386,11 +391,42 @@ void validate_plan(const std::vector<ir::LoweredFunc>& kernels, const ExecutorPl
   PlanChecker(kernels, plan).check();
 }
 
+std::vector<ParamsCheckPoint> params_check_schedule(const ExecutorPlan& plan) {
+  // A params argument at offset o holds at most the bytes up to the next offset any step
+  // reads (the payload is the tensors laid end to end), or to the payload's end.
+  std::set<uint64_t> offsets;
+  for (const ExecutorStep& step : plan.steps)
+    for (const StepArg& a : step.args)
+      if (a.base == ArgBaseKind::Params) offsets.insert(a.offset);
+  auto end_of = [&](uint64_t offset) {
+    auto next = offsets.upper_bound(offset);
+    return next == offsets.end() ? plan.params_bytes : std::min(*next, plan.params_bytes);
+  };
+  std::vector<ParamsCheckPoint> schedule;
+  uint64_t chunks = 0;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    uint64_t needed = chunks;
+    for (const StepArg& a : plan.steps[s].args) {
+      if (a.base != ArgBaseKind::Params) continue;
+      needed = std::max(needed, params_chunk_count(end_of(a.offset)));
+    }
+    if (needed > chunks) schedule.push_back({s, chunks = needed});
+  }
+  return schedule;
+}
+
 std::string model_info_text(const ExecutorPlan& plan) {
   std::string out = "kiln-model " + std::to_string(KILN_MODEL_INFO_VERSION) + "\n";
   out += "name " + plan.name + "\n";
   out += "workspace " + std::to_string(plan.workspace_bytes) + "\n";
   out += "params " + std::to_string(plan.params_bytes) + " " + hex64(plan.params_checksum) + "\n";
+  const std::vector<ParamsCheckPoint> schedule = params_check_schedule(plan);
+  if (!schedule.empty()) {
+    out += "verify";
+    for (const ParamsCheckPoint& p : schedule)
+      out += " " + std::to_string(p.step) + " " + std::to_string(p.chunks);
+    out += "\n";
+  }
   for (const TensorSpec& t : plan.inputs) append_tensor(out, "input", t);
   for (const TensorSpec& t : plan.outputs) append_tensor(out, "output", t);
   return out;

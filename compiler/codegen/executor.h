@@ -81,6 +81,16 @@ uint64_t tensor_bytes(const TensorSpec& t);
 // a model input (the caller's).
 void validate_plan(const std::vector<ir::LoweredFunc>& kernels, const ExecutorPlan& plan);
 
+// Before step `step` first runs, params chunks [0, chunks) (kiln/params.h) must be checked.
+struct ParamsCheckPoint {
+  size_t step;
+  uint64_t chunks;
+};
+// The points where the params a model's steps read grow past a chunk boundary, in step order:
+// the info record's "verify" line, which lets the runtime check each chunk just before its
+// first use rather than the whole file at load.
+std::vector<ParamsCheckPoint> params_check_schedule(const ExecutorPlan& plan);
+
 // The kiln_model_info text of `plan` (format in runtime/include/kiln/kernel_abi.h).
 std::string model_info_text(const ExecutorPlan& plan);
 

@@ -110,6 +110,8 @@ def _declare(lib):
     for f in (lib.kiln_model_input_info, lib.kiln_model_output_info):
         f.argtypes = [handle, ctypes.c_int32, ctypes.POINTER(_TensorInfoC)]
         f.restype = status
+    lib.kiln_model_verify_params.argtypes = [handle]
+    lib.kiln_model_verify_params.restype = status
     lib.kiln_model_run_shaped.argtypes = [handle, ctypes.POINTER(_TensorC), ctypes.c_int32,
                                           ctypes.POINTER(ctypes.c_void_p)]
     lib.kiln_model_run_shaped.restype = status
@@ -199,10 +201,12 @@ def _model_files(path):
                 "-o DIR` wrote (model.so, model.params) or its model.so" % path)
 
 
-def load(path, threads=0):
+def load(path, threads=0, verify=False):
     """Loads a compiled model: `path` is its directory (model.so + model.params) or model.so.
 
     `threads` sizes the model's thread pool; 0 takes KILN_NUM_THREADS, else the usable CPUs.
+    The weights are checked chunk by chunk during the first run (a corrupt chunk fails that run
+    with Error); verify=True checks them all here instead (Model.verify_params()).
     """
     try:
         threads = operator.index(threads)  # any integer (numpy's too), not a float
@@ -215,7 +219,14 @@ def load(path, threads=0):
     handle = ctypes.c_void_p()
     _check(lib.kiln_model_load(os.fsencode(so_path), os.fsencode(params_path), threads,
                                ctypes.byref(handle)))
-    return Model(lib, handle, so_path)
+    model = Model(lib, handle, so_path)
+    if verify:
+        try:
+            model.verify_params()
+        except Error:
+            model.close()
+            raise
+    return model
 
 
 class Model:
@@ -243,6 +254,12 @@ class Model:
         outputs = [numpy.empty(t.shape, t.numpy_dtype) for t in self.outputs]
         self._run(arrays, outputs)
         return {t.name: out for t, out in zip(self.outputs, outputs)}
+
+    def verify_params(self):
+        """Checks every chunk of the weights no run has checked yet; Error names a corrupt one."""
+        if self._handle is None:
+            raise Error("kiln_runtime: verify_params() on a closed model (%s)" % self.path)
+        _check(self._lib.kiln_model_verify_params(self._handle))
 
     def close(self):
         """Frees the model; further run() calls raise Error. Closing twice is harmless."""

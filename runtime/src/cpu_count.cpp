@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <vector>
 
 #include "kiln/runtime.h"
+#include "message.h"
 
 namespace kiln {
 namespace {
@@ -129,26 +129,21 @@ int affinity_cpu_count() {
 std::optional<int> cgroup_cpu_limit() {
   // The process's own cgroup directory first; inside a container with a cgroup namespace that
   // path is "/" anyway, and without one the directory may not be mounted, so fall back to the
-  // mount root.
+  // mount root. (Fixed arrays rather than lists of paths: this is part of the tiny runtime.)
   const auto self = read_text("/proc/self/cgroup");
   const auto own = self ? parse_proc_self_cgroup(*self) : std::nullopt;
-  std::vector<std::string> v2_dirs, v1_dirs;
-  if (own && *own != "/") {
-    v2_dirs.push_back("/sys/fs/cgroup" + *own);
-    v1_dirs.push_back("/sys/fs/cgroup/cpu" + *own);
-    v1_dirs.push_back("/sys/fs/cgroup/cpu,cpuacct" + *own);
+  const std::string dirs[2] = {own && *own != "/" ? *own : std::string(), std::string()};
+  for (const std::string& dir : dirs) {
+    if (const auto text = read_text(concat({"/sys/fs/cgroup", dir, "/cpu.max"})))
+      return parse_cgroup_v2_cpu_max(*text);
   }
-  v2_dirs.push_back("/sys/fs/cgroup");
-  v1_dirs.push_back("/sys/fs/cgroup/cpu");
-  v1_dirs.push_back("/sys/fs/cgroup/cpu,cpuacct");
-
-  for (const auto& dir : v2_dirs) {
-    if (const auto text = read_text(dir + "/cpu.max")) return parse_cgroup_v2_cpu_max(*text);
-  }
-  for (const auto& dir : v1_dirs) {
-    const auto quota = read_text(dir + "/cpu.cfs_quota_us");
-    const auto period = read_text(dir + "/cpu.cfs_period_us");
-    if (quota && period) return parse_cgroup_v1_cpu_quota(*quota, *period);
+  for (const std::string& dir : dirs) {
+    for (const char* controller : {"/cpu", "/cpu,cpuacct"}) {
+      const auto quota = read_text(concat({"/sys/fs/cgroup", controller, dir, "/cpu.cfs_quota_us"}));
+      const auto period =
+          read_text(concat({"/sys/fs/cgroup", controller, dir, "/cpu.cfs_period_us"}));
+      if (quota && period) return parse_cgroup_v1_cpu_quota(*quota, *period);
+    }
   }
   return std::nullopt;
 }

@@ -128,13 +128,19 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool,
     throw_error(ErrorCode::kLoad,
                 {"kiln: cannot load kernel module '", path, "': ", dl_error_text()});
   }
+  // From here a refusal closes the module again (no destructor runs for a throwing constructor).
+  struct CloseUnlessKept {
+    void*& handle;
+    bool keep = false;
+    ~CloseUnlessKept() {
+      if (!keep) dlclose(std::exchange(handle, nullptr));
+    }
+  } guard{handle_};
   // What makes it the kind of module the caller wants, before anything else is said about it:
   // a plain library is "not a kiln model", whatever its CPU features.
   for (const char* name : required) {
     std::string error;
     if (!find_symbol(handle_, name, &error)) {
-      dlclose(handle_);
-      handle_ = nullptr;
       throw_error(ErrorCode::kLoad,
                   {"kiln: '", path, "' is not ", kind, ": no ", name, " (", error, ")"});
     }
@@ -146,8 +152,6 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool,
     const TargetRecord record = parse_target_record(text);
     std::size_t count = 0;
     if (const std::string missing = missing_cpu_features(record, &count); count > 0) {
-      dlclose(handle_);
-      handle_ = nullptr;
       throw_error(ErrorCode::kLoad, {"kiln: '", path, "' (target ", record.target, ") needs ",
                                      missing, ", this CPU lacks ", count == 1 ? "it" : "them"});
     }
@@ -156,17 +160,14 @@ KernelModule::KernelModule(const std::string& path, ThreadPool& pool,
   auto init =
       reinterpret_cast<kiln_module_init_fn>(find_symbol(handle_, KILN_MODULE_INIT_SYMBOL, &error));
   if (!init) {
-    dlclose(handle_);
-    handle_ = nullptr;
     throw_error(ErrorCode::kLoad, {"kiln: '", path, "' is not ", kind, ": no ",
                                    KILN_MODULE_INIT_SYMBOL, " (", error, ")"});
   }
   if (const int32_t status = init(ThreadPool::api()); status != 0) {
-    dlclose(handle_);
-    handle_ = nullptr;
     throw_error(ErrorCode::kLoad, {"kiln: ", KILN_MODULE_INIT_SYMBOL, " of '", path,
                                    "' failed with status ", Num(status)});
   }
+  guard.keep = true;
 }
 
 KernelModule::~KernelModule() {

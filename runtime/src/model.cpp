@@ -1,7 +1,9 @@
 // kiln::Model: loads model.so through KernelModule (architecture, CPU features, the
 // kiln_module_init handshake), or takes a statically linked model's entry table through the
-// same checks; reads its info record, maps and checks the params file against it, allocates
-// the workspace; run() then only checks pointers and calls kiln_model_run.
+// same checks; reads its info record, maps the params file and checks its header and chunk
+// table against it, allocates the workspace; run() then only checks pointers and calls
+// kiln_model_run, the first run with the params checked chunk by chunk before each step reads
+// them (params_first_use.h).
 #include "kiln/model.h"
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include "kiln/runtime.h"
 #include "message.h"
 #include "model_info.h"
+#include "params_first_use.h"
 #include "target_record.h"
 
 namespace kiln {
@@ -79,27 +82,33 @@ struct Model::State {
   ParamsFile params;
   AlignedBuffer workspace;
   kiln_model_run_fn entry = nullptr;
+  kiln_model_step_hook_fn* hook = nullptr;  // the model's step hook slot
+  ParamsFirstUse first_use;
   std::mutex running;  // one run at a time: they share the workspace
 
   State(const std::string& so, const std::string& params_path, int threads)
       : pool(threads),
         module(std::in_place, so, pool,
-               std::initializer_list<const char*>{KILN_MODEL_RUN_SYMBOL, KILN_MODEL_INFO_SYMBOL},
+               std::initializer_list<const char*>{KILN_MODEL_RUN_SYMBOL, KILN_MODEL_INFO_SYMBOL,
+                                                  KILN_MODEL_STEP_HOOK_SYMBOL},
                "a kiln model"),
         info(parse_model_info(info_text(*module), so)),
         source(so),
-        params(ParamsFile::open(params_path, &pool)),
-        workspace(check_params_and_size_workspace(params_path)) {
-    entry = reinterpret_cast<kiln_model_run_fn>(module->symbol(KILN_MODEL_RUN_SYMBOL));
-  }
+        params(ParamsFile::open(params_path, &pool, ParamsCheck::kTableOnly)),
+        workspace(check_params_and_size_workspace(params_path)),
+        entry(reinterpret_cast<kiln_model_run_fn>(module->symbol(KILN_MODEL_RUN_SYMBOL))),
+        hook(static_cast<kiln_model_step_hook_fn*>(module->symbol(KILN_MODEL_STEP_HOOK_SYMBOL))),
+        first_use(params, info.verify, pool) {}
 
   State(const kiln_model_entry* e, const std::string& params_path, int threads)
       : pool(threads),
         info(parse_model_info(open_static_entry(e), "the statically linked model")),
         source(concat({info.name, " (statically linked)"})),
-        params(ParamsFile::open(params_path, &pool)),
+        params(ParamsFile::open(params_path, &pool, ParamsCheck::kTableOnly)),
         workspace(check_params_and_size_workspace(params_path)),
-        entry(e->run) {}
+        entry(e->run),
+        hook(e->step_hook),
+        first_use(params, info.verify, pool) {}
 
   // Runs between mapping the params and allocating the workspace: a mismatch is reported
   // before a possibly large allocation.
@@ -162,8 +171,11 @@ void Model::run(std::span<const void* const> inputs, std::span<void* const> outp
     ThreadPool::Scope bind(&s.pool);
     // The generated code takes `void* const*` for inputs too (one pointer type for every
     // argument array); it never writes through them (compile_model refuses such plans).
-    status = s.entry(const_cast<void* const*>(inputs.data()), outputs.data(), s.workspace.data(),
-                     s.params.payload());
+    void* const* in = const_cast<void* const*>(inputs.data());
+    status = s.first_use.done()
+                 ? s.entry(in, outputs.data(), s.workspace.data(), s.params.payload())
+                 : s.first_use.run_checked(s.hook, s.entry, in, outputs.data(),
+                                           s.workspace.data(), s.params.payload());
   }
   if (status == KILN_STATUS_INDEX_OUT_OF_RANGE) {
     throw_error(ErrorCode::kInvalidInput,
@@ -220,6 +232,12 @@ void Model::run_shaped(std::span<const Tensor> inputs, std::span<void* const> ou
   for (std::size_t i = 0; i < inputs.size(); ++i) shapes[i] = inputs[i].shape, data[i] = inputs[i].data;
   check_input_shapes(std::span<const std::span<const int64_t>>(shapes, inputs.size()));
   run(std::span<const void* const>(data, inputs.size()), outputs);
+}
+
+void Model::verify_params() const {
+  if (!state_) throw_error(ErrorCode::kInvalidArgument, {"kiln: verify on a moved-from Model"});
+  std::lock_guard<std::mutex> lock(state_->running);
+  state_->first_use.check_all();
 }
 
 const std::string& Model::name() const {

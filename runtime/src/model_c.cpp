@@ -95,6 +95,11 @@ kiln_status kiln_model_run(kiln_model* model, const void* const* inputs, void* c
   });
 }
 
+kiln_status kiln_model_verify_params(const kiln_model* model) {
+  if (!model) return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_verify_params: model is NULL");
+  return guarded([&] { model->model.verify_params(); });
+}
+
 kiln_status kiln_model_run_shaped(kiln_model* model, const kiln_tensor* inputs, int32_t num_inputs,
                                   void* const* outputs) {
   if (!model) return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_run_shaped: model is NULL");

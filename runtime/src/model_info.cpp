@@ -115,6 +115,8 @@ ModelInfo parse_model_info(std::string_view text, const std::string& source) {
       if (f[2].size() != 16) parser.fail({"params checksum must be 16 hex digits"});
       info.params_checksum = parser.number(f[2], "params checksum", 16);
       has_params = true;
+    } else if (key == "verify") {
+      info.verify = lines[i].substr(key.size());  // read as the first run goes (ParamsFirstUse)
     } else if (key == "input") {
       info.inputs.push_back(parser.tensor(f));
     } else if (key == "output") {

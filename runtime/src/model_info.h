@@ -17,6 +17,9 @@ struct ModelInfo {
   uint64_t workspace_bytes = 0;
   uint64_t params_bytes = 0;
   uint64_t params_checksum = 0;
+  // The "verify" line's points " S C S C ..." as the record has them: ParamsFirstUse reads them
+  // as the first run goes (a view into the record, which lives as long as the module).
+  std::string_view verify;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
 };

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -60,8 +61,29 @@ bool write_all(int fd, const uint8_t* data, std::size_t size) {
 
 }  // namespace
 
+uint64_t params_first_bad_chunk(const uint8_t* payload, uint64_t bytes, const uint8_t* table,
+                                uint64_t begin, uint64_t end, ThreadPool* pool) {
+  // In batches, so that a large payload needs no large buffer and a bad chunk early in a
+  // range is reported without hashing the rest.
+  constexpr std::size_t kBatch = 64;
+  uint64_t digests[kBatch];
+  for (uint64_t first = begin; first < end; first += kBatch) {
+    const std::size_t count = static_cast<std::size_t>(std::min<uint64_t>(kBatch, end - first));
+    params_hash_chunks(payload, bytes, first, count, digests, pool);
+    for (std::size_t k = 0; k < count; ++k)
+      if (digests[k] != read_u64(table + 8 * (first + k))) return first + k;
+  }
+  return end;
+}
+
+void params_chunk_error(const std::string& name, uint64_t chunk) {
+  params_error(name, {"checksum mismatch in chunk ", Num(chunk),
+                      " (the payload's MiB at that index does not hash to its entry of the chunk "
+                      "table: the file is corrupt)"});
+}
+
 ParamsView parse_params(const void* data, std::size_t size, const std::string& name,
-                        ThreadPool* pool) {
+                        ThreadPool* pool, ParamsCheck check) {
   const auto* p = static_cast<const uint8_t*>(data);
   // A file that starts like a params file but stops early is truncated; anything else that
   // does not start with the magic is some other file.
@@ -81,7 +103,7 @@ ParamsView parse_params(const void* data, std::size_t size, const std::string& n
   }
   const uint32_t offset = read_u32(p + kOffsetAt);
   if (offset != kParamsHeaderBytes) {
-    params_error(name, {"payload offset ", Num(offset), " is invalid (version 3 has ",
+    params_error(name, {"payload offset ", Num(offset), " is invalid (version 4 has ",
                         Num(kParamsHeaderBytes), ")"});
   }
   for (std::size_t i = kReservedAt; i < kParamsHeaderBytes; ++i) {
@@ -89,18 +111,28 @@ ParamsView parse_params(const void* data, std::size_t size, const std::string& n
   }
   const uint64_t bytes = read_u64(p + kBytesAt);
   const uint64_t have = size - kParamsHeaderBytes;
-  if (have != bytes) {
-    params_error(name, {have < bytes ? "truncated: " : "size mismatch: ", Num(size),
-                        " bytes, the header says ", Num(kParamsHeaderBytes), " + ", Num(bytes)});
+  const uint64_t chunks = params_chunk_count(bytes);
+  const uint64_t table_bytes = 8 * chunks;  // bytes < 2^64, so under 2^48: no overflow
+  if (bytes > have || have - bytes != table_bytes) {
+    const bool short_file = bytes > have || have - bytes < table_bytes;
+    params_error(name, {short_file ? "truncated: " : "size mismatch: ", Num(size),
+                        " bytes, the header says ", Num(kParamsHeaderBytes), " + ", Num(bytes),
+                        " + a ", Num(table_bytes), "-byte chunk table"});
   }
+  const uint8_t* payload = p + kParamsHeaderBytes;
+  const uint8_t* table = payload + bytes;
   const uint64_t recorded = read_u64(p + kChecksumAt);
-  const uint64_t actual = pool ? params_checksum(p + kParamsHeaderBytes, bytes, *pool)
-                               : params_checksum(p + kParamsHeaderBytes, bytes);
-  if (recorded != actual) {
+  const uint64_t of_table = params_checksum_of_table(table, chunks, bytes);
+  if (recorded != of_table) {
     params_error(name, {"checksum mismatch: the header says ", Num(recorded, true),
-                        ", the payload hashes to ", Num(actual, true), " (the file is corrupt)"});
+                        ", the chunk table combines to ", Num(of_table, true),
+                        " (the file is corrupt)"});
   }
-  return {p + kParamsHeaderBytes, bytes, actual};
+  if (check == ParamsCheck::kWhole) {
+    const uint64_t bad = params_first_bad_chunk(payload, bytes, table, 0, chunks, pool);
+    if (bad != chunks) params_chunk_error(name, bad);
+  }
+  return {payload, bytes, recorded, table};
 }
 
 std::vector<uint8_t> params_header(uint64_t payload_bytes, uint64_t checksum) {
@@ -113,7 +145,8 @@ std::vector<uint8_t> params_header(uint64_t payload_bytes, uint64_t checksum) {
   return h;
 }
 
-ParamsFile ParamsFile::open(const std::string& path, ThreadPool* pool) {
+
+ParamsFile ParamsFile::open(const std::string& path, ThreadPool* pool, ParamsCheck check) {
   ParamsFile f;
   f.path_ = path;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -129,14 +162,14 @@ ParamsFile ParamsFile::open(const std::string& path, ThreadPool* pool) {
   if (size > 0) {
     // Read-only and private: the weights are shared with the page cache, never copied, and a
     // kernel that tried to write them would fault instead of corrupting them silently.
-    // MAP_POPULATE: the checksum reads every page at load anyway; faulting them in one call is
-    // much cheaper than one page fault per 4 KiB.
+    // MAP_POPULATE when the whole payload is hashed now: it reads every page anyway, and
+    // faulting them in one call is much cheaper than one page fault per 4 KiB. Checked chunk by
+    // chunk later, the pages come in as the chunks are.
+    int flags = MAP_PRIVATE;
 #ifdef MAP_POPULATE
-    constexpr int kFlags = MAP_PRIVATE | MAP_POPULATE;
-#else
-    constexpr int kFlags = MAP_PRIVATE;
+    if (check == ParamsCheck::kWhole) flags |= MAP_POPULATE;
 #endif
-    void* map = mmap(nullptr, size, PROT_READ, kFlags, fd, 0);
+    void* map = mmap(nullptr, size, PROT_READ, flags, fd, 0);
     if (map == MAP_FAILED) {
       const int e = errno;
       ::close(fd);
@@ -148,7 +181,7 @@ ParamsFile ParamsFile::open(const std::string& path, ThreadPool* pool) {
   }
   ::close(fd);  // the mapping keeps the file
   static const uint8_t kEmpty = 0;
-  f.view_ = parse_params(f.map_ ? f.map_ : &kEmpty, size, path, pool);  // ~ParamsFile unmaps on throw
+  f.view_ = parse_params(f.map_ ? f.map_ : &kEmpty, size, path, pool, check);  // ~ParamsFile unmaps on throw
   return f;
 }
 
@@ -174,14 +207,17 @@ ParamsFile::~ParamsFile() {
 }
 
 void write_params_file(const std::string& path, const void* payload, std::size_t bytes) {
-  const std::vector<uint8_t> header = params_header(bytes, params_checksum(payload, bytes));
+  const std::vector<uint8_t> table = params_chunk_table(payload, bytes);
+  const std::vector<uint8_t> header =
+      params_header(bytes, params_checksum_of_table(table.data(), table.size() / 8, bytes));
   // Beside the destination, so that the rename stays within one file system (and is atomic).
   std::string temp = path + ".tmp.XXXXXX";
   const int fd = mkstemp(temp.data());
   if (fd < 0) io_error(path, "create a temporary file for");
   fchmod(fd, 0644);  // mkstemp's 0600 would hide the weights from the user who runs the model
   const bool ok = write_all(fd, header.data(), header.size()) &&
-                  write_all(fd, static_cast<const uint8_t*>(payload), bytes) && fsync(fd) == 0;
+                  write_all(fd, static_cast<const uint8_t*>(payload), bytes) &&
+                  write_all(fd, table.data(), table.size()) && fsync(fd) == 0;
   const int write_errno = errno;
   if (::close(fd) != 0 || !ok || ::rename(temp.c_str(), path.c_str()) != 0) {
     const int e = ok ? errno : write_errno;

@@ -37,51 +37,59 @@ uint64_t chunk_digest(const uint8_t* p, std::size_t n) {
   return h;
 }
 
-std::size_t chunk_count(std::size_t bytes) {
-  return (bytes + kParamsChecksumChunkBytes - 1) / kParamsChecksumChunkBytes;
-}
-
 uint64_t digest_of_chunk(const uint8_t* p, std::size_t bytes, std::size_t k) {
   const std::size_t at = k * kParamsChecksumChunkBytes;
   return chunk_digest(p + at, std::min(kParamsChecksumChunkBytes, bytes - at));
 }
 
-uint64_t finish(uint64_t h, std::size_t bytes) {
-  return (h ^ static_cast<uint64_t>(bytes)) * kPrime;
-}
-
+// Chunks [first, first + count) of a payload, hashed into digests[0, count) on a pool.
 struct ParallelJob {
   const uint8_t* payload;
   std::size_t bytes;
+  std::size_t first;
   uint64_t* digests;
 };
 
 int32_t hash_chunks(int64_t begin, int64_t end, void* closure) {
   const auto* job = static_cast<const ParallelJob*>(closure);
   for (int64_t k = begin; k < end; ++k)
-    job->digests[k] = digest_of_chunk(job->payload, job->bytes, static_cast<std::size_t>(k));
+    job->digests[k] = digest_of_chunk(job->payload, job->bytes, job->first + std::size_t(k));
   return 0;
 }
 
 }  // namespace
 
+void params_hash_chunks(const uint8_t* payload, std::size_t bytes, std::size_t first,
+                        std::size_t count, uint64_t* digests, ThreadPool* pool) {
+  if (pool && count > 1 && pool->num_threads() > 1) {
+    ParallelJob job{payload, bytes, first, digests};
+    pool->parallel_for(static_cast<int64_t>(count), hash_chunks, &job);
+    return;
+  }
+  for (std::size_t k = 0; k < count; ++k) digests[k] = digest_of_chunk(payload, bytes, first + k);
+}
+
 uint64_t params_checksum(const void* data, std::size_t bytes) noexcept {
   const auto* p = static_cast<const uint8_t*>(data);
   uint64_t h = kParamsChecksumSeed;
-  for (std::size_t k = 0, n = chunk_count(bytes); k < n; ++k)
+  for (std::size_t k = 0, n = params_chunk_count(bytes); k < n; ++k)
     h = (h ^ digest_of_chunk(p, bytes, k)) * kPrime;
-  return finish(h, bytes);
+  return (h ^ static_cast<uint64_t>(bytes)) * kPrime;
 }
 
-uint64_t params_checksum(const void* data, std::size_t bytes, ThreadPool& pool) {
-  const std::size_t n = chunk_count(bytes);
-  if (n < 2 || pool.num_threads() < 2) return params_checksum(data, bytes);
-  std::vector<uint64_t> digests(n);
-  ParallelJob job{static_cast<const uint8_t*>(data), bytes, digests.data()};
-  pool.parallel_for(static_cast<int64_t>(n), hash_chunks, &job);
+std::vector<uint8_t> params_chunk_table(const void* data, std::size_t bytes) {
+  std::vector<uint8_t> table(8 * params_chunk_count(bytes));
+  for (std::size_t k = 0; k < table.size() / 8; ++k) {
+    uint64_t d = digest_of_chunk(static_cast<const uint8_t*>(data), bytes, k);
+    for (int i = 0; i < 8; ++i, d >>= 8) table[8 * k + i] = static_cast<uint8_t>(d);
+  }
+  return table;
+}
+
+uint64_t params_checksum_of_table(const uint8_t* table, uint64_t chunks, uint64_t bytes) noexcept {
   uint64_t h = kParamsChecksumSeed;
-  for (uint64_t d : digests) h = (h ^ d) * kPrime;
-  return finish(h, bytes);
+  for (uint64_t k = 0; k < chunks; ++k) h = (h ^ load_le64(table + 8 * k)) * kPrime;
+  return (h ^ bytes) * kPrime;
 }
 
 }  // namespace kiln

@@ -38,18 +38,44 @@ TEST(ExecutorPlan, InfoText) {
   std::snprintf(checksum, sizeof checksum, "%016llx",
                 static_cast<unsigned long long>(m.plan.params_checksum));
   EXPECT_EQ(model_info_text(m.plan),
-            "kiln-model 1\n"
+            "kiln-model 2\n"
             "name tiny\n"
             "workspace 1024\n"
             "params 1024 " +
                 std::string(checksum) +
                 "\n"
+                "verify 0 1\n"
                 "input x f32 2 4 32\n"
                 "output y f32 2 4 32\n"
                 "output pre f32 2 4 32\n");
   ExecutorPlan scalar = m.plan;
   scalar.inputs = {{"s", ir::DataType::bf16(), {}}};
   EXPECT_NE(model_info_text(scalar).find("\ninput s bf16 0\n"), std::string::npos);
+}
+
+TEST(ExecutorPlan, ParamsCheckScheduleSaysWhichChunksEachStepNeedsFirst) {
+  const uint64_t mib = uint64_t(1) << 20;
+  ExecutorPlan plan;
+  plan.params_bytes = 5 * mib + 10;
+  auto step = [](std::vector<StepArg> args) { return ExecutorStep{"k", std::move(args)}; };
+  plan.steps = {
+      step({input_arg(0), workspace_arg(0)}),              // 0: no params
+      step({params_arg(0), workspace_arg(0)}),             // 1: [0, 1.5 MiB) -> chunks [0, 2)
+      step({params_arg(0), workspace_arg(64)}),            // 2: nothing new
+      step({params_arg(3 * mib / 2), output_arg(0)}),      // 3: [1.5, 4) MiB -> [0, 4)
+      step({params_arg(4 * mib), params_arg(3 * mib / 2)}),  // 4: [4 MiB, end) -> [0, 6)
+  };
+  const std::vector<ParamsCheckPoint> schedule = params_check_schedule(plan);
+  ASSERT_EQ(schedule.size(), 3u);
+  EXPECT_EQ(schedule[0].step, 1u);
+  EXPECT_EQ(schedule[0].chunks, 2u);
+  EXPECT_EQ(schedule[1].step, 3u);
+  EXPECT_EQ(schedule[1].chunks, 4u);
+  EXPECT_EQ(schedule[2].step, 4u);
+  EXPECT_EQ(schedule[2].chunks, 6u);
+  // A model without params has no points, and no "verify" line.
+  plan.steps = {step({input_arg(0), output_arg(0)})};
+  EXPECT_TRUE(params_check_schedule(plan).empty());
 }
 
 TEST(ExecutorPlan, TheTestModelIsValid) {

@@ -28,6 +28,8 @@ int32_t kiln_model_run(void* const* inputs, void* const* outputs, void* workspac
   return 0;
 }
 
+kiln_model_step_hook_fn kiln_model_step_hook = 0;
+
 const char kiln_model_info[] =
-    "kiln-model 1\nname fixture\nworkspace 0\nparams 0 c0ffeec0ffeec0ff\n"
+    "kiln-model 2\nname fixture\nworkspace 0\nparams 0 c0ffeec0ffeec0ff\n"
     "input x f32 1 4\noutput y f32 1 4\n";

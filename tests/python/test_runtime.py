@@ -7,6 +7,7 @@ package the build lays out (BUILD/python). By hand:
 """
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -195,6 +196,22 @@ def test_bad_paths(models, tmp_path):
     assert e.value.code == 2  # KILN_ERROR_LOAD
     with pytest.raises(kiln_runtime.Error, match="threads"):
         kiln_runtime.load(models["dense"], threads=-1)
+
+
+def test_corrupt_weights_fail_the_first_run_or_verify(models, tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(models["dense"], bad)
+    data = bytearray((bad / "model.params").read_bytes())
+    data[64 + 3] ^= 0x20  # a payload byte: the header and chunk table stay sound
+    (bad / "model.params").write_bytes(bytes(data))
+    with kiln_runtime.load(bad, threads=1) as m:  # loading reads no weights
+        with pytest.raises(kiln_runtime.Error, match="checksum mismatch in chunk 0") as e:
+            m.run(x=dense_input())
+        assert e.value.code == 7  # KILN_ERROR_PARAMS
+    with pytest.raises(kiln_runtime.Error, match="checksum mismatch in chunk 0"):
+        kiln_runtime.load(bad, threads=1, verify=True)
+    with kiln_runtime.load(models["dense"], threads=1, verify=True) as m:
+        numpy.testing.assert_allclose(m.run(x=dense_input())["y"].shape, (2, 4))
 
 
 def test_model_so_path_and_closed_model(models):

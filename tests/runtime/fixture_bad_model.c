@@ -16,8 +16,10 @@ int32_t kiln_model_run(void* const* inputs, void* const* outputs, void* workspac
   return 0;
 }
 
+kiln_model_step_hook_fn kiln_model_step_hook = 0;
+
 #if defined(KILN_FIXTURE_INFO_UNTERMINATED)
 const char kiln_model_info[10] = {'k', 'i', 'l', 'n', '-', 'm', 'o', 'd', 'e', 'l'};
 #else
-const char kiln_model_info[] = "kiln-model 2\nname from_the_future\n";
+const char kiln_model_info[] = "kiln-model 3\nname from_the_future\n";
 #endif

@@ -10,10 +10,11 @@ namespace kiln::testing {
 namespace {
 
 const char* kGood =
-    "kiln-model 1\n"
+    "kiln-model 2\n"
     "name resnet18\n"
     "workspace 4096\n"
     "params 1000 00000000deadbeef\n"
+    "verify 0 1 5 3\n"
     "input data f32 4 1 3 224 224\n"
     "input flag bool 0\n"
     "output prob bf16 2 1 1000\n";
@@ -24,6 +25,7 @@ TEST(ModelInfo, ParsesEveryField) {
   EXPECT_EQ(info.workspace_bytes, 4096u);
   EXPECT_EQ(info.params_bytes, 1000u);
   EXPECT_EQ(info.params_checksum, 0xdeadbeefu);
+  EXPECT_EQ(info.verify, " 0 1 5 3");  // read by ParamsFirstUse as the first run goes
   ASSERT_EQ(info.inputs.size(), 2u);
   EXPECT_EQ(info.inputs[0].shape, (std::vector<int64_t>{1, 3, 224, 224}));
   EXPECT_EQ(info.inputs[0].bytes, 3u * 224 * 224 * 4);
@@ -55,11 +57,12 @@ void expect_malformed(const std::string& text, const std::string& fragment) {
 }
 
 TEST(ModelInfo, RefusesMalformedRecords) {
-  const std::string head = "kiln-model 1\nname m\nworkspace 0\nparams 0 cbf29ce484222325\n";
+  const std::string head = "kiln-model 2\nname m\nworkspace 0\nparams 0 cbf29ce484222325\n";
   expect_malformed("", "empty record");
-  expect_malformed("kiln-model 2\n", "line 1: format version 2, this runtime reads 1");
+  expect_malformed("kiln-model 3\n", "line 1: format version 3, this runtime reads 2");
+  expect_malformed("kiln-model 1\n", "line 1: format version 1, this runtime reads 2 (rebuild");
   expect_malformed("model 1\n", "line 1: expected 'kiln-model VERSION'");
-  expect_malformed("kiln-model 1\nname m\n", "missing one of");
+  expect_malformed("kiln-model 2\nname m\n", "missing one of");
   expect_malformed(head, "no outputs");
   expect_malformed(head + "output y f32 2 1\n", "line 5: rank 2 but 1 dimensions");
   expect_malformed(head + "output y f7 1 1\n", "unknown dtype 'f7'");
@@ -68,9 +71,9 @@ TEST(ModelInfo, RefusesMalformedRecords) {
   expect_malformed(head + "output y f32 2 4294967296 4294967296\n", "too large");
   expect_malformed(head + "output y\n", "expected 'output NAME DTYPE RANK DIMS...'");
   expect_malformed(head + "colour blue\n", "unexpected 'colour blue'");
-  expect_malformed("kiln-model 1\nname m\nworkspace 0\nparams 0 cbf2\noutput y f32 0\n",
+  expect_malformed("kiln-model 2\nname m\nworkspace 0\nparams 0 cbf2\noutput y f32 0\n",
                    "16 hex digits");
-  expect_malformed("kiln-model 1\nname m\nworkspace lots\n", "workspace bytes 'lots'");
+  expect_malformed("kiln-model 2\nname m\nworkspace lots\n", "workspace bytes 'lots'");
 }
 
 }  // namespace

@@ -204,10 +204,19 @@ TEST_F(ModelTest, LoadToFirstRunIsQuick) {
 // ---- Damaged and foreign params
 
 TEST_F(ModelTest, CorruptedParamsFailTheChecksum) {
+  // A damaged weight: found before the first run reads it (params_first_use_test.cpp has the
+  // order), or at once by verify_params.
   const std::string path =
       edited_params("flipped", [](auto& b) { b[kParamsHeaderBytes + 100] ^= 0x10; });
-  expect_error([&] { Model::load(so(), path, 1); }, ErrorCode::kParams,
-               {path, "checksum mismatch", "corrupt"});
+  Model m = Model::load(so(), path, 1);
+  expect_error([&] { check_outputs(m, 1); }, ErrorCode::kParams,
+               {path, "checksum mismatch in chunk 0", "corrupt"});
+  expect_error([&] { Model::load(so(), path, 1).verify_params(); }, ErrorCode::kParams,
+               {path, "checksum mismatch in chunk 0"});
+  // A damaged chunk table (the file's last bytes): refused at load.
+  const std::string table = edited_params("table", [](auto& b) { b.back() ^= 1; });
+  expect_error([&] { Model::load(so(), table, 1); }, ErrorCode::kParams,
+               {table, "checksum mismatch", "chunk table", "corrupt"});
 }
 
 TEST_F(ModelTest, TruncatedParams) {
@@ -222,13 +231,13 @@ TEST_F(ModelTest, TruncatedParams) {
 }
 
 TEST_F(ModelTest, UnknownParamsVersion) {
-  const std::string path = edited_params("v4", [](auto& b) { b[8] = 4; });
+  const std::string path = edited_params("v5", [](auto& b) { b[8] = 5; });
   expect_error([&] { Model::load(so(), path, 1); }, ErrorCode::kParams,
-               {"unknown format version 4", "reads version 3)"});
-  // A file of the previous format (another checksum): both versions named, and the way out.
-  const std::string old = edited_params("v2", [](auto& b) { b[8] = 2; });
+               {"unknown format version 5", "reads version 4)"});
+  // A file of the previous format (no chunk table): both versions named, and the way out.
+  const std::string old = edited_params("v3", [](auto& b) { b[8] = 3; });
   expect_error([&] { Model::load(so(), old, 1); }, ErrorCode::kParams,
-               {"unknown format version 2 (this runtime reads version 3; recompile the model"});
+               {"unknown format version 3 (this runtime reads version 4; recompile the model"});
 }
 
 TEST_F(ModelTest, NotAParamsFile) {
@@ -297,9 +306,9 @@ TEST_F(ModelTest, ModelForAnotherArchitecture) {
 }
 
 TEST_F(ModelTest, InfoRecordOfANewerFormat) {
-  expect_error([&] { Model::load(KILN_FIXTURE_MODEL_V2, params(), 1); }, ErrorCode::kLoad,
-               {KILN_FIXTURE_MODEL_V2, "malformed kiln_model_info",
-                "format version 2, this runtime reads 1"});
+  expect_error([&] { Model::load(KILN_FIXTURE_MODEL_NEWER, params(), 1); }, ErrorCode::kLoad,
+               {KILN_FIXTURE_MODEL_NEWER, "malformed kiln_model_info",
+                "format version 3, this runtime reads 2"});
 }
 
 TEST_F(ModelTest, InfoRecordWithoutItsTerminator) {

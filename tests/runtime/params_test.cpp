@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -59,13 +60,37 @@ TEST(ParamsChecksum, MatchesTheDefinitionAtEverySizeAroundBlocksAndChunks) {
   }
 }
 
-TEST(ParamsChecksum, ThreadPoolGivesTheSameValue) {
-  ThreadPool pool(3);
-  for (size_t n : {size_t(5), kParamsChecksumChunkBytes, 7 * kParamsChecksumChunkBytes + 3}) {
+TEST(ParamsChecksum, TheChunkTableHoldsEachChunksDigestAndCombinesIntoTheChecksum) {
+  const size_t chunk = kParamsChecksumChunkBytes;
+  for (size_t n : {size_t(0), size_t(5), chunk, 3 * chunk + 3}) {
     std::vector<uint8_t> payload(n);
     for (size_t i = 0; i < n; ++i) payload[i] = static_cast<uint8_t>(i * 37 + (i >> 12));
-    EXPECT_EQ(params_checksum(payload.data(), n, pool), params_checksum(payload.data(), n))
+    const std::vector<uint8_t> table = params_chunk_table(payload.data(), n);
+    ASSERT_EQ(table.size(), 8 * params_chunk_count(n));
+    for (size_t k = 0; k < table.size() / 8; ++k) {
+      uint64_t d = 0;
+      for (int i = 7; i >= 0; --i) d = d << 8 | table[8 * k + i];
+      EXPECT_EQ(d, reference_chunk(payload.data() + k * chunk, std::min(chunk, n - k * chunk)));
+    }
+    EXPECT_EQ(params_checksum_of_table(table.data(), table.size() / 8, n),
+              params_checksum(payload.data(), n))
         << n << " bytes";
+  }
+}
+
+TEST(ParamsChecksum, FirstBadChunkOnAPoolAndSerially) {
+  const size_t chunk = kParamsChecksumChunkBytes, n = 70 * chunk + 3;
+  std::vector<uint8_t> payload(n);
+  for (size_t i = 0; i < n; ++i) payload[i] = static_cast<uint8_t>(i * 37 + (i >> 12));
+  const std::vector<uint8_t> table = params_chunk_table(payload.data(), n);
+  ThreadPool pool(3);
+  for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+    EXPECT_EQ(params_first_bad_chunk(payload.data(), n, table.data(), 0, 71, p), 71u);
+    EXPECT_EQ(params_first_bad_chunk(payload.data(), n, table.data(), 5, 9, p), 9u);
+    payload[66 * chunk + 1] ^= 4;  // past the first batch of 64
+    EXPECT_EQ(params_first_bad_chunk(payload.data(), n, table.data(), 0, 71, p), 66u);
+    EXPECT_EQ(params_first_bad_chunk(payload.data(), n, table.data(), 0, 66, p), 66u);
+    payload[66 * chunk + 1] ^= 4;
   }
 }
 
@@ -94,12 +119,14 @@ TEST(ParamsFile, WriteThenOpen) {
   write_params_file(path, payload.data(), payload.size());
 
   const std::vector<uint8_t> bytes = read_file(path);
-  ASSERT_EQ(bytes.size(), kParamsHeaderBytes + payload.size());
+  ASSERT_EQ(bytes.size(), kParamsHeaderBytes + payload.size() + 8);  // one chunk's digest
   EXPECT_EQ(std::memcmp(bytes.data(), "KILNPRM\0", 8), 0);
-  EXPECT_EQ(bytes[8], 3);    // version, little-endian
+  EXPECT_EQ(bytes[8], 4);    // version, little-endian
   EXPECT_EQ(bytes[12], 64);  // payload offset
   EXPECT_EQ(bytes[16] | bytes[17] << 8, 1000);
   EXPECT_EQ(std::memcmp(bytes.data() + 64, payload.data(), payload.size()), 0);
+  const std::vector<uint8_t> table = params_chunk_table(payload.data(), payload.size());
+  EXPECT_EQ(std::memcmp(bytes.data() + 64 + payload.size(), table.data(), 8), 0);
   EXPECT_EQ(fs::status(path).permissions() & fs::perms::others_read, fs::perms::others_read);
 
   const ParamsFile f = ParamsFile::open(path);
@@ -169,6 +196,50 @@ TEST(ParamsFile, ParseNamesTheFile) {
     EXPECT_NE(std::string(e.what()).find("'weights.bin': not a kiln params file"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// A three-chunk params file image with `edit` applied.
+std::vector<uint8_t> edited_image(const std::function<void(std::vector<uint8_t>&)>& edit) {
+  const TempDir dir("kiln-params");
+  std::vector<uint8_t> payload(2 * kParamsChecksumChunkBytes + 100);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<uint8_t>(i * 13);
+  write_params_file(dir.file("p.params"), payload.data(), payload.size());
+  std::vector<uint8_t> image = read_file(dir.file("p.params"));
+  edit(image);
+  return image;
+}
+
+void expect_refused(const std::vector<uint8_t>& image, ParamsCheck check,
+                    std::initializer_list<const char*> words) {
+  try {
+    parse_params(image.data(), image.size(), "p.params", nullptr, check);
+    FAIL() << "accepted";
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kParams);
+    for (const char* w : words) EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
+  }
+}
+
+TEST(ParamsFile, ACorruptChunkIsNamedAndATableOnlyCheckLeavesItToTheCaller) {
+  const size_t in_chunk_1 = kParamsHeaderBytes + kParamsChecksumChunkBytes + 9;
+  const std::vector<uint8_t> image = edited_image([&](auto& b) { b[in_chunk_1] ^= 0x40; });
+  expect_refused(image, ParamsCheck::kWhole,
+                 {"checksum mismatch in chunk 1", "corrupt"});
+  const ParamsView v = parse_params(image.data(), image.size(), "p.params", nullptr,
+                                    ParamsCheck::kTableOnly);
+  EXPECT_EQ(params_first_bad_chunk(v.payload, v.bytes, v.chunk_table, 0, 3, nullptr), 1u);
+  EXPECT_EQ(params_first_bad_chunk(v.payload, v.bytes, v.chunk_table, 2, 3, nullptr), 3u);
+}
+
+TEST(ParamsFile, ATableThatDoesNotMatchTheHeaderIsRefusedEvenUnread) {
+  const size_t table_at = kParamsHeaderBytes + 2 * kParamsChecksumChunkBytes + 100;
+  for (ParamsCheck check : {ParamsCheck::kWhole, ParamsCheck::kTableOnly}) {
+    expect_refused(edited_image([&](auto& b) { b[table_at + 8] ^= 1; }), check,
+                   {"the chunk table combines to", "corrupt"});
+    expect_refused(edited_image([&](auto& b) { b.resize(b.size() - 8); }), check,
+                   {"truncated", "24-byte chunk table"});
+    expect_refused(edited_image([&](auto& b) { b.push_back(0); }), check, {"size mismatch"});
   }
 }
 

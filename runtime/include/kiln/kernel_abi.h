@@ -59,22 +59,29 @@ typedef int32_t (*kiln_model_run_fn)(void* const* inputs, void* const* outputs, 
 
 /* `kiln_model_info`: a NUL-terminated text record describing the model, one item per line
  * ('\n'), fields separated by one space, names free of whitespace:
- *   kiln-model 1                          format version (KILN_MODEL_INFO_VERSION)
+ *   kiln-model 2                          format version (KILN_MODEL_INFO_VERSION)
  *   name NAME
  *   workspace BYTES
  *   params BYTES CHECKSUM                 the params payload it was built for; CHECKSUM is
  *                                         16 lowercase hex digits (FNV-1a 64, see params.h)
+ *   verify S C S C ...                    optional: before step S first runs, params chunks
+ *                                         [0, C) (params.h) must have been checked; S and C
+ *                                         both increase along the line
  *   input NAME DTYPE RANK D0 D1 ...       once per input, in order (RANK 0: a scalar)
  *   output NAME DTYPE RANK D0 D1 ...      once per output, in order
- * DTYPE is one of f32 f16 bf16 f64 i8 i16 i32 i64 u8 u16 u32 bool. */
+ * DTYPE is one of f32 f16 bf16 f64 i8 i16 i32 i64 u8 u16 u32 bool. Version 1 had no "verify"
+ * line and a hook returning nothing. */
 #define KILN_MODEL_INFO_SYMBOL "kiln_model_info"
-#define KILN_MODEL_INFO_VERSION 1
+#define KILN_MODEL_INFO_VERSION 2
 
-/* `kiln_model_step_hook`: a writable function pointer in model.so, NULL unless a profiler sets
- * it. When set, kiln_model_run calls it after every step with the step's index (0-based, in
- * the order of model.json's "layers"), so a profiler can time each layer from outside the
- * generated code. Unset, it costs one load and one branch per step. */
-typedef void (*kiln_model_step_hook_fn)(int32_t step);
+/* `kiln_model_step_hook`: a writable function pointer in model.so, NULL unless the runtime or a
+ * profiler sets it. When set, kiln_model_run calls it after every step with the step's index
+ * (0-based, in the order of model.json's "layers"): a profiler times each layer from outside
+ * the generated code, and the runtime checks the params chunks the next step needs. A non-zero
+ * return stops the run with that status. Unset, it costs one load and one branch per step. */
+typedef int32_t (*kiln_model_step_hook_fn)(int32_t step);
+/* The status a hook returns when the params the next step needs are corrupt. */
+#define KILN_STATUS_PARAMS_CORRUPT 3
 #define KILN_MODEL_STEP_HOOK_SYMBOL "kiln_model_step_hook"
 
 /* A compiled model linked statically (`model.a` and its `model.h`): the symbols above would

@@ -8,11 +8,15 @@
 //
 //   kiln::Model m = kiln::Model::load_static(kiln_model_resnet18, "out/model.params");
 //
-// Loading checks everything that can be checked before the first run: the .so is a kiln model
-// for this architecture and CPU (kernel_abi.h), its info record parses, the params file is
-// intact and is the one the .so was built with (same size and checksum). The workspace arena is
-// allocated at load, 64-byte aligned. Errors are kiln::RuntimeError naming the file at fault;
-// runtime_c.h has the same behind status codes.
+// Loading checks that the .so is a kiln model for this architecture and CPU (kernel_abi.h),
+// that its info record parses, and that the params file is well formed and the one the .so was
+// built with (same size and checksum, its chunk table combining into that checksum: params.h).
+// The params' bytes themselves are checked chunk by chunk during the first run, each just
+// before the first step that reads it, so that a large model loads in about a millisecond: a
+// corrupt chunk stops that run (RuntimeError kParams naming the chunk) before any step reads
+// it. verify_params() checks them all at once instead. The workspace arena is allocated at
+// load, 64-byte aligned. Errors are kiln::RuntimeError naming the file at fault; runtime_c.h
+// has the same behind status codes.
 #ifndef KILN_MODEL_H
 #define KILN_MODEL_H
 
@@ -58,7 +62,8 @@ class Model {
   // outputs[i] at the buffer that receives output i. Buffers must be aligned to their element
   // size. Allocates nothing; calls on one Model from several threads are serialised (they share
   // the workspace). Throws RuntimeError: kInvalidArgument for a wrong count or a null pointer,
-  // kInvalidInput when an index input holds a value out of range, kKernel when a kernel fails.
+  // kInvalidInput when an index input holds a value out of range, kKernel when a kernel fails,
+  // kParams when a params chunk the run needs is corrupt (the outputs are then undefined).
   void run(std::span<const void* const> inputs, std::span<void* const> outputs) const;
   void run(std::initializer_list<const void*> inputs, std::initializer_list<void*> outputs) const {
     run(std::span<const void* const>(inputs.begin(), inputs.size()),
@@ -75,6 +80,11 @@ class Model {
   void run_shaped(std::span<const Tensor> inputs, std::span<void* const> outputs) const;
   // The same check alone: throws as run_shaped does.
   void check_input_shapes(std::span<const std::span<const int64_t>> shapes) const;
+
+  // Checks every params chunk the first run has not checked yet (all of them before it):
+  // RuntimeError kParams naming the first corrupt chunk. For a caller that wants a corrupt
+  // file refused at load, at the cost of reading it all there.
+  void verify_params() const;
 
   const std::string& name() const;
   const std::vector<TensorInfo>& inputs() const;

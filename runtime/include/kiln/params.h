@@ -3,15 +3,17 @@
 // This header holds both sides: the reader the runtime uses and the writer the compiler uses
 // (both in libkiln_rt, which the compiler links too).
 //
-// Layout, version 3 (integers little-endian):
+// Layout, version 4 (integers little-endian):
 //   offset  size  field
 //        0     8  magic "KILNPRM\0"
-//        8     4  u32 format version (3)
+//        8     4  u32 format version (4)
 //       12     4  u32 payload offset (64: the header's size)
-//       16     8  u64 payload bytes
+//       16     8  u64 payload bytes (B)
 //       24     8  u64 checksum of the payload (below)
 //       32    32  reserved, zero
-//       64     -  payload; the file ends exactly where the payload does
+//       64     B  payload
+//   64 + B  8 * K  the chunk table: the digest of each of the payload's K chunks (below), u64
+//                  each; the file ends exactly where the table does
 // The payload starts 64 bytes into the file, so in a page-aligned mapping it is 64-byte aligned
 // (a cache line, and the widest vector kiln emits): offsets the compiler aligns to 64 stay
 // aligned in memory.
@@ -26,8 +28,14 @@
 // (h ^ payload bytes) * P. Eight independent multiply chains keep a core busy at the speed the
 // payload streams in, and independent chunks let the loader hash on the model's thread pool.
 // A change confined to one lane of one chunk always changes the checksum (every step is a
-// bijection of the changed value). Version 2 hashed with four lanes and no chunks, version 1
-// byte by byte; this runtime refuses both (recompile the model). Chosen over CRC-32C for its 64
+// bijection of the changed value).
+//
+// The chunk table lets the runtime check each chunk when it is first needed rather than the
+// whole payload before the first run (kiln::Model does, kernel_abi.h's "verify" line): at open
+// only the table is checked (its digests combine into the header's checksum), and a chunk is
+// then sound when it hashes to its table entry. Version 3 had no table, version 2 hashed with
+// four lanes and no chunks, version 1 byte by byte; this runtime refuses them all (recompile
+// the model). Chosen over CRC-32C for its 64
 // bits: the checksum is also the model's fingerprint of its weights (kiln_model_info records
 // it), and it needs no table or CPU extension on a board.
 #ifndef KILN_PARAMS_H
@@ -41,33 +49,58 @@
 namespace kiln {
 
 inline constexpr char kParamsMagic[8] = {'K', 'I', 'L', 'N', 'P', 'R', 'M', '\0'};
-inline constexpr uint32_t kParamsVersion = 3;
+inline constexpr uint32_t kParamsVersion = 4;
 inline constexpr std::size_t kParamsHeaderBytes = 64;
 // Where ParamsBuilder places tensors, and what the payload's start is aligned to.
 inline constexpr std::size_t kParamsAlignment = 64;
 
 class ThreadPool;
 
-// The checksum (above) of `bytes` bytes at `data`; with a pool, its chunks are hashed on the
-// pool's threads (same value).
+// The checksum (above) of `bytes` bytes at `data`.
 uint64_t params_checksum(const void* data, std::size_t bytes) noexcept;
-uint64_t params_checksum(const void* data, std::size_t bytes, ThreadPool& pool);
 inline constexpr uint64_t kParamsChecksumSeed = 0xcbf29ce484222325ull;
 inline constexpr std::size_t kParamsChecksumChunkBytes = std::size_t(1) << 20;
 
-// A checked params file image.
+// Chunks of a `bytes`-byte payload.
+inline constexpr uint64_t params_chunk_count(uint64_t bytes) {
+  return (bytes + kParamsChecksumChunkBytes - 1) / kParamsChecksumChunkBytes;
+}
+// The chunk table of `bytes` bytes at `data` (the digest of each chunk, as the file holds
+// them), and the checksum a table of `chunks` entries combines into.
+std::vector<uint8_t> params_chunk_table(const void* data, std::size_t bytes);
+uint64_t params_checksum_of_table(const uint8_t* table, uint64_t chunks, uint64_t bytes) noexcept;
+// The digests of chunks [first, first + count) of `bytes` bytes at `payload`, into `digests`;
+// on `pool`'s threads when given.
+void params_hash_chunks(const uint8_t* payload, std::size_t bytes, std::size_t first,
+                        std::size_t count, uint64_t* digests, ThreadPool* pool);
+// The first chunk of [begin, end) that does not hash to its entry of `table`, or `end` when all
+// do; on `pool`'s threads when given.
+uint64_t params_first_bad_chunk(const uint8_t* payload, uint64_t bytes, const uint8_t* table,
+                                uint64_t begin, uint64_t end, ThreadPool* pool);
+
+// A params file image whose header and chunk table were checked.
 struct ParamsView {
   const uint8_t* payload = nullptr;  // into the bytes that were checked
   uint64_t bytes = 0;
   uint64_t checksum = 0;
+  const uint8_t* chunk_table = nullptr;  // params_chunk_count(bytes) little-endian u64
 };
 
+// When parse_params hashes the payload: all of it now, or none (the caller checks each chunk
+// before its first use, with params_first_bad_chunk).
+enum class ParamsCheck { kWhole, kTableOnly };
+
 // Checks `size` bytes of a params file: magic, version, payload offset, reserved bytes, size,
-// checksum (on `pool` when given). `name` (a path) only appears in messages. Throws
+// the chunk table against the header's checksum, and (kWhole) every chunk against the table,
+// on `pool` when given. `name` (a path) only appears in messages. Throws
 // RuntimeError(ErrorCode::kParams) saying what is wrong: "not a kiln params file", "unknown
-// format version", "truncated", "checksum mismatch".
+// format version", "truncated", "checksum mismatch" (naming the chunk).
 ParamsView parse_params(const void* data, std::size_t size, const std::string& name,
-                        ThreadPool* pool = nullptr);
+                        ThreadPool* pool = nullptr, ParamsCheck check = ParamsCheck::kWhole);
+
+// "checksum mismatch in chunk K ...": what parse_params throws for a chunk that does not hash
+// to its table entry, for callers that check chunks later.
+[[noreturn]] void params_chunk_error(const std::string& name, uint64_t chunk);
 
 // The 64-byte header of a params file holding `payload_bytes` bytes with `checksum`.
 std::vector<uint8_t> params_header(uint64_t payload_bytes, uint64_t checksum);
@@ -77,8 +110,10 @@ std::vector<uint8_t> params_header(uint64_t payload_bytes, uint64_t checksum);
 // valid params file.
 class ParamsFile {
  public:
-  // `pool` (optional) hashes the payload on its threads.
-  static ParamsFile open(const std::string& path, ThreadPool* pool = nullptr);
+  // `pool` (optional) hashes the payload on its threads. kTableOnly maps without reading the
+  // payload (no MAP_POPULATE): its pages come in as they are first checked or used.
+  static ParamsFile open(const std::string& path, ThreadPool* pool = nullptr,
+                         ParamsCheck check = ParamsCheck::kWhole);
 
   ParamsFile(ParamsFile&& other) noexcept;
   ParamsFile& operator=(ParamsFile&& other) noexcept;
@@ -90,6 +125,7 @@ class ParamsFile {
   const void* payload() const { return view_.payload; }
   uint64_t bytes() const { return view_.bytes; }
   uint64_t checksum() const { return view_.checksum; }
+  const uint8_t* chunk_table() const { return view_.chunk_table; }
   const std::string& path() const { return path_; }
 
  private:

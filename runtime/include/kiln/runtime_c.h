@@ -60,7 +60,9 @@ typedef struct kiln_tensor_info {
 /* Loads and checks the model; num_threads == 0: KILN_NUM_THREADS, else the usable CPUs. Errors:
  * KILN_ERROR_LOAD (not a kiln model, another architecture, a CPU feature missing, a damaged
  * .so), KILN_ERROR_PARAMS (a damaged params file, or one built for another model), KILN_ERROR_IO
- * (a file that cannot be read). */
+ * (a file that cannot be read). The params' bytes are checked chunk by chunk during the first
+ * run, each before a step reads it (kiln/model.h): a corrupt chunk fails that run with
+ * KILN_ERROR_PARAMS, or kiln_model_verify_params with it when called first. */
 kiln_status kiln_model_load(const char* so_path, const char* params_path, int32_t num_threads,
                             kiln_model** out);
 /* A model linked statically from its model.a: `entry` is the kiln_model_<NAME> table its model.h
@@ -73,8 +75,11 @@ int32_t kiln_model_num_inputs(const kiln_model* model);
 int32_t kiln_model_num_outputs(const kiln_model* model);
 kiln_status kiln_model_input_info(const kiln_model* model, int32_t index, kiln_tensor_info* out);
 kiln_status kiln_model_output_info(const kiln_model* model, int32_t index, kiln_tensor_info* out);
+/* Checks every params chunk no run has checked yet; KILN_ERROR_PARAMS naming the first
+ * corrupt one. */
+kiln_status kiln_model_verify_params(const kiln_model* model);
 /* inputs / outputs: one pointer per input / output, in order (the counts above). Allocates
- * nothing; a kernel failure is KILN_ERROR_KERNEL. */
+ * nothing; a kernel failure is KILN_ERROR_KERNEL, a corrupt params chunk KILN_ERROR_PARAMS. */
 kiln_status kiln_model_run(kiln_model* model, const void* const* inputs, void* const* outputs);
 /* A tensor as the caller holds it: its data and its shape (ndim entries; 0 for a scalar). */
 typedef struct kiln_tensor {
