@@ -7,6 +7,7 @@
 #include "compiler/te/schedule.h"
 #include "schedules/dense/batch_matmul.h"
 #include "schedules/math.h"
+#include "schedules/parallel_rule.h"
 #include "schedules/reduce/row_reduce.h"
 
 namespace kiln::schedules {
@@ -107,7 +108,7 @@ class Attention : public OpTemplate {
     int64_t mr = mrs.front();
     for (int64_t m : mrs)
       if (m * std::max(nr, ev) <= regs) mr = m;
-    return Config({{"mr", mr}, {"nr_vecs", nr}, {"ev", ev}, {"parallel", s.flops() > 2e6 ? 1 : 0}});
+    return Config({{"mr", mr}, {"nr_vecs", nr}, {"ev", ev}, {"parallel", worth_parallel(s.flops()) ? 1 : 0}});
   }
 
   std::vector<TensorSpec> inputs(const Workload& w) const override {

@@ -8,6 +8,7 @@
 #include "schedules/conv2d/common.h"
 #include "schedules/conv2d/lowp.h"
 #include "schedules/epilogue.h"
+#include "schedules/parallel_rule.h"
 
 namespace kiln::schedules {
 
@@ -49,7 +50,7 @@ class Conv2dBf16Amx final : public Conv2dTemplate {
     // Sapphire Rapids), while 2 x 2 led by 9-12% at 128 and 256 channels and tied at 512.
     return Config({{"row_tiles", flat_outputs(p) > kAmxTileRows ? 2 : 1},
                    {"col_tiles", p.o > kAmxTileRows && p.c > 64 ? 2 : 1},
-                   {"parallel", p.flops() > 2e6 ? 1 : 0}});
+                   {"parallel", worth_parallel(p.flops()) ? 1 : 0}});
   }
 
  protected:

@@ -7,6 +7,7 @@
 #include "schedules/conv2d/blocked.h"
 #include "schedules/conv2d/lowp.h"
 #include "schedules/layout.h"
+#include "schedules/parallel_rule.h"
 #include "schedules/requantize.h"
 
 namespace kiln::schedules {
@@ -106,7 +107,7 @@ class Conv2dInt8 final : public OpTemplate {
                    {"unroll_kw", p.kw <= 3 ? 1 : 0},
                    {"k_unroll", icb >= 8 ? 4 : (icb >= 4 ? 2 : 1)},
                    {"oc_inner", 0},
-                   {"parallel", p.flops() > 2e6 ? 1 : 0}});
+                   {"parallel", worth_parallel(p.flops()) ? 1 : 0}});
   }
 
  protected:

@@ -7,6 +7,7 @@
 #include "schedules/epilogue.h"
 #include "schedules/f16_partial_sums.h"
 #include "schedules/intrinsics.h"
+#include "schedules/parallel_rule.h"
 
 namespace kiln::schedules {
 
@@ -123,7 +124,7 @@ class Conv2dBf16Pair : public LowpConv2d {
                    {"unroll_kw", p.kw <= 3 ? 1 : 0},
                    {"k_unroll", icb >= 8 ? 4 : (icb >= 4 ? 2 : 1)},
                    {"oc_inner", 0},
-                   {"parallel", p.flops() > 2e6 ? 1 : 0}});
+                   {"parallel", worth_parallel(p.flops()) ? 1 : 0}});
   }
 
   std::vector<DataType> dtypes() const override { return {DataType::bf16()}; }
@@ -248,7 +249,7 @@ class Conv2dF16Arm final : public LowpConv2d {
                    {"f16_acc", static_cast<int64_t>(F16AccKind::F16Blocks)},
                    {"f16_block", fallback_f16_block(p, icb)},
                    {"oc_inner", 0},
-                   {"parallel", p.flops() > 2e6 ? 1 : 0}});
+                   {"parallel", worth_parallel(p.flops()) ? 1 : 0}});
   }
 
   std::vector<DataType> dtypes() const override { return {DataType::f16()}; }

@@ -13,6 +13,7 @@
 
 #include "schedules/conv2d/direct.h"
 #include "schedules/conv2d/plane_tile.h"
+#include "schedules/parallel_rule.h"
 
 namespace kiln::schedules {
 
@@ -90,7 +91,7 @@ class Conv2dNchwc : public DirectConv2dTemplate {
                    {"reduce_order", 0},
                    {"ic_chunk", plane_tile_pays(p, icb, vecs * lanes) ? 1 : 0},
                    {"oc_inner", pick_oc_inner(p, vecs * lanes, w.dtype.bytes())},
-                   {"parallel", p.flops() > 2e6 ? 1 : 0}});
+                   {"parallel", worth_parallel(p.flops()) ? 1 : 0}});
   }
 
  protected:

@@ -11,6 +11,7 @@
 #include "compiler/base/error.h"
 #include "schedules/conv2d/direct.h"
 #include "schedules/conv2d/pixel_blocks.h"
+#include "schedules/parallel_rule.h"
 
 namespace kiln::schedules {
 
@@ -72,7 +73,7 @@ class Conv2d1x1 : public DirectConv2dTemplate {
                    {"reg_n", reg_n},
                    {"k_unroll", 1},
                    {"oc_inner", small ? 0 : pick_oc_inner(p, vecs * lanes, w.dtype.bytes())},
-                   {"parallel", p.flops() > 2e6 ? 1 : 0},
+                   {"parallel", worth_parallel(p.flops()) ? 1 : 0},
                    {"block_tiles", small ? pick_block_tiles(pixels, reg_n) : 1},
                    {"kc", small && p.c > 128 ? 128 : 0},
                    {"weight_streams", small ? 2 : 1}});

@@ -12,6 +12,7 @@
 #include "schedules/dense/dense.h"
 #include "schedules/epilogue.h"
 #include "schedules/f16_partial_sums.h"
+#include "schedules/parallel_rule.h"
 
 namespace kiln::schedules {
 
@@ -574,7 +575,7 @@ static Config winograd_fallback_f16(const Workload& w, int64_t m) {
                  {"oc_bn", vecs * 8},
                  {"mr", mr},
                  {"k_unroll", 1},
-                 {"parallel", p.flops() > 2e6 ? 1 : 0},
+                 {"parallel", worth_parallel(p.flops()) ? 1 : 0},
                  {"f16_acc", static_cast<int64_t>(F16AccKind::F16Blocks)}});
 }
 
@@ -603,7 +604,7 @@ Config winograd_fallback(const Workload& w, const Target& t, int64_t m) {
                  {"oc_bn", vecs * lanes},
                  {"mr", mr},
                  {"k_unroll", 1},
-                 {"parallel", p.flops() > 2e6 ? 1 : 0}});
+                 {"parallel", worth_parallel(p.flops()) ? 1 : 0}});
 }
 
 bool winograd_preferred(const Workload& w, const Target& t) {

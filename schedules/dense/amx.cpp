@@ -6,6 +6,7 @@
 #include "schedules/amx_tile.h"
 #include "schedules/dense/lowp.h"
 #include "schedules/epilogue.h"
+#include "schedules/parallel_rule.h"
 
 namespace kiln::schedules {
 
@@ -57,7 +58,7 @@ class DenseBf16Amx final : public OpTemplate {
     return Config({{"row_tiles", s.m > kAmxTileRows ? 2 : 1},
                    {"col_tiles", s.n > kAmxTileRows ? 2 : 1},
                    {"panels_outer", 1},
-                   {"parallel", s.flops() > 2e6 ? 1 : 0}});
+                   {"parallel", worth_parallel(s.flops()) ? 1 : 0}});
   }
 
  protected:

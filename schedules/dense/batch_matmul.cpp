@@ -4,6 +4,7 @@
 
 #include "compiler/base/error.h"
 #include "compiler/te/schedule.h"
+#include "schedules/parallel_rule.h"
 
 namespace kiln::schedules {
 
@@ -65,7 +66,7 @@ class BatchMatmul : public OpTemplate {
         break;
       }
     return Config({{"mr", mr}, {"nr_vecs", vecs}, {"k_unroll", 1},
-                   {"pack_b", s.tb ? 1 : 0}, {"parallel", s.flops() > 2e6 ? 1 : 0}});
+                   {"pack_b", s.tb ? 1 : 0}, {"parallel", worth_parallel(s.flops()) ? 1 : 0}});
   }
 
   std::vector<TensorSpec> inputs(const Workload& w) const override {

@@ -4,6 +4,7 @@
 
 #include "compiler/base/error.h"
 #include "schedules/epilogue.h"
+#include "schedules/parallel_rule.h"
 
 namespace kiln::schedules {
 
@@ -73,9 +74,9 @@ class DensePacked : public OpTemplate {
     int64_t vecs = lanes >= 16 ? 4 : (t.is_x86() ? 2 : 3);
     if (s.m == 1) mr = 1, vecs = 4;  // a GEMV streams B once; wide rows, no row tile
     mr = fit_rows(mr, s.m, {12, 8, 6, 4, 2, 1});
-    // Below ~2 MFLOP waking threads costs more than it saves, unless the kernel is
-    // memory-bound on more weight bytes than one core streams quickly (a GEMV).
-    bool parallel = s.flops() > 2e6 || s.k * s.n * w.dtype.bytes() > (256 << 10);
+    // Threads when the arithmetic pays for the hand-off (parallel_rule.h), or when the kernel
+    // is memory-bound on more weight bytes than one core streams quickly (a GEMV).
+    bool parallel = worth_parallel(s.flops()) || s.k * s.n * w.dtype.bytes() > (256 << 10);
     return Config({{"mr", mr}, {"nr_vecs", vecs}, {"k_unroll", 1}, {"panels_outer", 1},
                    {"parallel", parallel ? 1 : 0}, {"kc", 0}, {"mc_tiles", 1}});
   }

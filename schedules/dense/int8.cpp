@@ -6,6 +6,7 @@
 #include "compiler/ir/op.h"
 #include "schedules/dense/lowp.h"
 #include "schedules/intrinsics.h"
+#include "schedules/parallel_rule.h"
 #include "schedules/requantize.h"
 
 namespace kiln::schedules {
@@ -85,7 +86,7 @@ class DenseInt8 final : public OpTemplate {
                    {"nr_vecs", vecs},
                    {"k_unroll", 2},
                    {"panels_outer", 1},
-                   {"parallel", s.flops() > 2e6 ? 1 : 0}});
+                   {"parallel", worth_parallel(s.flops()) ? 1 : 0}});
   }
 
  protected:

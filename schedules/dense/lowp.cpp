@@ -6,6 +6,7 @@
 #include "schedules/epilogue.h"
 #include "schedules/f16_partial_sums.h"
 #include "schedules/intrinsics.h"
+#include "schedules/parallel_rule.h"
 
 namespace kiln::schedules {
 
@@ -168,7 +169,7 @@ class DenseBf16X86 final : public LowpDense {
     // 6 x 4 zmm = 24 accumulators + 4 B vectors + a broadcast: 29 of 32 registers.
     int64_t mr = fit_rows(6, s.m, {8, 6, 4, 2, 1}), vecs = 4;
     if (s.n <= 32) vecs = ceil_div(s.n, 16);
-    bool parallel = s.flops() > 2e6;
+    bool parallel = worth_parallel(s.flops());
     return Config({{"mr", mr},
                    {"nr_vecs", vecs},
                    {"k_unroll", 2},
@@ -220,7 +221,7 @@ class DenseBf16Arm final : public LowpDense {
     // 4 x 4 tiles of 2x2: 16 accumulators + 4 A + 4 B blocks, 24 of the 32 v registers.
     int64_t mr2 = s.m == 1 ? 1 : fit_rows(4, ceil_div(s.m, 2), {4, 3, 2, 1});
     int64_t nr2 = std::min<int64_t>(4, ceil_div(s.n, 2));
-    bool parallel = s.flops() > 2e6;
+    bool parallel = worth_parallel(s.flops());
     return Config({{"mr2", mr2},
                    {"nr2", nr2},
                    {"k_unroll", 1},
@@ -344,7 +345,7 @@ class DenseF16Arm final : public LowpDense {
     // tile of 4 rows x 2 vectors holds 24 of the 32 v registers.
     int64_t mr = fit_rows(4, s.m, {8, 6, 4, 2, 1});
     int64_t vecs = s.n <= 8 ? 1 : 2;
-    bool parallel = s.flops() > 2e6;
+    bool parallel = worth_parallel(s.flops());
     return Config({{"mr", mr},
                    {"nr_vecs", vecs},
                    {"k_unroll", 1},

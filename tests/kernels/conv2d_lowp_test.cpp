@@ -290,8 +290,9 @@ TEST(Conv2dLowpAsm, ArmBf16UsesBfdot) {
   Workload w = conv(1, 16, 8, 8, 16, 3, DataType::bf16(), {{"pad", 1}});
   const OpTemplate& t = schedules::conv2d_bf16_arm_template();
   // Fallback: 16 output channels (4 q registers) x 4 pixels (divides OW 8), 4 channel pairs
-  // per iteration, 3 taps unrolled.
-  std::string s = template_assembly(t, w, "arm-bf16");
+  // per iteration, 3 taps unrolled. Serial: a parallel loop's closure is built with q-register
+  // copies on the stack, outside the loop this looks at.
+  std::string s = template_assembly(t, w, "arm-bf16", {{"parallel", 0}});
   EXPECT_GE(count_instructions(s, "bfdot", ".4s"), 4 * 4 * 4) << s;
   // The pair is broadcast with ld1r; no vector register goes through the stack.
   EXPECT_GE(count_instructions(s, "ld1r", ".4s"), 4) << s;
