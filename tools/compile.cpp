@@ -1,23 +1,50 @@
 // `kiln compile MODEL.onnx --target T [--records LOG...] [--pins PINS...] [--input-shape NAME=1,3,224,224 ...]
-// [--dtype bf16|f16 [--no-keep-last-f32]] -o DIR`: an ONNX network to a model directory (network/compile_network.h).
+// [--dtype bf16|f16 [--no-keep-last-f32] | --dtype int8 --calibration DIR [--keep-float NODE...]]
+// -o DIR`: an ONNX network to a model directory (network/compile_network.h). With --dtype int8
+// the float model is first quantized as `kiln quantize` does (tools/calibration.h) and the QDQ
+// model it gives is what compiles.
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <sstream>
 
 #include "compiler/base/output_paths.h"
 #include "compiler/graph/bind.h"
+#include "compiler/base/error.h"
 #include "network/compile_network.h"
+#include "runtime/process/temp_dir.h"
+#include "tools/calibration.h"
 #include "tools/precision_args.h"
 #include "tools/subcommands.h"
+#include "tools/write_file.h"
 
 namespace kiln::tools {
 
 namespace {
 
 struct CompileArgs {
-  std::string model, target = "host", out, name, dtype = "f32";
+  std::string model, target = "host", out, name, dtype = "f32", calibration;
   bool keep_last_f32 = true;
-  std::vector<std::string> records, pins, input_shapes;
+  std::vector<std::string> records, pins, input_shapes, keep_float;
 };
+
+// The QDQ model of `a.model` calibrated on `a.calibration`, written into `scratch`: what
+// --dtype int8 compiles. Its name stays the float file's (model.h, model.json).
+std::string quantized_model(const CompileArgs& a, const TempDir& scratch) {
+  user_check(!a.calibration.empty())
+      << "--dtype int8 needs --calibration DIR: a folder of .npy samples of the model's input "
+         "(the activations' ranges come from them)";
+  std::ifstream in(a.model, std::ios::binary);
+  user_check(in.good()) << a.model << ": cannot read";
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  const std::string path = scratch.file(std::filesystem::path(a.model).filename().string());
+  write_file_atomically(path, quantize_with_report(bytes.str(), a.model, a.calibration,
+                                                   "--calibration", a.keep_float));
+  return path;
+}
 
 int run_compile(const CompileArgs& a) {
   // A bad -o fails now, not after the compile (write_artifact checks it again at the end).
@@ -29,7 +56,15 @@ int run_compile(const CompileArgs& a) {
   o.pin_logs = a.pins;
   o.out_dir = a.out;
   o.name = a.name;
-  o.precision = precision_options(a.dtype, a.keep_last_f32);
+  const bool int8 = a.dtype == "int8";
+  user_check(int8 || (a.calibration.empty() && a.keep_float.empty()))
+      << "--calibration and --keep-float are for --dtype int8";
+  std::optional<TempDir> scratch;
+  if (int8) {
+    scratch.emplace("kiln-int8");
+    o.model_path = quantized_model(a, *scratch);
+  }
+  o.precision = precision_options(int8 ? "f32" : a.dtype, a.keep_last_f32);
   for (const std::string& spec : a.input_shapes) graph::add_shape_binding(o.input_shapes, spec);
   network::CompileReport r = network::compile_network(o);
   std::cout << network::format_report(r) << "wrote " << a.out
@@ -54,8 +89,14 @@ Run add_compile(CLI::App& app) {
                   "The model's name (model.h declares kiln_model_NAME); default: the file's stem");
   cmd->add_option("--dtype", a->dtype,
                   "f32, or bf16 / f16: conv and dense layers in that type where the target has "
-                  "kernels for it (softmax, normalisations and reductions stay f32)")
+                  "kernels for it (softmax, normalisations and reductions stay f32); int8: "
+                  "quantized first (as kiln quantize), calibrated on --calibration")
       ->capture_default_str();
+  cmd->add_option("--calibration", a->calibration,
+                  "With --dtype int8: a folder of .npy files, each one sample of the model's input");
+  cmd->add_option("--keep-float", a->keep_float,
+                  "With --dtype int8: Conv/MatMul/Gemm nodes (by name, or output name) to leave "
+                  "in float");
   add_keep_last_flag(*cmd, a->keep_last_f32);
   return [a] { return run_compile(*a); };
 }

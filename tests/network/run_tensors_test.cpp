@@ -11,6 +11,7 @@
 
 #include "runtime/process/temp_dir.h"
 #include "tests/graph/model_builder.h"
+#include "tests/network/kiln_binary.h"
 #include "tools/npy_file.h"
 
 namespace kiln::network::test {
@@ -19,20 +20,6 @@ namespace {
 using graph::DataType;
 using graph::HostTensor;
 using graph::test::ModelBuilder;
-
-struct Output {
-  int status = -1;
-  std::string text;  // stdout and stderr
-};
-
-Output kiln(const std::string& args) {
-  Output o;
-  std::FILE* p = popen((std::string(KILN_BIN) + " " + args + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), p)) o.text += buf.data();
-  o.status = WEXITSTATUS(pclose(p));
-  return o;
-}
 
 template <typename T>
 void save(const std::string& path, const std::string& dtype, const std::vector<T>& v,

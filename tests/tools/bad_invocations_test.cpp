@@ -155,7 +155,13 @@ const std::vector<Invocation> kBad = {
     {"tune {dir}/bad.onnx --log {dir}/t.jsonl --input-shape batch=1 --input-shape batch=2",
      "contradicting input shapes"},
     {"compile {dir}/bad.onnx -o {dir}/out --records {dir}/missing.jsonl", ""},
-    {"compile {dir}/bad.onnx -o {dir}/out --dtype f64", "--dtype 'f64' is not supported (valid: f32, bf16, f16)"},
+    {"compile {dir}/bad.onnx -o {dir}/out --dtype f64", "--dtype 'f64' is not supported (valid: f32, bf16, f16; kiln compile: int8)"},
+    // --dtype int8: the calibration folder, and its flags only with it
+    {"compile {dir}/bad.onnx -o {dir}/out --dtype int8", "--dtype int8 needs --calibration DIR"},
+    {"compile {dir}/missing.onnx -o {dir}/out --dtype int8 --calibration {dir}", "missing.onnx: cannot read"},
+    {"compile {dir}/bad.onnx -o {dir}/out --calibration {dir}", "--calibration and --keep-float are for --dtype int8"},
+    {"compile {dir}/bad.onnx -o {dir}/out --keep-float conv1", "are for --dtype int8"},
+    {"tune {dir}/bad.onnx --log {dir}/t.jsonl --dtype int8", "give this command the quantized model"},
     // an -o that cannot become the model folder is refused before the model is even read
     {"compile {dir}/bad.onnx -o {dir}/notes.txt", "exists and is not a folder"},
     {"compile {dir}/bad.onnx -o {dir}/notes.txt/out", "is not a folder"},

@@ -1,0 +1,56 @@
+// Calibration sets from .npy folders, and quantization with its report (tools/calibration.h).
+#include "tools/calibration.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include "compiler/base/error.h"
+#include "compiler/graph/onnx_import.h"
+#include "tools/npy_file.h"
+
+namespace kiln::tools {
+
+namespace fs = std::filesystem;
+
+std::vector<std::map<std::string, graph::HostTensor>> calibration_sets(const std::string& dir,
+                                                                       const std::string& input,
+                                                                       const std::string& flag) {
+  user_check(fs::is_directory(dir)) << flag << " " << dir << " is not a folder";
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".npy") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  user_check(!files.empty()) << flag << " " << dir << " has no .npy files";
+  std::vector<std::map<std::string, graph::HostTensor>> sets;
+  for (const std::string& f : files) {
+    F32File x = read_f32_file(f);
+    std::vector<double> v(x.values.begin(), x.values.end());
+    sets.push_back({{input, graph::HostTensor::from_f64(graph::DataType::f32(), x.shape, v)}});
+  }
+  return sets;
+}
+
+std::string quantize_with_report(const std::string& model_bytes, const std::string& source,
+                                 const std::string& dir, const std::string& flag,
+                                 const std::vector<std::string>& keep_float) {
+  const graph::Graph g = graph::import_onnx_bytes(model_bytes, source);
+  user_check(g.inputs.size() == 1) << source << ": has " << g.inputs.size()
+                                   << " inputs; int8 calibration takes models of one input";
+  graph::QuantizeReport r;
+  std::string q = graph::quantize_model(model_bytes, source,
+                                        calibration_sets(dir, g.inputs[0], flag), {keep_float}, &r);
+  std::cout << "quantized " << r.activations << " activations (uint8, per tensor) and " << r.weights
+            << " weights (int8, per channel)";
+  for (const std::string& k : r.kept_float) std::cout << "; kept in float: " << k;
+  std::cout << "\nerror against the float model on the calibration inputs:\n";
+  for (const graph::QuantizeError& e : r.outputs)
+    std::cout << "  output " << e.name << ": max |diff| " << e.max_abs << ", relative rms "
+              << e.relative_rms << "\n";
+  std::cout << "activations furthest from float (relative rms):\n";
+  for (const graph::QuantizeError& e : r.worst_layers)
+    std::cout << "  " << e.name << ": " << e.relative_rms << "\n";
+  return q;
+}
+
+}  // namespace kiln::tools
