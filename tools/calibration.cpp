@@ -33,15 +33,19 @@ std::vector<std::map<std::string, graph::HostTensor>> calibration_sets(const std
 
 std::string quantize_with_report(const std::string& model_bytes, const std::string& source,
                                  const std::string& dir, const std::string& flag,
-                                 const std::vector<std::string>& keep_float) {
+                                 const graph::QuantizeOptions& options) {
   const graph::Graph g = graph::import_onnx_bytes(model_bytes, source);
   user_check(g.inputs.size() == 1) << source << ": has " << g.inputs.size()
                                    << " inputs; int8 calibration takes models of one input";
   graph::QuantizeReport r;
   std::string q = graph::quantize_model(model_bytes, source,
-                                        calibration_sets(dir, g.inputs[0], flag), {keep_float}, &r);
-  std::cout << "quantized " << r.activations << " activations (uint8, per tensor) and " << r.weights
-            << " weights (int8, per channel)";
+                                        calibration_sets(dir, g.inputs[0], flag), options, &r);
+  std::cout << "quantized " << r.activations << " activations (uint8, per tensor, ";
+  if (options.percentile < 100)
+    std::cout << "the " << options.percentile << "th percentiles";
+  else
+    std::cout << "min-max";
+  std::cout << ") and " << r.weights << " weights (int8, per channel)";
   for (const std::string& k : r.kept_float) std::cout << "; kept in float: " << k;
   std::cout << "\nerror against the float model on the calibration inputs:\n";
   for (const graph::QuantizeError& e : r.outputs)

@@ -17,10 +17,10 @@ std::vector<std::map<std::string, graph::HostTensor>> calibration_sets(const std
                                                                        const std::string& flag);
 
 // Quantizes the ONNX model `model_bytes` (read from `source`) into a QDQ model calibrated on the
-// .npy files of `dir`; the model must have one input. Prints what it quantized and the error
-// it costs on the calibration inputs to stdout.
+// .npy files of `dir` with `options` (--keep-float, --percentile); the model must have one input.
+// Prints what it quantized and the error it costs on the calibration inputs to stdout.
 std::string quantize_with_report(const std::string& model_bytes, const std::string& source,
                                  const std::string& dir, const std::string& flag,
-                                 const std::vector<std::string>& keep_float);
+                                 const graph::QuantizeOptions& options);
 
 }  // namespace kiln::tools

@@ -28,6 +28,7 @@ struct CompileArgs {
   std::string model, target = "host", out, name, dtype = "f32", calibration;
   bool keep_last_f32 = true;
   std::vector<std::string> records, pins, input_shapes, keep_float;
+  double percentile = 100;
 };
 
 // The QDQ model of `a.model` calibrated on `a.calibration`, written into `scratch`: what
@@ -42,7 +43,7 @@ std::string quantized_model(const CompileArgs& a, const TempDir& scratch) {
   bytes << in.rdbuf();
   const std::string path = scratch.file(std::filesystem::path(a.model).filename().string());
   write_file_atomically(path, quantize_with_report(bytes.str(), a.model, a.calibration,
-                                                   "--calibration", a.keep_float));
+                                                   "--calibration", {a.keep_float, a.percentile}));
   return path;
 }
 
@@ -57,8 +58,8 @@ int run_compile(const CompileArgs& a) {
   o.out_dir = a.out;
   o.name = a.name;
   const bool int8 = a.dtype == "int8";
-  user_check(int8 || (a.calibration.empty() && a.keep_float.empty()))
-      << "--calibration and --keep-float are for --dtype int8";
+  user_check(int8 || (a.calibration.empty() && a.keep_float.empty() && a.percentile == 100))
+      << "--calibration, --keep-float and --percentile are for --dtype int8";
   std::optional<TempDir> scratch;
   if (int8) {
     scratch.emplace("kiln-int8");
@@ -97,6 +98,9 @@ Run add_compile(CLI::App& app) {
   cmd->add_option("--keep-float", a->keep_float,
                   "With --dtype int8: Conv/MatMul/Gemm nodes (by name, or output name) to leave "
                   "in float");
+  cmd->add_option("--percentile", a->percentile,
+                  "With --dtype int8: activation ranges from their (100 - P)th and P-th "
+                  "percentiles (e.g. 99.99) rather than their min and max");
   add_keep_last_flag(*cmd, a->keep_last_f32);
   return [a] { return run_compile(*a); };
 }

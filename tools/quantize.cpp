@@ -20,6 +20,7 @@ namespace {
 struct QuantizeArgs {
   std::string model, calibration, out;
   std::vector<std::string> keep_float;
+  double percentile = 100;
 };
 
 int run_quantize(const QuantizeArgs& a) {
@@ -28,8 +29,8 @@ int run_quantize(const QuantizeArgs& a) {
   user_check(in.good()) << a.model << ": cannot read";
   std::stringstream bytes;
   bytes << in.rdbuf();
-  const std::string q =
-      quantize_with_report(bytes.str(), a.model, a.calibration, "--calibration", a.keep_float);
+  const std::string q = quantize_with_report(bytes.str(), a.model, a.calibration, "--calibration",
+                                             {a.keep_float, a.percentile});
   write_file_atomically(a.out, q);
   std::cout << "wrote " << a.out << "\n";
   return 0;
@@ -48,6 +49,10 @@ Run add_quantize(CLI::App& app) {
   cmd->add_option("-o,--output", a->out, "The quantized .onnx file")->required();
   cmd->add_option("--keep-float", a->keep_float,
                   "Conv/MatMul/Gemm nodes (by name, or output name) to leave in float");
+  cmd->add_option("--percentile", a->percentile,
+                  "Activation ranges from the values between the (100 - P)th and the P-th "
+                  "percentile (e.g. 99.99) rather than their min and max")
+      ->capture_default_str();
   return [a] { return run_quantize(*a); };
 }
 

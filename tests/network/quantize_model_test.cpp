@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "compiler/base/error.h"
+#include "compiler/graph/evaluate.h"
 #include "compiler/graph/onnx_import.h"
 #include "tests/network/network_check.h"
 #include "tests/network/test_models.h"
@@ -84,11 +87,53 @@ TEST(QuantizeModel, KeepFloatLeavesALayerInFloat) {
   EXPECT_EQ(count(layer_ops(c), "QLinearConv"), 1);
 }
 
+// rms(quantized model's y - float model's y) / rms(float y) on one clean input, both by the
+// reference evaluator.
+double clean_error(const std::string& quantized) {
+  const std::map<std::string, HostTensor> x = {{"x", random_tensor({1, 4, 12, 12}, 77, 1.0f)}};
+  auto y_of = [&](const std::string& bytes) {
+    const graph::Graph g = graph::import_onnx_bytes(bytes, "m.onnx");
+    return graph::evaluate(g, x).at("y").to_f64();
+  };
+  const std::vector<double> q = y_of(quantized), f = y_of(float_cnn());
+  double diff2 = 0, ref2 = 0;
+  for (size_t i = 0; i < f.size(); ++i) diff2 += (q[i] - f[i]) * (q[i] - f[i]), ref2 += f[i] * f[i];
+  return std::sqrt(diff2 / ref2);
+}
+
+TEST(QuantizeModel, PercentileRangesIgnoreAnOutlierThatMinMaxFollows) {
+  // One calibration value in 2304 is 60x the rest: min-max stretches x's scale to cover it and
+  // every ordinary input loses most of its resolution; the 99.9th percentiles leave it out.
+  std::vector<std::map<std::string, HostTensor>> sets = calibration(4);
+  HostTensor& x = sets[1].at("x");
+  x.data<float>()[100] = 60.0f;
+  graph::QuantizeOptions min_max, percentile;
+  percentile.percentile = 99.9;
+  const double e_min_max =
+      clean_error(graph::quantize_model(float_cnn(), "cnn.onnx", sets, min_max, nullptr));
+  const double e_percentile =
+      clean_error(graph::quantize_model(float_cnn(), "cnn.onnx", sets, percentile, nullptr));
+  EXPECT_LT(e_percentile, 0.05);
+  EXPECT_LT(e_percentile * 3, e_min_max)
+      << "percentile " << e_percentile << ", min-max " << e_min_max;
+  // Without outliers the two agree closely.
+  const double clean_pct = clean_error(
+      graph::quantize_model(float_cnn(), "cnn.onnx", calibration(4), percentile, nullptr));
+  EXPECT_LT(clean_pct, 0.05);
+}
+
 TEST(QuantizeModel, BadRequestsAreOneUserError) {
   EXPECT_THROW(graph::quantize_model(float_cnn(), "cnn.onnx", {}, {}, nullptr), UserError);
   const std::string msg = kiln::test::user_error_of(
       [&] { graph::quantize_model(float_cnn(), "cnn.onnx", calibration(1), {{"nope"}}, nullptr); });
   EXPECT_NE(msg.find("--keep-float nope"), std::string::npos) << msg;
+  graph::QuantizeOptions bad_percentile;
+  bad_percentile.percentile = 40;
+  EXPECT_NE(kiln::test::user_error_of([&] {
+              graph::quantize_model(float_cnn(), "cnn.onnx", calibration(1), bad_percentile,
+                                    nullptr);
+            }).find("percentile must be in (50, 100]"),
+            std::string::npos);
   ModelBuilder b(13);
   b.input("x", DataType::f32(), {int64_t{2}, int64_t{3}});
   b.node("Relu", {"x"}, {"y"});

@@ -159,8 +159,9 @@ const std::vector<Invocation> kBad = {
     // --dtype int8: the calibration folder, and its flags only with it
     {"compile {dir}/bad.onnx -o {dir}/out --dtype int8", "--dtype int8 needs --calibration DIR"},
     {"compile {dir}/missing.onnx -o {dir}/out --dtype int8 --calibration {dir}", "missing.onnx: cannot read"},
-    {"compile {dir}/bad.onnx -o {dir}/out --calibration {dir}", "--calibration and --keep-float are for --dtype int8"},
+    {"compile {dir}/bad.onnx -o {dir}/out --calibration {dir}", "--calibration, --keep-float and --percentile are for --dtype int8"},
     {"compile {dir}/bad.onnx -o {dir}/out --keep-float conv1", "are for --dtype int8"},
+    {"compile {dir}/bad.onnx -o {dir}/out --percentile 99.9", "are for --dtype int8"},
     {"tune {dir}/bad.onnx --log {dir}/t.jsonl --dtype int8", "give this command the quantized model"},
     // an -o that cannot become the model folder is refused before the model is even read
     {"compile {dir}/bad.onnx -o {dir}/notes.txt", "exists and is not a folder"},
