@@ -124,9 +124,8 @@ ParamsView parse_params(const void* data, std::size_t size, const std::string& n
   const uint64_t recorded = read_u64(p + kChecksumAt);
   const uint64_t of_table = params_checksum_of_table(table, chunks, bytes);
   if (recorded != of_table) {
-    params_error(name, {"checksum mismatch: the header says ", Num(recorded, true),
-                        ", the chunk table combines to ", Num(of_table, true),
-                        " (the file is corrupt)"});
+    params_error(name, {"checksum mismatch: the chunk table does not combine to the header's "
+                        "checksum (the file is corrupt)"});
   }
   if (check == ParamsCheck::kWhole) {
     const uint64_t bad = params_first_bad_chunk(payload, bytes, table, 0, chunks, pool);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <mutex>
 #include <utility>
 
 #include "kiln/runtime.h"
@@ -35,6 +36,13 @@ int32_t ParamsFirstUse::run_checked(kiln_model_step_hook_fn* hook, kiln_model_ru
   // Without the hook, or without the points that say which step needs what (a record with no
   // "verify" line), nothing can be checked between steps: everything is, before the first.
   const bool hooked = install(hook);
+  struct Uninstall {
+    kiln_model_step_hook_fn* slot;
+    bool hooked;
+    ~Uninstall() {
+      if (hooked) uninstall(slot);
+    }
+  } uninstall_at_exit{hook, hooked};
   if (!hooked || points_.empty()) check_up_to(chunks_);
   if (!check_before(0)) fail();
   ParamsFirstUse* const previous = t_checking;
@@ -52,17 +60,32 @@ int32_t ParamsFirstUse::hook(int32_t step) {
   return p->check_before(static_cast<uint64_t>(step) + 1) ? 0 : KILN_STATUS_PARAMS_CORRUPT;
 }
 
+// Installing and removing the hook: under one lock, with the count of first runs in progress
+// (any model), so that a first run never loses the hook to another ending at the same moment
+// (two loads of one model.so share its slot). Only first runs take the lock; later runs find
+// the slot empty again and pay nothing for the check. A hook left behind (another model.so's
+// first run was still going when this one's ended) returns at once.
+namespace {
+std::mutex g_slots;
+int g_first_runs = 0;
+}  // namespace
+
 bool ParamsFirstUse::install(kiln_model_step_hook_fn* slot) {
-  // The slot is read by the generated code as volatile; written the same way. It is left set:
-  // another Model of the same model.so may be in its first run, and the hook returns at once
-  // when no check is pending on its thread.
-  auto* volatile_slot = reinterpret_cast<volatile kiln_model_step_hook_fn*>(slot);
   if (!slot) return false;
+  // The generated code reads the slot as volatile; it is written the same way.
+  auto* volatile_slot = reinterpret_cast<volatile kiln_model_step_hook_fn*>(slot);
+  std::lock_guard<std::mutex> lock(g_slots);
   const kiln_model_step_hook_fn current = *volatile_slot;
-  if (current == &ParamsFirstUse::hook) return true;
-  if (current != nullptr) return false;  // a profiler's: check everything up front instead
+  if (current != nullptr && current != &ParamsFirstUse::hook) return false;  // a profiler's
   *volatile_slot = &ParamsFirstUse::hook;
+  ++g_first_runs;
   return true;
+}
+
+void ParamsFirstUse::uninstall(kiln_model_step_hook_fn* slot) {
+  auto* volatile_slot = reinterpret_cast<volatile kiln_model_step_hook_fn*>(slot);
+  std::lock_guard<std::mutex> lock(g_slots);
+  if (--g_first_runs == 0 && *volatile_slot == &ParamsFirstUse::hook) *volatile_slot = nullptr;
 }
 
 bool ParamsFirstUse::check_before(uint64_t step) noexcept {

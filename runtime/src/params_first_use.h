@@ -29,8 +29,8 @@ class ParamsFirstUse {
 
   // Runs kiln_model_run (`entry`, with its four arguments) with the checks: checks what step 0
   // needs, installs the hook into the model's slot `hook` (or, when a profiler's hook holds it,
-  // checks everything first), runs, then checks any chunk no step reached. Throws
-  // RuntimeError(kParams) naming the chunk on a mismatch; returns the run's status.
+  // checks everything first), runs, removes the hook, then checks any chunk no step reached.
+  // Throws RuntimeError(kParams) naming the chunk on a mismatch; returns the run's status.
   int32_t run_checked(kiln_model_step_hook_fn* hook, kiln_model_run_fn entry, void* const* inputs,
                       void* const* outputs, void* workspace, const void* params);
 
@@ -40,7 +40,9 @@ class ParamsFirstUse {
  private:
   static constexpr uint64_t kNone = ~uint64_t(0);
 
+  // Sets the hook into the model's slot unless a profiler's holds it; false then.
   bool install(kiln_model_step_hook_fn* hook);
+  static void uninstall(kiln_model_step_hook_fn* hook);
   static int32_t hook(int32_t step);
 
   // Checks the chunks step `step` needs; false on a mismatch (bad_ set). Never throws: it runs

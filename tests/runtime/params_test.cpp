@@ -236,7 +236,7 @@ TEST(ParamsFile, ATableThatDoesNotMatchTheHeaderIsRefusedEvenUnread) {
   const size_t table_at = kParamsHeaderBytes + 2 * kParamsChecksumChunkBytes + 100;
   for (ParamsCheck check : {ParamsCheck::kWhole, ParamsCheck::kTableOnly}) {
     expect_refused(edited_image([&](auto& b) { b[table_at + 8] ^= 1; }), check,
-                   {"the chunk table combines to", "corrupt"});
+                   {"the chunk table does not combine to the header", "corrupt"});
     expect_refused(edited_image([&](auto& b) { b.resize(b.size() - 8); }), check,
                    {"truncated", "24-byte chunk table"});
     expect_refused(edited_image([&](auto& b) { b.push_back(0); }), check, {"size mismatch"});
