@@ -31,6 +31,16 @@ std::vector<std::map<std::string, graph::HostTensor>> calibration_sets(const std
   return sets;
 }
 
+graph::QuantizeOptions quantize_options(const std::vector<std::string>& keep_float,
+                                        double percentile, bool entropy) {
+  user_check(!(entropy && percentile != 100)) << "--percentile and --entropy: choose one";
+  graph::QuantizeOptions o;
+  o.keep_float = keep_float;
+  if (entropy) o.ranges.method = graph::RangeMethod::kEntropy;
+  if (percentile != 100) o.ranges = {graph::RangeMethod::kPercentile, percentile};
+  return o;
+}
+
 std::string quantize_with_report(const std::string& model_bytes, const std::string& source,
                                  const std::string& dir, const std::string& flag,
                                  const graph::QuantizeOptions& options) {
@@ -41,10 +51,16 @@ std::string quantize_with_report(const std::string& model_bytes, const std::stri
   std::string q = graph::quantize_model(model_bytes, source,
                                         calibration_sets(dir, g.inputs[0], flag), options, &r);
   std::cout << "quantized " << r.activations << " activations (uint8, per tensor, ";
-  if (options.percentile < 100)
-    std::cout << "the " << options.percentile << "th percentiles";
-  else
-    std::cout << "min-max";
+  switch (options.ranges.method) {
+    case graph::RangeMethod::kPercentile:
+      std::cout << "the " << options.ranges.percentile << "th percentiles";
+      break;
+    case graph::RangeMethod::kEntropy:
+      std::cout << "least entropy";
+      break;
+    case graph::RangeMethod::kMinMax:
+      std::cout << "min-max";
+  }
   std::cout << ") and " << r.weights << " weights (int8, per channel)";
   for (const std::string& k : r.kept_float) std::cout << "; kept in float: " << k;
   std::cout << "\nerror against the float model on the calibration inputs:\n";

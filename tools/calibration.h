@@ -16,6 +16,11 @@ std::vector<std::map<std::string, graph::HostTensor>> calibration_sets(const std
                                                                        const std::string& input,
                                                                        const std::string& flag);
 
+// The options of --keep-float, --percentile P (100: min-max) and --entropy; UserError when
+// both range methods are asked for.
+graph::QuantizeOptions quantize_options(const std::vector<std::string>& keep_float,
+                                        double percentile, bool entropy);
+
 // Quantizes the ONNX model `model_bytes` (read from `source`) into a QDQ model calibrated on the
 // .npy files of `dir` with `options` (--keep-float, --percentile); the model must have one input.
 // Prints what it quantized and the error it costs on the calibration inputs to stdout.

@@ -29,6 +29,7 @@ struct CompileArgs {
   bool keep_last_f32 = true;
   std::vector<std::string> records, pins, input_shapes, keep_float;
   double percentile = 100;
+  bool entropy = false;
 };
 
 // The QDQ model of `a.model` calibrated on `a.calibration`, written into `scratch`: what
@@ -43,7 +44,7 @@ std::string quantized_model(const CompileArgs& a, const TempDir& scratch) {
   bytes << in.rdbuf();
   const std::string path = scratch.file(std::filesystem::path(a.model).filename().string());
   write_file_atomically(path, quantize_with_report(bytes.str(), a.model, a.calibration,
-                                                   "--calibration", {a.keep_float, a.percentile}));
+                                                   "--calibration", quantize_options(a.keep_float, a.percentile, a.entropy)));
   return path;
 }
 
@@ -58,8 +59,9 @@ int run_compile(const CompileArgs& a) {
   o.out_dir = a.out;
   o.name = a.name;
   const bool int8 = a.dtype == "int8";
-  user_check(int8 || (a.calibration.empty() && a.keep_float.empty() && a.percentile == 100))
-      << "--calibration, --keep-float and --percentile are for --dtype int8";
+  user_check(int8 ||
+             (a.calibration.empty() && a.keep_float.empty() && a.percentile == 100 && !a.entropy))
+      << "--calibration, --keep-float, --percentile and --entropy are for --dtype int8";
   std::optional<TempDir> scratch;
   if (int8) {
     scratch.emplace("kiln-int8");
@@ -101,6 +103,9 @@ Run add_compile(CLI::App& app) {
   cmd->add_option("--percentile", a->percentile,
                   "With --dtype int8: activation ranges from their (100 - P)th and P-th "
                   "percentiles (e.g. 99.99) rather than their min and max");
+  cmd->add_flag("--entropy", a->entropy,
+                "With --dtype int8: activation ranges that lose least information (least KL "
+                "divergence)");
   add_keep_last_flag(*cmd, a->keep_last_f32);
   return [a] { return run_compile(*a); };
 }

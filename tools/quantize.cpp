@@ -21,6 +21,7 @@ struct QuantizeArgs {
   std::string model, calibration, out;
   std::vector<std::string> keep_float;
   double percentile = 100;
+  bool entropy = false;
 };
 
 int run_quantize(const QuantizeArgs& a) {
@@ -30,7 +31,7 @@ int run_quantize(const QuantizeArgs& a) {
   std::stringstream bytes;
   bytes << in.rdbuf();
   const std::string q = quantize_with_report(bytes.str(), a.model, a.calibration, "--calibration",
-                                             {a.keep_float, a.percentile});
+                                             quantize_options(a.keep_float, a.percentile, a.entropy));
   write_file_atomically(a.out, q);
   std::cout << "wrote " << a.out << "\n";
   return 0;
@@ -53,6 +54,9 @@ Run add_quantize(CLI::App& app) {
                   "Activation ranges from the values between the (100 - P)th and the P-th "
                   "percentile (e.g. 99.99) rather than their min and max")
       ->capture_default_str();
+  cmd->add_flag("--entropy", a->entropy,
+                "Activation ranges that lose least information (least KL divergence, as TensorRT "
+                "calibrates) rather than their min and max");
   return [a] { return run_quantize(*a); };
 }
 

@@ -7,6 +7,7 @@
 
 #include "compiler/base/error.h"
 #include "compiler/graph/bind.h"
+#include "compiler/graph/calibrate_ranges.h"
 #include "compiler/graph/evaluate.h"
 #include "compiler/graph/onnx_import.h"
 #include "compiler/graph/onnx_tensor.h"
@@ -256,60 +257,6 @@ class Quantizer {
   int64_t opset_ = 13;
 };
 
-using Ranges = std::map<std::string, std::pair<double, double>>;
-
-// Each value of `g` in `values` on every calibration set (the reference evaluator), to `see`.
-template <typename See>
-void for_each_value(Graph g, const std::set<std::string>& values,
-                    const std::vector<std::map<std::string, HostTensor>>& calibration, See see) {
-  g.outputs.assign(values.begin(), values.end());
-  for (const auto& inputs : calibration)
-    for (const auto& [name, t] : evaluate(g, inputs)) see(name, t.to_f64());
-}
-
-// Min and max of each value over the calibration sets.
-Ranges min_max_of(const Graph& g, const std::set<std::string>& values,
-                  const std::vector<std::map<std::string, HostTensor>>& calibration) {
-  Ranges out;
-  for_each_value(g, values, calibration, [&](const std::string& name, const std::vector<double>& v) {
-    auto [it, fresh] = out.try_emplace(name, std::numeric_limits<double>::infinity(),
-                                       -std::numeric_limits<double>::infinity());
-    for (double x : v) it->second = {std::min(it->second.first, x), std::max(it->second.second, x)};
-  });
-  return out;
-}
-
-// The (100 - p)th and p-th percentiles of each value: a second pass counts the values into
-// 4096 bins between its min and max (memory bounded whatever the calibration set's size); a
-// percentile is then the edge of the bin where the count crosses it (at most a bin's width,
-// 1/4096 of the range, beyond the exact one).
-Ranges percentiles_of(const Graph& g, const std::set<std::string>& values,
-                      const std::vector<std::map<std::string, HostTensor>>& calibration,
-                      double p) {
-  constexpr size_t kBins = 4096;
-  Ranges range = min_max_of(g, values, calibration);
-  std::map<std::string, std::vector<uint64_t>> hist;
-  for_each_value(g, values, calibration, [&](const std::string& name, const std::vector<double>& v) {
-    const auto [lo, hi] = range.at(name);
-    std::vector<uint64_t>& h = hist.try_emplace(name, kBins, 0).first->second;
-    const double width = hi > lo ? (hi - lo) / kBins : 1;
-    for (double x : v) h[std::min(kBins - 1, static_cast<size_t>((x - lo) / width))]++;
-  });
-  Ranges out;
-  for (const auto& [name, h] : hist) {
-    const auto [lo, hi] = range.at(name);
-    const double width = hi > lo ? (hi - lo) / kBins : 0;
-    uint64_t total = 0;
-    for (uint64_t c : h) total += c;
-    const double tail = total * (100 - p) / 100;
-    size_t first = 0, last = kBins - 1;
-    for (double below = 0; first < kBins - 1 && below + h[first] <= tail; ++first) below += h[first];
-    for (double above = 0; last > first && above + h[last] <= tail; --last) above += h[last];
-    out[name] = {lo + width * first, lo + width * (last + 1)};
-  }
-  return out;
-}
-
 QuantizeError error_of(const std::string& name, const HostTensor& got, const HostTensor& want) {
   const std::vector<double> g = got.to_f64(), w = want.to_f64();
   QuantizeError e{name, 0, 0};
@@ -359,12 +306,11 @@ std::string quantize_model(const std::string& model_bytes, const std::string& so
       activations.insert(s.result);
   }
   std::map<std::string, U8Params> params;
-  user_check(options.percentile > 50 && options.percentile <= 100)
-      << source << ": the calibration percentile must be in (50, 100], got " << options.percentile;
-  const Ranges ranges = options.percentile < 100
-                            ? percentiles_of(g, activations, calibration, options.percentile)
-                            : min_max_of(g, activations, calibration);
-  for (const auto& [v, range] : ranges)
+  user_check(options.ranges.method != RangeMethod::kPercentile ||
+             (options.ranges.percentile > 50 && options.ranges.percentile <= 100))
+      << source << ": the calibration percentile must be in (50, 100], got "
+      << options.ranges.percentile;
+  for (const auto& [v, range] : calibrate_ranges(g, activations, calibration, options.ranges))
     params[v] = u8_params(range.first, range.second);
   r.weights = q.rewrite(sites, params);
   r.activations = static_cast<int>(params.size());

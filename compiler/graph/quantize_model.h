@@ -3,9 +3,8 @@
 //  - every activation a Conv, MatMul or Gemm reads, and each such operator's result (or the
 //    result of the Relu that alone follows it), gets QuantizeLinear -> DequantizeLinear to
 //    uint8 with the scale and zero point of its range over the calibration inputs (min-max,
-//    or with `percentile` below 100 the values between the (100 - p)th and the p-th
-//    percentile, so that a few outliers do not stretch the scale of all the rest; the range
-//    widened to include 0 so that 0.0 is exact);
+//    percentiles or least entropy: calibrate_ranges.h), widened to include 0 so that 0.0 is
+//    exact;
 //  - their constant weights become int8 per output channel, symmetric (zero point 0, scale
 //    max|w| / 127), read through a DequantizeLinear; a bias becomes int32 with the product
 //    of the input and weight scales, as quantize_static writes it;
@@ -20,14 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "compiler/graph/calibrate_ranges.h"
 #include "compiler/graph/graph.h"
 
 namespace kiln::graph {
 
 struct QuantizeOptions {
   std::vector<std::string> keep_float;
-  // 100: each activation's range is its min and max; below (e.g. 99.99): its percentiles.
-  double percentile = 100;
+  RangeOptions ranges;  // how each activation's range is taken (min-max by default)
 };
 
 struct QuantizeError {

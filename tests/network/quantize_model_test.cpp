@@ -101,14 +101,16 @@ double clean_error(const std::string& quantized) {
   return std::sqrt(diff2 / ref2);
 }
 
-TEST(QuantizeModel, PercentileRangesIgnoreAnOutlierThatMinMaxFollows) {
+TEST(QuantizeModel, PercentileAndEntropyRangesIgnoreAnOutlierThatMinMaxFollows) {
   // One calibration value in 2304 is 60x the rest: min-max stretches x's scale to cover it and
-  // every ordinary input loses most of its resolution; the 99.9th percentiles leave it out.
+  // every ordinary input loses most of its resolution; the 99.9th percentiles leave it out, and
+  // so does the least-entropy threshold.
   std::vector<std::map<std::string, HostTensor>> sets = calibration(4);
   HostTensor& x = sets[1].at("x");
   x.data<float>()[100] = 60.0f;
-  graph::QuantizeOptions min_max, percentile;
-  percentile.percentile = 99.9;
+  graph::QuantizeOptions min_max, percentile, entropy;
+  percentile.ranges = {graph::RangeMethod::kPercentile, 99.9};
+  entropy.ranges.method = graph::RangeMethod::kEntropy;
   const double e_min_max =
       clean_error(graph::quantize_model(float_cnn(), "cnn.onnx", sets, min_max, nullptr));
   const double e_percentile =
@@ -122,13 +124,28 @@ TEST(QuantizeModel, PercentileRangesIgnoreAnOutlierThatMinMaxFollows) {
   EXPECT_LT(clean_pct, 0.05);
 }
 
+TEST(EntropyThreshold, ClipsALongThinTailAndKeepsAFullRange) {
+  // A bell of 2048 bins over [0, 1] with its bulk in the first fifth and one far count: the
+  // threshold lands near the end of the bulk, far below the maximum.
+  std::vector<uint64_t> bell(2048, 0);
+  for (size_t i = 0; i < 400; ++i)
+    bell[i] = static_cast<uint64_t>(100000 * std::exp(-double(i * i) / 20000));
+  bell[2047] = 1;
+  const double t = graph::entropy_threshold(bell, 1.0, 255);
+  EXPECT_GT(t, 0.08);
+  EXPECT_LT(t, 0.35);
+  // Values spread evenly over the whole range: nothing is worth clipping.
+  const std::vector<uint64_t> flat(2048, 50);
+  EXPECT_GT(graph::entropy_threshold(flat, 1.0, 255), 0.95);
+}
+
 TEST(QuantizeModel, BadRequestsAreOneUserError) {
   EXPECT_THROW(graph::quantize_model(float_cnn(), "cnn.onnx", {}, {}, nullptr), UserError);
   const std::string msg = kiln::test::user_error_of(
       [&] { graph::quantize_model(float_cnn(), "cnn.onnx", calibration(1), {{"nope"}}, nullptr); });
   EXPECT_NE(msg.find("--keep-float nope"), std::string::npos) << msg;
   graph::QuantizeOptions bad_percentile;
-  bad_percentile.percentile = 40;
+  bad_percentile.ranges = {graph::RangeMethod::kPercentile, 40};
   EXPECT_NE(kiln::test::user_error_of([&] {
               graph::quantize_model(float_cnn(), "cnn.onnx", calibration(1), bad_percentile,
                                     nullptr);

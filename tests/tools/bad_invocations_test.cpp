@@ -159,9 +159,11 @@ const std::vector<Invocation> kBad = {
     // --dtype int8: the calibration folder, and its flags only with it
     {"compile {dir}/bad.onnx -o {dir}/out --dtype int8", "--dtype int8 needs --calibration DIR"},
     {"compile {dir}/missing.onnx -o {dir}/out --dtype int8 --calibration {dir}", "missing.onnx: cannot read"},
-    {"compile {dir}/bad.onnx -o {dir}/out --calibration {dir}", "--calibration, --keep-float and --percentile are for --dtype int8"},
+    {"compile {dir}/bad.onnx -o {dir}/out --calibration {dir}", "--calibration, --keep-float, --percentile and --entropy are for --dtype int8"},
     {"compile {dir}/bad.onnx -o {dir}/out --keep-float conv1", "are for --dtype int8"},
     {"compile {dir}/bad.onnx -o {dir}/out --percentile 99.9", "are for --dtype int8"},
+    {"compile {dir}/bad.onnx -o {dir}/out --entropy", "are for --dtype int8"},
+    {"quantize {dir}/bad.onnx --calibration {dir} --percentile 99 --entropy -o {dir}/q.onnx", "--percentile and --entropy: choose one"},
     {"tune {dir}/bad.onnx --log {dir}/t.jsonl --dtype int8", "give this command the quantized model"},
     // an -o that cannot become the model folder is refused before the model is even read
     {"compile {dir}/bad.onnx -o {dir}/notes.txt", "exists and is not a folder"},
