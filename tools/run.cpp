@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <numeric>
 
@@ -22,8 +23,28 @@ namespace kiln::tools {
 
 namespace {
 
+// Where the time goes by kind of kernel: a network's loss to a peer is often many cheap steps
+// of one kind (layout conversions, copies around a reshape) rather than one slow layer.
+void print_time_by_template(const nlohmann::json& layers, const std::vector<double>& step_ms) {
+  std::map<std::string, std::pair<int, double>> by;  // template -> (steps, ms)
+  double total = 0;
+  for (size_t i = 0; i < step_ms.size() && i < layers.size(); ++i) {
+    auto& [n, ms] = by[layers[i].value("template", "?")];
+    ++n, ms += step_ms[i], total += step_ms[i];
+  }
+  std::vector<std::pair<std::string, std::pair<int, double>>> rows(by.begin(), by.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& x, const auto& y) { return x.second.second > y.second.second; });
+  std::cout << "time by kernel template:\n";
+  for (size_t i = 0; i < std::min<size_t>(6, rows.size()); ++i) {
+    const auto& [tpl, use] = rows[i];
+    std::cout << "  " << tpl << "  " << use.first << " steps  " << use.second << " ms  ("
+              << static_cast<int>(100 * use.second / std::max(total, 1e-12) + 0.5) << "%)\n";
+  }
+}
+
 // Times every layer over the same number of runs, writes the medians as JSON and prints the
-// slowest layers.
+// slowest layers and the time by kind of kernel.
 void write_layer_profile(const Model& m, const RunArgs& a, const std::vector<const void*>& ip,
                          const std::vector<void*>& op) {
   nlohmann::json layers = read_model_json(a.dir)["layers"];
@@ -39,6 +60,7 @@ void write_layer_profile(const Model& m, const RunArgs& a, const std::vector<con
     std::cout << "  " << order[i] << "  " << p.step_ms[order[i]] << " ms  "
               << l.value("node", "") << "  " << l.value("template", "") << "\n";
   }
+  print_time_by_template(layers, p.step_ms);
   std::cout << "wrote " << a.profile << " (kiln report " << a.dir << " --profile " << a.profile
             << " draws it)\n";
 }

@@ -76,6 +76,19 @@ TEST_F(Report, RunProfileTimesEveryLayer) {
                   " --runs 3 --profile " + profile);
   ASSERT_EQ(o.status, 0) << o.text;
   EXPECT_NE(o.text.find("slowest layers"), std::string::npos) << o.text;
+  // The time by kind of kernel: every template of the model's layers is a candidate row, and
+  // the first row is the one that took longest.
+  const size_t by = o.text.find("time by kernel template:\n");
+  ASSERT_NE(by, std::string::npos) << o.text;
+  std::ifstream f(dir_->file("model/model.json"));
+  const nlohmann::json model_json = nlohmann::json::parse(f);
+  const std::string first_row = o.text.substr(by + 25, o.text.find('\n', by + 25) - by - 25);
+  bool named = false;
+  for (const auto& l : model_json["layers"])
+    named |= first_row.rfind("  " + l.value("template", "") + "  ", 0) == 0;
+  EXPECT_TRUE(named) << first_row;
+  EXPECT_NE(first_row.find(" steps  "), std::string::npos) << first_row;
+  EXPECT_NE(first_row.find("%)"), std::string::npos) << first_row;
   nlohmann::json p = nlohmann::json::parse(read_text(profile));
   ASSERT_EQ(p["step_ms"].size(), layers());
   double sum = 0;
