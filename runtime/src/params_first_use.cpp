@@ -16,6 +16,14 @@ namespace {
 // to is found through the thread that makes the call.
 thread_local ParamsFirstUse* t_checking = nullptr;
 
+// Installing and removing the hook: under one lock, with the count of first runs in progress
+// (any model), so that a first run never loses the hook to another ending at the same moment
+// (two loads of one model.so share its slot). Only first runs take the lock; later runs find
+// the slot empty again and pay nothing for the check. A hook left behind (another model.so's
+// first run was still going when this one's ended) returns at once.
+std::mutex g_slots;
+int g_first_runs = 0;
+
 // " N" at the front of `text`: the number, and `text` advanced past it; false when malformed.
 bool read_number(std::string_view& text, uint64_t& value) {
   if (text.size() < 2 || text[0] != ' ') return false;
@@ -59,16 +67,6 @@ int32_t ParamsFirstUse::hook(int32_t step) {
   if (!p || p->done()) return 0;
   return p->check_before(static_cast<uint64_t>(step) + 1) ? 0 : KILN_STATUS_PARAMS_CORRUPT;
 }
-
-// Installing and removing the hook: under one lock, with the count of first runs in progress
-// (any model), so that a first run never loses the hook to another ending at the same moment
-// (two loads of one model.so share its slot). Only first runs take the lock; later runs find
-// the slot empty again and pay nothing for the check. A hook left behind (another model.so's
-// first run was still going when this one's ended) returns at once.
-namespace {
-std::mutex g_slots;
-int g_first_runs = 0;
-}  // namespace
 
 bool ParamsFirstUse::install(kiln_model_step_hook_fn* slot) {
   if (!slot) return false;

@@ -2,7 +2,6 @@
 // `kiln quantize` then `kiln compile` do (the same artifact, byte for byte), says what it
 // quantized, and its model answers as the float model does within the quantization error.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <array>
 #include <cmath>
@@ -14,7 +13,7 @@
 
 #include "runtime/process/temp_dir.h"
 #include "tests/graph/model_builder.h"
-#include "tests/network/kiln_binary.h"
+#include "tests/kiln_binary.h"
 #include "tools/npy_file.h"
 
 namespace kiln::network::test {
@@ -24,6 +23,8 @@ using graph::DataType;
 using graph::test::attr_ints;
 using graph::test::ModelBuilder;
 using graph::test::random_tensor;
+using kiln::test::KilnOutput;
+using kiln::test::run_kiln;
 
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -81,19 +82,20 @@ TEST(CompileInt8Cli, OneStepIsQuantizeThenCompileAndStaysNearTheFloatModel) {
     save_sample(dir.file("calib/s" + std::to_string(i) + ".npy"), 100 + i);
   save_sample(dir.file("x.npy"), 7);
 
-  const Output one = kiln("compile " + dir.file("net.onnx") + " --dtype int8 --calibration " +
-                          dir.file("calib") + " -o " + dir.file("one"));
-  ASSERT_EQ(one.status, 0) << one.text;
+  const KilnOutput one =
+      run_kiln("compile " + dir.file("net.onnx") + " --dtype int8 --calibration " +
+               dir.file("calib") + " -o " + dir.file("one"));
+  ASSERT_EQ(one.exit_code(), 0) << one.text;
   EXPECT_NE(one.text.find("quantized"), std::string::npos) << one.text;
   EXPECT_NE(one.text.find("weights (int8, per channel)"), std::string::npos) << one.text;
   EXPECT_NE(one.text.find("relative rms"), std::string::npos) << one.text;
 
   // The two-step path gives the same artifact; the model keeps the float file's name.
-  const Output q = kiln("quantize " + dir.file("net.onnx") + " --calibration " + dir.file("calib") +
-                        " -o " + dir.file("q/net.onnx"));
-  ASSERT_EQ(q.status, 0) << q.text;
-  const Output two = kiln("compile " + dir.file("q/net.onnx") + " -o " + dir.file("two"));
-  ASSERT_EQ(two.status, 0) << two.text;
+  const KilnOutput q = run_kiln("quantize " + dir.file("net.onnx") + " --calibration " +
+                                dir.file("calib") + " -o " + dir.file("q/net.onnx"));
+  ASSERT_EQ(q.exit_code(), 0) << q.text;
+  const KilnOutput two = run_kiln("compile " + dir.file("q/net.onnx") + " -o " + dir.file("two"));
+  ASSERT_EQ(two.exit_code(), 0) << two.text;
   for (const char* f : {"model.so", "model.params", "model.h"})
     EXPECT_EQ(file_bytes(dir.file(std::string("one/") + f)),
               file_bytes(dir.file(std::string("two/") + f)))
@@ -103,11 +105,12 @@ TEST(CompileInt8Cli, OneStepIsQuantizeThenCompileAndStaysNearTheFloatModel) {
   EXPECT_NE(file_bytes(dir.file("one/model.json")).find("int8"), std::string::npos);
 
   // Near the float model: within a few quanta of the logits' range.
-  ASSERT_EQ(kiln("compile " + dir.file("net.onnx") + " -o " + dir.file("f32")).status, 0);
+  ASSERT_EQ(run_kiln("compile " + dir.file("net.onnx") + " -o " + dir.file("f32")).exit_code(), 0);
   for (const char* m : {"one", "f32"}) {
-    const Output r = kiln("run " + dir.file(m) + " --runs 1 --input x=" + dir.file("x.npy") +
-                          " --output " + dir.file(std::string("out_") + m));
-    ASSERT_EQ(r.status, 0) << r.text;
+    const KilnOutput r =
+        run_kiln("run " + dir.file(m) + " --runs 1 --input x=" + dir.file("x.npy") + " --output " +
+                 dir.file(std::string("out_") + m));
+    ASSERT_EQ(r.exit_code(), 0) << r.text;
   }
   const std::vector<float> i8 = output_of(dir.file("out_one")),
                            f32 = output_of(dir.file("out_f32"));

@@ -2,7 +2,6 @@
 // .npy (or an int32 or float one, converted where every value survives), a bool output, and
 // output names that are paths ("/emb/Gather_output_0"), all through the real binary.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
@@ -11,7 +10,7 @@
 
 #include "runtime/process/temp_dir.h"
 #include "tests/graph/model_builder.h"
-#include "tests/network/kiln_binary.h"
+#include "tests/kiln_binary.h"
 #include "tools/npy_file.h"
 
 namespace kiln::network::test {
@@ -20,6 +19,8 @@ namespace {
 using graph::DataType;
 using graph::HostTensor;
 using graph::test::ModelBuilder;
+using kiln::test::KilnOutput;
+using kiln::test::run_kiln;
 
 template <typename T>
 void save(const std::string& path, const std::string& dtype, const std::vector<T>& v,
@@ -48,15 +49,15 @@ class RunTensors : public ::testing::Test {
     b.output("/emb/Gather_output_0");
     b.output("is_two");
     std::ofstream(dir_->file("net.onnx"), std::ios::binary) << b.bytes();
-    Output o =
-        kiln("compile " + dir_->file("net.onnx") + " --target host -o " + dir_->file("model"));
-    ASSERT_EQ(o.status, 0) << o.text;
+    KilnOutput o =
+        run_kiln("compile " + dir_->file("net.onnx") + " --target host -o " + dir_->file("model"));
+    ASSERT_EQ(o.exit_code(), 0) << o.text;
   }
   static void TearDownTestSuite() { delete dir_; }
 
   // kiln run with ids from `file`, outputs into DIR/out.
-  static Output run(const std::string& file) {
-    return kiln("run " + dir_->file("model") + " --runs 1 --input ids=" + file + " --output " +
+  static KilnOutput run(const std::string& file) {
+    return run_kiln("run " + dir_->file("model") + " --runs 1 --input ids=" + file + " --output " +
                 dir_->file("out"));
   }
   // The outputs of ids {0, 2, 4, 1, 2, 3} as they must be.
@@ -80,27 +81,27 @@ TempDir* RunTensors::dir_ = nullptr;
 
 TEST_F(RunTensors, Int64TokenIdsGiveTypedOutputsUnderFileSafeNames) {
   save<int64_t>(dir_->file("ids.npy"), "i64", {0, 2, 4, 1, 2, 3});
-  Output o = run(dir_->file("ids.npy"));
-  ASSERT_EQ(o.status, 0) << o.text;
+  KilnOutput o = run(dir_->file("ids.npy"));
+  ASSERT_EQ(o.exit_code(), 0) << o.text;
   EXPECT_NE(o.text.find("_emb_Gather_output_0.npy"), std::string::npos) << o.text;
   expect_outputs();
 }
 
 TEST_F(RunTensors, Int32AndWholeFloatIdsAreConverted) {
   save<int32_t>(dir_->file("ids32.npy"), "i32", {0, 2, 4, 1, 2, 3});
-  Output o = run(dir_->file("ids32.npy"));
-  ASSERT_EQ(o.status, 0) << o.text;
+  KilnOutput o = run(dir_->file("ids32.npy"));
+  ASSERT_EQ(o.exit_code(), 0) << o.text;
   expect_outputs();
   save<float>(dir_->file("idsf.npy"), "f32", {0, 2, 4, 1, 2, 3});
   o = run(dir_->file("idsf.npy"));
-  ASSERT_EQ(o.status, 0) << o.text;
+  ASSERT_EQ(o.exit_code(), 0) << o.text;
   expect_outputs();
 }
 
 TEST_F(RunTensors, ValuesThatDoNotConvertAreOneLineErrors) {
   save<float>(dir_->file("frac.npy"), "f32", {0, 2, 4.5f, 1, 2, 3});
-  Output o = run(dir_->file("frac.npy"));
-  EXPECT_EQ(o.status, 2) << o.text;
+  KilnOutput o = run(dir_->file("frac.npy"));
+  EXPECT_EQ(o.exit_code(), 2) << o.text;
   EXPECT_NE(o.text.find("frac.npy (input ids): value 4.5 at index 2 (f32) is not exact as i64"),
             std::string::npos)
       << o.text;
@@ -110,7 +111,7 @@ TEST_F(RunTensors, ValuesThatDoNotConvertAreOneLineErrors) {
       << "{'descr': '<c8', 'fortran_order': False, 'shape': (6,), }      \n"
       << std::string(48, '\0');
   o = run(dir_->file("complex.npy"));
-  EXPECT_EQ(o.status, 2) << o.text;
+  EXPECT_EQ(o.exit_code(), 2) << o.text;
   EXPECT_NE(o.text.find(".npy dtype '<c8' is not one kiln reads"), std::string::npos) << o.text;
 }
 
@@ -119,8 +120,8 @@ TEST_F(RunTensors, AnArrayOfAnotherShapeIsRefused) {
   for (const std::vector<int64_t>& shape :
        std::vector<std::vector<int64_t>>{{3, 2}, {6}, {1, 2, 3}, {2, 3, 1}}) {
     save<int64_t>(dir_->file("shaped.npy"), "i64", {0, 2, 4, 1, 2, 3}, shape);
-    Output o = run(dir_->file("shaped.npy"));
-    EXPECT_EQ(o.status, 2) << o.text;
+    KilnOutput o = run(dir_->file("shaped.npy"));
+    EXPECT_EQ(o.exit_code(), 2) << o.text;
     EXPECT_NE(o.text.find("but the model's input ids has shape (2, 3)"), std::string::npos)
         << o.text;
   }
@@ -129,19 +130,19 @@ TEST_F(RunTensors, AnArrayOfAnotherShapeIsRefused) {
 // A path may hold '=' (split at the first); a folder given as a file is the user's error.
 TEST_F(RunTensors, PathsWithEqualsSignsAndFoldersAsInputs) {
   save<int64_t>(dir_->file("a=b.npy"), "i64", {0, 2, 4, 1, 2, 3});
-  Output o = run(dir_->file("a=b.npy"));
-  ASSERT_EQ(o.status, 0) << o.text;
+  KilnOutput o = run(dir_->file("a=b.npy"));
+  ASSERT_EQ(o.exit_code(), 0) << o.text;
   expect_outputs();
   o = run(dir_->path());
-  EXPECT_EQ(o.status, 2) << o.text;
+  EXPECT_EQ(o.exit_code(), 2) << o.text;
 }
 
 // ONNX makes an index outside [-N, N-1] an error: so does the model's run, exit 2, one line.
 TEST_F(RunTensors, AnIndexOutOfRangeIsAnError) {
   for (int64_t bad : {int64_t{5}, int64_t{-6}, int64_t{1000000}}) {
     save<int64_t>(dir_->file("far.npy"), "i64", {0, 2, bad, 1, 2, 3});
-    Output o = run(dir_->file("far.npy"));
-    EXPECT_EQ(o.status, 2) << o.text;
+    KilnOutput o = run(dir_->file("far.npy"));
+    EXPECT_EQ(o.exit_code(), 2) << o.text;
     EXPECT_NE(o.text.find("out of range"), std::string::npos) << o.text;
   }
 }

@@ -4,28 +4,19 @@
 
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "tests/kiln_binary.h"
 #include "tuner/records.h"
 
 namespace kiln::tools::test {
 
-struct Output {
-  int status = -1;
-  std::string text;  // stdout and stderr
-};
+using Output = kiln::test::KilnOutput;
 
 inline Output run(const std::string& args) {
-  Output o;
-  std::FILE* p = popen((std::string(KILN_BIN) + " " + args + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), p)) o.text += buf.data();
-  o.status = pclose(p);
-  return o;
+  return kiln::test::run_kiln(args);
 }
 
 inline size_t line_count(const std::string& path) {
