@@ -45,6 +45,9 @@ codegen::ExecutorPlan executor_plan(const NetworkProgram& p, const std::string& 
   plan.workspace_bytes = p.workspace_bytes;
   plan.params_bytes = p.params.size();
   plan.params_checksum = params_checksum(p.params.data(), p.params.size());
+  plan.min_batch = p.min_batch;
+  plan.max_batch = p.max_batch;
+  plan.batched_inputs = p.batched_inputs;
   for (const Step& s : p.steps) {
     codegen::ExecutorStep step{p.tasks[s.task].kernel, {}};
     for (int b : s.args) step.args.push_back(step_arg(p.buffers[b]));

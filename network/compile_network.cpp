@@ -14,6 +14,7 @@
 #include "network/lower_network.h"
 #include "network/memory_plan.h"
 #include "network/prepare_graph.h"
+#include "network/ranged_batch.h"
 #include "network/records_use.h"
 #include "tuner/history_best.h"
 
@@ -49,6 +50,13 @@ std::string model_json(const CompileReport& r, const Target& target) {
   j["dtype"] = r.dtype.str();  // the --dtype asked for; each kernel's own is in "kernels"
   j["inputs"] = tensors(p.input_names, p.input_shapes, p.input_dtypes);
   j["outputs"] = tensors(p.output_names, p.output_shapes, p.output_dtypes);
+  if (p.max_batch > 0) {
+    // The shapes above are one sample's; a run of b samples scales axis 0 of the batched ones.
+    j["batch"] = {{"symbol", p.batch_symbol}, {"min", p.min_batch}, {"max", p.max_batch}};
+    for (size_t i = 0; i < p.input_names.size(); ++i)
+      j["inputs"][i]["batched"] = static_cast<bool>(p.batched_inputs[i]);
+    for (auto& out : j["outputs"]) out["batched"] = true;
+  }
   j["workspace_bytes"] = p.workspace_bytes;
   j["naive_workspace_bytes"] = p.naive_workspace_bytes;
   j["params_bytes"] = p.params.size();
@@ -136,7 +144,14 @@ CompileReport compile_network(const CompileOptions& o) {
   CompileReport r;
   // Import, bind input shapes, graph passes, BN folding, fusion: what `kiln tune` extracts
   // its tasks from, so the tuned workloads are the compiled ones.
-  PreparedGraph prepared = prepare_graph(o.model_path, o.input_shapes, o.target, o.precision);
+  // A ranged batch is checked on the graph first, then the network is built for one sample.
+  graph::ShapeBindings input_shapes = o.input_shapes;
+  std::optional<BatchRange> batch;
+  if (o.batch_range) {
+    batch = plan_batch_range(o.model_path, o.input_shapes, *o.batch_range);
+    input_shapes[batch->symbol] = {1};
+  }
+  PreparedGraph prepared = prepare_graph(o.model_path, input_shapes, o.target, o.precision);
   graph::Graph& g = prepared.graph;
   r.bn_folded = prepared.bn_folded;
   r.epilogues_fused = prepared.epilogues_fused;
@@ -166,6 +181,12 @@ CompileReport compile_network(const CompileOptions& o) {
   if (!logs.empty()) {
     r.records_use = describe_records_use(loaded, o.target, r.program);
     r.provenance = records_provenance(logs, records, o.target, r.program);
+  }
+  if (batch) {
+    r.program.batch_symbol = batch->symbol;
+    r.program.min_batch = batch->min;
+    r.program.max_batch = batch->max;
+    r.program.batched_inputs = batch->batched_inputs;
   }
   plan_memory(r.program);
   check_fits_in_memory(r.program);
@@ -215,6 +236,9 @@ std::string format_report(const CompileReport& r) {
       << " quantized convs kept in f32 (model.json \"int8_kept_float\" names them):\n";
     for (const auto& [reason, count] : reasons) s << "  " << count << "x  " << reason << "\n";
   }
+  if (p.max_batch > 0)
+    s << "batch " << p.batch_symbol << " = " << p.min_batch << ".." << p.max_batch
+      << ": built for one sample, a batch of b runs it b times\n";
   s << "arena " << p.workspace_bytes << " bytes (naive sum " << p.naive_workspace_bytes
     << "), params " << p.params.size() << " bytes\n";
   s << "compile time " << r.seconds << " s\n";

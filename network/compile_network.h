@@ -7,6 +7,7 @@
 //   artifact (every kernel built once, the AOT executor, params, description).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct CompileOptions {
   // `kiln records pin` files (last: the fields above are often given in order): their configs
   // are built for their workloads whatever record_logs hold.
   std::vector<std::string> pin_logs;
+  // --range SYMBOL=MIN..MAX: one artifact for every batch in the range (ranged_batch.h).
+  std::optional<graph::DimRange> batch_range;
 };
 
 // One row of the per-layer table (model.json "layers").

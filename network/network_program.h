@@ -56,6 +56,10 @@ struct NetworkProgram {
   std::vector<ir::DataType> input_dtypes, output_dtypes;  // as the caller's buffers hold them
   uint64_t workspace_bytes = 0;  // after memory planning
   uint64_t naive_workspace_bytes = 0;
+  // A ranged batch (ranged_batch.h; 0 and 0: none): the program is one sample's.
+  std::string batch_symbol;
+  int64_t min_batch = 0, max_batch = 0;
+  std::vector<bool> batched_inputs;
 };
 
 }  // namespace kiln::network

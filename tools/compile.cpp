@@ -1,4 +1,5 @@
 // `kiln compile MODEL.onnx --target T [--records LOG...] [--pins PINS...] [--input-shape NAME=1,3,224,224 ...]
+// [--range batch=1..16]
 // [--dtype bf16|f16 [--no-keep-last-f32] | --dtype int8 --calibration DIR [--keep-float NODE...]]
 // -o DIR`: an ONNX network to a model directory (network/compile_network.h). With --dtype int8
 // the float model is first quantized as `kiln quantize` does (tools/calibration.h) and the QDQ
@@ -27,7 +28,7 @@ namespace {
 struct CompileArgs {
   std::string model, target = "host", out, name, dtype = "f32", calibration;
   bool keep_last_f32 = true;
-  std::vector<std::string> records, pins, input_shapes, keep_float;
+  std::vector<std::string> records, pins, input_shapes, keep_float, ranges;
   double percentile = 100;
   bool entropy = false;
 };
@@ -69,6 +70,9 @@ int run_compile(const CompileArgs& a) {
   }
   o.precision = precision_options(int8 ? "f32" : a.dtype, a.keep_last_f32);
   for (const std::string& spec : a.input_shapes) graph::add_shape_binding(o.input_shapes, spec);
+  user_check(a.ranges.size() <= 1)
+      << "one --range per model today (a ranged batch); got " << a.ranges.size();
+  if (!a.ranges.empty()) o.batch_range = graph::parse_dim_range(a.ranges[0]);
   network::CompileReport r = network::compile_network(o);
   std::cout << network::format_report(r) << "wrote " << a.out
             << "/model.so, model.params, model.json, model.a, model.h\n";
@@ -87,6 +91,9 @@ Run add_compile(CLI::App& app) {
                   "Pinned configs (kiln records pin): built for their workloads whatever --records "
                   "holds");
   cmd->add_option("--input-shape", a->input_shapes, "NAME=1,3,224,224 (an input) or SYMBOL=1");
+  cmd->add_option("--range", a->ranges,
+                  "SYMBOL=MIN..MAX: one artifact for every batch in the range (SYMBOL the inputs' "
+                  "axis 0; each sample must be computed on its own)");
   cmd->add_option("-o,--output", a->out, "Output directory")->required();
   cmd->add_option("--name", a->name,
                   "The model's name (model.h declares kiln_model_NAME); default: the file's stem");

@@ -67,9 +67,10 @@ void write_layer_profile(const Model& m, const RunArgs& a, const std::vector<con
 
 // An input whose values the model refuses (an index out of range) is the user's input: exit
 // 2 with the runtime's message, as for any other bad input.
-void run_checked(const Model& m, const std::vector<const void*>& ip, const std::vector<void*>& op) {
+void run_checked(const Model& m, const std::vector<Model::Tensor>& ip,
+                 const std::vector<void*>& op) {
   try {
-    m.run(std::span<const void* const>(ip), std::span<void* const>(op));
+    m.run_shaped(std::span<const Model::Tensor>(ip), std::span<void* const>(op));
   } catch (const RuntimeError& e) {
     if (e.code() != ErrorCode::kInvalidInput) throw;
     std::string what = e.what();
@@ -105,9 +106,22 @@ int run_model(const RunArgs& a) {
       throw;
     }
   }();
-  std::vector<std::string> in = read_inputs(m.inputs(), a.inputs);
+  // A model with a ranged batch takes the batch the files hold (the runtime checks its range).
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<std::string> in = read_inputs(m.inputs(), a.inputs, &shapes);
+  std::vector<Model::Tensor> given;
+  for (size_t i = 0; i < in.size(); ++i) given.push_back({in[i].data(), shapes[i]});
+  int64_t batch = 1;
+  try {
+    batch = m.check_input_shapes(std::vector<std::span<const int64_t>>(shapes.begin(), shapes.end()));
+  } catch (const RuntimeError& e) {
+    std::string what = e.what();
+    if (what.rfind("kiln: ", 0) == 0) what.erase(0, 6);
+    user_error() << what;
+  }
+  const std::vector<TensorInfo> outputs = outputs_at_batch(m, batch);
   std::vector<std::string> out;
-  for (const TensorInfo& t : m.outputs()) out.emplace_back(t.bytes, '\0');
+  for (const TensorInfo& t : outputs) out.emplace_back(t.bytes, '\0');
   std::vector<const void*> ip;
   std::vector<void*> op;
   for (auto& v : in) ip.push_back(v.data());
@@ -115,10 +129,17 @@ int run_model(const RunArgs& a) {
   TimingOptions timing;
   timing.repeat = a.runs;
   std::vector<double> ms;
-  for (double s : time_calls([&] { run_checked(m, ip, op); }, timing).seconds) ms.push_back(s * 1e3);
-  print_latency(ms, std::to_string(m.num_threads()));
-  if (!a.profile.empty()) write_layer_profile(m, a, ip, op);
-  write_outputs(a.output, m.outputs(), out);
+  for (double s : time_calls([&] { run_checked(m, given, op); }, timing).seconds)
+    ms.push_back(s * 1e3);
+  print_latency(ms, std::to_string(m.num_threads()),
+                m.max_batch() > 0 ? ", batch " + std::to_string(batch) : "");
+  if (!a.profile.empty()) {
+    user_check(m.max_batch() == 0 || batch == m.min_batch())
+        << "--profile times the model's smallest batch (" << m.min_batch() << "); give inputs "
+        << "of that batch";
+    write_layer_profile(m, a, ip, op);
+  }
+  write_outputs(a.output, outputs, out);
   return 0;
 }
 

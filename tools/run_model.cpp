@@ -28,15 +28,46 @@ std::map<std::string, std::string> input_files(const std::vector<std::string>& s
   return files;
 }
 
+namespace {
+
+// A batched input described by a file of another batch: the file's axis 0, when the rest of the
+// shape is the input's (the runtime then checks the batch against the range).
+TensorInfo as_given(const TensorInfo& t, const TensorFile& f) {
+  if (!t.batched || f.dtype.empty() || f.shape.size() != t.shape.size() || f.shape.empty() ||
+      !std::equal(f.shape.begin() + 1, f.shape.end(), t.shape.begin() + 1))
+    return t;
+  TensorInfo given = t;
+  const uint64_t per_row = t.shape[0] > 0 ? t.bytes / static_cast<uint64_t>(t.shape[0]) : 0;
+  given.shape[0] = f.shape[0];
+  given.bytes = per_row * static_cast<uint64_t>(f.shape[0]);
+  return given;
+}
+
+}  // namespace
+
+std::vector<TensorInfo> outputs_at_batch(const Model& model, int64_t batch) {
+  std::vector<TensorInfo> out = model.outputs();
+  for (TensorInfo& t : out) {
+    if (!t.batched) continue;
+    const int64_t per_sample = t.shape[0] / model.min_batch();
+    t.bytes = t.bytes / static_cast<uint64_t>(model.min_batch()) * static_cast<uint64_t>(batch);
+    t.shape[0] = per_sample * batch;
+  }
+  return out;
+}
+
 std::vector<std::string> read_inputs(const std::vector<TensorInfo>& inputs,
-                                     const std::vector<std::string>& specs) {
+                                     const std::vector<std::string>& specs,
+                                     std::vector<std::vector<int64_t>>* shapes) {
   std::map<std::string, std::string> files = input_files(specs);
   std::vector<std::string> in;
-  for (const TensorInfo& t : inputs) {
-    auto it = files.find(t.name);
-    user_check(it != files.end()) << "no --input " << t.name << "=FILE for the model's input "
-                                  << t.name;
+  for (const TensorInfo& model_input : inputs) {
+    auto it = files.find(model_input.name);
+    user_check(it != files.end()) << "no --input " << model_input.name
+                                  << "=FILE for the model's input " << model_input.name;
     const TensorFile f = read_tensor_file(it->second);
+    const TensorInfo t = shapes ? as_given(model_input, f) : model_input;
+    if (shapes) shapes->push_back(t.shape);
     // A .npy states its shape, which must be the input's exactly: an NHWC array for an NCHW
     // input has the same element count and would run silently to a wrong answer. (A raw
     // file states none; its size is checked below.)

@@ -25,8 +25,15 @@ struct RunArgs {
 // exactly the input's shape; a .npy of another dtype is converted where each
 // value survives (an int32 or float file of token ids for an i64 input). UserError naming the
 // input or file otherwise.
+// With `shapes` (a model with a ranged batch), a batched input may hold any number of samples
+// along axis 0 (the runtime checks the range): `shapes` receives each file's shape.
 std::vector<std::string> read_inputs(const std::vector<TensorInfo>& inputs,
-                                     const std::vector<std::string>& specs);
+                                     const std::vector<std::string>& specs,
+                                     std::vector<std::vector<int64_t>>* shapes = nullptr);
+
+// The model's outputs as a run of `batch` samples writes them: batched ones scaled along axis 0
+// from the model's smallest batch (kiln/model.h).
+std::vector<TensorInfo> outputs_at_batch(const Model& model, int64_t batch);
 // The --input NAME=FILE specs as a map (split at the first '='), checked before any work:
 // UserError for a spec without a name or file, or a name given twice.
 std::map<std::string, std::string> input_files(const std::vector<std::string>& specs);

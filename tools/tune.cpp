@@ -31,9 +31,12 @@ int run_tune(const TuneArgs& a) {
   if (!a.model.empty()) return run_network_tune(a);
   user_check(!a.workload.op.empty())
       << "kiln tune needs an ONNX model (kiln tune MODEL.onnx ...) or an operator (--op)";
-  user_check(a.time_budget.empty() && a.input_shapes.empty() && a.layout_choices == 1)
-      << (!a.time_budget.empty() ? "--time-budget"
-          : !a.input_shapes.empty() ? "--input-shape" : "--layout-choices")
+  user_check(a.time_budget.empty() && a.input_shapes.empty() && a.ranges.empty() &&
+             a.layout_choices == 1)
+      << (!a.time_budget.empty()    ? "--time-budget"
+          : !a.input_shapes.empty() ? "--input-shape"
+          : !a.ranges.empty()       ? "--range"
+                                    : "--layout-choices")
       << " applies to a network (kiln tune MODEL.onnx ...), not to --op";
   schedules::Workload w = make_workload(a.workload);
   Target target = target_from_name(a.target);
@@ -117,6 +120,9 @@ Run add_tune(CLI::App& app) {
   add_workload_options(*cmd, a->workload);
   cmd->get_option("--op")->required(false);
   cmd->add_option("--input-shape", a->input_shapes, "Network: NAME=1,3,224,224 (an input) or SYMBOL=1");
+  cmd->add_option("--range", a->ranges,
+                  "Network: SYMBOL=MIN..MAX, a ranged batch: tunes the one-sample kernels that "
+                  "kiln compile --range builds");
   cmd->add_option("--time-budget", a->time_budget, "Network: stop after this long (90s, 30m, 1.5h)");
   cmd->add_option("--layout-choices", a->layout_choices,
                   "Network: channel blocks tuned per conv (1: its untuned blocks only); compile "

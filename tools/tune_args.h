@@ -18,6 +18,7 @@ namespace kiln::tools {
 struct TuneArgs {
   std::string model;  // an .onnx file: tune the whole network
   std::vector<std::string> input_shapes;
+  std::vector<std::string> ranges;  // --range batch=1..16: tune one sample, as compile builds it
   std::string time_budget;
   WorkloadArgs workload;
   std::string target = "host", tmpl, tuner = "xgb", log, features = "ir";

@@ -110,6 +110,14 @@ int run_network_tune(const TuneArgs& a) {
   o.model_log = a.log;
   graph::ShapeBindings shapes;
   for (const std::string& spec : a.input_shapes) graph::add_shape_binding(shapes, spec);
+  // A ranged batch compiles one sample's kernels (network/ranged_batch.h): those are the tasks.
+  for (const std::string& spec : a.ranges) {
+    const graph::DimRange range = graph::parse_dim_range(spec);
+    user_check(shapes.count(range.symbol) == 0)
+        << "--range " << range.symbol << " and --input-shape " << range.symbol
+        << " both give it a size: keep one";
+    shapes[range.symbol] = {1};
+  }
 
   // The tasks exactly as `kiln compile` builds them, each conv once per channel-block pin.
   std::vector<tuner::NetworkWorkload> workloads;

@@ -427,6 +427,12 @@ std::string model_info_text(const ExecutorPlan& plan) {
       out += " " + std::to_string(p.step) + " " + std::to_string(p.chunks);
     out += "\n";
   }
+  if (plan.max_batch > 0) {
+    out += "batch " + std::to_string(plan.min_batch) + " " + std::to_string(plan.max_batch) + " ";
+    for (size_t i = 0; i < plan.inputs.size(); ++i)
+      out += i < plan.batched_inputs.size() && plan.batched_inputs[i] ? '1' : '0';
+    out += "\n";
+  }
   for (const TensorSpec& t : plan.inputs) append_tensor(out, "input", t);
   for (const TensorSpec& t : plan.outputs) append_tensor(out, "output", t);
   return out;

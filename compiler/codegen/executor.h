@@ -52,6 +52,11 @@ struct ExecutorPlan {
   uint64_t params_bytes = 0;     // the params payload the model is built for...
   uint64_t params_checksum = 0;  // ...and its FNV-1a 64 (kiln::params_checksum, params.h)
   std::vector<ExecutorStep> steps;
+  // A ranged batch (0 and 0: none). The plan is one sample's; the runtime runs a batch of b
+  // samples as b runs of it, each on one slice along axis 0 of every batched input and of
+  // every output. `batched_inputs` says which inputs are sliced (the others are shared).
+  int64_t min_batch = 0, max_batch = 0;
+  std::vector<bool> batched_inputs;
 };
 
 // The bases' helpers, for plans written by hand.

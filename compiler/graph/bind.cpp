@@ -192,4 +192,23 @@ void add_shape_binding(ShapeBindings& bindings, std::string_view spec) {
       << " and to " << shape_str(dims);
 }
 
+DimRange parse_dim_range(std::string_view spec) {
+  const size_t eq = spec.rfind('=');
+  const size_t dots = spec.find("..", eq == std::string_view::npos ? 0 : eq);
+  DimRange r;
+  bool ok = eq != std::string_view::npos && eq > 0 && dots != std::string_view::npos;
+  if (ok) {
+    r.symbol = std::string(spec.substr(0, eq));
+    const std::string_view lo = spec.substr(eq + 1, dots - eq - 1), hi = spec.substr(dots + 2);
+    auto lo_end = std::from_chars(lo.data(), lo.data() + lo.size(), r.min);
+    auto hi_end = std::from_chars(hi.data(), hi.data() + hi.size(), r.max);
+    ok = lo_end.ec == std::errc() && lo_end.ptr == lo.data() + lo.size() &&
+         hi_end.ec == std::errc() && hi_end.ptr == hi.data() + hi.size();
+  }
+  user_check(ok) << "range '" << spec << "' is not SYMBOL=MIN..MAX (e.g. batch=1..16)";
+  user_check(r.min >= 1 && r.min <= r.max)
+      << "range '" << spec << "': MIN must be at least 1 and at most MAX";
+  return r;
+}
+
 }  // namespace kiln::graph

@@ -41,4 +41,13 @@ std::pair<std::string, std::vector<int64_t>> parse_shape_binding(std::string_vie
 // (`--input-shape batch=1 --input-shape batch=2` is a contradiction, not "the last wins").
 void add_shape_binding(ShapeBindings& bindings, std::string_view spec);
 
+// A declared range of one symbolic dimension: `--range batch=1..16`.
+struct DimRange {
+  std::string symbol;
+  int64_t min = 0, max = 0;
+};
+
+// "batch=1..16" -> {"batch", 1, 16}. UserError for another form, a size below 1, or min > max.
+DimRange parse_dim_range(std::string_view spec);
+
 }  // namespace kiln::graph

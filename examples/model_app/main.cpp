@@ -141,7 +141,10 @@ int main(int argc, char** argv) {
       }
       files.push_back(kiln::app::read_tensor_file(o.inputs[i]));
       const kiln::app::TensorFile& f = files.back();
-      if (f.values.size() * sizeof(float) != spec.bytes) {
+      const bool npy = o.inputs[i].size() >= 4 &&
+                       o.inputs[i].compare(o.inputs[i].size() - 4, 4, ".npy") == 0;
+      // A model with a ranged batch takes a .npy of any batch in its range (checked below).
+      if (!(npy && spec.batched) && f.values.size() * sizeof(float) != spec.bytes) {
         std::fprintf(stderr, "model_app: '%s' holds %zu floats, input '%s' %s needs %llu\n",
                      o.inputs[i].c_str(), f.values.size(), spec.name.c_str(),
                      shape_text(spec.shape).c_str(),
@@ -150,37 +153,45 @@ int main(int argc, char** argv) {
       }
       // A .npy states its shape, which must be the input's exactly (an NHWC array for an NCHW
       // input has the same size and would run to a wrong answer); a raw file states none.
-      const bool npy = o.inputs[i].size() >= 4 &&
-                       o.inputs[i].compare(o.inputs[i].size() - 4, 4, ".npy") == 0;
       shapes.push_back(npy ? std::span<const int64_t>(f.shape) : std::span<const int64_t>(spec.shape));
       inputs.push_back(f.values.data());
     }
+    int64_t batch = 1;
     try {
-      model.check_input_shapes(shapes);
+      batch = model.check_input_shapes(shapes);
     } catch (const kiln::RuntimeError& e) {
       std::fprintf(stderr, "model_app: %s\n", e.what());
       return 2;
     }
+    // Outputs as a run of `batch` samples writes them (the batched ones scale along axis 0).
     std::vector<kiln::AlignedBuffer> output_buffers;
     std::vector<void*> outputs;
-    for (const kiln::TensorInfo& spec : model.outputs()) {
+    std::vector<kiln::TensorInfo> output_specs = model.outputs();
+    for (kiln::TensorInfo& spec : output_specs) {
+      if (spec.batched) {
+        spec.shape[0] = spec.shape[0] / model.min_batch() * batch;
+        spec.bytes = spec.bytes / static_cast<uint64_t>(model.min_batch()) * batch;
+      }
       output_buffers.emplace_back(spec.bytes);
       outputs.push_back(output_buffers.back().data());
     }
+    std::vector<kiln::Model::Tensor> given;
+    for (size_t i = 0; i < inputs.size(); ++i) given.push_back({inputs[i], shapes[i]});
+    auto run = [&] { model.run_shaped(given, outputs); };
 
     const auto t_first = std::chrono::steady_clock::now();
-    model.run(inputs, outputs);
+    run();
     const double first_ms = ms_since(t_first);
     kiln::TimingOptions timing;
     timing.repeat = o.repeat;
-    const kiln::Timing timed = kiln::time_calls([&] { model.run(inputs, outputs); }, timing);
+    const kiln::Timing timed = kiln::time_calls(run, timing);
     std::printf(
         "model '%s': load %.3f ms, first run %.3f ms, median %.4f ms over %d runs on %d "
         "thread(s)\n",
         model.name().c_str(), load_ms, first_ms, timed.median_ms(), o.repeat,
         model.num_threads());
-    print_top5(model.outputs()[0], output_buffers[0]);
-    if (!o.save.empty() && !save_output(o.save, output_buffers[0], model.outputs()[0].bytes)) {
+    print_top5(output_specs[0], output_buffers[0]);
+    if (!o.save.empty() && !save_output(o.save, output_buffers[0], output_specs[0].bytes)) {
       std::fprintf(stderr, "model_app: cannot write '%s': %s\n", o.save.c_str(),
                    std::strerror(errno));
       return 1;

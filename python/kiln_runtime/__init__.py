@@ -65,6 +65,7 @@ class _TensorInfoC(ctypes.Structure):
         ("ndim", ctypes.c_int32),
         ("shape", ctypes.POINTER(ctypes.c_int64)),
         ("bytes", ctypes.c_uint64),
+        ("batched", ctypes.c_int32),
     ]
 
 
@@ -110,6 +111,9 @@ def _declare(lib):
     for f in (lib.kiln_model_input_info, lib.kiln_model_output_info):
         f.argtypes = [handle, ctypes.c_int32, ctypes.POINTER(_TensorInfoC)]
         f.restype = status
+    lib.kiln_model_batch_range.argtypes = [handle, ctypes.POINTER(ctypes.c_int64),
+                                           ctypes.POINTER(ctypes.c_int64)]
+    lib.kiln_model_batch_range.restype = status
     lib.kiln_model_verify_params.argtypes = [handle]
     lib.kiln_model_verify_params.restype = status
     lib.kiln_model_run_shaped.argtypes = [handle, ctypes.POINTER(_TensorC), ctypes.c_int32,
@@ -156,14 +160,19 @@ def _numpy_dtype(kiln_dtype):
 
 
 class TensorInfo:
-    """One input or output of a model: its name, kiln dtype name ("f32", ...) and shape."""
+    """One input or output of a model: its name, kiln dtype name ("f32", ...) and shape.
 
-    __slots__ = ("name", "dtype", "shape")
+    `batched`: axis 0 is the model's ranged batch (Model.batch_range), and `shape` is that of
+    its smallest batch.
+    """
 
-    def __init__(self, name, dtype, shape):
+    __slots__ = ("name", "dtype", "shape", "batched")
+
+    def __init__(self, name, dtype, shape, batched=False):
         self.name = name
         self.dtype = dtype
         self.shape = tuple(shape)
+        self.batched = bool(batched)
 
     @property
     def numpy_dtype(self):
@@ -187,7 +196,7 @@ def _tensor_info(describe, handle, index):
     info = _TensorInfoC()
     _check(describe(handle, index, ctypes.byref(info)))
     shape = [info.shape[d] for d in range(info.ndim)]
-    return TensorInfo(info.name.decode("utf-8"), info.dtype.decode("utf-8"), shape)
+    return TensorInfo(info.name.decode("utf-8"), info.dtype.decode("utf-8"), shape, info.batched)
 
 
 def _model_files(path):
@@ -241,17 +250,24 @@ class Model:
         self.inputs = [_tensor_info(lib.kiln_model_input_info, handle, i) for i in range(n_in)]
         self.outputs = [_tensor_info(lib.kiln_model_output_info, handle, i)
                         for i in range(n_out)]
+        low, high = ctypes.c_int64(), ctypes.c_int64()
+        _check(lib.kiln_model_batch_range(handle, ctypes.byref(low), ctypes.byref(high)))
+        # (min, max) of a model compiled with `kiln compile --range`; None for a fixed batch.
+        self.batch_range = (low.value, high.value) if high.value > 0 else None
 
     def run(self, inputs=None, /, **named):
         """Runs the model on numpy arrays given by name, as a dict, keywords, or both.
 
         Returns a dict: output name -> a new numpy array. Each input must have its TensorInfo's
-        dtype and shape; any other array (or an unknown or missing name) raises Error.
+        dtype and shape; any other array (or an unknown or missing name) raises Error. A model
+        with a batch_range takes any batch in it along axis 0 of its batched inputs, and its
+        outputs hold as many samples.
         """
         if self._handle is None:
             raise Error("kiln_runtime: run() on a closed model (%s)" % self.path)
         arrays = self._input_arrays(self._merge(inputs, named))
-        outputs = [numpy.empty(t.shape, t.numpy_dtype) for t in self.outputs]
+        outputs = [numpy.empty(shape, t.numpy_dtype)
+                   for t, shape in zip(self.outputs, self._output_shapes(arrays))]
         self._run(arrays, outputs)
         return {t.name: out for t, out in zip(self.outputs, outputs)}
 
@@ -309,6 +325,22 @@ class Model:
             raise Error("kiln_runtime: %s; the model takes %s" % (
                 "; ".join(problems), ", ".join(map(str, self.inputs)) or "no inputs"))
         return [_input_array(t, given[t.name]) for t in self.inputs]
+
+    def _output_shapes(self, arrays):
+        # The batch of the first batched input (the runtime checks the rest and the range).
+        batch = None
+        if self.batch_range:
+            low = self.batch_range[0]
+            for t, a in zip(self.inputs, arrays):
+                per_sample = t.shape[0] // low if t.batched else 0
+                if per_sample and a.ndim == len(t.shape) and a.shape[0] % per_sample == 0:
+                    batch = a.shape[0] // per_sample
+                    break
+        if batch is None:
+            return [t.shape for t in self.outputs]
+        low = self.batch_range[0]
+        return [((t.shape[0] // low) * batch,) + t.shape[1:] if t.batched else t.shape
+                for t in self.outputs]
 
     def _run(self, arrays, outputs):
         # The shapes are stated so that the runtime checks them before anything runs; the

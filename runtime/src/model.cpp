@@ -145,48 +145,67 @@ Model Model::load_static(const kiln_model_entry& entry, const std::string& param
 }
 
 void Model::run(std::span<const void* const> inputs, std::span<void* const> outputs) const {
+  check_pointers(inputs, outputs);
+  run_batch(inputs.data(), outputs.data(), state_->info.min_batch);
+}
+
+void Model::check_pointers(std::span<const void* const> inputs,
+                           std::span<void* const> outputs) const {
   if (!state_) throw_error(ErrorCode::kInvalidArgument, {"kiln: run on a moved-from Model"});
-  State& s = *state_;
+  const State& s = *state_;
   if (inputs.size() != s.info.inputs.size() || outputs.size() != s.info.outputs.size()) {
     throw_error(ErrorCode::kInvalidArgument,
                 {"kiln: model '", s.info.name, "' takes ", Num(s.info.inputs.size()),
                  " input(s) and ", Num(s.info.outputs.size()), " output(s), got ",
                  Num(inputs.size()), " and ", Num(outputs.size())});
   }
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i]) {
-      throw_error(ErrorCode::kInvalidArgument, {"kiln: model '", s.info.name, "': input ", Num(i),
-                                                " ('", s.info.inputs[i].name, "') is null"});
-    }
+  // One loop and one message for both lists: the runtime's size counts every throw site.
+  for (std::size_t i = 0; i < inputs.size() + outputs.size(); ++i) {
+    const bool in = i < inputs.size();
+    const std::size_t k = in ? i : i - inputs.size();
+    if (in ? inputs[k] != nullptr : outputs[k] != nullptr) continue;
+    throw_error(ErrorCode::kInvalidArgument,
+                {"kiln: model '", s.info.name, in ? "': input " : "': output ", Num(k), " ('",
+                 (in ? s.info.inputs : s.info.outputs)[k].name, "') is null"});
   }
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    if (!outputs[i]) {
-      throw_error(ErrorCode::kInvalidArgument, {"kiln: model '", s.info.name, "': output ", Num(i),
-                                                " ('", s.info.outputs[i].name, "') is null"});
-    }
-  }
+}
+
+// Runs `batch` samples of a ranged model as that many runs of its one-sample program, each on
+// the next slice of every batched input and of every output; a model without a range once.
+void Model::run_batch(const void* const* inputs, void* const* outputs, int64_t batch) const {
+  State& s = *state_;
+  const std::size_t n_in = s.info.inputs.size(), n_out = s.info.outputs.size();
+  // run() allocates nothing: the slices live here (parse_model_info refuses more tensors).
+  const void* in[kMaxModelTensors];
+  void* out[kMaxModelTensors];
+  const int64_t runs = s.info.max_batch > 0 ? batch : 1;
+  const uint64_t per = s.info.max_batch > 0 ? static_cast<uint64_t>(s.info.min_batch) : 1;
   int32_t status = 0;
-  {
-    std::lock_guard<std::mutex> lock(s.running);
-    ThreadPool::Scope bind(&s.pool);
+  std::lock_guard<std::mutex> lock(s.running);
+  ThreadPool::Scope bind(&s.pool);
+  for (int64_t i = 0; i < runs && status == 0; ++i) {
+    for (std::size_t t = 0; t < n_in; ++t) {
+      const uint64_t slice = s.info.inputs[t].batched ? s.info.inputs[t].bytes / per : 0;
+      in[t] = static_cast<const char*>(inputs[t]) + slice * i;
+    }
+    for (std::size_t t = 0; t < n_out; ++t)
+      out[t] = static_cast<char*>(outputs[t]) + s.info.outputs[t].bytes / per * i;
     // The generated code takes `void* const*` for inputs too (one pointer type for every
     // argument array); it never writes through them (compile_model refuses such plans).
-    void* const* in = const_cast<void* const*>(inputs.data());
+    void* const* args = const_cast<void* const*>(in);
     status = s.first_use.done()
-                 ? s.entry(in, outputs.data(), s.workspace.data(), s.params.payload())
-                 : s.first_use.run_checked(s.hook, s.entry, in, outputs.data(),
-                                           s.workspace.data(), s.params.payload());
+                 ? s.entry(args, out, s.workspace.data(), s.params.payload())
+                 : s.first_use.run_checked(s.hook, s.entry, args, out, s.workspace.data(),
+                                           s.params.payload());
   }
-  if (status == KILN_STATUS_INDEX_OUT_OF_RANGE) {
-    throw_error(ErrorCode::kInvalidInput,
-                {"kiln: model '", s.info.name, "' ('", s.source,
-                 "') failed: an index it computed from the inputs is out of range of the axis it "
-                 "indexes (as ONNX Gather requires: -N to N-1); the outputs are undefined"});
-  }
-  if (status != 0) {
-    throw_error(ErrorCode::kKernel, {"kiln: model '", s.info.name, "' ('", s.source,
-                                     "') failed: a kernel returned status ", Num(status)});
-  }
+  if (status == 0) return;
+  const bool index = status == KILN_STATUS_INDEX_OUT_OF_RANGE;
+  throw_error(index ? ErrorCode::kInvalidInput : ErrorCode::kKernel,
+              {"kiln: model '", s.info.name, "' ('", s.source, "') failed: ",
+               index ? "an index it computed from the inputs is out of range of the axis it "
+                       "indexes (as ONNX Gather requires: -N to N-1); the outputs are undefined"
+                     : "a kernel returned status ",
+               index ? std::string_view() : std::string_view(Num(status))});
 }
 
 namespace {
@@ -202,26 +221,54 @@ void append_shape(std::string& out, std::span<const int64_t> shape) {
 
 }  // namespace
 
-void Model::check_input_shapes(std::span<const std::span<const int64_t>> shapes) const {
+int64_t Model::check_input_shapes(std::span<const std::span<const int64_t>> shapes) const {
   if (!state_) throw_error(ErrorCode::kInvalidArgument, {"kiln: run on a moved-from Model"});
-  const std::vector<TensorInfo>& in = state_->info.inputs;
+  const ModelInfo& info = state_->info;
+  const std::vector<TensorInfo>& in = info.inputs;
   if (shapes.size() != in.size()) {
-    throw_error(ErrorCode::kInvalidInput, {"kiln: model '", state_->info.name, "' takes ",
+    throw_error(ErrorCode::kInvalidInput, {"kiln: model '", info.name, "' takes ",
                                            Num(in.size()), " input(s), got ", Num(shapes.size())});
   }
+  int64_t batch = 0;  // of the first batched input; the others must agree
+  std::size_t batch_from = 0;
   for (std::size_t i = 0; i < in.size(); ++i) {
     const std::vector<int64_t>& want = in[i].shape;
-    if (std::equal(want.begin(), want.end(), shapes[i].begin(), shapes[i].end())) continue;
-    std::string got, expected;
-    append_shape(got, shapes[i]);
+    const std::span<const int64_t> got = shapes[i];
+    // A batched input may hold any whole number of samples along axis 0.
+    const int64_t sample = in[i].batched ? want[0] / info.min_batch : 0;
+    const bool rest_equal = std::equal(want.begin() + (sample ? 1 : 0), want.end(),
+                                       got.begin() + (sample && !got.empty() ? 1 : 0), got.end());
+    if (sample && !got.empty() && rest_equal && got[0] % sample == 0) {
+      const int64_t b = got[0] / sample;
+      if (b < info.min_batch || b > info.max_batch) {
+        throw_error(ErrorCode::kInvalidInput,
+                    {"kiln: model '", info.name, "': input ", Num(i), " ('", in[i].name,
+                     "') holds a batch of ", Num(static_cast<uint64_t>(b)),
+                     " along axis 0, the model takes ", Num(static_cast<uint64_t>(info.min_batch)),
+                     " to ", Num(static_cast<uint64_t>(info.max_batch))});
+      }
+      if (batch && b != batch) {
+        throw_error(ErrorCode::kInvalidInput,
+                    {"kiln: model '", info.name, "': input ", Num(i), " ('", in[i].name,
+                     "') holds a batch of ", Num(static_cast<uint64_t>(b)), ", input ",
+                     Num(batch_from), " one of ", Num(static_cast<uint64_t>(batch))});
+      }
+      batch = b, batch_from = i;
+      continue;
+    }
+    if (!sample && std::equal(want.begin(), want.end(), got.begin(), got.end())) continue;
+    std::string got_text, expected;
+    append_shape(got_text, got);
     append_shape(expected, want);
-    throw_error(ErrorCode::kInvalidInput, {"kiln: model '", state_->info.name, "': input ",
-                                           Num(i), " ('", in[i].name, "') has shape ", got,
+    if (sample) expected.replace(1, expected.find_first_of(",)") - 1, "batch");
+    throw_error(ErrorCode::kInvalidInput, {"kiln: model '", info.name, "': input ", Num(i),
+                                           " ('", in[i].name, "') has shape ", got_text,
                                            ", the model takes ", expected});
   }
+  return batch ? batch : (info.max_batch > 0 ? info.min_batch : 1);
 }
 
-void Model::run_shaped(std::span<const Tensor> inputs, std::span<void* const> outputs) const {
+int64_t Model::run_shaped(std::span<const Tensor> inputs, std::span<void* const> outputs) const {
   constexpr std::size_t kMaxInputs = 64;  // run() allocates nothing: neither does this
   if (inputs.size() > kMaxInputs) {
     throw_error(ErrorCode::kInvalidArgument, {"kiln: run_shaped takes at most ", Num(kMaxInputs),
@@ -230,8 +277,11 @@ void Model::run_shaped(std::span<const Tensor> inputs, std::span<void* const> ou
   std::span<const int64_t> shapes[kMaxInputs];
   const void* data[kMaxInputs];
   for (std::size_t i = 0; i < inputs.size(); ++i) shapes[i] = inputs[i].shape, data[i] = inputs[i].data;
-  check_input_shapes(std::span<const std::span<const int64_t>>(shapes, inputs.size()));
-  run(std::span<const void* const>(data, inputs.size()), outputs);
+  const int64_t batch =
+      check_input_shapes(std::span<const std::span<const int64_t>>(shapes, inputs.size()));
+  check_pointers(std::span<const void* const>(data, inputs.size()), outputs);
+  run_batch(data, outputs.data(), batch);
+  return batch;
 }
 
 void Model::verify_params() const {
@@ -254,6 +304,12 @@ uint64_t Model::workspace_bytes() const {
 }
 uint64_t Model::params_bytes() const {
   return state_->info.params_bytes;
+}
+int64_t Model::min_batch() const {
+  return state_->info.min_batch;
+}
+int64_t Model::max_batch() const {
+  return state_->info.max_batch;
 }
 int Model::num_threads() const {
   return state_->pool.num_threads();

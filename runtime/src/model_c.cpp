@@ -32,7 +32,7 @@ kiln_status describe(const kiln_model* model, int32_t index, kiln_tensor_info* o
   }
   const kiln::TensorInfo& t = list[static_cast<size_t>(index)];
   *out = kiln_tensor_info{t.name.c_str(), t.dtype.c_str(), static_cast<int32_t>(t.shape.size()),
-                          t.shape.data(), t.bytes};
+                          t.shape.data(), t.bytes, t.batched ? 1 : 0};
   return KILN_OK;
 }
 
@@ -93,6 +93,15 @@ kiln_status kiln_model_run(kiln_model* model, const void* const* inputs, void* c
     model->model.run(std::span<const void* const>(inputs, n_in),
                      std::span<void* const>(outputs, n_out));
   });
+}
+
+kiln_status kiln_model_batch_range(const kiln_model* model, int64_t* min_batch,
+                                   int64_t* max_batch) {
+  if (!model || !min_batch || !max_batch)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_model_batch_range: an argument is NULL");
+  *min_batch = model->model.min_batch();
+  *max_batch = model->model.max_batch();
+  return KILN_OK;
 }
 
 kiln_status kiln_model_verify_params(const kiln_model* model) {

@@ -89,6 +89,7 @@ ModelInfo parse_model_info(std::string_view text, const std::string& source) {
   Parser parser(source);
   ModelInfo info;
   bool has_name = false, has_workspace = false, has_params = false;
+  std::string_view batch_flags;
   std::vector<std::string_view> lines = split(text, '\n');
   if (!lines.empty() && lines.back().empty()) lines.pop_back();  // a final newline
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -117,6 +118,10 @@ ModelInfo parse_model_info(std::string_view text, const std::string& source) {
       has_params = true;
     } else if (key == "verify") {
       info.verify = lines[i].substr(key.size());  // read as the first run goes (ParamsFirstUse)
+    } else if (key == "batch" && f.size() == 4) {
+      info.min_batch = static_cast<int64_t>(parser.number(f[1], "batch"));
+      info.max_batch = static_cast<int64_t>(parser.number(f[2], "batch"));
+      batch_flags = f[3];
     } else if (key == "input") {
       info.inputs.push_back(parser.tensor(f));
     } else if (key == "output") {
@@ -130,6 +135,24 @@ ModelInfo parse_model_info(std::string_view text, const std::string& source) {
   if (!has_name || !has_workspace || !has_params)
     parser.fail({"missing one of the 'name', 'workspace' and 'params' lines"});
   if (info.outputs.empty()) parser.fail({"the model has no outputs"});
+  if (info.inputs.size() > kMaxModelTensors || info.outputs.size() > kMaxModelTensors)
+    parser.fail({"over 64 inputs or outputs"});
+  // A batched tensor is described at the smallest batch; MAX samples of it must be countable.
+  const uint64_t n = static_cast<uint64_t>(info.min_batch);
+  bool bad = info.max_batch > 0 && (n < 1 || info.max_batch < info.min_batch ||
+                                    info.max_batch > (1 << 30) ||
+                                    batch_flags.size() != info.inputs.size());
+  for (std::size_t i = 0; i < info.inputs.size() + info.outputs.size() && info.max_batch; ++i) {
+    const bool in = i < info.inputs.size();
+    TensorInfo& t = in ? info.inputs[i] : info.outputs[i - info.inputs.size()];
+    if (in && !bad && batch_flags[i] == '0') continue;
+    bad = bad || (in && batch_flags[i] != '1') || t.shape.empty() || t.bytes > UINT64_MAX >> 40;
+    if (bad) break;
+    t.batched = true;
+    t.shape[0] *= info.min_batch;
+    t.bytes *= n;
+  }
+  if (bad) parser.fail({"the batch line does not fit the inputs and outputs"});
   return info;
 }
 

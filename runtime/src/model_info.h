@@ -12,6 +12,10 @@
 
 namespace kiln {
 
+// The most inputs, and the most outputs, a model may have: Model::run keeps one pointer per
+// tensor on its stack.
+inline constexpr std::size_t kMaxModelTensors = 64;
+
 struct ModelInfo {
   std::string name;
   uint64_t workspace_bytes = 0;
@@ -22,6 +26,9 @@ struct ModelInfo {
   std::string_view verify;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
+  // The "batch MIN MAX FLAGS" line (0 and 0 without one): inputs and outputs flagged batched
+  // then describe MIN samples, as the record's one-sample shapes scaled along axis 0.
+  int64_t min_batch = 0, max_batch = 0;
 };
 
 // Bytes per element of a dtype name of the info record; 0 for a name it does not have.

@@ -7,6 +7,7 @@ package the build lays out (BUILD/python). By hand:
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,15 +33,15 @@ def onnx_model(name, nodes, inputs, outputs, initializers=()):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
-def dense_model():
-    # y = relu(x @ W + b): a dense kernel with its epilogue.
+def dense_model(batch=2):
+    # y = relu(x @ W + b): a dense kernel with its epilogue; batch "N" leaves it free (ranged).
     return onnx_model(
         "dense",
         [helper.make_node("MatMul", ["x", "w"], ["h"]),
          helper.make_node("Add", ["h", "b"], ["z"]),
          helper.make_node("Relu", ["z"], ["y"])],
-        [("x", TensorProto.FLOAT, [2, 8])],
-        [("y", TensorProto.FLOAT, [2, 4])],
+        [("x", TensorProto.FLOAT, [batch, 8])],
+        [("y", TensorProto.FLOAT, [batch, 4])],
         [("w", DENSE_W), ("b", DENSE_B)])
 
 
@@ -78,12 +79,13 @@ def models(tmp_path_factory):
         pytest.fail("KILN_BIN must name the kiln binary (ctest sets it)")
     root = tmp_path_factory.mktemp("models")
     dirs = {}
-    for name, make in [("dense", dense_model), ("three", three_in_two_out_model),
-                       ("lookup", lookup_model)]:
+    for name, make, flags in [("dense", dense_model, []), ("three", three_in_two_out_model, []),
+                              ("lookup", lookup_model, []),
+                              ("ranged", lambda: dense_model("N"), ["--range", "N=1..16"])]:
         save_model(make(), str(root / (name + ".onnx")))
         out = root / name
         subprocess.run([kiln, "compile", str(root / (name + ".onnx")), "--target", "host",
-                        "-o", str(out)], check=True, stdout=subprocess.DEVNULL)
+                        "-o", str(out)] + flags, check=True, stdout=subprocess.DEVNULL)
         dirs[name] = out
     return dirs
 
@@ -114,6 +116,23 @@ def test_model_describes_its_tensors(dense):
     assert dense.inputs == [kiln_runtime.TensorInfo("x", "f32", (2, 8))]
     assert dense.outputs == [kiln_runtime.TensorInfo("y", "f32", (2, 4))]
     assert dense.inputs[0].numpy_dtype == numpy.float32
+
+
+def test_a_ranged_batch_runs_any_batch_in_its_range(models):
+    with kiln_runtime.load(models["ranged"], threads=2) as m:
+        assert m.batch_range == (1, 16)
+        assert m.inputs[0].batched and m.inputs[0].shape == (1, 8)
+        for batch in (1, 5, 16):
+            x = RNG.standard_normal((batch, 8)).astype(numpy.float32)
+            y = m.run(x=x)["y"]
+            assert y.shape == (batch, 4)
+            numpy.testing.assert_allclose(y, dense_reference(x), rtol=1e-5, atol=1e-5)
+        for bad, words in [((17, 8), "holds a batch of 17 along axis 0, the model takes 1 to 16"),
+                           ((0, 8), "holds a batch of 0"), ((4, 9), "the model takes (batch, 8)")]:
+            with pytest.raises(kiln_runtime.Error, match=re.escape(words)):
+                m.run(x=numpy.zeros(bad, numpy.float32))
+    with kiln_runtime.load(models["dense"]) as fixed:
+        assert fixed.batch_range is None and not fixed.inputs[0].batched
 
 
 def test_three_inputs_two_outputs_by_dict_and_keywords(models):

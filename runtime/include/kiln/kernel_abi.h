@@ -67,6 +67,11 @@ typedef int32_t (*kiln_model_run_fn)(void* const* inputs, void* const* outputs, 
  *   verify S C S C ...                    optional: before step S first runs, params chunks
  *                                         [0, C) (params.h) must have been checked; S and C
  *                                         both increase along the line
+ *   batch MIN MAX FLAGS                   optional: a ranged batch. The record's shapes are
+ *                                         one sample's; a run of b samples (MIN <= b <= MAX)
+ *                                         runs the model b times, each on one slice along
+ *                                         axis 0 of every output and of each input whose
+ *                                         FLAGS character ('1' or '0', one per input) is 1
  *   input NAME DTYPE RANK D0 D1 ...       once per input, in order (RANK 0: a scalar)
  *   output NAME DTYPE RANK D0 D1 ...      once per output, in order
  * DTYPE is one of f32 f16 bf16 f64 i8 i16 i32 i64 u8 u16 u32 bool. Version 1 had no "verify"

@@ -38,6 +38,9 @@ struct TensorInfo {
   std::string dtype;           // "f32", "bf16", "i8", ... (kernel_abi.h lists them)
   std::vector<int64_t> shape;  // empty for a scalar
   uint64_t bytes = 0;          // element count * element size: what the caller's buffer holds
+  // Axis 0 is the model's ranged batch (Model::min_batch): shape and bytes are then those of
+  // min_batch() samples, and a batch of b samples holds bytes / min_batch() * b.
+  bool batched = false;
 };
 
 class Model {
@@ -77,9 +80,17 @@ class Model {
   };
   // run() with each input's shape stated: RuntimeError kInvalidInput naming the input and both
   // shapes when a shape is not the model's (nothing runs then).
-  void run_shaped(std::span<const Tensor> inputs, std::span<void* const> outputs) const;
-  // The same check alone: throws as run_shaped does.
-  void check_input_shapes(std::span<const std::span<const int64_t>> shapes) const;
+  // A model compiled with a ranged batch takes any batch b from min_batch() to max_batch():
+  // every batched input holds b samples along axis 0 (the rest of its shape the model's), and
+  // each output receives b samples (its buffer: outputs()[i].bytes / min_batch() * b bytes).
+  // Returns b (1 for a model without a range).
+  int64_t run_shaped(std::span<const Tensor> inputs, std::span<void* const> outputs) const;
+  // The same check alone: throws as run_shaped does, returns the batch.
+  int64_t check_input_shapes(std::span<const std::span<const int64_t>> shapes) const;
+  // The ranged batch the model was compiled for (kiln compile --range); 0 and 0 without one.
+  // run() runs min_batch() samples.
+  int64_t min_batch() const;
+  int64_t max_batch() const;
 
   // Checks every params chunk the first run has not checked yet (all of them before it):
   // RuntimeError kParams naming the first corrupt chunk. For a caller that wants a corrupt
@@ -98,6 +109,8 @@ class Model {
  private:
   struct State;
   explicit Model(std::unique_ptr<State> state);
+  void check_pointers(std::span<const void* const> inputs, std::span<void* const> outputs) const;
+  void run_batch(const void* const* inputs, void* const* outputs, int64_t batch) const;
   std::unique_ptr<State> state_;
 };
 

@@ -55,6 +55,9 @@ typedef struct kiln_tensor_info {
   int32_t ndim;         /* 0 for a scalar */
   const int64_t* shape; /* ndim entries */
   uint64_t bytes;       /* what the caller's buffer holds */
+  /* 1: axis 0 is the model's ranged batch; shape and bytes are then those of its smallest batch
+   * (kiln_model_batch_range), and a batch of b samples holds bytes / min * b. */
+  int32_t batched;
 } kiln_tensor_info;
 
 /* Loads and checks the model; num_threads == 0: KILN_NUM_THREADS, else the usable CPUs. Errors:
@@ -75,6 +78,8 @@ int32_t kiln_model_num_inputs(const kiln_model* model);
 int32_t kiln_model_num_outputs(const kiln_model* model);
 kiln_status kiln_model_input_info(const kiln_model* model, int32_t index, kiln_tensor_info* out);
 kiln_status kiln_model_output_info(const kiln_model* model, int32_t index, kiln_tensor_info* out);
+/* The ranged batch the model was compiled for (kiln compile --range); 0 and 0 without one. */
+kiln_status kiln_model_batch_range(const kiln_model* model, int64_t* min_batch, int64_t* max_batch);
 /* Checks every params chunk no run has checked yet; KILN_ERROR_PARAMS naming the first
  * corrupt one. */
 kiln_status kiln_model_verify_params(const kiln_model* model);
@@ -89,7 +94,9 @@ typedef struct kiln_tensor {
 } kiln_tensor;
 /* As kiln_model_run, with each input's shape stated: num_inputs must be the model's count and
  * every shape exactly the model's, else KILN_ERROR_INVALID_INPUT naming the input and both
- * shapes, and nothing runs. An index input whose values are out of range is
+ * shapes, and nothing runs. A model with a ranged batch takes any batch in its range along axis
+ * 0 of its batched inputs (the same for all), and writes that many samples to every output;
+ * kiln_model_run runs its smallest batch. An index input whose values are out of range is
  * KILN_ERROR_INVALID_INPUT too (kiln_model_run reports it so as well). */
 kiln_status kiln_model_run_shaped(kiln_model* model, const kiln_tensor* inputs, int32_t num_inputs,
                                   void* const* outputs);
