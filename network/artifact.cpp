@@ -48,11 +48,18 @@ codegen::ExecutorPlan executor_plan(const NetworkProgram& p, const std::string& 
   plan.min_batch = p.min_batch;
   plan.max_batch = p.max_batch;
   plan.batched_inputs = p.batched_inputs;
-  for (const Step& s : p.steps) {
-    codegen::ExecutorStep step{p.tasks[s.task].kernel, {}};
-    for (int b : s.args) step.args.push_back(step_arg(p.buffers[b]));
-    plan.steps.push_back(std::move(step));
-  }
+  auto steps_of = [&](const std::vector<Step>& steps) {
+    std::vector<codegen::ExecutorStep> out;
+    for (const Step& s : steps) {
+      codegen::ExecutorStep step{p.tasks[s.task].kernel, {}};
+      for (int b : s.args) step.args.push_back(step_arg(p.buffers[b]));
+      out.push_back(std::move(step));
+    }
+    return out;
+  };
+  plan.steps = steps_of(p.steps);
+  for (const NetworkProgram::BatchClass& c : p.batch_classes)
+    plan.batch_classes.push_back({c.batch, steps_of(c.steps)});
   return plan;
 }
 

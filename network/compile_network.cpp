@@ -52,7 +52,12 @@ std::string model_json(const CompileReport& r, const Target& target) {
   j["outputs"] = tensors(p.output_names, p.output_shapes, p.output_dtypes);
   if (p.max_batch > 0) {
     // The shapes above are one sample's; a run of b samples scales axis 0 of the batched ones.
-    j["batch"] = {{"symbol", p.batch_symbol}, {"min", p.min_batch}, {"max", p.max_batch}};
+    std::vector<int64_t> classes = {1};
+    for (const NetworkProgram::BatchClass& c : p.batch_classes) classes.push_back(c.batch);
+    j["batch"] = {{"symbol", p.batch_symbol},
+                  {"min", p.min_batch},
+                  {"max", p.max_batch},
+                  {"classes", classes}};
     for (size_t i = 0; i < p.input_names.size(); ++i)
       j["inputs"][i]["batched"] = static_cast<bool>(p.batched_inputs[i]);
     for (auto& out : j["outputs"]) out["batched"] = true;
@@ -137,38 +142,20 @@ void check_fits_in_memory(const NetworkProgram& p) {
       << "): more than a 64-bit board can address (2^47 bytes); bind smaller --input-shape sizes";
 }
 
-}  // namespace
-
-CompileReport compile_network(const CompileOptions& o) {
-  auto start = std::chrono::steady_clock::now();
-  CompileReport r;
+// The network built at `input_shapes` with the records: its kernel calls, packed weights and
+// layout conversions, then one arena for all activations. `r` takes the graph-level figures
+// (the first program's: a batch class only repeats them).
+NetworkProgram build_program(const CompileOptions& o, const graph::ShapeBindings& input_shapes,
+                             const tuner::LoadedRecords& loaded, CompileReport& r) {
   // Import, bind input shapes, graph passes, BN folding, fusion: what `kiln tune` extracts
   // its tasks from, so the tuned workloads are the compiled ones.
-  // A ranged batch is checked on the graph first, then the network is built for one sample.
-  graph::ShapeBindings input_shapes = o.input_shapes;
-  std::optional<BatchRange> batch;
-  if (o.batch_range) {
-    batch = plan_batch_range(o.model_path, o.input_shapes, *o.batch_range);
-    input_shapes[batch->symbol] = {1};
-  }
   PreparedGraph prepared = prepare_graph(o.model_path, input_shapes, o.target, o.precision);
   graph::Graph& g = prepared.graph;
   r.bn_folded = prepared.bn_folded;
   r.epilogues_fused = prepared.epilogues_fused;
   r.precision = prepared.precision;
   r.int8_kept_float = prepared.int8_kept_float;
-  r.dtype = o.precision.dtype;
-  // Kernel calls, packed weights and layout conversions, then one arena for all activations.
-  tuner::LoadedRecords loaded;
-  if (!o.record_logs.empty()) loaded = tuner::load_records(o.record_logs);
-  if (!o.pin_logs.empty()) {  // pinned configs win over the logs' for their workloads
-    tuner::LoadedRecords pins = tuner::load_records(o.pin_logs);
-    loaded.records = tuner::with_pins(pins.records, loaded.records);
-    loaded.problems.insert(loaded.problems.end(), pins.problems.begin(), pins.problems.end());
-  }
   const std::vector<tuner::TuningRecord>& records = loaded.records;
-  std::vector<std::string> logs = o.pin_logs;
-  logs.insert(logs.end(), o.record_logs.begin(), o.record_logs.end());
   tuner::HistoryBest history(records);
   // With records of several channel blocks per conv, the blocks are chosen for the whole
   // network (kernel times + the conversions between neighbours), not per kernel.
@@ -177,18 +164,49 @@ CompileReport compile_network(const CompileOptions& o) {
     plan = plan_layouts(g, o.target, records);
     r.layout_choice = describe(*plan);
   }
-  r.program = lower_network(g, o.target, history, plan ? &plan->choices : nullptr);
+  NetworkProgram program = lower_network(g, o.target, history, plan ? &plan->choices : nullptr);
+  plan_memory(program);
+  return program;
+}
+
+}  // namespace
+
+CompileReport compile_network(const CompileOptions& o) {
+  auto start = std::chrono::steady_clock::now();
+  CompileReport r;
+  r.dtype = o.precision.dtype;
+  tuner::LoadedRecords loaded;
+  if (!o.record_logs.empty()) loaded = tuner::load_records(o.record_logs);
+  if (!o.pin_logs.empty()) {  // pinned configs win over the logs' for their workloads
+    tuner::LoadedRecords pins = tuner::load_records(o.pin_logs);
+    loaded.records = tuner::with_pins(pins.records, loaded.records);
+    loaded.problems.insert(loaded.problems.end(), pins.problems.begin(), pins.problems.end());
+  }
+  std::vector<std::string> logs = o.pin_logs;
+  logs.insert(logs.end(), o.record_logs.begin(), o.record_logs.end());
+  if (!o.batch_range) {
+    r.program = build_program(o, o.input_shapes, loaded, r);
+  } else {
+    // A ranged batch: checked on the graph first, then built for one sample and for each batch
+    // class, all in one program (ranged_batch.h).
+    const BatchRange batch = plan_batch_range(o.model_path, o.input_shapes, *o.batch_range);
+    graph::ShapeBindings shapes = o.input_shapes;
+    shapes[batch.symbol] = {1};
+    r.program = build_program(o, shapes, loaded, r);
+    for (int64_t size : batch_classes(batch, r.program, o.batch_classes)) {
+      shapes[batch.symbol] = {size};
+      CompileReport ignored;
+      add_batch_class(r.program, build_program(o, shapes, loaded, ignored), size);
+    }
+    r.program.batch_symbol = batch.symbol;
+    r.program.min_batch = batch.min;
+    r.program.max_batch = batch.max;
+    r.program.batched_inputs = batch.batched_inputs;
+  }
   if (!logs.empty()) {
     r.records_use = describe_records_use(loaded, o.target, r.program);
-    r.provenance = records_provenance(logs, records, o.target, r.program);
+    r.provenance = records_provenance(logs, loaded.records, o.target, r.program);
   }
-  if (batch) {
-    r.program.batch_symbol = batch->symbol;
-    r.program.min_batch = batch->min;
-    r.program.max_batch = batch->max;
-    r.program.batched_inputs = batch->batched_inputs;
-  }
-  plan_memory(r.program);
   check_fits_in_memory(r.program);
   r.layers = layer_rows(r.program);
   std::string name = o.name.empty() ? std::filesystem::path(o.model_path).stem().string() : o.name;
@@ -236,9 +254,19 @@ std::string format_report(const CompileReport& r) {
       << " quantized convs kept in f32 (model.json \"int8_kept_float\" names them):\n";
     for (const auto& [reason, count] : reasons) s << "  " << count << "x  " << reason << "\n";
   }
-  if (p.max_batch > 0)
-    s << "batch " << p.batch_symbol << " = " << p.min_batch << ".." << p.max_batch
-      << ": built for one sample, a batch of b runs it b times\n";
+  if (p.max_batch > 0) {
+    s << "batch " << p.batch_symbol << " = " << p.min_batch << ".." << p.max_batch << ": ";
+    if (p.batch_classes.empty()) {
+      s << "built for one sample, a batch of b runs it b times";
+    } else {
+      s << "built for batches of 1";
+      for (const NetworkProgram::BatchClass& c : p.batch_classes) s << ", " << c.batch;
+      s << ", a batch runs as the largest that fit, in turn";
+    }
+    s << " (" << std::setprecision(3) << weight_reuse(p) << " flops per weight byte in one sample"
+      << (p.batch_classes.empty() ? "; --batch-classes 4,16 pays below " : "; classes below ")
+      << kMinFlopsPerParamByte << ")\n";
+  }
   s << "arena " << p.workspace_bytes << " bytes (naive sum " << p.naive_workspace_bytes
     << "), params " << p.params.size() << " bytes\n";
   s << "compile time " << r.seconds << " s\n";

@@ -34,6 +34,8 @@ struct CompileOptions {
   std::vector<std::string> pin_logs;
   // --range SYMBOL=MIN..MAX: one artifact for every batch in the range (ranged_batch.h).
   std::optional<graph::DimRange> batch_range;
+  // --batch-classes: the larger batches built besides one sample; unset: ranged_batch.h's rule.
+  std::optional<std::vector<int64_t>> batch_classes;
 };
 
 // One row of the per-layer table (model.json "layers").

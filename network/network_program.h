@@ -56,10 +56,16 @@ struct NetworkProgram {
   std::vector<ir::DataType> input_dtypes, output_dtypes;  // as the caller's buffers hold them
   uint64_t workspace_bytes = 0;  // after memory planning
   uint64_t naive_workspace_bytes = 0;
-  // A ranged batch (ranged_batch.h; 0 and 0: none): the program is one sample's.
+  // A ranged batch (ranged_batch.h; 0 and 0: none): `steps` run one sample, each of
+  // `batch_classes` runs `batch` samples at once (its steps index the same tasks and buffers).
   std::string batch_symbol;
   int64_t min_batch = 0, max_batch = 0;
   std::vector<bool> batched_inputs;
+  struct BatchClass {
+    int64_t batch = 0;
+    std::vector<Step> steps;
+  };
+  std::vector<BatchClass> batch_classes;
 };
 
 }  // namespace kiln::network

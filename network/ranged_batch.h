@@ -1,14 +1,18 @@
 // A ranged batch (`kiln compile --range batch=1..16`): one artifact that runs any batch in the
-// range exactly. The network is compiled for one sample, and the runtime runs a batch of b as
-// b runs of that program, each on the next slice along axis 0 of the batched inputs and of the
-// outputs (kiln/model.h). That is exact only when the network computes every sample on its
-// own, which compiler/graph/batch_separable.h proves on the graph before anything is built.
+// range exactly. The network is compiled for one sample, and optionally for a few larger batch
+// classes (where batched kernels reuse their weights across samples), all sharing one params
+// file; the runtime runs a batch of b as runs of the classes, largest first, each on the next
+// slices along axis 0 of the batched inputs and of the outputs (kiln/model.h). That is exact only
+// when the network computes every sample on its own, which compiler/graph/batch_separable.h proves
+// on the graph before anything is built.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "compiler/graph/bind.h"
+#include "network/network_program.h"
 
 namespace kiln::network {
 
@@ -24,5 +28,25 @@ struct BatchRange {
 // samples). `bindings` are the other --input-shape sizes.
 BatchRange plan_batch_range(const std::string& model_path, const graph::ShapeBindings& bindings,
                             const graph::DimRange& range);
+
+// The batch classes to build after one sample. `requested` (--batch-classes) is checked and
+// used as given; without it, classes of 4 and 16 samples (where the range reaches them) are
+// built only when the one-sample program streams its weights rather than computing on them:
+// under kMinFlopsPerParamByte floating-point operations per byte of the weights its computing
+// kernels read (an MLP or GEMV at batch 1 does 0.5), where a batch of 16 runs several times
+// faster per sample. A CNN or a text model with a sequence does far more (ResNet-18: 45) and
+// runs about as fast sample by sample, while batched kernels may pack weights differently
+// and so grow the params (ResNet-18: 81 MB to 225 MB with classes 4 and 16).
+inline constexpr double kMinFlopsPerParamByte = 4;
+std::vector<int64_t> batch_classes(const BatchRange& range, const NetworkProgram& one_sample,
+                                   const std::optional<std::vector<int64_t>>& requested);
+// A program's flops per byte of the weights its convolutions and dense layers read (huge when
+// it has none).
+double weight_reuse(const NetworkProgram& p);
+
+// Adds `program`, the network built for `batch` samples, to `main` (the one-sample program) as
+// a batch class: kernels that both build are built once, identical params bytes stored once,
+// the workspace the larger of the two. Both must have had their memory planned.
+void add_batch_class(NetworkProgram& main, NetworkProgram program, int64_t batch);
 
 }  // namespace kiln::network

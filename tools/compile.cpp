@@ -4,6 +4,7 @@
 // -o DIR`: an ONNX network to a model directory (network/compile_network.h). With --dtype int8
 // the float model is first quantized as `kiln quantize` does (tools/calibration.h) and the QDQ
 // model it gives is what compiles.
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,6 +30,7 @@ struct CompileArgs {
   std::string model, target = "host", out, name, dtype = "f32", calibration;
   bool keep_last_f32 = true;
   std::vector<std::string> records, pins, input_shapes, keep_float, ranges;
+  std::string batch_classes = "auto";
   double percentile = 100;
   bool entropy = false;
 };
@@ -47,6 +49,21 @@ std::string quantized_model(const CompileArgs& a, const TempDir& scratch) {
   write_file_atomically(path, quantize_with_report(bytes.str(), a.model, a.calibration,
                                                    "--calibration", quantize_options(a.keep_float, a.percentile, a.entropy)));
   return path;
+}
+
+// "4,16" -> {4, 16}: the --batch-classes list.
+std::vector<int64_t> batch_sizes(const std::string& list) {
+  std::vector<int64_t> sizes;
+  std::stringstream items(list);
+  for (std::string item; std::getline(items, item, ',');) {
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    user_check(ec == std::errc() && end == item.data() + item.size() && !item.empty())
+        << "--batch-classes " << list << ": '" << item
+        << "' is not a batch size (give auto, none, or sizes such as 4,16)";
+    sizes.push_back(v);
+  }
+  return sizes;
 }
 
 int run_compile(const CompileArgs& a) {
@@ -73,6 +90,13 @@ int run_compile(const CompileArgs& a) {
   user_check(a.ranges.size() <= 1)
       << "one --range per model today (a ranged batch); got " << a.ranges.size();
   if (!a.ranges.empty()) o.batch_range = graph::parse_dim_range(a.ranges[0]);
+  user_check(a.batch_classes == "auto" || o.batch_range)
+      << "--batch-classes goes with --range (a ranged batch)";
+  if (a.batch_classes == "none") {
+    o.batch_classes.emplace();
+  } else if (a.batch_classes != "auto") {
+    o.batch_classes = batch_sizes(a.batch_classes);
+  }
   network::CompileReport r = network::compile_network(o);
   std::cout << network::format_report(r) << "wrote " << a.out
             << "/model.so, model.params, model.json, model.a, model.h\n";
@@ -94,6 +118,10 @@ Run add_compile(CLI::App& app) {
   cmd->add_option("--range", a->ranges,
                   "SYMBOL=MIN..MAX: one artifact for every batch in the range (SYMBOL the inputs' "
                   "axis 0; each sample must be computed on its own)");
+  cmd->add_option("--batch-classes", a->batch_classes,
+                  "With --range: larger batches also built, run at once (e.g. 4,16), or none; "
+                  "auto: 4,16 when the model streams its weights (an MLP at batch 1), else none")
+      ->capture_default_str();
   cmd->add_option("-o,--output", a->out, "Output directory")->required();
   cmd->add_option("--name", a->name,
                   "The model's name (model.h declares kiln_model_NAME); default: the file's stem");

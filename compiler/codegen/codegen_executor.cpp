@@ -121,19 +121,30 @@ class PlanChecker {
           << "kernel name '" << name << "' is reserved for the model executor";
     }
     for (size_t s = 0; s < plan_.steps.size(); ++s) check_step(s);
+    for (const ExecutorPlan::BatchClass& c : plan_.batch_classes) {
+      user_check(c.batch > 1 && !c.steps.empty() && plan_.max_batch > 0)
+          << "a batch class of " << c.batch << " samples with " << c.steps.size() << " steps";
+      steps_ = &c.steps;
+      batch_ = static_cast<uint64_t>(c.batch);
+      for (size_t s = 0; s < c.steps.size(); ++s) check_step(s);
+    }
   }
 
  private:
   std::string step_label(size_t s) const {
-    return "step " + std::to_string(s) + " ('" + plan_.steps[s].kernel + "')";
+    return (batch_ > 1 ? "batch class " + std::to_string(batch_) + ", " : std::string()) +
+           "step " + std::to_string(s) + " ('" + (*steps_)[s].kernel + "')";
   }
 
   uint64_t base_size(ArgBaseKind base, int index) const {
+    // A batch class reads and writes `batch_` samples of every batched input and every output.
+    const bool batched_input = static_cast<size_t>(index) < plan_.batched_inputs.size() &&
+                               plan_.batched_inputs[index];
     switch (base) {
       case ArgBaseKind::Input:
-        return tensor_bytes(plan_.inputs[index]);
+        return tensor_bytes(plan_.inputs[index]) * (batched_input ? batch_ : 1);
       case ArgBaseKind::Output:
-        return tensor_bytes(plan_.outputs[index]);
+        return tensor_bytes(plan_.outputs[index]) * batch_;
       case ArgBaseKind::Workspace:
         return plan_.workspace_bytes;
       case ArgBaseKind::Params:
@@ -143,7 +154,7 @@ class PlanChecker {
   }
 
   void check_step(size_t s) {
-    const ExecutorStep& step = plan_.steps[s];
+    const ExecutorStep& step = (*steps_)[s];
     auto it = kernels_.find(step.kernel);
     if (it == kernels_.end()) {
       std::string have;
@@ -210,6 +221,8 @@ class PlanChecker {
 
   const ExecutorPlan& plan_;
   std::map<std::string, const ir::LoweredFunc*> kernels_;
+  const std::vector<ExecutorStep>* steps_ = &plan_.steps;  // the program being checked
+  uint64_t batch_ = 1;                                     // and the samples it runs
 };
 
 std::string hex64(uint64_t v) {
@@ -241,7 +254,8 @@ constexpr size_t kStepsPerPart = 64;
 // Emits the body of `fn` (inputs, outputs, workspace, params) -> status: steps [begin, end)
 // of the plan, returning the first non-zero status, calling the hook (when set) after each: the
 // profiler's timer, or the runtime's params check, which stops the run by a non-zero status.
-void emit_steps(llvm::Function* fn, const ExecutorPlan& plan, size_t begin, size_t end,
+void emit_steps(llvm::Function* fn, const ExecutorPlan& plan,
+                const std::vector<ExecutorStep>& steps, size_t begin, size_t end,
                 llvm::GlobalVariable* hook) {
   llvm::Module& module = *fn->getParent();
   llvm::LLVMContext& ctx = module.getContext();
@@ -257,12 +271,12 @@ void emit_steps(llvm::Function* fn, const ExecutorPlan& plan, size_t begin, size
 
   b.SetInsertPoint(entry);
   size_t max_args = 1;
-  for (size_t s = begin; s < end; ++s) max_args = std::max(max_args, plan.steps[s].args.size());
+  for (size_t s = begin; s < end; ++s) max_args = std::max(max_args, steps[s].args.size());
   llvm::AllocaInst* args = b.CreateAlloca(llvm::ArrayType::get(ptr, max_args), nullptr, "args");
   // Each model input/output pointer the steps use is loaded once, up front.
   std::map<std::pair<ArgBaseKind, int>, llvm::Value*> io_pointers;
   for (size_t s = begin; s < end; ++s) {
-    for (const StepArg& a : plan.steps[s].args) {
+    for (const StepArg& a : steps[s].args) {
       if (a.base != ArgBaseKind::Input && a.base != ArgBaseKind::Output) continue;
       llvm::Value*& p = io_pointers[{a.base, a.index}];
       if (p) continue;
@@ -279,7 +293,7 @@ void emit_steps(llvm::Function* fn, const ExecutorPlan& plan, size_t begin, size
   };
 
   for (size_t s = begin; s < end; ++s) {
-    const ExecutorStep& step = plan.steps[s];
+    const ExecutorStep& step = steps[s];
     for (size_t a = 0; a < step.args.size(); ++a) {
       llvm::Value* p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base_pointer(step.args[a]),
                                                     step.args[a].offset);
@@ -347,36 +361,73 @@ void add_executor(llvm::Module& module, const ExecutorPlan& plan) {
     for (unsigned i : {2u, 3u})
       fn->addParamAttr(i, llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
   };
-  set_attributes(run);
-  if (plan.steps.size() <= kStepsPerPart) {
-    emit_steps(run, plan, 0, plan.steps.size(), hook);
+  // A call of `callee` with fn's own arguments, returning its status.
+  auto forward = [&](llvm::Function* fn, llvm::Function* callee) {
+    std::vector<llvm::Value*> call_args;
+    for (unsigned i = 0; i < 4; ++i) call_args.push_back(fn->getArg(i));
+    return b.CreateCall(callee, call_args, "status");
+  };
+  // One program's steps into `fn`: in place when few, else in parts that `fn` calls in order
+  // (they stay functions of their own: noinline).
+  auto emit_program = [&](llvm::Function* fn, const std::vector<ExecutorStep>& steps) {
+    set_attributes(fn);
+    if (steps.size() <= kStepsPerPart) {
+      emit_steps(fn, plan, steps, 0, steps.size(), hook);
+      return;
+    }
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "entry", fn);
+    llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx, "failed", fn);
+    b.SetInsertPoint(failed);
+    const size_t parts = (steps.size() + kStepsPerPart - 1) / kStepsPerPart;
+    llvm::PHINode* status = b.CreatePHI(b.getInt32Ty(), static_cast<unsigned>(parts), "status");
+    b.CreateRet(status);
+    b.SetInsertPoint(body);
+    for (size_t begin = 0; begin < steps.size(); begin += kStepsPerPart) {
+      llvm::Function* part = llvm::Function::Create(
+          fty, llvm::GlobalValue::InternalLinkage,
+          fn->getName() + ".part" + std::to_string(begin / kStepsPerPart), module);
+      set_attributes(part);
+      part->addFnAttr(llvm::Attribute::NoInline);
+      emit_steps(part, plan, steps, begin, std::min(steps.size(), begin + kStepsPerPart), hook);
+      b.SetInsertPoint(body);
+      llvm::Value* result = forward(fn, part);
+      body = llvm::BasicBlock::Create(ctx, "next_part", fn, failed);
+      status->addIncoming(result, b.GetInsertBlock());
+      b.CreateCondBr(b.CreateICmpNE(result, b.getInt32(0)), failed, body);
+    }
+    b.SetInsertPoint(body);
+    b.CreateRet(b.getInt32(0));
+  };
+  if (plan.batch_classes.empty()) {
+    emit_program(run, plan.steps);
     return;
   }
-  // kiln_model_run calls the parts in order; they stay functions of their own (noinline).
-  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "entry", run);
-  llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx, "failed", run);
-  b.SetInsertPoint(failed);
-  const size_t parts = (plan.steps.size() + kStepsPerPart - 1) / kStepsPerPart;
-  llvm::PHINode* status = b.CreatePHI(b.getInt32Ty(), static_cast<unsigned>(parts), "status");
-  b.CreateRet(status);
-  b.SetInsertPoint(body);
-  for (size_t begin = 0; begin < plan.steps.size(); begin += kStepsPerPart) {
-    llvm::Function* part = llvm::Function::Create(
+  // Batch classes: a program each, and kiln_model_run picks one by the integer the runtime
+  // stores in the pointer slot after the last input (executor.h).
+  std::vector<llvm::Function*> programs;
+  for (size_t c = 0; c <= plan.batch_classes.size(); ++c) {
+    const int64_t batch = c == 0 ? 1 : plan.batch_classes[c - 1].batch;
+    programs.push_back(llvm::Function::Create(
         fty, llvm::GlobalValue::InternalLinkage,
-        std::string(KILN_MODEL_RUN_SYMBOL) + ".part" + std::to_string(begin / kStepsPerPart),
-        module);
-    set_attributes(part);
-    part->addFnAttr(llvm::Attribute::NoInline);
-    emit_steps(part, plan, begin, std::min(plan.steps.size(), begin + kStepsPerPart), hook);
-    std::vector<llvm::Value*> call_args;
-    for (unsigned i = 0; i < 4; ++i) call_args.push_back(run->getArg(i));
-    llvm::Value* result = b.CreateCall(part, call_args, "status");
-    llvm::BasicBlock* next = llvm::BasicBlock::Create(ctx, "next_part", run, failed);
-    status->addIncoming(result, b.GetInsertBlock());
-    b.CreateCondBr(b.CreateICmpNE(result, b.getInt32(0)), failed, next);
-    b.SetInsertPoint(next);
+        std::string(KILN_MODEL_RUN_SYMBOL) + ".batch" + std::to_string(batch), module));
+    emit_program(programs.back(), c == 0 ? plan.steps : plan.batch_classes[c - 1].steps);
   }
-  b.CreateRet(b.getInt32(0));
+  set_attributes(run);
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", run);
+  llvm::BasicBlock* unknown = llvm::BasicBlock::Create(ctx, "unknown_class", run);
+  b.SetInsertPoint(entry);
+  llvm::Value* slot = b.CreateLoad(
+      ptr, b.CreateConstInBoundsGEP1_64(ptr, run->getArg(0), plan.inputs.size()), "class_slot");
+  llvm::SwitchInst* pick = b.CreateSwitch(b.CreatePtrToInt(slot, b.getInt64Ty()), unknown,
+                                          static_cast<unsigned>(programs.size()));
+  for (size_t c = 0; c < programs.size(); ++c) {
+    llvm::BasicBlock* call = llvm::BasicBlock::Create(ctx, "class" + std::to_string(c), run);
+    pick->addCase(b.getInt64(c), call);
+    b.SetInsertPoint(call);
+    b.CreateRet(forward(run, programs[c]));
+  }
+  b.SetInsertPoint(unknown);
+  b.CreateRet(b.getInt32(KILN_STATUS_UNKNOWN_BATCH_CLASS));
 }
 
 }  // namespace
@@ -420,7 +471,10 @@ std::string model_info_text(const ExecutorPlan& plan) {
   out += "name " + plan.name + "\n";
   out += "workspace " + std::to_string(plan.workspace_bytes) + "\n";
   out += "params " + std::to_string(plan.params_bytes) + " " + hex64(plan.params_checksum) + "\n";
-  const std::vector<ParamsCheckPoint> schedule = params_check_schedule(plan);
+  // The points name steps of one program; with several, every chunk is checked before the first
+  // run (the runtime's rule for a record without points).
+  const std::vector<ParamsCheckPoint> schedule =
+      plan.batch_classes.empty() ? params_check_schedule(plan) : std::vector<ParamsCheckPoint>{};
   if (!schedule.empty()) {
     out += "verify";
     for (const ParamsCheckPoint& p : schedule)
@@ -431,6 +485,8 @@ std::string model_info_text(const ExecutorPlan& plan) {
     out += "batch " + std::to_string(plan.min_batch) + " " + std::to_string(plan.max_batch) + " ";
     for (size_t i = 0; i < plan.inputs.size(); ++i)
       out += i < plan.batched_inputs.size() && plan.batched_inputs[i] ? '1' : '0';
+    for (const ExecutorPlan::BatchClass& c : plan.batch_classes)
+      out += " " + std::to_string(c.batch);
     out += "\n";
   }
   for (const TensorSpec& t : plan.inputs) append_tensor(out, "input", t);

@@ -52,11 +52,20 @@ struct ExecutorPlan {
   uint64_t params_bytes = 0;     // the params payload the model is built for...
   uint64_t params_checksum = 0;  // ...and its FNV-1a 64 (kiln::params_checksum, params.h)
   std::vector<ExecutorStep> steps;
-  // A ranged batch (0 and 0: none). The plan is one sample's; the runtime runs a batch of b
-  // samples as b runs of it, each on one slice along axis 0 of every batched input and of
-  // every output. `batched_inputs` says which inputs are sliced (the others are shared).
+  // A ranged batch (0 and 0: none). `steps` run one sample; the runtime runs a batch of b
+  // samples as runs of its batch classes, each on the next slice along axis 0 of every batched
+  // input and of every output. `batched_inputs` says which inputs are sliced (the others are
+  // shared by every sample).
   int64_t min_batch = 0, max_batch = 0;
   std::vector<bool> batched_inputs;
+  // Larger batch classes, each a program of its own over `batch` samples at once (the same
+  // params, the one workspace). With any, kiln_model_run reads which class to run from the
+  // pointer slot after the last input: 0 for `steps`, k for batch_classes[k - 1].
+  struct BatchClass {
+    int64_t batch = 0;
+    std::vector<ExecutorStep> steps;
+  };
+  std::vector<BatchClass> batch_classes;
 };
 
 // The bases' helpers, for plans written by hand.

@@ -170,33 +170,36 @@ void Model::check_pointers(std::span<const void* const> inputs,
   }
 }
 
-// Runs `batch` samples of a ranged model as that many runs of its one-sample program, each on
-// the next slice of every batched input and of every output; a model without a range once.
+// Runs `batch` samples of a ranged model as runs of its batch classes, largest first, each on the
+// next slices of every batched input and of every output (one run of a model without a range).
 void Model::run_batch(const void* const* inputs, void* const* outputs, int64_t batch) const {
   State& s = *state_;
-  const std::size_t n_in = s.info.inputs.size(), n_out = s.info.outputs.size();
-  // run() allocates nothing: the slices live here (parse_model_info refuses more tensors).
-  const void* in[kMaxModelTensors];
+  const ModelInfo& info = s.info;
+  const std::size_t n_in = info.inputs.size(), n_out = info.outputs.size();
+  // run() allocates nothing: the slices live here (parse_model_info refuses more tensors), and
+  // the slot after the inputs carries the class to run (kernel_abi.h).
+  void* in[kMaxModelTensors + 1];
   void* out[kMaxModelTensors];
-  const int64_t runs = s.info.max_batch > 0 ? batch : 1;
-  const uint64_t per = s.info.max_batch > 0 ? static_cast<uint64_t>(s.info.min_batch) : 1;
+  const uint64_t per = info.max_batch > 0 ? static_cast<uint64_t>(info.min_batch) : 1;
+  int64_t done = 0, left = info.max_batch > 0 ? batch : 1;
   int32_t status = 0;
   std::lock_guard<std::mutex> lock(s.running);
   ThreadPool::Scope bind(&s.pool);
-  for (int64_t i = 0; i < runs && status == 0; ++i) {
-    for (std::size_t t = 0; t < n_in; ++t) {
-      const uint64_t slice = s.info.inputs[t].batched ? s.info.inputs[t].bytes / per : 0;
-      in[t] = static_cast<const char*>(inputs[t]) + slice * i;
+  for (std::size_t k = info.num_batch_classes + 1; k-- > 0 && status == 0;) {
+    const int64_t size = k ? info.batch_classes[k - 1] : 1;
+    for (; left >= size && status == 0; left -= size, done += size) {
+      for (std::size_t t = 0; t < n_in; ++t) {
+        const uint64_t slice = info.inputs[t].batched ? info.inputs[t].bytes / per : 0;
+        in[t] = const_cast<char*>(static_cast<const char*>(inputs[t])) + slice * done;
+      }
+      in[n_in] = reinterpret_cast<void*>(k);
+      for (std::size_t t = 0; t < n_out; ++t)
+        out[t] = static_cast<char*>(outputs[t]) + info.outputs[t].bytes / per * done;
+      status = s.first_use.done()
+                   ? s.entry(in, out, s.workspace.data(), s.params.payload())
+                   : s.first_use.run_checked(s.hook, s.entry, in, out, s.workspace.data(),
+                                             s.params.payload());
     }
-    for (std::size_t t = 0; t < n_out; ++t)
-      out[t] = static_cast<char*>(outputs[t]) + s.info.outputs[t].bytes / per * i;
-    // The generated code takes `void* const*` for inputs too (one pointer type for every
-    // argument array); it never writes through them (compile_model refuses such plans).
-    void* const* args = const_cast<void* const*>(in);
-    status = s.first_use.done()
-                 ? s.entry(args, out, s.workspace.data(), s.params.payload())
-                 : s.first_use.run_checked(s.hook, s.entry, args, out, s.workspace.data(),
-                                           s.params.payload());
   }
   if (status == 0) return;
   const bool index = status == KILN_STATUS_INDEX_OUT_OF_RANGE;

@@ -118,10 +118,16 @@ ModelInfo parse_model_info(std::string_view text, const std::string& source) {
       has_params = true;
     } else if (key == "verify") {
       info.verify = lines[i].substr(key.size());  // read as the first run goes (ParamsFirstUse)
-    } else if (key == "batch" && f.size() == 4) {
+    } else if (key == "batch" && f.size() >= 4 && f.size() <= 4 + kMaxBatchClasses) {
       info.min_batch = static_cast<int64_t>(parser.number(f[1], "batch"));
       info.max_batch = static_cast<int64_t>(parser.number(f[2], "batch"));
       batch_flags = f[3];
+      for (std::size_t c = 4; c < f.size(); ++c) {
+        const auto size = static_cast<int64_t>(parser.number(f[c], "batch class"));
+        const int64_t below = c == 4 ? 1 : info.batch_classes[c - 5];
+        if (size <= below || size > (1 << 30)) parser.fail({"batch classes must increase"});
+        info.batch_classes[info.num_batch_classes++] = size;
+      }
     } else if (key == "input") {
       info.inputs.push_back(parser.tensor(f));
     } else if (key == "output") {

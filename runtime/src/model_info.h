@@ -15,6 +15,7 @@ namespace kiln {
 // The most inputs, and the most outputs, a model may have: Model::run keeps one pointer per
 // tensor on its stack.
 inline constexpr std::size_t kMaxModelTensors = 64;
+inline constexpr std::size_t kMaxBatchClasses = 8;
 
 struct ModelInfo {
   std::string name;
@@ -29,6 +30,10 @@ struct ModelInfo {
   // The "batch MIN MAX FLAGS" line (0 and 0 without one): inputs and outputs flagged batched
   // then describe MIN samples, as the record's one-sample shapes scaled along axis 0.
   int64_t min_batch = 0, max_batch = 0;
+  // Its batch classes after the one-sample program (kernel_abi.h): the samples each runs at once,
+  // increasing.
+  int64_t batch_classes[kMaxBatchClasses] = {};
+  std::size_t num_batch_classes = 0;
 };
 
 // Bytes per element of a dtype name of the info record; 0 for a name it does not have.

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "compiler/base/error.h"
 #include "compiler/graph/evaluate.h"
@@ -111,13 +112,31 @@ struct Ranged {
   std::string out() const { return dir.path() + "/out"; }
 };
 
-std::unique_ptr<Ranged> compile_ranged(const std::string& bytes, const std::string& range,
-                                       const std::string& target = "host") {
+// An MLP: three dense layers over [N, 64], each weight used once per sample (a GEMV).
+std::string mlp() {
+  ModelBuilder b(13);
+  b.input("x", DataType::f32(), {"N", 64});
+  std::string h = "x";
+  for (int layer = 0; layer < 3; ++layer) {
+    const std::string w = "w" + std::to_string(layer), y = "h" + std::to_string(layer);
+    b.initializer(w, random_tensor({64, 64}, 20 + layer, 0.2f));
+    b.node("MatMul", {h, w}, {y + "m"});
+    b.node("Relu", {y + "m"}, {y});
+    h = y;
+  }
+  b.output(h);
+  return b.bytes();
+}
+
+std::unique_ptr<Ranged> compile_ranged(
+    const std::string& bytes, const std::string& range, const std::string& target = "host",
+    const std::optional<std::vector<int64_t>>& classes = std::nullopt) {
   auto r = std::make_unique<Ranged>();
   const std::string onnx = r->dir.path() + "/net.onnx";
   std::ofstream(onnx, std::ios::binary) << bytes;
   CompileOptions o{onnx, target_from_name(target), {}, {}, r->out()};
   o.batch_range = graph::parse_dim_range(range);
+  o.batch_classes = classes;
   r->report = compile_network(o);
   return r;
 }
@@ -185,10 +204,34 @@ void expect_every_batch_matches(const std::string& bytes, const std::string& sym
 
 TEST(RangedBatch, OneCnnArtifactRunsEveryBatchOfItsRangeExactly) {
   const std::unique_ptr<Ranged> r = compile_ranged(cnn(), "N=1..16");
-  EXPECT_THAT(format_report(r->report), HasSubstr("batch N = 1..16"));
+  // A CNN computes on its weights: one program, run sample by sample.
+  EXPECT_THAT(format_report(r->report), HasSubstr("batch N = 1..16: built for one sample"));
+  EXPECT_TRUE(r->report.program.batch_classes.empty());
   // Ends, the middle, primes; on one thread and on two.
   expect_every_batch_matches(cnn(), "N", r->out(), {1, 16, 8, 2, 3, 7, 13}, 1);
   expect_every_batch_matches(cnn(), "N", r->out(), {1, 5, 11, 16}, 2);
+}
+
+TEST(RangedBatch, BatchClassesRunTheLargestThatFitInTurn) {
+  // Classes asked for: 13 runs as 4 + 4 + 4 + 1, 16 as one run of the 16-sample program.
+  const std::unique_ptr<Ranged> r = compile_ranged(cnn(), "N=1..16", "host", {{4, 16}});
+  EXPECT_THAT(format_report(r->report), HasSubstr("built for batches of 1, 4, 16"));
+  expect_every_batch_matches(cnn(), "N", r->out(), {16, 13, 4, 5, 3, 1}, 2);
+  EXPECT_THROW(compile_ranged(cnn(), "N=1..8", "host", {{4, 16}}), UserError);  // 16 > 8
+  EXPECT_THROW(compile_ranged(cnn(), "N=1..8", "host", {{4, 4}}), UserError);
+}
+
+TEST(RangedBatch, AnMlpStreamingItsWeightsGetsBatchClassesSharingItsParams) {
+  const std::unique_ptr<Ranged> r = compile_ranged(mlp(), "N=1..32");
+  ASSERT_EQ(r->report.program.batch_classes.size(), 2u) << format_report(r->report);
+  EXPECT_EQ(r->report.program.batch_classes[1].batch, 16);
+  expect_every_batch_matches(mlp(), "N", r->out(), {1, 32, 21, 16, 4, 7}, 1);
+  // One sample runs GEMVs on the weights as stored, 4 and 16 samples share one packing for
+  // their GEMMs: two copies of the weights, not three.
+  const std::unique_ptr<Ranged> one = compile_ranged(mlp(), "N=1..32", "host", {{}});
+  EXPECT_TRUE(one->report.program.batch_classes.empty());
+  EXPECT_LE(std::filesystem::file_size(r->out() + "/model.params"),
+            2 * std::filesystem::file_size(one->out() + "/model.params"));
 }
 
 TEST(RangedBatch, AttentionBlockRunsEveryBatch) {

@@ -67,11 +67,15 @@ typedef int32_t (*kiln_model_run_fn)(void* const* inputs, void* const* outputs, 
  *   verify S C S C ...                    optional: before step S first runs, params chunks
  *                                         [0, C) (params.h) must have been checked; S and C
  *                                         both increase along the line
- *   batch MIN MAX FLAGS                   optional: a ranged batch. The record's shapes are
+ *   batch MIN MAX FLAGS C1 C2 ...         optional: a ranged batch. The record's shapes are
  *                                         one sample's; a run of b samples (MIN <= b <= MAX)
- *                                         runs the model b times, each on one slice along
- *                                         axis 0 of every output and of each input whose
- *                                         FLAGS character ('1' or '0', one per input) is 1
+ *                                         is runs of batch classes, each on the next slices
+ *                                         along axis 0 of every output and of each input whose
+ *                                         FLAGS character ('1' or '0', one per input) is 1.
+ *                                         Class 0 runs one sample; C1 < C2 ... (optional) are
+ *                                         the samples of classes 1, 2 ...; with any, the
+ *                                         runtime stores the class's index, as an integer, in
+ *                                         the pointer slot after the last input
  *   input NAME DTYPE RANK D0 D1 ...       once per input, in order (RANK 0: a scalar)
  *   output NAME DTYPE RANK D0 D1 ...      once per output, in order
  * DTYPE is one of f32 f16 bf16 f64 i8 i16 i32 i64 u8 u16 u32 bool. Version 1 had no "verify"
@@ -87,6 +91,8 @@ typedef int32_t (*kiln_model_run_fn)(void* const* inputs, void* const* outputs, 
 typedef int32_t (*kiln_model_step_hook_fn)(int32_t step);
 /* The status a hook returns when the params the next step needs are corrupt. */
 #define KILN_STATUS_PARAMS_CORRUPT 3
+/* The status of kiln_model_run given a batch class index the model does not have. */
+#define KILN_STATUS_UNKNOWN_BATCH_CLASS 4
 #define KILN_MODEL_STEP_HOOK_SYMBOL "kiln_model_step_hook"
 
 /* A compiled model linked statically (`model.a` and its `model.h`): the symbols above would
