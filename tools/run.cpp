@@ -134,9 +134,10 @@ int run_model(const RunArgs& a) {
   print_latency(ms, std::to_string(m.num_threads()),
                 m.max_batch() > 0 ? ", batch " + std::to_string(batch) : "");
   if (!a.profile.empty()) {
-    user_check(m.max_batch() == 0 || batch == m.min_batch())
-        << "--profile times the model's smallest batch (" << m.min_batch() << "); give inputs "
-        << "of that batch";
+    // The layers of model.json are the one-sample program's: that is what is timed.
+    user_check(m.max_batch() == 0 || (m.min_batch() == 1 && batch == 1))
+        << "--profile on a ranged batch times one sample: give inputs of batch 1 (the range must "
+           "include it)";
     write_layer_profile(m, a, ip, op);
   }
   write_outputs(a.output, outputs, out);
