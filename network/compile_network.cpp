@@ -263,9 +263,11 @@ std::string format_report(const CompileReport& r) {
       for (const NetworkProgram::BatchClass& c : p.batch_classes) s << ", " << c.batch;
       s << ", a batch runs as the largest that fit, in turn";
     }
-    s << " (" << std::setprecision(3) << weight_reuse(p) << " flops per weight byte in one sample"
-      << (p.batch_classes.empty() ? "; --batch-classes 4,16 pays below " : "; classes below ")
-      << kMinFlopsPerParamByte << ")\n";
+    double flops = 0;
+    for (const Step& step : p.steps) flops += p.tasks[step.task].flops;
+    s << " (one sample: " << std::setprecision(3) << flops / 1e6 << " MFLOP, "
+      << weight_reuse(p) << " flops per weight byte; classes by default below "
+      << kSmallSampleFlops / 1e6 << " MFLOP or " << kMinFlopsPerParamByte << ")\n";
   }
   s << "arena " << p.workspace_bytes << " bytes (naive sum " << p.naive_workspace_bytes
     << "), params " << p.params.size() << " bytes\n";

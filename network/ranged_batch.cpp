@@ -75,10 +75,12 @@ std::vector<int64_t> batch_classes(const BatchRange& range, const NetworkProgram
     user_check(requested->size() < 8) << "--batch-classes: at most 7 classes";
     return *requested;
   }
-  const double reuse = weight_reuse(one_sample);
+  double flops = 0;
+  for (const Step& s : one_sample.steps) flops += one_sample.tasks[s.task].flops;
   std::vector<int64_t> classes;
-  if (reuse >= kMinFlopsPerParamByte) return classes;
-  for (int64_t c : {4, 16})
+  if (weight_reuse(one_sample) >= kMinFlopsPerParamByte && flops >= kSmallSampleFlops)
+    return classes;
+  for (int64_t c : {2, 4, 8, 16})
     if (c <= range.max) classes.push_back(c);
   return classes;
 }

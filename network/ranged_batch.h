@@ -30,14 +30,17 @@ BatchRange plan_batch_range(const std::string& model_path, const graph::ShapeBin
                             const graph::DimRange& range);
 
 // The batch classes to build after one sample. `requested` (--batch-classes) is checked and
-// used as given; without it, classes of 4 and 16 samples (where the range reaches them) are
-// built only when the one-sample program streams its weights rather than computing on them:
-// under kMinFlopsPerParamByte floating-point operations per byte of the weights its computing
-// kernels read (an MLP or GEMV at batch 1 does 0.5), where a batch of 16 runs several times
-// faster per sample. A CNN or a text model with a sequence does far more (ResNet-18: 45) and
-// runs about as fast sample by sample, while batched kernels may pack weights differently
-// and so grow the params (ResNet-18: 81 MB to 225 MB with classes 4 and 16).
+// used as given. Without it, batches of 2, 4, 8 and 16 (where the range reaches them: any batch
+// then runs in at most five programs, largest first) are built when one sample alone would
+// leave the machine idle: when its program streams its weights rather than computing on them
+// (under kMinFlopsPerParamByte flops per byte of the weights its convolutions and dense layers
+// read: an MLP at batch 1 does 0.5; a batch of 16 then runs several times faster per sample),
+// or when it is too small to share among threads (under kSmallSampleFlops: BERT-base-sized
+// layers at 32 tokens). A larger network computing on its weights (ResNet-18: 3.6 GFLOP, 45
+// flops per weight byte) runs about as fast sample by sample, while its batched kernels may
+// pack weights differently and so grow the params (ResNet-18: 81 MB to 225 MB with 4 and 16).
 inline constexpr double kMinFlopsPerParamByte = 4;
+inline constexpr double kSmallSampleFlops = 2e8;
 std::vector<int64_t> batch_classes(const BatchRange& range, const NetworkProgram& one_sample,
                                    const std::optional<std::vector<int64_t>>& requested);
 // A program's flops per byte of the weights its convolutions and dense layers read (huge when

@@ -120,7 +120,7 @@ Run add_compile(CLI::App& app) {
                   "axis 0; each sample must be computed on its own)");
   cmd->add_option("--batch-classes", a->batch_classes,
                   "With --range: larger batches also built, run at once (e.g. 4,16), or none; "
-                  "auto: 4,16 when the model streams its weights (an MLP at batch 1), else none")
+                  "auto: 2,4,8,16 when one sample is small or streams its weights, else none")
       ->capture_default_str();
   cmd->add_option("-o,--output", a->out, "Output directory")->required();
   cmd->add_option("--name", a->name,

@@ -203,8 +203,8 @@ void expect_every_batch_matches(const std::string& bytes, const std::string& sym
 }
 
 TEST(RangedBatch, OneCnnArtifactRunsEveryBatchOfItsRangeExactly) {
-  const std::unique_ptr<Ranged> r = compile_ranged(cnn(), "N=1..16");
-  // A CNN computes on its weights: one program, run sample by sample.
+  // One program, run sample by sample (--batch-classes none).
+  const std::unique_ptr<Ranged> r = compile_ranged(cnn(), "N=1..16", "host", {{}});
   EXPECT_THAT(format_report(r->report), HasSubstr("batch N = 1..16: built for one sample"));
   EXPECT_TRUE(r->report.program.batch_classes.empty());
   // Ends, the middle, primes; on one thread and on two.
@@ -223,15 +223,29 @@ TEST(RangedBatch, BatchClassesRunTheLargestThatFitInTurn) {
 
 TEST(RangedBatch, AnMlpStreamingItsWeightsGetsBatchClassesSharingItsParams) {
   const std::unique_ptr<Ranged> r = compile_ranged(mlp(), "N=1..32");
-  ASSERT_EQ(r->report.program.batch_classes.size(), 2u) << format_report(r->report);
-  EXPECT_EQ(r->report.program.batch_classes[1].batch, 16);
+  ASSERT_EQ(r->report.program.batch_classes.size(), 4u) << format_report(r->report);
+  EXPECT_EQ(r->report.program.batch_classes[0].batch, 2);
+  EXPECT_EQ(r->report.program.batch_classes[3].batch, 16);
   expect_every_batch_matches(mlp(), "N", r->out(), {1, 32, 21, 16, 4, 7}, 1);
-  // One sample runs GEMVs on the weights as stored, 4 and 16 samples share one packing for
-  // their GEMMs: two copies of the weights, not three.
+  // One sample runs GEMVs on the weights as stored, the batches share one packing for their
+  // GEMMs: two copies of the weights, not five.
   const std::unique_ptr<Ranged> one = compile_ranged(mlp(), "N=1..32", "host", {{}});
   EXPECT_TRUE(one->report.program.batch_classes.empty());
   EXPECT_LE(std::filesystem::file_size(r->out() + "/model.params"),
             2 * std::filesystem::file_size(one->out() + "/model.params"));
+}
+
+TEST(RangedBatch, ANetworkComputingOnItsWeightsStaysOneProgram) {
+  // 64 channels at 56 x 56: 0.23 GFLOP a sample, each weight used 3,136 times.
+  ModelBuilder b(13);
+  b.input("x", DataType::f32(), {"N", 64, 56, 56});
+  b.initializer("w", random_tensor({64, 64, 3, 3}, 9, 0.1f));
+  attr_ints(b.node("Conv", {"x", "w"}, {"y"}), "pads", {1, 1, 1, 1});
+  b.output("y");
+  const std::unique_ptr<Ranged> r = compile_ranged(b.bytes(), "N=1..16");
+  EXPECT_TRUE(r->report.program.batch_classes.empty()) << format_report(r->report);
+  // A small one gets its classes: the tiny CNN above.
+  EXPECT_EQ(compile_ranged(cnn(), "N=1..8")->report.program.batch_classes.size(), 3u);
 }
 
 TEST(RangedBatch, AttentionBlockRunsEveryBatch) {
