@@ -118,6 +118,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--target", default="host")
+    ap.add_argument("--batch-classes", default="auto", help="passed to kiln compile --range")
     args = ap.parse_args()
     import onnxruntime as ort
 
@@ -128,7 +129,8 @@ def main():
             top = max(args.sizes)
             ranged = os.path.join(tmp, "ranged")
             ranged_s, ranged_mb = compile_kiln(
-                args, onnx, flags + ["--range", "batch=%d..%d" % (min(args.sizes), top)], ranged)
+                args, onnx, flags + ["--range", "batch=%d..%d" % (min(args.sizes), top),
+                                     "--batch-classes", args.batch_classes], ranged)
             static, static_cost = {}, {}
             for b in args.sizes:
                 static[b] = os.path.join(tmp, "static%d" % b)
