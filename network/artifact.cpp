@@ -48,6 +48,7 @@ codegen::ExecutorPlan executor_plan(const NetworkProgram& p, const std::string& 
   plan.min_batch = p.min_batch;
   plan.max_batch = p.max_batch;
   plan.batched_inputs = p.batched_inputs;
+  plan.pad_batches = p.pad_batches;
   auto steps_of = [&](const std::vector<Step>& steps) {
     std::vector<codegen::ExecutorStep> out;
     for (const Step& s : steps) {

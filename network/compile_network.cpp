@@ -57,7 +57,8 @@ std::string model_json(const CompileReport& r, const Target& target) {
     j["batch"] = {{"symbol", p.batch_symbol},
                   {"min", p.min_batch},
                   {"max", p.max_batch},
-                  {"classes", classes}};
+                  {"classes", classes},
+                  {"pad", p.pad_batches}};
     for (size_t i = 0; i < p.input_names.size(); ++i)
       j["inputs"][i]["batched"] = static_cast<bool>(p.batched_inputs[i]);
     for (auto& out : j["outputs"]) out["batched"] = true;
@@ -202,6 +203,10 @@ CompileReport compile_network(const CompileOptions& o) {
     r.program.min_batch = batch.min;
     r.program.max_batch = batch.max;
     r.program.batched_inputs = batch.batched_inputs;
+    // A run that streams the weights costs about the same for 3 samples as for 4: padding the
+    // last run up to a class beats running what is left as several (ranged_batch.h).
+    r.program.pad_batches = !r.program.batch_classes.empty() &&
+                            weight_reuse(r.program) < kMinFlopsPerParamByte;
   }
   if (!logs.empty()) {
     r.records_use = describe_records_use(loaded, o.target, r.program);
@@ -261,7 +266,9 @@ std::string format_report(const CompileReport& r) {
     } else {
       s << "built for batches of 1";
       for (const NetworkProgram::BatchClass& c : p.batch_classes) s << ", " << c.batch;
-      s << ", a batch runs as the largest that fit, in turn";
+      s << (p.pad_batches ? ", a batch runs as the largest that fit, the last run padded up to "
+                            "the smallest that holds the rest"
+                          : ", a batch runs as the largest that fit, in turn");
     }
     double flops = 0;
     for (const Step& step : p.steps) flops += p.tasks[step.task].flops;

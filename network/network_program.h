@@ -66,6 +66,7 @@ struct NetworkProgram {
     std::vector<Step> steps;
   };
   std::vector<BatchClass> batch_classes;
+  bool pad_batches = false;  // codegen::ExecutorPlan::pad_batches
 };
 
 }  // namespace kiln::network

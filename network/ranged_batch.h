@@ -39,6 +39,9 @@ BatchRange plan_batch_range(const std::string& model_path, const graph::ShapeBin
 // layers at 32 tokens). A larger network computing on its weights (ResNet-18: 3.6 GFLOP, 45
 // flops per weight byte) runs about as fast sample by sample, while its batched kernels may
 // pack weights differently and so grow the params (ResNet-18: 81 MB to 225 MB with 4 and 16).
+// Such a model also pads: the last run of a batch takes the smallest class that holds the rest
+// (3 samples as one run of 4), its free samples copies of the last (exact, the samples being
+// independent), where the runs of a sample-bound model would cost more.
 inline constexpr double kMinFlopsPerParamByte = 4;
 inline constexpr double kSmallSampleFlops = 2e8;
 std::vector<int64_t> batch_classes(const BatchRange& range, const NetworkProgram& one_sample,

@@ -487,6 +487,7 @@ std::string model_info_text(const ExecutorPlan& plan) {
       out += i < plan.batched_inputs.size() && plan.batched_inputs[i] ? '1' : '0';
     for (const ExecutorPlan::BatchClass& c : plan.batch_classes)
       out += " " + std::to_string(c.batch);
+    if (plan.pad_batches && !plan.batch_classes.empty()) out += " pad";
     out += "\n";
   }
   for (const TensorSpec& t : plan.inputs) append_tensor(out, "input", t);

@@ -66,6 +66,9 @@ struct ExecutorPlan {
     std::vector<ExecutorStep> steps;
   };
   std::vector<BatchClass> batch_classes;
+  // The runtime pads a batch's last run up to the smallest class that holds it (exact: the
+  // samples are independent), for a model whose runs cost about the same whatever their batch.
+  bool pad_batches = false;
 };
 
 // The bases' helpers, for plans written by hand.

@@ -81,6 +81,7 @@ struct Model::State {
   std::string source;  // the .so's path, or "NAME (statically linked)", for messages
   ParamsFile params;
   AlignedBuffer workspace;
+  AlignedBuffer staging;  // a padded run's inputs and outputs (ModelInfo::pad_batches)
   kiln_model_run_fn entry = nullptr;
   kiln_model_step_hook_fn* hook = nullptr;  // the model's step hook slot
   ParamsFirstUse first_use;
@@ -96,6 +97,7 @@ struct Model::State {
         source(so),
         params(ParamsFile::open(params_path, &pool, ParamsCheck::kTableOnly)),
         workspace(check_params_and_size_workspace(params_path)),
+        staging(info.staging_bytes()),
         entry(reinterpret_cast<kiln_model_run_fn>(module->symbol(KILN_MODEL_RUN_SYMBOL))),
         hook(static_cast<kiln_model_step_hook_fn*>(module->symbol(KILN_MODEL_STEP_HOOK_SYMBOL))),
         first_use(params, info.verify, pool) {}
@@ -106,6 +108,7 @@ struct Model::State {
         source(concat({info.name, " (statically linked)"})),
         params(ParamsFile::open(params_path, &pool, ParamsCheck::kTableOnly)),
         workspace(check_params_and_size_workspace(params_path)),
+        staging(info.staging_bytes()),
         entry(e->run),
         hook(e->step_hook),
         first_use(params, info.verify, pool) {}
@@ -186,19 +189,38 @@ void Model::run_batch(const void* const* inputs, void* const* outputs, int64_t b
   std::lock_guard<std::mutex> lock(s.running);
   ThreadPool::Scope bind(&s.pool);
   for (std::size_t k = info.num_batch_classes + 1; k-- > 0 && status == 0;) {
-    const int64_t size = k ? info.batch_classes[k - 1] : 1;
-    for (; left >= size && status == 0; left -= size, done += size) {
-      for (std::size_t t = 0; t < n_in; ++t) {
-        const uint64_t slice = info.inputs[t].batched ? info.inputs[t].bytes / per : 0;
-        in[t] = const_cast<char*>(static_cast<const char*>(inputs[t])) + slice * done;
+    const int64_t size = info.batch_classes[k];
+    // Padding: what is left runs as one run of this class when it is the smallest that holds it,
+    // through staging copies whose free samples repeat the last real one.
+    const bool pad = info.pad_batches && left < size && left > 0 &&
+                     left > info.batch_classes[k ? k - 1 : 0];
+    for (; (left >= size || pad) && left > 0 && status == 0; left -= size, done += size) {
+      char* stage = static_cast<char*>(s.staging.data());
+      for (std::size_t t = 0; t < n_in + n_out; ++t) {
+        const bool is_in = t < n_in;
+        const TensorInfo& info_t = is_in ? info.inputs[t] : info.outputs[t - n_in];
+        const uint64_t sample = info_t.batched ? info_t.bytes / per : 0;
+        char* user = is_in ? const_cast<char*>(static_cast<const char*>(inputs[t]))
+                           : static_cast<char*>(outputs[t - n_in]);
+        char* at = user + sample * done;
+        if (pad && sample) {
+          for (int64_t i = 0; is_in && i < size; ++i)
+            std::memcpy(stage + sample * i, at + sample * std::min(i, left - 1), sample);
+          at = stage;
+          stage += (sample * size + 63) / 64 * 64;
+        }
+        (is_in ? in[t] : out[t - n_in]) = at;
       }
       in[n_in] = reinterpret_cast<void*>(k);
-      for (std::size_t t = 0; t < n_out; ++t)
-        out[t] = static_cast<char*>(outputs[t]) + info.outputs[t].bytes / per * done;
       status = s.first_use.done()
                    ? s.entry(in, out, s.workspace.data(), s.params.payload())
                    : s.first_use.run_checked(s.hook, s.entry, in, out, s.workspace.data(),
                                              s.params.payload());
+      // A padded run's real samples back to the caller: the last run, so `left` samples.
+      for (std::size_t t = 0; pad && status == 0 && t < n_out; ++t)
+        std::memcpy(static_cast<char*>(outputs[t]) + info.outputs[t].bytes / per * done, out[t],
+                    info.outputs[t].bytes / per * left);
+      if (pad) left = size;  // the loop then ends
     }
   }
   if (status == 0) return;

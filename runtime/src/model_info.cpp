@@ -85,11 +85,23 @@ std::size_t dtype_bytes(std::string_view dtype) {
   return 0;
 }
 
+uint64_t ModelInfo::staging_bytes() const {
+  if (!pad_batches || num_batch_classes == 0) return 0;
+  uint64_t samples = 0;  // of every batched tensor, min_batch each
+  for (const TensorInfo& t : inputs) samples += t.batched ? t.bytes : 0;
+  for (const TensorInfo& t : outputs) samples += t.bytes;
+  // Each tensor's slot 64-byte aligned; the record's sizes are bounded (parse_model_info).
+  return samples / static_cast<uint64_t>(min_batch) *
+             static_cast<uint64_t>(batch_classes[num_batch_classes]) +
+         64 * (inputs.size() + outputs.size());
+}
+
 ModelInfo parse_model_info(std::string_view text, const std::string& source) {
   Parser parser(source);
   ModelInfo info;
   bool has_name = false, has_workspace = false, has_params = false;
   std::string_view batch_flags;
+  bool classes_increase = true;
   std::vector<std::string_view> lines = split(text, '\n');
   if (!lines.empty() && lines.back().empty()) lines.pop_back();  // a final newline
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -118,15 +130,15 @@ ModelInfo parse_model_info(std::string_view text, const std::string& source) {
       has_params = true;
     } else if (key == "verify") {
       info.verify = lines[i].substr(key.size());  // read as the first run goes (ParamsFirstUse)
-    } else if (key == "batch" && f.size() >= 4 && f.size() <= 4 + kMaxBatchClasses) {
+    } else if (key == "batch" && f.size() >= 4 && f.size() <= 5 + kMaxBatchClasses) {
       info.min_batch = static_cast<int64_t>(parser.number(f[1], "batch"));
       info.max_batch = static_cast<int64_t>(parser.number(f[2], "batch"));
       batch_flags = f[3];
-      for (std::size_t c = 4; c < f.size(); ++c) {
+      info.pad_batches = f.back() == "pad";
+      for (std::size_t c = 4; c < f.size() - info.pad_batches; ++c) {
         const auto size = static_cast<int64_t>(parser.number(f[c], "batch class"));
-        const int64_t below = c == 4 ? 1 : info.batch_classes[c - 5];
-        if (size <= below || size > (1 << 30)) parser.fail({"batch classes must increase"});
-        info.batch_classes[info.num_batch_classes++] = size;
+        classes_increase = classes_increase && size > info.batch_classes[info.num_batch_classes];
+        info.batch_classes[++info.num_batch_classes] = size;
       }
     } else if (key == "input") {
       info.inputs.push_back(parser.tensor(f));
@@ -145,9 +157,10 @@ ModelInfo parse_model_info(std::string_view text, const std::string& source) {
     parser.fail({"over 64 inputs or outputs"});
   // A batched tensor is described at the smallest batch; MAX samples of it must be countable.
   const uint64_t n = static_cast<uint64_t>(info.min_batch);
-  bool bad = info.max_batch > 0 && (n < 1 || info.max_batch < info.min_batch ||
-                                    info.max_batch > (1 << 30) ||
-                                    batch_flags.size() != info.inputs.size());
+  bool bad = !classes_increase || info.batch_classes[info.num_batch_classes] > (1 << 30) ||
+             (info.max_batch > 0 && (n < 1 || info.max_batch < info.min_batch ||
+                                     info.max_batch > (1 << 30) ||
+                                     batch_flags.size() != info.inputs.size()));
   for (std::size_t i = 0; i < info.inputs.size() + info.outputs.size() && info.max_batch; ++i) {
     const bool in = i < info.inputs.size();
     TensorInfo& t = in ? info.inputs[i] : info.outputs[i - info.inputs.size()];

@@ -30,10 +30,17 @@ struct ModelInfo {
   // The "batch MIN MAX FLAGS" line (0 and 0 without one): inputs and outputs flagged batched
   // then describe MIN samples, as the record's one-sample shapes scaled along axis 0.
   int64_t min_batch = 0, max_batch = 0;
-  // Its batch classes after the one-sample program (kernel_abi.h): the samples each runs at once,
-  // increasing.
-  int64_t batch_classes[kMaxBatchClasses] = {};
+  // Its batch classes (kernel_abi.h): the samples each runs at once, increasing; class 0 is the
+  // one-sample program, then num_batch_classes more.
+  int64_t batch_classes[kMaxBatchClasses + 1] = {1};
   std::size_t num_batch_classes = 0;
+  // "pad" at the end of the batch line: the last run of a batch takes the smallest class that
+  // holds what is left, its free samples copies of the last one (exact: samples are
+  // independent), rather than several smaller runs.
+  bool pad_batches = false;
+  // The bytes of a run of the largest class through staging buffers, when padding: every batched
+  // input's and every output's samples.
+  uint64_t staging_bytes() const;
 };
 
 // Bytes per element of a dtype name of the info record; 0 for a name it does not have.

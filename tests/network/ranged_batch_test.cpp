@@ -226,7 +226,11 @@ TEST(RangedBatch, AnMlpStreamingItsWeightsGetsBatchClassesSharingItsParams) {
   ASSERT_EQ(r->report.program.batch_classes.size(), 4u) << format_report(r->report);
   EXPECT_EQ(r->report.program.batch_classes[0].batch, 2);
   EXPECT_EQ(r->report.program.batch_classes[3].batch, 16);
-  expect_every_batch_matches(mlp(), "N", r->out(), {1, 32, 21, 16, 4, 7}, 1);
+  // It pads: 3 runs as one run of 4, 21 as 16 and a padded 8, 7 as a padded 8.
+  EXPECT_TRUE(r->report.program.pad_batches);
+  EXPECT_THAT(format_report(r->report), HasSubstr("the last run padded"));
+  expect_every_batch_matches(mlp(), "N", r->out(), {1, 32, 21, 16, 4, 7, 3, 6}, 1);
+  expect_every_batch_matches(mlp(), "N", r->out(), {5, 11, 2}, 2);
   // One sample runs GEMVs on the weights as stored, the batches share one packing for their
   // GEMMs: two copies of the weights, not five.
   const std::unique_ptr<Ranged> one = compile_ranged(mlp(), "N=1..32", "host", {{}});
@@ -244,8 +248,10 @@ TEST(RangedBatch, ANetworkComputingOnItsWeightsStaysOneProgram) {
   b.output("y");
   const std::unique_ptr<Ranged> r = compile_ranged(b.bytes(), "N=1..16");
   EXPECT_TRUE(r->report.program.batch_classes.empty()) << format_report(r->report);
-  // A small one gets its classes: the tiny CNN above.
-  EXPECT_EQ(compile_ranged(cnn(), "N=1..8")->report.program.batch_classes.size(), 3u);
+  // A small one gets its classes, and does not pad: it computes on its weights.
+  const std::unique_ptr<Ranged> small = compile_ranged(cnn(), "N=1..8");
+  EXPECT_EQ(small->report.program.batch_classes.size(), 3u);
+  EXPECT_FALSE(small->report.program.pad_batches);
 }
 
 TEST(RangedBatch, AttentionBlockRunsEveryBatch) {

@@ -1,11 +1,11 @@
 // libFuzzer target for the shape arguments of the C API: kiln_model_run_shaped on a model with a
-// ranged batch (1 to 8, a batch class of 4 samples), given any number of tensors of any rank
-// and dimensions. Either the call is refused (KILN_ERROR_INVALID_INPUT or _ARGUMENT: nothing
-// ran) or the shapes were the model's with a batch in range, and then every sample's output
-// is right; anything else (another status, a crash, an ASan report of a read or write past a
-// buffer sized for the largest batch) is a bug. The model is a hand-written entry table (the
-// static-model ABI): y = x + m per sample, x [batch, 4] sliced, m [4] shared by every sample.
-// Built with clang++-19 -fsanitize=fuzzer,address straight from runtime/src.
+// ranged batch (1 to 8, a batch class of 4 samples, the last run padded up to it), given any number
+// of tensors of any rank and dimensions. Either the call is refused (KILN_ERROR_INVALID_INPUT or
+// _ARGUMENT: nothing ran) or the shapes were the model's with a batch in range, and then every
+// sample's output is right; anything else (another status, a crash, an ASan report of a read or
+// write past a buffer sized for the largest batch) is a bug. The model is a hand-written entry
+// table (the static-model ABI): y = x + m per sample, x [batch, 4] sliced, m [4] shared by every
+// sample. Built with clang++-19 -fsanitize=fuzzer,address straight from runtime/src.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -59,7 +59,7 @@ kiln_model* model() {
                 static_cast<unsigned long long>(kiln::params_checksum(nullptr, 0)));
   static const std::string info = std::string("kiln-model 2\nname f\nworkspace 0\nparams 0 ") +
                                   checksum +
-                                  "\nbatch 1 8 10 4\ninput x f32 2 1 4\ninput m f32 1 4\n"
+                                  "\nbatch 1 8 10 4 pad\ninput x f32 2 1 4\ninput m f32 1 4\n"
                                   "output y f32 2 1 4\n";
   static const std::string target =
       std::string("target=test;arch=") + std::string(kiln::cpu_arch()) + ";features=";

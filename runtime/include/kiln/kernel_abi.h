@@ -67,7 +67,7 @@ typedef int32_t (*kiln_model_run_fn)(void* const* inputs, void* const* outputs, 
  *   verify S C S C ...                    optional: before step S first runs, params chunks
  *                                         [0, C) (params.h) must have been checked; S and C
  *                                         both increase along the line
- *   batch MIN MAX FLAGS C1 C2 ...         optional: a ranged batch. The record's shapes are
+ *   batch MIN MAX FLAGS C1 C2 ... [pad]   optional: a ranged batch. The record's shapes are
  *                                         one sample's; a run of b samples (MIN <= b <= MAX)
  *                                         is runs of batch classes, each on the next slices
  *                                         along axis 0 of every output and of each input whose
@@ -75,7 +75,10 @@ typedef int32_t (*kiln_model_run_fn)(void* const* inputs, void* const* outputs, 
  *                                         Class 0 runs one sample; C1 < C2 ... (optional) are
  *                                         the samples of classes 1, 2 ...; with any, the
  *                                         runtime stores the class's index, as an integer, in
- *                                         the pointer slot after the last input
+ *                                         the pointer slot after the last input. "pad": the
+ *                                         last run of a batch may take the smallest class
+ *                                         that holds what is left, the free samples copies
+ *                                         of the last one
  *   input NAME DTYPE RANK D0 D1 ...       once per input, in order (RANK 0: a scalar)
  *   output NAME DTYPE RANK D0 D1 ...      once per output, in order
  * DTYPE is one of f32 f16 bf16 f64 i8 i16 i32 i64 u8 u16 u32 bool. Version 1 had no "verify"
