@@ -45,10 +45,7 @@ codegen::ExecutorPlan executor_plan(const NetworkProgram& p, const std::string& 
   plan.workspace_bytes = p.workspace_bytes;
   plan.params_bytes = p.params.size();
   plan.params_checksum = params_checksum(p.params.data(), p.params.size());
-  plan.min_batch = p.min_batch;
-  plan.max_batch = p.max_batch;
-  plan.batched_inputs = p.batched_inputs;
-  plan.pad_batches = p.pad_batches;
+  plan.batch = p.batch;
   auto steps_of = [&](const std::vector<Step>& steps) {
     std::vector<codegen::ExecutorStep> out;
     for (const Step& s : steps) {

@@ -50,17 +50,17 @@ std::string model_json(const CompileReport& r, const Target& target) {
   j["dtype"] = r.dtype.str();  // the --dtype asked for; each kernel's own is in "kernels"
   j["inputs"] = tensors(p.input_names, p.input_shapes, p.input_dtypes);
   j["outputs"] = tensors(p.output_names, p.output_shapes, p.output_dtypes);
-  if (p.max_batch > 0) {
+  if (p.batch.max > 0) {
     // The shapes above are one sample's; a run of b samples scales axis 0 of the batched ones.
     std::vector<int64_t> classes = {1};
     for (const NetworkProgram::BatchClass& c : p.batch_classes) classes.push_back(c.batch);
     j["batch"] = {{"symbol", p.batch_symbol},
-                  {"min", p.min_batch},
-                  {"max", p.max_batch},
+                  {"min", p.batch.min},
+                  {"max", p.batch.max},
                   {"classes", classes},
-                  {"pad", p.pad_batches}};
+                  {"pad", p.batch.pad}};
     for (size_t i = 0; i < p.input_names.size(); ++i)
-      j["inputs"][i]["batched"] = static_cast<bool>(p.batched_inputs[i]);
+      j["inputs"][i]["batched"] = static_cast<bool>(p.batch.batched_inputs[i]);
     for (auto& out : j["outputs"]) out["batched"] = true;
   }
   j["workspace_bytes"] = p.workspace_bytes;
@@ -200,13 +200,11 @@ CompileReport compile_network(const CompileOptions& o) {
       add_batch_class(r.program, build_program(o, shapes, loaded, ignored), size);
     }
     r.program.batch_symbol = batch.symbol;
-    r.program.min_batch = batch.min;
-    r.program.max_batch = batch.max;
-    r.program.batched_inputs = batch.batched_inputs;
+    r.program.batch = batch.batch;
     // A run that streams the weights costs about the same for 3 samples as for 4: padding the
     // last run up to a class beats running what is left as several (ranged_batch.h).
-    r.program.pad_batches = !r.program.batch_classes.empty() &&
-                            weight_reuse(r.program) < kMinFlopsPerParamByte;
+    r.program.batch.pad = !r.program.batch_classes.empty() &&
+                          weight_reuse(r.program) < kMinFlopsPerParamByte;
   }
   if (!logs.empty()) {
     r.records_use = describe_records_use(loaded, o.target, r.program);
@@ -259,14 +257,14 @@ std::string format_report(const CompileReport& r) {
       << " quantized convs kept in f32 (model.json \"int8_kept_float\" names them):\n";
     for (const auto& [reason, count] : reasons) s << "  " << count << "x  " << reason << "\n";
   }
-  if (p.max_batch > 0) {
-    s << "batch " << p.batch_symbol << " = " << p.min_batch << ".." << p.max_batch << ": ";
+  if (p.batch.max > 0) {
+    s << "batch " << p.batch_symbol << " = " << p.batch.min << ".." << p.batch.max << ": ";
     if (p.batch_classes.empty()) {
       s << "built for one sample, a batch of b runs it b times";
     } else {
       s << "built for batches of 1";
       for (const NetworkProgram::BatchClass& c : p.batch_classes) s << ", " << c.batch;
-      s << (p.pad_batches ? ", a batch runs as the largest that fit, the last run padded up to "
+      s << (p.batch.pad ? ", a batch runs as the largest that fit, the last run padded up to "
                             "the smallest that holds the rest"
                           : ", a batch runs as the largest that fit, in turn");
     }

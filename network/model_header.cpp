@@ -89,15 +89,15 @@ std::string model_header_text(const codegen::ExecutorPlan& plan, const std::stri
   out += "#define " + prefix + "_WORKSPACE_BYTES " + std::to_string(plan.workspace_bytes) + "ull\n";
   out += "#define " + prefix + "_NUM_INPUTS " + std::to_string(plan.inputs.size()) + "\n";
   out += "#define " + prefix + "_NUM_OUTPUTS " + std::to_string(plan.outputs.size()) + "\n\n";
-  if (plan.max_batch > 0) {
+  if (plan.batch.max > 0) {
     out += "/* A ranged batch: the shapes below are one sample's. A run of b samples (MIN_BATCH <= b\n"
            " * <= MAX_BATCH, kiln_model_run_shaped) takes b times as many along axis 0 of every output\n"
            " * and of each input whose _BATCHED is 1. */\n";
-    out += "#define " + prefix + "_MIN_BATCH " + std::to_string(plan.min_batch) + "\n";
-    out += "#define " + prefix + "_MAX_BATCH " + std::to_string(plan.max_batch) + "\n";
+    out += "#define " + prefix + "_MIN_BATCH " + std::to_string(plan.batch.min) + "\n";
+    out += "#define " + prefix + "_MAX_BATCH " + std::to_string(plan.batch.max) + "\n";
     for (size_t i = 0; i < plan.inputs.size(); ++i)
       out += "#define " + prefix + "_INPUT_" + std::to_string(i) + "_BATCHED " +
-             (plan.batched_inputs.at(i) ? "1" : "0") + "\n";
+             (plan.batch.batched_inputs.at(i) ? "1" : "0") + "\n";
     out += "\n";
   }
   for (size_t i = 0; i < plan.inputs.size(); ++i) describe(out, prefix, "input", i, plan.inputs[i]);

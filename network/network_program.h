@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/executor.h"
 #include "network/kernel_layout.h"
 #include "schedules/config.h"
 #include "schedules/op_template.h"
@@ -59,14 +60,12 @@ struct NetworkProgram {
   // A ranged batch (ranged_batch.h; 0 and 0: none): `steps` run one sample, each of
   // `batch_classes` runs `batch` samples at once (its steps index the same tasks and buffers).
   std::string batch_symbol;
-  int64_t min_batch = 0, max_batch = 0;
-  std::vector<bool> batched_inputs;
+  codegen::RangedBatch batch;
   struct BatchClass {
     int64_t batch = 0;
     std::vector<Step> steps;
   };
   std::vector<BatchClass> batch_classes;
-  bool pad_batches = false;  // codegen::ExecutorPlan::pad_batches
 };
 
 }  // namespace kiln::network

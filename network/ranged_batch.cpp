@@ -57,8 +57,8 @@ BatchRange plan_batch_range(const std::string& model_path, const graph::ShapeBin
   // Two batches, neither 1 (no pass may treat them as a broadcast), compared node by node.
   const graph::Graph at2 = bound_at(model_path, bindings, range.symbol, 2);
   const graph::Graph at3 = bound_at(model_path, bindings, range.symbol, 3);
-  BatchRange r{range.symbol, range.min, range.max, {}};
-  r.batched_inputs = graph::check_batch_separable(at2, at3, range.symbol);
+  BatchRange r{range.symbol, {range.min, range.max, {}, false}};
+  r.batch.batched_inputs = graph::check_batch_separable(at2, at3, range.symbol);
   return r;
 }
 
@@ -67,10 +67,10 @@ std::vector<int64_t> batch_classes(const BatchRange& range, const NetworkProgram
   if (requested) {
     for (size_t i = 0; i < requested->size(); ++i) {
       const int64_t c = (*requested)[i];
-      user_check(c > (i ? (*requested)[i - 1] : 1) && c <= range.max)
+      user_check(c > (i ? (*requested)[i - 1] : 1) && c <= range.batch.max)
           << "--batch-classes: each class must be larger than 1 and the one before, and at most "
              "the range's "
-          << range.max << "; got " << c;
+          << range.batch.max << "; got " << c;
     }
     user_check(requested->size() < 8) << "--batch-classes: at most 7 classes";
     return *requested;
@@ -81,7 +81,7 @@ std::vector<int64_t> batch_classes(const BatchRange& range, const NetworkProgram
   if (weight_reuse(one_sample) >= kMinFlopsPerParamByte && flops >= kSmallSampleFlops)
     return classes;
   for (int64_t c : {2, 4, 8, 16})
-    if (c <= range.max) classes.push_back(c);
+    if (c <= range.batch.max) classes.push_back(c);
   return classes;
 }
 

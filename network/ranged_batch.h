@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/executor.h"
 #include "compiler/graph/bind.h"
 #include "network/network_program.h"
 
@@ -18,8 +19,7 @@ namespace kiln::network {
 
 struct BatchRange {
   std::string symbol;
-  int64_t min = 0, max = 0;
-  std::vector<bool> batched_inputs;  // per graph input: sliced along axis 0, or shared
+  codegen::RangedBatch batch;  // min, max, and per graph input whether it carries the batch
 };
 
 // Checks that `range` names a batch: its symbol appears in the model's inputs, only as their

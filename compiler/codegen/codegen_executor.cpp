@@ -122,7 +122,7 @@ class PlanChecker {
     }
     for (size_t s = 0; s < plan_.steps.size(); ++s) check_step(s);
     for (const ExecutorPlan::BatchClass& c : plan_.batch_classes) {
-      user_check(c.batch > 1 && !c.steps.empty() && plan_.max_batch > 0)
+      user_check(c.batch > 1 && !c.steps.empty() && plan_.batch.max > 0)
           << "a batch class of " << c.batch << " samples with " << c.steps.size() << " steps";
       steps_ = &c.steps;
       batch_ = static_cast<uint64_t>(c.batch);
@@ -138,8 +138,8 @@ class PlanChecker {
 
   uint64_t base_size(ArgBaseKind base, int index) const {
     // A batch class reads and writes `batch_` samples of every batched input and every output.
-    const bool batched_input = static_cast<size_t>(index) < plan_.batched_inputs.size() &&
-                               plan_.batched_inputs[index];
+    const std::vector<bool>& batched = plan_.batch.batched_inputs;
+    const bool batched_input = static_cast<size_t>(index) < batched.size() && batched[index];
     switch (base) {
       case ArgBaseKind::Input:
         return tensor_bytes(plan_.inputs[index]) * (batched_input ? batch_ : 1);
@@ -481,13 +481,13 @@ std::string model_info_text(const ExecutorPlan& plan) {
       out += " " + std::to_string(p.step) + " " + std::to_string(p.chunks);
     out += "\n";
   }
-  if (plan.max_batch > 0) {
-    out += "batch " + std::to_string(plan.min_batch) + " " + std::to_string(plan.max_batch) + " ";
+  if (plan.batch.max > 0) {
+    out += "batch " + std::to_string(plan.batch.min) + " " + std::to_string(plan.batch.max) + " ";
     for (size_t i = 0; i < plan.inputs.size(); ++i)
-      out += i < plan.batched_inputs.size() && plan.batched_inputs[i] ? '1' : '0';
+      out += i < plan.batch.batched_inputs.size() && plan.batch.batched_inputs[i] ? '1' : '0';
     for (const ExecutorPlan::BatchClass& c : plan.batch_classes)
       out += " " + std::to_string(c.batch);
-    if (plan.pad_batches && !plan.batch_classes.empty()) out += " pad";
+    if (plan.batch.pad && !plan.batch_classes.empty()) out += " pad";
     out += "\n";
   }
   for (const TensorSpec& t : plan.inputs) append_tensor(out, "input", t);

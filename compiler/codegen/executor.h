@@ -44,6 +44,16 @@ struct ExecutorStep {
   std::vector<StepArg> args;  // one per buffer argument of the kernel, in its order
 };
 
+// A ranged batch as a model records it (max 0: none): the batches it takes, which inputs carry
+// the batch on axis 0 (the others are shared by every sample), and whether the runtime pads a
+// batch's last run up to the smallest class that holds it (exact: the samples are independent;
+// for a model whose runs cost about the same whatever their batch).
+struct RangedBatch {
+  int64_t min = 0, max = 0;
+  std::vector<bool> batched_inputs;
+  bool pad = false;
+};
+
 struct ExecutorPlan {
   std::string name;
   std::vector<TensorSpec> inputs;
@@ -52,12 +62,9 @@ struct ExecutorPlan {
   uint64_t params_bytes = 0;     // the params payload the model is built for...
   uint64_t params_checksum = 0;  // ...and its FNV-1a 64 (kiln::params_checksum, params.h)
   std::vector<ExecutorStep> steps;
-  // A ranged batch (0 and 0: none). `steps` run one sample; the runtime runs a batch of b
-  // samples as runs of its batch classes, each on the next slice along axis 0 of every batched
-  // input and of every output. `batched_inputs` says which inputs are sliced (the others are
-  // shared by every sample).
-  int64_t min_batch = 0, max_batch = 0;
-  std::vector<bool> batched_inputs;
+  // A ranged batch: `steps` run one sample; the runtime runs a batch of b samples as runs of
+  // its batch classes, each on the next slices along axis 0 of the batched inputs and outputs.
+  RangedBatch batch;
   // Larger batch classes, each a program of its own over `batch` samples at once (the same
   // params, the one workspace). With any, kiln_model_run reads which class to run from the
   // pointer slot after the last input: 0 for `steps`, k for batch_classes[k - 1].
@@ -66,9 +73,6 @@ struct ExecutorPlan {
     std::vector<ExecutorStep> steps;
   };
   std::vector<BatchClass> batch_classes;
-  // The runtime pads a batch's last run up to the smallest class that holds it (exact: the
-  // samples are independent), for a model whose runs cost about the same whatever their batch.
-  bool pad_batches = false;
 };
 
 // The bases' helpers, for plans written by hand.

@@ -227,7 +227,7 @@ TEST(RangedBatch, AnMlpStreamingItsWeightsGetsBatchClassesSharingItsParams) {
   EXPECT_EQ(r->report.program.batch_classes[0].batch, 2);
   EXPECT_EQ(r->report.program.batch_classes[3].batch, 16);
   // It pads: 3 runs as one run of 4, 21 as 16 and a padded 8, 7 as a padded 8.
-  EXPECT_TRUE(r->report.program.pad_batches);
+  EXPECT_TRUE(r->report.program.batch.pad);
   EXPECT_THAT(format_report(r->report), HasSubstr("the last run padded"));
   expect_every_batch_matches(mlp(), "N", r->out(), {1, 32, 21, 16, 4, 7, 3, 6}, 1);
   expect_every_batch_matches(mlp(), "N", r->out(), {5, 11, 2}, 2);
@@ -251,7 +251,7 @@ TEST(RangedBatch, ANetworkComputingOnItsWeightsStaysOneProgram) {
   // A small one gets its classes, and does not pad: it computes on its weights.
   const std::unique_ptr<Ranged> small = compile_ranged(cnn(), "N=1..8");
   EXPECT_EQ(small->report.program.batch_classes.size(), 3u);
-  EXPECT_FALSE(small->report.program.pad_batches);
+  EXPECT_FALSE(small->report.program.batch.pad);
 }
 
 TEST(RangedBatch, AttentionBlockRunsEveryBatch) {
