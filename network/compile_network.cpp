@@ -16,6 +16,7 @@
 #include "network/prepare_graph.h"
 #include "network/ranged_batch.h"
 #include "network/records_use.h"
+#include "tuner/cpu_match.h"
 #include "tuner/history_best.h"
 
 namespace kiln::network {
@@ -177,7 +178,13 @@ CompileReport compile_network(const CompileOptions& o) {
   CompileReport r;
   r.dtype = o.precision.dtype;
   tuner::LoadedRecords loaded;
-  if (!o.record_logs.empty()) loaded = tuner::load_records(o.record_logs);
+  std::string cpu_report;  // which CPU's records each workload took (cpu_match.h)
+  if (!o.record_logs.empty()) {
+    loaded = tuner::load_records(o.record_logs);
+    tuner::CpuChoice chosen = tuner::choose_records_by_cpu(loaded.records, o.target, o.records_cpu);
+    loaded.records = std::move(chosen.records);
+    cpu_report = std::move(chosen.report);
+  }
   if (!o.pin_logs.empty()) {  // pinned configs win over the logs' for their workloads
     tuner::LoadedRecords pins = tuner::load_records(o.pin_logs);
     loaded.records = tuner::with_pins(pins.records, loaded.records);
@@ -207,7 +214,7 @@ CompileReport compile_network(const CompileOptions& o) {
                           weight_reuse(r.program) < kMinFlopsPerParamByte;
   }
   if (!logs.empty()) {
-    r.records_use = describe_records_use(loaded, o.target, r.program);
+    r.records_use = describe_records_use(loaded, o.target, r.program) + cpu_report;
     r.provenance = records_provenance(logs, loaded.records, o.target, r.program);
   }
   check_fits_in_memory(r.program);

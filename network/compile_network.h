@@ -36,6 +36,9 @@ struct CompileOptions {
   std::optional<graph::DimRange> batch_range;
   // --batch-classes: the larger batches built besides one sample; unset: ranged_batch.h's rule.
   std::optional<std::vector<int64_t>> batch_classes;
+  // --records-cpu: whose records a workload takes first (tuner/cpu_match.h): auto, host, any
+  // or part of a CPU's name.
+  std::string records_cpu = "auto";
 };
 
 // One row of the per-layer table (model.json "layers").

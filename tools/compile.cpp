@@ -30,7 +30,7 @@ struct CompileArgs {
   std::string model, target = "host", out, name, dtype = "f32", calibration;
   bool keep_last_f32 = true;
   std::vector<std::string> records, pins, input_shapes, keep_float, ranges;
-  std::string batch_classes = "auto";
+  std::string batch_classes = "auto", records_cpu = "auto";
   double percentile = 100;
   bool entropy = false;
 };
@@ -73,6 +73,7 @@ int run_compile(const CompileArgs& a) {
   o.model_path = a.model;
   o.target = target_from_name(a.target);
   o.record_logs = a.records;
+  o.records_cpu = a.records_cpu;
   o.pin_logs = a.pins;
   o.out_dir = a.out;
   o.name = a.name;
@@ -111,6 +112,11 @@ Run add_compile(CLI::App& app) {
   cmd->add_option("model", a->model, "The .onnx file")->required();
   cmd->add_option("--target", a->target, "Target preset")->capture_default_str();
   cmd->add_option("--records", a->records, "Tuning logs (apply-history-best); else fallback configs");
+  cmd->add_option("--records-cpu", a->records_cpu,
+                  "Whose records a workload takes first: auto (this machine for --target host, "
+                  "else the CPU with the most records), host, any, or part of a CPU's name; "
+                  "a workload without them falls back to a CPU with the same features, then any")
+      ->capture_default_str();
   cmd->add_option("--pins", a->pins,
                   "Pinned configs (kiln records pin): built for their workloads whatever --records "
                   "holds");

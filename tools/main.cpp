@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "compiler/base/error.h"
+#include "runtime/process/machine.h"
 #include "tools/subcommands.h"
 #ifdef KILN_WITH_FARM
 #include "rpc/farm/client.h"
@@ -20,6 +21,7 @@ bool is_users_farm_error(grpc::StatusCode code) {
 
 int main(int argc, char** argv) {
   CLI::App app{"kiln: an ahead-of-time tensor kernel compiler and autotuner"};
+  app.set_version_flag("--version", std::string("kiln ") + kiln::kiln_version());
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, kiln::tools::Run>> commands;
   auto add = [&](auto add_fn) {

@@ -1,6 +1,6 @@
 // kiln records: look at and combine tuning logs (JSON lines, tuner/records.h).
-//   summary LOG...            per task: template, workload, target, records, errors by kind,
-//                             best GFLOPS
+//   summary LOG...            per task and CPU: template, workload, target, records, errors
+//                             by kind, best GFLOPS; then per CPU: cores, threads, features
 //   best LOG... [-o OUT]      the best record of each task, as a log (stdout by default)
 //   pin LOG... -o PINS        the record compile picks per workload, for `compile --pins`
 //   merge LOG... -o OUT       every valid record once, in the order read
@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "compiler/base/error.h"
 #include "tools/records_plot.h"
@@ -55,7 +56,7 @@ std::string records_text(const std::vector<tuner::TuningRecord>& records) {
 }
 
 struct TaskSummary {
-  std::string template_name, workload, target;
+  std::string template_name, workload, target, cpu;
   size_t count = 0;
   std::map<tuner::MeasureErrorKind, size_t> errors;
   double best_gflops = 0;
@@ -83,13 +84,29 @@ int run_summary(const RecordsOptions& o) {
   std::vector<tuner::TuningRecord> records = load_logs(o.logs);
   std::vector<TaskSummary> tasks;
   std::map<std::string, size_t> index;
+  // Grouped by the CPU that measured: a merged log of several machines shows each one's.
+  struct CpuSummary {
+    tuner::MeasuredOn on;
+    std::set<uint32_t> threads;
+    std::set<std::string> kiln, tasks;
+    size_t records = 0;
+  };
+  std::map<std::string, CpuSummary> cpus;
   for (const tuner::TuningRecord& r : records) {
-    auto [it, inserted] = index.try_emplace(tuner::task_key(r), tasks.size());
+    const std::string cpu = r.result.measured_on.cpu();
+    CpuSummary& c = cpus[cpu];
+    c.on = r.result.measured_on;
+    ++c.records;
+    c.tasks.insert(tuner::task_key(r));
+    if (r.result.measured_on.threads) c.threads.insert(r.result.measured_on.threads);
+    if (!r.result.measured_on.kiln.empty()) c.kiln.insert(r.result.measured_on.kiln);
+    auto [it, inserted] = index.try_emplace(tuner::task_key(r) + " | " + cpu, tasks.size());
     if (inserted) {
       tasks.emplace_back();
       tasks.back().template_name = r.template_name;
       tasks.back().workload = r.workload.str();
       tasks.back().target = r.target.name;
+      tasks.back().cpu = cpu;
     }
     TaskSummary& t = tasks[it->second];
     ++t.count;
@@ -97,7 +114,7 @@ int run_summary(const RecordsOptions& o) {
     t.best_gflops = std::max(t.best_gflops, r.gflops());
   }
   std::vector<std::vector<std::string>> rows = {
-      {"template", "workload", "target", "records", "errors", "best GFLOPS"}};
+      {"template", "workload", "target", "cpu", "records", "errors", "best GFLOPS"}};
   for (const TaskSummary& t : tasks) {
     std::string errors;
     for (const auto& [kind, n] : t.errors)
@@ -105,11 +122,30 @@ int run_summary(const RecordsOptions& o) {
                 std::to_string(n);
     char best[32] = "-";
     if (t.best_gflops > 0) std::snprintf(best, sizeof best, "%.2f", t.best_gflops);
-    rows.push_back({t.template_name, t.workload, t.target, std::to_string(t.count),
+    rows.push_back({t.template_name, t.workload, t.target, t.cpu, std::to_string(t.count),
                     errors.empty() ? "-" : errors, best});
   }
   print_table(rows);
-  std::printf("%zu tasks, %zu records\n", tasks.size(), records.size());
+  std::set<std::string> distinct;
+  for (const tuner::TuningRecord& r : records) distinct.insert(tuner::task_key(r));
+  std::printf("%zu tasks, %zu records\n", distinct.size(), records.size());
+  std::vector<std::vector<std::string>> by_cpu = {
+      {"cpu", "cores", "threads", "features", "kiln", "tasks", "records"}};
+  auto joined = [](const auto& items) {
+    std::string s;
+    for (const auto& i : items) {
+      std::ostringstream one;
+      one << i;
+      s += (s.empty() ? "" : ",") + one.str();
+    }
+    return s.empty() ? std::string("-") : s;
+  };
+  for (const auto& [cpu, c] : cpus)
+    by_cpu.push_back({cpu, c.on.cores ? std::to_string(c.on.cores) : "-", joined(c.threads),
+                      c.on.emulator.empty() && !c.on.features.empty() ? joined(c.on.features) : "-",
+                      joined(c.kiln), std::to_string(c.tasks.size()), std::to_string(c.records)});
+  std::printf("\nby CPU:\n");
+  print_table(by_cpu);
   return 0;
 }
 

@@ -68,4 +68,10 @@ double MeasureResult::spread() const {
   return median > 0 ? (*hi - *lo) / median : 0;
 }
 
+std::string MeasuredOn::cpu() const {
+  if (!known()) return "unknown CPU";
+  const std::string cpu = vendor + " " + model;
+  return emulator.empty() ? cpu : emulator + " on " + cpu;
+}
+
 }  // namespace kiln::tuner

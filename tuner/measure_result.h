@@ -33,6 +33,22 @@ const char* measure_error_name(MeasureErrorKind kind);
 // The kind named `name` (as measure_error_name writes it), or nothing.
 std::optional<MeasureErrorKind> measure_error_from_name(std::string_view name);
 
+// The machine that measured (runtime/process/machine.h, as the device reported it) and the
+// threads the kernel ran on. Records are keyed to it (tuner/cpu_match.h). An empty model means
+// not known: a record written before kiln named the CPU, or a hand-written one.
+struct MeasuredOn {
+  std::string vendor, model;          // "AuthenticAMD", "AMD EPYC 7B12"
+  std::vector<std::string> features;  // the probe's; empty when unknown or emulated
+  uint32_t cores = 0;                 // the machine's online CPUs
+  uint32_t threads = 0;               // the kernel's thread pool
+  std::string kiln;                   // the kiln version that measured
+  std::string emulator;               // "qemu-aarch64" when the device emulated the CPU
+  bool known() const { return !model.empty(); }
+  // The CPU class records are grouped by: "AuthenticAMD AMD EPYC 7B12", "qemu-aarch64 on
+  // AuthenticAMD AMD EPYC 7B12", or "unknown CPU".
+  std::string cpu() const;
+};
+
 struct MeasureResult {
   std::vector<double> costs;  // seconds per kernel call, one per repeat
   MeasureErrorKind error = MeasureErrorKind::Ok;
@@ -40,6 +56,7 @@ struct MeasureResult {
   double all_cost = 0;     // wall seconds spent on this candidate: build, queue and run
   double timestamp = 0;    // unix seconds when the measurement finished
   std::string device_key;  // the farm's device key, or "local"
+  MeasuredOn measured_on;  // the machine behind the device key
 
   // Usable for comparison: no error and at least one time.
   bool ok() const { return error == MeasureErrorKind::Ok && !costs.empty(); }

@@ -180,6 +180,19 @@ schedules::Workload read_workload(const Fields& f, int version) {
   return w;
 }
 
+MeasuredOn read_machine(const Fields& f) {
+  MeasuredOn m;
+  m.vendor = f.string("vendor");
+  m.model = f.string("model");
+  if (m.model.empty()) bad("field '" + f.name("model") + "' is empty");
+  m.features = f.strings("features");
+  m.cores = static_cast<uint32_t>(std::min(f.amount("cores"), 1e6));
+  m.threads = static_cast<uint32_t>(std::min(f.amount("threads"), 1e6));
+  m.kiln = f.string_or("kiln", "");
+  m.emulator = f.string_or("emulator", "");
+  return m;
+}
+
 MeasureResult read_result(const Fields& f) {
   MeasureResult r;
   for (const Json& c : f.array("costs")) r.costs.push_back(Fields::amount_of(c, f.name("costs")));
@@ -204,6 +217,7 @@ MeasureResult read_result(const Fields& f) {
   r.all_cost = f.amount_or("all_cost", 0);
   r.timestamp = f.amount_or("timestamp", 0);
   r.device_key = f.string_or("device", "");
+  if (f.find("machine")) r.measured_on = read_machine(f.object("machine"));
   return r;
 }
 
@@ -263,6 +277,12 @@ std::string record_to_json(const TuningRecord& r) {
       {"costs", r.result.costs},         {"error", measure_error_name(r.result.error)},
       {"message", r.result.message},     {"all_cost", r.result.all_cost},
       {"timestamp", r.result.timestamp}, {"device", r.result.device_key}};
+  if (const MeasuredOn& m = r.result.measured_on; m.known()) {
+    OrderedJson machine = {{"vendor", m.vendor}, {"model", m.model},     {"features", m.features},
+                           {"cores", m.cores},   {"threads", m.threads}, {"kiln", m.kiln}};
+    if (!m.emulator.empty()) machine["emulator"] = m.emulator;
+    result["machine"] = std::move(machine);
+  }
   OrderedJson j = {{"v", kRecordFormatVersion},
                    {"target", std::move(target)},
                    {"task", {{"template", r.template_name}, {"workload", std::move(workload)}}},

@@ -10,13 +10,18 @@
 //                        "epilogue":["bias","relu"]}},
 //    "config":{"kc":64,"mr":4,"nr":16},
 //    "result":{"costs":[1.2e-05,1.1e-05],"error":"ok","message":"","all_cost":0.41,
-//              "timestamp":1795000000.5,"device":"local"},
+//              "timestamp":1795000000.5,"device":"local",
+//              "machine":{"vendor":"AuthenticAMD","model":"AMD EPYC 7B12",
+//                         "features":["avx","avx2","fma",...],"cores":2,"threads":1,
+//                         "kiln":"0.45.0"}},
 //    "flops":524288}
 //
 // Required: v, target (all five fields), task (template; workload op, params, dtype,
 // epilogue), config, result.costs, result.error, flops. result.message, all_cost, timestamp
 // and device default to empty/0 when absent, so hand-written logs stay short. The flops
-// let `kiln records` show GFLOPS without building the template.
+// let `kiln records` show GFLOPS without building the template. result.machine names the CPU
+// that measured (measure_result.h's MeasuredOn; "emulator" when it ran under one): absent in
+// logs written before kiln 0.45, whose CPU is unknown (tuner/cpu_match.h).
 //
 // This file only translates between text and the struct (no registry, no files): it is what
 // the fuzzer exercises. Checking a record against the operator library is records.h's job.

@@ -77,6 +77,12 @@ struct TaskTuner::Impl {
     if (top.size() > std::max<size_t>(1, options.remeasure_top)) top.pop_back();
   }
   TuningRecord record_of(const Candidate& c, const std::string& device) const;
+  // The machine a result came from, with the threads the kernel was given.
+  MeasuredOn measured_on(const RunResult& r) const {
+    MeasuredOn on = r.machine;
+    if (on.known()) on.threads = std::max<uint32_t>(1, options.measure.threads);
+    return on;
+  }
   TuneTask task;
   TuneOptions options;
   schedules::ConfigSpace space;
@@ -298,6 +304,7 @@ void TaskTuner::tune(size_t trials, Runner& runner, const MeasureCallbacks& call
         r.result.error = j.error;
         r.result.message = j.message;
         r.result.costs = j.costs;
+        r.result.measured_on = m.measured_on(results[input_of[i]]);
       }
       if (r.result.error == MeasureErrorKind::Cancelled) continue;  // never ran: not a result
       const double g = r.gflops();
@@ -356,6 +363,7 @@ void TaskTuner::remeasure_best(Runner& runner, const MeasureCallbacks& callbacks
   MeasureOptions o = m.options.measure;
   o.repeat = std::max<uint32_t>(o.repeat, 3);
   std::vector<Judgement> judged(built.size());
+  std::vector<MeasuredOn> machines(built.size());
   std::vector<size_t> order(built.size());
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(m.options.seed ^ 0x9e3779b97f4a7c15ull);
@@ -370,6 +378,7 @@ void TaskTuner::remeasure_best(Runner& runner, const MeasureCallbacks& callbacks
       if (round > 0 && !total.correct) continue;  // failed in an earlier round
       Judgement j = judge(results[k], *built[order[k]]->kernel, m.data, m.rtol);
       if (round > 0 && j.error == MeasureErrorKind::Cancelled) continue;  // stopped: keep the rounds run
+      if (results[k].machine.known()) machines[order[k]] = m.measured_on(results[k]);
       j.costs.insert(j.costs.begin(), total.costs.begin(), total.costs.end());
       total = std::move(j);
     }
@@ -382,6 +391,7 @@ void TaskTuner::remeasure_best(Runner& runner, const MeasureCallbacks& callbacks
     r.result.error = j.error;
     r.result.message = j.correct ? kRemeasured : j.message;
     r.result.costs = j.costs;
+    r.result.measured_on = machines[i];
     if (r.result.error == MeasureErrorKind::Cancelled) continue;
     if (r.result.ok() && (!best || r.result.cost() < best->result.cost())) best = r;
     records.push_back(std::move(r));

@@ -12,6 +12,7 @@
 #include "rpc/farm/validate.h"
 #include "runtime/process/file_bytes.h"
 #include "runtime/process/kernel_exec.h"
+#include "runtime/process/machine.h"
 #include "runtime/process/temp_dir.h"
 
 
@@ -29,6 +30,22 @@ pb::Result fail(pb::Result r, pb::ErrorKind kind, const std::string& message) {
   r.set_error(kind);
   r.set_message(message);
   return r;
+}
+
+// This machine as a result names it. Under an emulator (a prefix such as qemu-aarch64) the
+// host's features say nothing of the emulated CPU's, so none are named.
+pb::Machine machine_of(const SandboxConfig& config) {
+  const MachineIdentity& m = this_machine();
+  pb::Machine out;
+  out.set_vendor(m.vendor);
+  out.set_model(m.model);
+  out.set_cores(m.cores);
+  out.set_kiln(kiln_version());
+  if (!config.prefix.empty())
+    out.set_emulator(fs::path(config.prefix.front()).filename().string());
+  else
+    for (const std::string& f : m.features) out.add_features(f);
+  return out;
 }
 
 }  // namespace
@@ -49,6 +66,7 @@ pb::Result run_in_sandbox(const pb::Job& job, const SandboxConfig& config,
   r.set_job_id(job.job_id());
   r.set_index(job.index());
   r.set_start_time(unix_now());
+  *r.mutable_machine() = machine_of(config);
   auto finish = [&](pb::Result res) {
     res.set_end_time(unix_now());
     return res;

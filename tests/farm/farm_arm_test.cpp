@@ -155,6 +155,9 @@ TEST(FarmArm, FiftyMixedJobsNativeAndArmKeysRunOnTheirWorkers) {
     EXPECT_EQ(r.error(), pb::OK) << describe(r) << "\n" << testing::read_text(farm.worker_log(0));
     EXPECT_EQ(r.worker_id(), arm_worker) << describe(r);
     EXPECT_EQ(r.costs_size(), static_cast<int>(arm_jobs[r.index()].repeat())) << describe(r);
+    // Records must not take emulated timings for a board's: the emulator is named.
+    EXPECT_EQ(r.machine().emulator(), std::filesystem::path(qemu.front()).filename().string());
+    EXPECT_EQ(r.machine().features_size(), 0);
   }
   ASSERT_EQ(host_results.size(), 30u);
   std::map<std::string, int> per_host_worker;
@@ -163,6 +166,7 @@ TEST(FarmArm, FiftyMixedJobsNativeAndArmKeysRunOnTheirWorkers) {
     EXPECT_NE(r.worker_id(), arm_worker) << describe(r);
     EXPECT_EQ(r.worker_id().rfind("host-", 0), 0u) << describe(r);
     EXPECT_EQ(r.costs_size(), static_cast<int>(host_jobs[r.index()].repeat())) << describe(r);
+    EXPECT_TRUE(r.machine().emulator().empty()) << describe(r);
     ++per_host_worker[r.worker_id()];
   }
   EXPECT_EQ(per_host_worker.size(), 2u) << "both native workers should have served jobs";

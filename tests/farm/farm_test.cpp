@@ -270,6 +270,14 @@ TEST(FarmDirect, ListeningWorkerServesAClientWithNoTracker) {
     EXPECT_EQ(results[i].error(), pb::OK) << describe(results[i]);
     EXPECT_EQ(results[i].worker_id(), "desk-1");
     EXPECT_EQ(results[i].costs_size(), 3);
+    // The machine it ran on, for the records' CPU key: natively, so with its features.
+    const pb::Machine& m = results[i].machine();
+    EXPECT_FALSE(m.vendor().empty());
+    EXPECT_FALSE(m.model().empty());
+    EXPECT_GT(m.cores(), 0u);
+    EXPECT_FALSE(m.kiln().empty());
+    EXPECT_TRUE(m.emulator().empty());
+    EXPECT_GT(m.features_size(), 0);
   }
   EXPECT_EQ(results[6].error(), pb::WRONG_RESULT) << describe(results[6]);
 

@@ -20,6 +20,7 @@
 #include "kiln/model.h"
 #include "runtime/process/kernel_exec.h"
 #include "tests/network/test_models.h"
+#include "tuner/cpu_match.h"
 #include "tuner/record.h"
 #include "kiln/params.h"
 
@@ -134,6 +135,37 @@ const Task* depthwise_task(const CompileReport& r) {
   return nullptr;
 }
 
+// Records for the depthwise layer of depthwise_pointwise_block() on this machine: the records
+// tests below write logs of two of its configs.
+struct DepthwiseRecords {
+  std::unique_ptr<Compiled> untuned = compile_and_reference(depthwise_pointwise_block(), "host");
+  const Task* dw = depthwise_task(untuned->report);
+  Target host = target_from_name("host");
+  schedules::ConfigSpace space = dw ? dw->tpl->space(dw->workload, host) : schedules::ConfigSpace();
+
+  // A record of the config at `index` of the space, measured at `cost` seconds.
+  tuner::TuningRecord record(uint64_t index, double cost) const {
+    tuner::TuningRecord r{host, dw->tpl->name(), dw->workload, space.at(index), {}, 1e6};
+    r.result.costs = {cost};
+    return r;
+  }
+  // The config the depthwise layer is built with from these logs.
+  schedules::Config config_in(const CompileReport& r) const {
+    for (const Task& t : r.program.tasks)
+      if (t.workload.str() == dw->workload.str()) return t.config;
+    return schedules::Config();
+  }
+  // A compile of the block with these options (model, target and output filled in).
+  CompileReport compile(CompileOptions o) const {
+    TempDir dir("kiln-records");
+    o.model_path = dir.file("net.onnx");
+    std::ofstream(o.model_path, std::ios::binary) << depthwise_pointwise_block();
+    o.target = host;
+    o.out_dir = dir.file("out");
+    return compile_network(o);
+  }
+};
+
 // A tuned depthwise layer whose channel block differs from its producer's: the value is
 // re-blocked in one kernel (not through NCHW), and the next conv reads the new block.
 TEST(CompileNetwork, ATunedBlockIsReblockedDirectly) {
@@ -210,33 +242,63 @@ TEST(CompileNetwork, TheSameInputsGiveTheSameBytesAndModelJsonNamesTheRecords) {
 // Pins (kiln records pin) win over the logs for their workloads: a faster config that later
 // tuning found for the pinned depthwise layer is not built.
 TEST(CompileNetwork, PinnedConfigsWinOverLaterRecords) {
-  auto untuned = compile_and_reference(depthwise_pointwise_block(), "host");
-  const Task* dw = depthwise_task(untuned->report);
-  ASSERT_NE(dw, nullptr);
-  const Target host = target_from_name("host");
-  const schedules::ConfigSpace space = dw->tpl->space(dw->workload, host);
-  ASSERT_GE(space.size(), 2u);
+  DepthwiseRecords d;
+  ASSERT_NE(d.dw, nullptr);
+  ASSERT_GE(d.space.size(), 2u);
   auto log_of = [&](uint64_t index, double cost, const std::string& name) {
-    tuner::TuningRecord r{host, dw->tpl->name(), dw->workload, space.at(index), {}, 1e6};
-    r.result.costs = {cost};
-    const std::string path = untuned->dir.path() + "/" + name;
-    std::ofstream(path) << tuner::record_to_json(r) << "\n";
+    const std::string path = d.untuned->dir.path() + "/" + name;
+    std::ofstream(path) << tuner::record_to_json(d.record(index, cost)) << "\n";
     return path;
   };
   const std::string pins = log_of(0, 1e-4, "pins.jsonl"), later = log_of(1, 1e-6, "later.jsonl");
   auto config_of_dw = [&](const std::vector<std::string>& records,
                           const std::vector<std::string>& pin_logs) {
-    TempDir dir("kiln-pins");
-    const std::string onnx = dir.file("net.onnx");
-    std::ofstream(onnx, std::ios::binary) << depthwise_pointwise_block();
-    CompileOptions o{onnx, host, records, {}, dir.file("out")};
+    CompileOptions o;
+    o.record_logs = records;
     o.pin_logs = pin_logs;
-    for (const Task& t : compile_network(o).program.tasks)
-      if (t.workload.str() == dw->workload.str()) return t.config;
-    return schedules::Config();
+    return d.config_in(d.compile(o));
   };
-  EXPECT_EQ(config_of_dw({later}, {}), space.at(1));
-  EXPECT_EQ(config_of_dw({later}, {pins}), space.at(0));
+  EXPECT_EQ(config_of_dw({later}, {}), d.space.at(1));
+  EXPECT_EQ(config_of_dw({later}, {pins}), d.space.at(0));
+}
+
+// A log merged from two machines: a compile for this machine builds the config measured here,
+// though another CPU measured a faster one, and says which CPU's records it took; a workload
+// only the other CPU measured falls back to its record, with a warning naming it.
+TEST(CompileNetwork, ThisMachinesRecordsWinInAMergedLog) {
+  DepthwiseRecords d;
+  ASSERT_NE(d.dw, nullptr);
+  ASSERT_GE(d.space.size(), 2u);
+  tuner::MeasuredOn here = tuner::this_machine_measured_on(), elsewhere = here;
+  elsewhere.model = "Imaginary CPU 9000";
+  auto line = [&](uint64_t index, double cost, const tuner::MeasuredOn& on) {
+    tuner::TuningRecord r = d.record(index, cost);
+    r.result.measured_on = on;
+    return tuner::record_to_json(r) + "\n";
+  };
+  const std::string merged = d.untuned->dir.path() + "/team.jsonl",
+                    theirs = d.untuned->dir.path() + "/theirs.jsonl";
+  std::ofstream(merged) << line(1, 1e-6, elsewhere) << line(0, 1e-4, here);
+  std::ofstream(theirs) << line(1, 1e-6, elsewhere);
+  auto compiled = [&](const std::string& log, const std::string& cpu) {
+    CompileOptions o;
+    o.record_logs = {log};
+    o.records_cpu = cpu;
+    return d.compile(o);
+  };
+  const CompileReport mine = compiled(merged, "auto");
+  EXPECT_EQ(d.config_in(mine), d.space.at(0));
+  EXPECT_NE(mine.records_use.find("records of " + here.cpu() + " (this machine) for 1 workloads"),
+            std::string::npos)
+      << mine.records_use;
+  EXPECT_EQ(d.config_in(compiled(merged, "any")), d.space.at(1));
+  EXPECT_EQ(d.config_in(compiled(merged, "Imaginary")), d.space.at(1));
+  const CompileReport fallback = compiled(theirs, "auto");
+  EXPECT_EQ(d.config_in(fallback), d.space.at(1));
+  EXPECT_NE(fallback.records_use.find("use those of a CPU with the same features: " +
+                                      elsewhere.cpu()),
+            std::string::npos)
+      << fallback.records_use;
 }
 
 TEST(CompileNetwork, ArmNeonUnderQemu) {

@@ -64,7 +64,7 @@ TEST(RecordsCli, SummaryListsTasksErrorsAndBestGflops) {
   Ran r = run_kiln(dir, "records summary " + dir.file("log.jsonl"));
   EXPECT_EQ(r.status, 0) << r.err;
   std::vector<std::string> out = lines_of(r.out);
-  ASSERT_EQ(out.size(), 3u) << r.out;
+  ASSERT_EQ(out.size(), 7u) << r.out;  // the task table, its total, then the CPU table
   EXPECT_NE(out[0].find("template"), std::string::npos);
   EXPECT_NE(out[0].find("best GFLOPS"), std::string::npos);
   // 524288 flops in 5.24288e-5 s: 10 GFLOPS; the wrong result's 2 us does not count.
@@ -74,7 +74,42 @@ TEST(RecordsCli, SummaryListsTasksErrorsAndBestGflops) {
   EXPECT_NE(out[1].find("compile 2, wrong_result 1"), std::string::npos) << out[1];
   EXPECT_NE(out[1].find("10.00"), std::string::npos) << out[1];
   EXPECT_EQ(out[2], "1 tasks, 5 records");
+  EXPECT_EQ(out[4], "by CPU:");
+  EXPECT_EQ(out[6].rfind("unknown CPU", 0), 0u) << out[6];  // written without a machine
   EXPECT_NE(r.err.find("log.jsonl:6: malformed JSON"), std::string::npos) << r.err;
+}
+
+// Logs of two machines merge into one; the summary keeps each CPU's rows apart.
+TEST(RecordsCli, SummaryOfAMergedLogGroupsByCpu) {
+  TempDir dir;
+  DenseTask task;
+  auto measured_on = [](TuningRecord r, const std::string& model, uint32_t threads) {
+    r.result.measured_on.vendor = "AuthenticAMD";
+    r.result.measured_on.model = model;
+    r.result.measured_on.features = {"avx", "avx2", "fma"};
+    r.result.measured_on.cores = 16;
+    r.result.measured_on.threads = threads;
+    r.result.measured_on.kiln = "0.45.0";
+    return r;
+  };
+  RecordWriter(dir.file("zen3.jsonl"))
+      .append({measured_on(task.record(1, {1e-4}), "AMD EPYC 7B13", 1),
+               measured_on(task.record(2, {1e-4}), "AMD EPYC 7B13", 1)});
+  RecordWriter(dir.file("zen4.jsonl"))
+      .append({measured_on(task.record(1, {1e-4}), "AMD EPYC 9B14", 2)});
+  Ran merge = run_kiln(dir, "records merge " + dir.file("zen3.jsonl") + " " +
+                                dir.file("zen4.jsonl") + " -o " + dir.file("team.jsonl"));
+  ASSERT_EQ(merge.status, 0) << merge.err;
+  Ran r = run_kiln(dir, "records summary " + dir.file("team.jsonl"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> out = lines_of(r.out);
+  ASSERT_EQ(out.size(), 9u) << r.out;
+  EXPECT_EQ(out[3], "1 tasks, 3 records");
+  EXPECT_NE(out[1].find("AuthenticAMD AMD EPYC 7B13"), std::string::npos) << r.out;
+  EXPECT_NE(out[2].find("AuthenticAMD AMD EPYC 9B14"), std::string::npos) << r.out;
+  // cpu, cores, threads, features, kiln, tasks, records
+  EXPECT_NE(out[7].find("16     1        avx,avx2,fma  0.45.0  1      2"), std::string::npos) << r.out;
+  EXPECT_NE(out[8].find("16     2        avx,avx2,fma  0.45.0  1      1"), std::string::npos) << r.out;
 }
 
 TEST(RecordsCli, MissingFileAndBadFlagExitWithStatus2AndOneLine) {

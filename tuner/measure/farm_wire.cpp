@@ -54,6 +54,13 @@ RunResult from_farm_result(const farm::pb::Result& r) {
   out.message = r.message();
   out.costs.assign(r.costs().begin(), r.costs().end());
   for (const std::string& o : r.outputs()) out.outputs.emplace_back(o.begin(), o.end());
+  const farm::pb::Machine& m = r.machine();
+  out.machine.vendor = m.vendor();
+  out.machine.model = m.model();
+  out.machine.features.assign(m.features().begin(), m.features().end());
+  out.machine.cores = m.cores();
+  out.machine.kiln = m.kiln();
+  out.machine.emulator = m.emulator();
   return out;
 }
 

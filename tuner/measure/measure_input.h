@@ -50,6 +50,7 @@ struct RunResult {
   std::string message;         // why it failed; empty when ok
   std::vector<double> costs;   // seconds per call, one per repeat
   std::vector<Bytes> outputs;  // each output argument's bytes, in argument order
+  MeasuredOn machine;          // where it ran, as the device said (threads: the tuner's)
   bool ok() const { return error == MeasureErrorKind::Ok; }
 };
 
