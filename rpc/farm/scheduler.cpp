@@ -39,6 +39,7 @@ void Scheduler::enqueue_locked(uint64_t job_id, bool front) {
     mine.push_front(job_id);
   else
     mine.push_back(job_id);
+  q.work.notify_one();
 }
 
 std::optional<uint64_t> Scheduler::dequeue_locked(const std::string& key) {
@@ -60,9 +61,15 @@ std::optional<uint64_t> Scheduler::dequeue_locked(const std::string& key) {
 Scheduler::Wait Scheduler::lease(const std::string& worker_id, Clock::time_point deadline,
                                  pb::Job* job) {
   std::unique_lock lock(mu_);
+  std::condition_variable* waited = nullptr;  // the key's, once this call has waited
+  bool last_look = false;
   for (;;) {
     auto wit = workers_.find(worker_id);
-    if (wit == workers_.end()) return Wait::kUnknown;
+    if (wit == workers_.end()) {
+      // Reaped while waiting: a wake-up it took goes on to another worker of its key.
+      if (waited) waited->notify_one();
+      return Wait::kUnknown;
+    }
     Worker& w = wit->second;
     w.last_seen = Clock::now();
     if (w.job != 0) {
@@ -86,12 +93,11 @@ Scheduler::Wait Scheduler::lease(const std::string& worker_id, Clock::time_point
       *job = s.job;
       return Wait::kGot;
     }
-    if (work_cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
-      auto again = workers_.find(worker_id);
-      if (again == workers_.end()) return Wait::kUnknown;
-      again->second.last_seen = Clock::now();
-      return Wait::kNothing;
-    }
+    // One wake-up per queued job (enqueue_locked), so a wait that times out takes a last
+    // look at the queue: the job it was woken for may have come with the timeout.
+    if (last_look) return Wait::kNothing;
+    waited = &queues_[w.key].work;
+    last_look = waited->wait_until(lock, deadline) == std::cv_status::timeout;
   }
 }
 
@@ -176,7 +182,6 @@ std::optional<uint64_t> Scheduler::submit(const std::string& client, const std::
     s.bytes = sizes[i];
     enqueue_locked(id, false);
   }
-  work_cv_.notify_all();
   return batch_id;
 }
 
@@ -319,7 +324,6 @@ std::vector<std::string> Scheduler::reap() {
         finish_locked(s, r);
       } else {
         enqueue_locked(w.job, true);
-        work_cv_.notify_all();
       }
     }
     it = workers_.erase(it);
@@ -330,7 +334,7 @@ std::vector<std::string> Scheduler::reap() {
 void Scheduler::shutdown() {
   std::lock_guard lock(mu_);
   shutdown_ = true;
-  work_cv_.notify_all();
+  for (auto& [key, q] : queues_) q.work.notify_all();
   result_cv_.notify_all();
 }
 

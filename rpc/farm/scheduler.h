@@ -97,6 +97,10 @@ class Scheduler {
   struct KeyQueue {
     std::map<std::string, std::deque<uint64_t>> per_client;
     std::deque<std::string> turn;  // clients with queued jobs, in round-robin order
+    // The key's idle workers wait here, one woken per job queued: waking every idle worker
+    // of the farm per Submit cost the tracker ~12-15 us of CPU per idle worker, all of it
+    // through mu_ (tests/farm/farm_scale_test.cpp, bench/README.md "Farm scale").
+    std::condition_variable work;
   };
   struct Worker {
     std::string id, key, name, arch;
@@ -113,7 +117,7 @@ class Scheduler {
 
   const SchedulerOptions options_;
   mutable std::mutex mu_;
-  std::condition_variable work_cv_, result_cv_;
+  std::condition_variable result_cv_;
   bool shutdown_ = false;
   uint64_t next_job_ = 1, next_batch_ = 1, next_worker_ = 1;
   uint64_t held_bytes_ = 0;

@@ -1,7 +1,12 @@
 // The tracker's state without gRPC (rpc/farm/scheduler.h): how many bytes of jobs it holds,
 // that a Submit past its limit is refused until finished, cancelled or lost jobs make room,
-// and that batches nobody watches do not stay for ever.
+// that batches nobody watches do not stay for ever, and that a queued job wakes a waiting
+// worker of its own key only.
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
 
 #include "rpc/farm/scheduler.h"
 
@@ -35,10 +40,38 @@ void run_one(Scheduler& s, const std::string& worker) {
   ASSERT_TRUE(s.report(worker, r));
 }
 
-std::string register_worker(Scheduler& s) {
+std::string register_worker(Scheduler& s, const std::string& key = "k") {
   pb::RegisterRequest req;
-  req.set_key("k");
+  req.set_key(key);
   return s.register_worker(req).worker_id();
+}
+
+// Idle workers wait on their own key's queue, one woken per job (a Submit once woke every idle
+// worker of the farm: bench/README.md "Farm scale"). What that must not lose: a job for key a
+// reaches a's waiting worker at once, not at its deadline, and b's worker is not handed it.
+TEST(SchedulerWakeUps, AJobWakesAWaitingWorkerOfItsKeyOnly) {
+  SchedulerOptions o;
+  o.heartbeat_timeout_s = 60;
+  Scheduler s(o);
+  const std::string a = register_worker(s, "a"), b = register_worker(s, "b");
+  using std::chrono::seconds;
+  const auto t0 = Scheduler::Clock::now();
+  auto lease = [&](const std::string& worker, seconds wait) {
+    return std::async(std::launch::async, [&s, worker, wait] {
+      pb::Job job;
+      const Scheduler::Wait got = s.lease(worker, Scheduler::Clock::now() + wait, &job);
+      return std::make_pair(got, Scheduler::Clock::now());
+    });
+  };
+  auto on_a = lease(a, seconds(20)), on_b = lease(b, seconds(2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // both waiting
+  ASSERT_TRUE(s.submit("c", "a", batch_of(1, 10)));
+  const auto [got_a, at_a] = on_a.get();
+  EXPECT_EQ(got_a, Scheduler::Wait::kGot);
+  EXPECT_LT(at_a - t0, seconds(10)) << "a's worker was not woken by its job";
+  const auto [got_b, at_b] = on_b.get();
+  EXPECT_EQ(got_b, Scheduler::Wait::kNothing);
+  EXPECT_GE(at_b - t0, seconds(2));
 }
 
 TEST(SchedulerMemory, HeldBytesFollowQueuedJobsAndFallToZeroWhenDone) {
