@@ -166,12 +166,26 @@ class Lowerer {
 
   int task_for(const Workload& w, const NeighbourLayouts& neighbours = {},
                const NodeChoice* chosen = nullptr) {
-    if (chosen)
-      return task_with(*chosen->tpl, w, chosen->config, chosen->untuned, chosen->cost_s,
-                       neighbours);
-    tuner::Dispatch d = choose_template(w, target_, history_, neighbours);
-    return task_with(*d.tpl, w, d.config, d.untuned, d.record ? d.record->result.cost() : 0,
-                     neighbours);
+    const int id =
+        chosen ? task_with(*chosen->tpl, w, chosen->config, chosen->untuned, chosen->cost_s,
+                           neighbours)
+               : [&] {
+                   tuner::Dispatch d = choose_template(w, target_, history_, neighbours);
+                   return task_with(*d.tpl, w, d.config, d.untuned,
+                                    d.record ? d.record->result.cost() : 0, neighbours);
+                 }();
+    note_record(p_.tasks[id]);
+    return id;
+  }
+
+  // A tuned kernel built from the records' best: the spread of its times and how it compared
+  // with the untuned config where the tune timed both side by side (history_best.h).
+  void note_record(Task& t) const {
+    if (t.untuned) return;
+    const std::optional<tuner::BestConfig> best = history_.query(t.workload, target_);
+    if (!best || best->tpl != t.tpl || best->config != t.config) return;
+    t.tuned_spread = best->record.result.spread();
+    t.verdict = best->verdict;
   }
 
   int task_with(const schedules::OpTemplate& tpl, const Workload& w,

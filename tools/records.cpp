@@ -1,6 +1,7 @@
 // kiln records: look at and combine tuning logs (JSON lines, tuner/records.h).
 //   summary LOG...            per task and CPU: template, workload, target, records, errors
-//                             by kind, best GFLOPS; then per CPU: cores, threads, features
+//                             by kind, best GFLOPS and its repeats' spread; then per CPU:
+//                             cores, threads, features
 //   best LOG... [-o OUT]      the best record of each task, as a log (stdout by default)
 //   pin LOG... -o PINS        the record compile picks per workload, for `compile --pins`
 //   merge LOG... -o OUT       every valid record once, in the order read
@@ -60,6 +61,8 @@ struct TaskSummary {
   size_t count = 0;
   std::map<tuner::MeasureErrorKind, size_t> errors;
   double best_gflops = 0;
+  double best_spread = 0;  // of the best record's repeats (measure_result.h)
+  size_t best_repeats = 0;
 };
 
 void print_table(const std::vector<std::vector<std::string>>& rows) {
@@ -111,10 +114,14 @@ int run_summary(const RecordsOptions& o) {
     TaskSummary& t = tasks[it->second];
     ++t.count;
     if (r.result.error != tuner::MeasureErrorKind::Ok) ++t.errors[r.result.error];
-    t.best_gflops = std::max(t.best_gflops, r.gflops());
+    if (r.gflops() > t.best_gflops) {
+      t.best_gflops = r.gflops();
+      t.best_spread = r.result.spread();
+      t.best_repeats = r.result.costs.size();
+    }
   }
   std::vector<std::vector<std::string>> rows = {
-      {"template", "workload", "target", "cpu", "records", "errors", "best GFLOPS"}};
+      {"template", "workload", "target", "cpu", "records", "errors", "best GFLOPS", "spread"}};
   for (const TaskSummary& t : tasks) {
     std::string errors;
     for (const auto& [kind, n] : t.errors)
@@ -122,8 +129,12 @@ int run_summary(const RecordsOptions& o) {
                 std::to_string(n);
     char best[32] = "-";
     if (t.best_gflops > 0) std::snprintf(best, sizeof best, "%.2f", t.best_gflops);
+    // The best record's repeats: how many, and (max - min) / median.
+    char spread[32] = "-";
+    if (t.best_gflops > 0)
+      std::snprintf(spread, sizeof spread, "%.1f%% of %zu", t.best_spread * 100, t.best_repeats);
     rows.push_back({t.template_name, t.workload, t.target, t.cpu, std::to_string(t.count),
-                    errors.empty() ? "-" : errors, best});
+                    errors.empty() ? "-" : errors, best, spread});
   }
   print_table(rows);
   std::set<std::string> distinct;

@@ -16,6 +16,7 @@
 #include "tools/farm_args.h"
 #include "tools/subcommands.h"
 #include "tools/tune_args.h"
+#include "tuner/history_best.h"
 #include "tuner/records.h"
 #include "tuner/task_tuner.h"
 #include "tuner/transfer.h"
@@ -106,8 +107,15 @@ int run_tune(const TuneArgs& a) {
     std::fprintf(stderr, "kiln tune: no config of %s ran correctly\n", task.str().c_str());
     return 1;
   }
-  std::printf("best: %.1f GFLOPS (%.4f ms) config %s\n", best->gflops(), best->result.cost() * 1e3,
+  std::printf("best: %.1f GFLOPS (%.4f ms, spread %.0f%%) config %s\n", best->gflops(),
+              best->result.cost() * 1e3, best->result.spread() * 100,
               best->config.to_json().c_str());
+  // What compile will build from the log: the best only when it beat the untuned config
+  // beyond noise where both were timed side by side (history_best.h).
+  const tuner::HistoryBest history(load_log(a.log, target));
+  if (std::optional<tuner::BestConfig> b = history.query(w, target); b && !b->verdict.empty())
+    std::printf("best against the untuned config: %s%s\n", b->verdict.c_str(),
+                b->config == best->config ? "" : "; kiln compile keeps the untuned config");
   return g_stop ? 130 : 0;
 }
 

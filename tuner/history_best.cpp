@@ -3,6 +3,7 @@
 #include <set>
 
 #include "schedules/registry.h"
+#include "tuner/rank_test.h"
 
 namespace kiln::tuner {
 namespace {
@@ -17,28 +18,49 @@ bool better(const TuningRecord& candidate, const TuningRecord& incumbent) {
 
 }  // namespace
 
-std::vector<TuningRecord> settle_records(const std::vector<TuningRecord>& records) {
+std::vector<TuningRecord> settle_records(const std::vector<TuningRecord>& records,
+                                         std::map<std::string, std::string>* verdicts) {
   // Per task with re-measurements: each re-measured config's latest ok re-measurement.
   std::map<std::string, std::map<std::string, size_t>> latest;  // task -> config -> record
+  std::map<std::string, std::string> first_config;              // task -> its first trial's
   for (size_t i = 0; i < records.size(); ++i) {
     const TuningRecord& r = records[i];
     if (r.result.ok() && r.result.message == kRemeasured)
       latest[task_key(r)][r.config.to_json()] = i;
+    else if (r.result.message != kRemeasured)
+      first_config.try_emplace(task_key(r), r.config.to_json());
+  }
+  // Per such task, the best re-measured config against the untuned one timed beside it.
+  std::map<std::string, size_t> keep_only;  // task -> the untuned record, when within noise
+  for (const auto& [task, configs] : latest) {
+    auto first = first_config.find(task);
+    if (first == first_config.end()) continue;
+    auto untuned = configs.find(first->second);
+    if (untuned == configs.end()) continue;
+    size_t best = untuned->second;
+    for (const auto& [config, i] : configs)
+      if (better(records[i], records[best])) best = i;
+    if (best == untuned->second) continue;
+    const SpeedComparison c =
+        compare_speed(records[best].result.costs, records[untuned->second].result.costs);
+    if (verdicts) (*verdicts)[task] = c.str("the untuned config");
+    if (!c.significant()) keep_only[task] = untuned->second;
   }
   std::vector<TuningRecord> settled;
   for (size_t i = 0; i < records.size(); ++i) {
-    auto task = latest.find(task_key(records[i]));
-    if (task != latest.end()) {
-      auto config = task->second.find(records[i].config.to_json());
-      if (config == task->second.end() || config->second != i) continue;
+    const std::string task = task_key(records[i]);
+    if (auto it = latest.find(task); it != latest.end()) {
+      auto config = it->second.find(records[i].config.to_json());
+      if (config == it->second.end() || config->second != i) continue;
     }
+    if (auto kept = keep_only.find(task); kept != keep_only.end() && kept->second != i) continue;
     settled.push_back(records[i]);
   }
   return settled;
 }
 
 HistoryBest::HistoryBest(const std::vector<TuningRecord>& records) {
-  for (const TuningRecord& r : settle_records(records)) add(r);
+  for (const TuningRecord& r : settle_records(records, &verdicts_)) add(r);
 }
 
 HistoryBest HistoryBest::from_logs(const std::vector<std::string>& paths,
@@ -58,12 +80,14 @@ std::optional<BestConfig> HistoryBest::query(const schedules::Workload& w, const
   auto it = best_.find(workload_target_key(w, t));
   if (it == best_.end()) return std::nullopt;
   const TuningRecord& r = it->second;
-  return BestConfig{&schedules::template_named(r.template_name), r.config, r};
+  auto verdict = verdicts_.find(task_key(r));
+  return BestConfig{&schedules::template_named(r.template_name), r.config, r,
+                    verdict == verdicts_.end() ? "" : verdict->second};
 }
 
 Dispatch HistoryBest::dispatch(const schedules::Workload& w, const Target& t) const {
   if (std::optional<BestConfig> best = query(w, t))
-    return Dispatch{best->tpl, best->config, false, best->record};
+    return Dispatch{best->tpl, best->config, false, best->record, best->verdict};
   const schedules::OpTemplate* tpl = schedules::templates_for(w, t).front();
   return Dispatch{tpl, tpl->fallback(w, t), true, std::nullopt};
 }

@@ -24,6 +24,10 @@ struct BestConfig {
   const schedules::OpTemplate* tpl = nullptr;  // the template the record names
   schedules::Config config;
   TuningRecord record;
+  // Where the tune timed the untuned config beside its best (settle_records): how the best
+  // compares, e.g. "1.18x faster than the untuned config (p=0.002, 9 vs 9 times)", or "within
+  // noise of the untuned config (...)" when the untuned config was kept. Empty otherwise.
+  std::string verdict;
 };
 
 struct Dispatch {
@@ -31,6 +35,7 @@ struct Dispatch {
   schedules::Config config;
   bool untuned = true;  // no record: the default template's fallback config
   std::optional<TuningRecord> record;
+  std::string verdict;  // BestConfig::verdict
 };
 
 class HistoryBest {
@@ -52,6 +57,7 @@ class HistoryBest {
  private:
   void add(const TuningRecord& r);
   std::map<std::string, TuningRecord> best_;  // by workload and target
+  std::map<std::string, std::string> verdicts_;  // by task (task_key)
 };
 
 // The records that apply-history-best compares. A task (template, workload, target) whose
@@ -61,7 +67,13 @@ class HistoryBest {
 // re-measured config took a median 4-10% longer than its trial figure at 1 thread and
 // 17-20% at 2, the slowest tenth 29-66% longer), so choosing by it deploys luck. Tasks
 // never re-measured keep every record. Idempotent: settled records settle to themselves.
-std::vector<TuningRecord> settle_records(const std::vector<TuningRecord>& records);
+// The untuned config must be beaten with confidence: a task whose first trial's config (the
+// untuned one a tune measures first, and again beside its best at the end) was re-measured
+// keeps it unless the best re-measured config is faster by the rank test at 95% confidence
+// (rank_test.h); "faster" by a luckier minimum alone is noise. `verdicts`, when given, gets each
+// such task's comparison (BestConfig::verdict) by task_key.
+std::vector<TuningRecord> settle_records(const std::vector<TuningRecord>& records,
+                                         std::map<std::string, std::string>* verdicts = nullptr);
 
 // The best ok record of each task (template, workload, target) among the settled records,
 // in the order the tasks first appear: a log that apply-history-best reads to the same

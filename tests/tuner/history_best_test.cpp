@@ -46,9 +46,9 @@ TEST(HistoryBest, ReMeasurementsDecideWhereATaskHasThem) {
     return r;
   };
   std::vector<TuningRecord> records = {
-      task.record(1, {1e-5}),  // a lucky trial: 3e-5 side by side
-      task.record(2, {2e-5}),
       task.record(3, {1.5e-5}),  // never re-measured: not a candidate once the task has some
+      task.record(1, {1e-5}),    // a lucky trial: 3e-5 side by side
+      task.record(2, {2e-5}),
       remeasured(1, 3e-5),
       remeasured(2, 2.5e-5),
       remeasured(3, 1e-6) /* wrong */,
@@ -74,6 +74,46 @@ TEST(HistoryBest, ReMeasurementsDecideWhereATaskHasThem) {
   records.push_back(other.record(1, {1e-5}));
   records.push_back(other.record(2, {2e-5}));
   EXPECT_EQ(settle_records(records).size(), 4u);
+}
+
+// The untuned config (a tune's first trial) timed again beside the best at the end stays
+// unless the best beats it beyond noise: a luckier minimum alone is not a gain.
+TEST(HistoryBest, TheUntunedConfigIsKeptUnlessBeatenBeyondNoise) {
+  DenseTask task;
+  auto remeasured = [&](uint64_t index, std::vector<double> costs) {
+    TuningRecord r = task.record(index, std::move(costs));
+    r.result.message = kRemeasured;
+    return r;
+  };
+  // Config 1 is the untuned one (measured first). Config 2's repeats interleave with its:
+  // its minimum is lower, its times are not.
+  const std::vector<TuningRecord> trials = {task.record(1, {1.1e-5}), task.record(2, {1.0e-5})};
+  std::vector<TuningRecord> noisy = trials;
+  noisy.push_back(remeasured(1, {1.00e-5, 1.03e-5, 1.05e-5, 1.08e-5, 1.10e-5, 1.12e-5}));
+  noisy.push_back(remeasured(2, {0.99e-5, 1.02e-5, 1.06e-5, 1.07e-5, 1.09e-5, 1.13e-5}));
+  std::optional<BestConfig> kept = HistoryBest(noisy).query(task.workload, task.target);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->config, task.space().at(1));
+  EXPECT_EQ(kept->verdict.rfind("within noise of the untuned config (", 0), 0u) << kept->verdict;
+  EXPECT_EQ(best_per_task(noisy).at(0).config, task.space().at(1));
+  EXPECT_EQ(pin_records(noisy).at(0).config, task.space().at(1));
+
+  // Every time of config 2 below every time of config 1: a gain, stated with its confidence.
+  std::vector<TuningRecord> clear = trials;
+  clear.push_back(remeasured(1, {1.00e-5, 1.03e-5, 1.05e-5, 1.08e-5, 1.10e-5, 1.12e-5}));
+  clear.push_back(remeasured(2, {0.80e-5, 0.81e-5, 0.83e-5, 0.84e-5, 0.86e-5, 0.90e-5}));
+  std::optional<BestConfig> tuned = HistoryBest(clear).query(task.workload, task.target);
+  ASSERT_TRUE(tuned);
+  EXPECT_EQ(tuned->config, task.space().at(2));
+  EXPECT_EQ(tuned->verdict, "1.28x faster than the untuned config (p=0.0011, 6 vs 6 times)");
+  Dispatch d = HistoryBest(clear).dispatch(task.workload, task.target);
+  EXPECT_EQ(d.verdict, tuned->verdict);
+
+  // Without the untuned config among the re-measured, the best re-measured wins as before.
+  std::vector<TuningRecord> without = {task.record(3, {1e-5}), task.record(1, {1e-5}),
+                                       remeasured(1, {1.1e-5}), remeasured(2, {1.0e-5})};
+  EXPECT_EQ(HistoryBest(without).query(task.workload, task.target)->config, task.space().at(2));
+  EXPECT_TRUE(HistoryBest(without).query(task.workload, task.target)->verdict.empty());
 }
 
 TEST(HistoryBest, OnlyErrorsMeansUntuned) {

@@ -82,8 +82,10 @@ TEST(TaskTuner, ResumedBestIsTheSettledOne) {
     r.flops = 2.0 * 64 * 64 * 64;
     return r;
   };
-  // Config 0's trial was lucky; measured again beside config 1, it is the slower.
-  const std::vector<TuningRecord> history = {record(0, 1e-5, ""), record(1, 2e-5, ""),
+  // Config 0's trial was lucky; measured again beside config 1, it is the slower. (The first
+  // trial, the untuned config 2, was not measured again: no rank test against it.)
+  const std::vector<TuningRecord> history = {record(2, 5e-5, ""), record(0, 1e-5, ""),
+                                             record(1, 2e-5, ""),
                                              record(0, 4e-5, kRemeasured),
                                              record(1, 3e-5, kRemeasured)};
   TuneOptions o;
