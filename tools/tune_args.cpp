@@ -37,6 +37,7 @@ tuner::TuneOptions task_options(const TuneArgs& a) {
   o.seed = a.seed;
   o.batch = a.batch;
   o.early_stopping = a.early_stopping;
+  o.remeasure_rounds = a.remeasure_rounds;
   o.measure.threads = a.threads;
   o.measure.repeat = a.repeat;  // raised per candidate on several threads (measure/repeats.h)
   o.measure.min_repeat_ms = a.min_repeat_ms;

@@ -29,6 +29,7 @@ struct TuneArgs {
   size_t layout_choices = 1;  // network: channel-block pins tuned per conv task
   uint64_t seed = 0;
   int threads = 1, workers = 0, repeat = 3;
+  uint32_t remeasure_rounds = 5;  // the end-of-tune re-measurement's rounds (task_tuner.h)
   double min_repeat_ms = 20, timeout_s = 10, build_timeout_s = 60;
   bool quiet = false, old_space = false;
   bool skip_untuned = false;  // --op: do not measure the template's fallback config first

@@ -59,7 +59,7 @@ struct TuneOptions {
   bool overlap_builds = true;
   double build_timeout_s = 60;   // a candidate still compiling then is killed (compile_timeout)
   size_t remeasure_top = 5;      // the best few measured again together at the end (0: none)
-  uint32_t remeasure_rounds = 3;  // ... in this many rounds, each in a new order
+  uint32_t remeasure_rounds = 5;  // ... in this many rounds, each in a new order
   double rtol = 0;               // 0: the dtype's tolerance (tuner/host_values.h)
   MeasureOptions measure;
   PriorSamples prior;            // transferred samples (--transfer), for the xgb search
