@@ -17,6 +17,7 @@
 #include "tools/subcommands.h"
 #include "tools/tune_args.h"
 #include "tuner/history_best.h"
+#include "tuner/measure/farm_builders.h"
 #include "tuner/records.h"
 #include "tuner/task_tuner.h"
 #include "tuner/transfer.h"
@@ -63,11 +64,11 @@ int run_tune(const TuneArgs& a) {
   // The untuned kernel is measured first (and again with the best few at the end), so that
   // apply-history-best weighs every tuned record against what compiling without a log builds.
   if (!a.skip_untuned) task.first = {tpl.fallback(w, target)};
-  tuner::TaskTuner tuner(task, o, mine);
-
-  // The runner: the farm given, or one embedded for this run.
+  // The runner: the farm given, or one embedded for this run; and the builders, if any.
   std::unique_ptr<tuner::EmbeddedFarm> embedded;
   std::unique_ptr<tuner::Runner> runner = make_runner(a, target, embedded);
+  o.builders = make_builders(a, embedded.get());
+  tuner::TaskTuner tuner(task, o, mine);
   if (!a.quiet)
     std::fprintf(stderr, "kiln tune: %s, %s search over %llu configs, %zu trials%s on %s\n",
                  task.str().c_str(), a.tuner.c_str(),
@@ -107,6 +108,9 @@ int run_tune(const TuneArgs& a) {
     std::fprintf(stderr, "kiln tune: no config of %s ran correctly\n", task.str().c_str());
     return 1;
   }
+  if (o.builders && !a.quiet)
+    std::fprintf(stderr, "kiln tune: %zu candidates built on the builders of key '%s'\n",
+                 o.builders->built(), o.builders->key().c_str());
   std::printf("best: %.1f GFLOPS (%.4f ms, spread %.0f%%) config %s\n", best->gflops(),
               best->result.cost() * 1e3, best->result.spread() * 100,
               best->config.to_json().c_str());
@@ -172,6 +176,13 @@ Run add_tune(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   cmd->add_option("--workers", a->workers, "Embedded farm: workers (default: one per --threads cores)")->check(CLI::Range(0, 256));
+  cmd->add_option("--builders", a->builders,
+                  "Embedded farm: also start N builders (kiln worker --role builder) that compile "
+                  "the candidates")
+      ->check(CLI::Range(0, 64));
+  cmd->add_option("--build-key", a->build_key,
+                  "With --farm: compile candidates on that key's builders (kiln worker --role "
+                  "builder --key KEY on any machine: an x86 builder builds AArch64 kernels)");
   cmd->add_flag("--quiet", a->quiet, "No progress output");
   cmd->add_flag("--skip-untuned", a->skip_untuned,
                 "Do not measure the untuned (fallback) config first: the search alone, as in "

@@ -50,6 +50,11 @@ tuner::TuneOptions task_options(const TuneArgs& a) {
 
 std::unique_ptr<tuner::Runner> make_runner(const TuneArgs& a, const Target& target,
                                            std::unique_ptr<tuner::EmbeddedFarm>& embedded) {
+  user_check(a.builders == 0 || a.farm.empty())
+      << "--builders starts builders in the embedded farm; with --farm, start them on the farm "
+         "(kiln worker --role builder --key KEY) and give --build-key KEY";
+  user_check(a.build_key.empty() || !a.farm.empty())
+      << "--build-key needs --farm (without one, --builders N starts builders here)";
   if (!a.farm.empty()) {
     const std::string token = as_user_error([&] { return farm::load_token(a.token_file); });
     return std::make_unique<tuner::FarmRunner>(a.farm, token, a.key, a.tls_ca);
@@ -59,8 +64,17 @@ std::unique_ptr<tuner::Runner> make_runner(const TuneArgs& a, const Target& targ
   // descheduled thread.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int workers = a.workers > 0 ? a.workers : std::max(1, cores / std::max(1, a.threads));
-  embedded = std::make_unique<tuner::EmbeddedFarm>(target, workers);
+  embedded = std::make_unique<tuner::EmbeddedFarm>(target, workers, a.builders);
   return embedded->runner();
+}
+
+std::shared_ptr<tuner::FarmBuilders> make_builders(const TuneArgs& a,
+                                                   const tuner::EmbeddedFarm* embedded) {
+  if (!a.build_key.empty()) {
+    const std::string token = as_user_error([&] { return farm::load_token(a.token_file); });
+    return std::make_shared<tuner::FarmBuilders>(a.farm, token, a.build_key, a.tls_ca);
+  }
+  return embedded ? embedded->builders() : nullptr;
 }
 
 std::vector<tuner::TuningRecord> load_log(const std::string& path, const Target& target) {

@@ -23,6 +23,8 @@ struct TuneArgs {
   WorkloadArgs workload;
   std::string target = "host", tmpl, tuner = "xgb", log, features = "ir";
   std::string farm, key, token_file, tls_ca;
+  std::string build_key;  // --farm: compile candidates on this key's builders
+  int builders = 0;       // embedded farm: builder workers started beside the measuring ones
   std::string overlap_builds = "auto";  // on with --farm, off with the embedded farm
   std::vector<std::string> transfer;
   size_t trials = 100, batch = 16, early_stopping = 0;
@@ -46,6 +48,10 @@ tuner::TuneOptions task_options(const TuneArgs& a);
 // The farm given by --farm, or an embedded one for `target` (kept in `embedded`).
 std::unique_ptr<tuner::Runner> make_runner(const TuneArgs& a, const Target& target,
                                            std::unique_ptr<tuner::EmbeddedFarm>& embedded);
+// The builders candidates compile on (tuner/measure/farm_builders.h): --build-key's on the
+// farm given, or the embedded farm's (--builders N); null: this machine compiles them.
+std::shared_ptr<tuner::FarmBuilders> make_builders(const TuneArgs& a,
+                                                   const tuner::EmbeddedFarm* embedded);
 
 // The records the log already holds for `target` (resume), its bad lines reported.
 std::vector<tuner::TuningRecord> load_log(const std::string& path, const Target& target);

@@ -132,9 +132,10 @@ int run_network_tune(const TuneArgs& a) {
   // Opened first: a file that is not a log is refused before anything reads or writes it.
   std::unique_ptr<tuner::RecordWriter> log = open_log(a.log);
   std::vector<tuner::TuningRecord> history = load_log(a.log, target);
-  tuner::NetworkTuner tuner(workloads, target, o, history);
   std::unique_ptr<tuner::EmbeddedFarm> embedded;
   std::unique_ptr<tuner::Runner> runner = make_runner(a, target, embedded);
+  o.task.builders = make_builders(a, embedded.get());
+  tuner::NetworkTuner tuner(workloads, target, o, history);
   if (!a.quiet) {
     std::fprintf(stderr, "kiln tune: %s on %s: %zu workloads, %zu tasks (workload x template), %s search, "
                  "%zu trials%s%s on %s\n",

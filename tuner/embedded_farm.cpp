@@ -16,6 +16,8 @@
 namespace kiln::tuner {
 namespace {
 
+const char* const kBuilderKey = "builder";
+
 std::string self_executable() {
   std::error_code ec;
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -31,7 +33,8 @@ std::string join(const std::vector<std::string>& words) {
 
 }  // namespace
 
-EmbeddedFarm::EmbeddedFarm(const Target& target, int workers) : key_(target.name) {
+EmbeddedFarm::EmbeddedFarm(const Target& target, int workers, int builders)
+    : key_(target.name), builders_(builders) {
   const int n = workers > 0 ? workers : std::max(1u, std::thread::hardware_concurrency());
   const std::string kiln = self_executable();
   std::vector<std::string> worker;
@@ -55,7 +58,18 @@ EmbeddedFarm::EmbeddedFarm(const Target& target, int workers) : key_(target.name
   }
   farm_ = std::make_unique<farm::LocalFarm>(std::vector<std::string>{kiln, "tracker"});
   for (int i = 0; i < n; ++i) farm_->start_worker(worker, key_, extra);
+  for (int i = 0; i < builders; ++i)
+    farm_->start_worker({kiln, "worker", "--role", "builder"}, kBuilderKey, {});
   farm_->wait_for_workers(key_, n, 60);
+  if (builders > 0) {
+    farm_->wait_for_workers(kBuilderKey, builders, 60);
+    description_ += " and " + std::to_string(builders) + " builder" + (builders > 1 ? "s" : "");
+  }
+}
+
+std::shared_ptr<FarmBuilders> EmbeddedFarm::builders() const {
+  if (builders_ == 0) return nullptr;
+  return std::make_shared<FarmBuilders>(farm_->address(), farm_->token(), kBuilderKey);
 }
 
 std::unique_ptr<Runner> EmbeddedFarm::runner() const {

@@ -22,6 +22,7 @@
 #include "tuner/builder.h"
 #include "tuner/history_best.h"
 #include "tuner/isolated_compile.h"
+#include "tuner/measure/farm_builders.h"
 #include "tuner/search/xgb_score_model.h"
 
 namespace kiln::tuner {
@@ -130,6 +131,10 @@ struct TaskTuner::Impl {
         // code generation, where a candidate can take minutes, runs in a child process
         // killed at the deadline (tuner/isolated_compile.h).
         const double left_s = options.build_timeout_s - seconds_since(t0);
+        if (options.builders) {  // compiled below, on the farm's builders
+          c.build_s = seconds_since(t0);
+          continue;
+        }
         if (left_s <= 0) {
           c.error = MeasureErrorKind::CompileTimeout;
           c.message = "lowering alone took longer than the build timeout (" +
@@ -148,7 +153,36 @@ struct TaskTuner::Impl {
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
     for (std::thread& t : pool) t.join();
+    if (options.builders) build_on_builders(task, out);
     return out;
+  }
+
+  // The candidates lowered above, compiled on the farm's builders; a build's wall time is
+  // shared out over the batch, as a measurement's is.
+  void build_on_builders(const TuneTask& task, std::vector<Candidate>& batch) const {
+    std::vector<BuildInput> inputs;
+    std::vector<Candidate*> sent;
+    for (Candidate& c : batch) {
+      if (c.error != MeasureErrorKind::Ok) continue;
+      TuningRecord r;
+      r.target = task.target;
+      r.template_name = task.tpl->name();
+      r.workload = task.workload;
+      r.config = c.config;
+      r.result.error = MeasureErrorKind::Cancelled;  // not measured: only what to build
+      inputs.push_back({std::move(r), "kernel_" + std::to_string(c.index)});
+      sent.push_back(&c);
+    }
+    const auto t0 = Clock::now();
+    const std::atomic<bool> never = false;
+    std::vector<BuildOutput> built = options.builders->build(inputs, options.build_timeout_s, never);
+    const double share = seconds_since(t0) / std::max<size_t>(1, sent.size());
+    for (size_t i = 0; i < sent.size(); ++i) {
+      sent[i]->error = built[i].error;
+      sent[i]->message = built[i].message;
+      sent[i]->so = std::move(built[i].so);
+      sent[i]->build_s += share;
+    }
   }
 };
 

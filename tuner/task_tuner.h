@@ -44,6 +44,8 @@ struct TuneTask {
   std::string str() const;  // "dense.packed dense M=... f32 on x86-avx512"
 };
 
+class FarmBuilders;  // tuner/measure/farm_builders.h
+
 struct TuneOptions {
   std::string search = "xgb";    // xgb, ga, random, grid
   std::string features = "ir";   // the cost model's features: "ir" (loop IR) or "knob"
@@ -58,6 +60,9 @@ struct TuneOptions {
   // batch is proposed after this one's results are learned.
   bool overlap_builds = true;
   double build_timeout_s = 60;   // a candidate still compiling then is killed (compile_timeout)
+  // Compile candidates on the farm's builders instead of this machine's cores (lowering stays
+  // here): tuner/measure/farm_builders.h. Null: here.
+  std::shared_ptr<FarmBuilders> builders;
   size_t remeasure_top = 5;      // the best few measured again together at the end (0: none)
   uint32_t remeasure_rounds = 5;  // ... in this many rounds, each in a new order
   double rtol = 0;               // 0: the dtype's tolerance (tuner/host_values.h)

@@ -74,6 +74,10 @@ pb::Result run_in_sandbox(const pb::Job& job, const SandboxConfig& config,
   if (const std::string why = validate_job(job); !why.empty()) {
     return finish(fail(r, pb::INVALID_JOB, why));
   }
+  if (job.has_build())
+    return finish(fail(r, pb::INVALID_JOB,
+                       "a build job reached a measuring worker: builds go to workers started "
+                       "with `kiln worker --role builder`"));
   try {
     // The job for the kernel runner: the .so as a file, inputs filled as data.h describes,
     // outputs zeroed.

@@ -51,6 +51,12 @@ std::string validate_model_job(const pb::Job& job) {
 
 std::string validate_job(const pb::Job& job) {
   if (job.has_model()) return validate_model_job(job);
+  if (job.has_build()) {
+    if (job.build().candidate().empty()) return "build.candidate: no candidate to build";
+    if (job.build().candidate().size() > (1 << 20)) return "build.candidate: over 1 MiB";
+    if (job.build().entry().empty()) return "build.entry: no kernel name given";
+    return "";
+  }
   if (job.so().empty()) return "so: the kernel shared object is empty";
   if (job.entry().empty()) return "entry: no kernel name given";
   if (job.args_size() == 0) return "args: a kernel takes at least one buffer";

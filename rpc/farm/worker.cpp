@@ -190,7 +190,7 @@ class Worker {
   void run_job(const pb::Job& job) {
     cancel_ = false;
     current_job_ = job.job_id();
-    pb::Result result = run_in_sandbox(job, o_.sandbox, cancel_);
+    pb::Result result = o_.run_job ? o_.run_job(job, cancel_) : run_in_sandbox(job, o_.sandbox, cancel_);
     current_job_ = 0;
     result.set_worker_id(worker_id());
     pb::ReportRequest req;

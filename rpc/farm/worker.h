@@ -13,6 +13,8 @@
 #ifndef KILN_RPC_FARM_WORKER_H
 #define KILN_RPC_FARM_WORKER_H
 
+#include <atomic>
+#include <functional>
 #include <string>
 
 #include "rpc/farm/sandbox.h"
@@ -28,6 +30,9 @@ struct WorkerOptions {
   std::string tls_cert, tls_key;  // direct mode: serve TLS with these PEM files
   std::string name;               // shown by `farm status`; default host name and pid
   SandboxConfig sandbox;
+  // What runs a job; unset: measuring it in the sandbox (run_in_sandbox). `kiln worker --role
+  // builder` sets a compiler here (tuner/measure/farm_builders.h): the lean kiln-worker has none.
+  std::function<pb::Result(const pb::Job&, const std::atomic<bool>& cancel)> run_job;
 };
 
 // Serves jobs until SIGINT or SIGTERM (returns 0) or until the tracker rejects the token

@@ -92,6 +92,39 @@ TEST(Tune, ArmNeonUnderQemu) {
   EXPECT_GE(valid_log(log).size(), 8u);
 }
 
+// Builders on the farm: candidates for an ARM board compiled by a builder worker (kiln worker
+// --role builder, another process, x86) and measured by an AArch64 worker under qemu, all on
+// loopback through the tracker; every candidate the tune measured was built there.
+TEST(Tune, ABuilderCompilesArmCandidatesThatAnArmWorkerRuns) {
+  if (std::system("command -v qemu-aarch64 >/dev/null") != 0) GTEST_SKIP() << "no qemu-aarch64";
+  TempDir dir("kiln-tune-test");
+  const std::string log = dir.file("built.jsonl");
+  Output o = run("tune --op dense --shape 8,16,12 --min-repeat-ms 0 --repeat 1 --batch 4 "
+                 "--target arm-neon --trials 8 --tuner random --workers 1 --builders 1 --log " +
+                 log);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_NE(o.text.find("1 AArch64 worker under qemu and 1 builder"), std::string::npos) << o.text;
+  size_t ok = 0, measured = 0;
+  for (const tuner::TuningRecord& r : valid_log(log)) {
+    ++measured;
+    ok += r.result.ok();
+    EXPECT_EQ(r.result.measured_on.emulator, "qemu-aarch64") << tuner::record_to_json(r);
+  }
+  EXPECT_GE(measured, 8u);
+  EXPECT_GT(ok, 0u);
+  // Every record's candidate (the trials and the re-measured ones) came from the builder.
+  const size_t at = o.text.find(" candidates built on the builders of key 'builder'");
+  ASSERT_NE(at, std::string::npos) << o.text;
+  const size_t start = o.text.rfind("kiln tune: ", at) + std::string("kiln tune: ").size();
+  EXPECT_GE(std::stoul(o.text.substr(start, at - start)), 8u) << o.text;
+
+  // Builders belong to the embedded farm; on a farm of one's own they are named by key.
+  Output mixed = run("tune --op dense --shape 8,16,12 --target host --trials 4 --builders 1 "
+                     "--farm 127.0.0.1:1 --key k --log " + dir.file("x.jsonl"));
+  EXPECT_EQ(WEXITSTATUS(mixed.status), 2) << mixed.text;
+  EXPECT_NE(mixed.text.find("--build-key KEY"), std::string::npos) << mixed.text;
+}
+
 TEST(Tune, KilledMidRunResumesWithNothingLostOrMeasuredTwice) {
   TempDir dir("kiln-tune-test");
   const std::string log = dir.file("killed.jsonl");

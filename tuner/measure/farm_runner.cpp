@@ -1,7 +1,6 @@
 #include "tuner/measure/farm_runner.h"
 
-#include <thread>
-
+#include "tuner/measure/cancel_on_stop.h"
 #include "tuner/measure/farm_wire.h"
 
 namespace kiln::tuner {
@@ -47,30 +46,19 @@ std::vector<RunResult> FarmRunner::run(std::vector<MeasureInput> inputs, const R
     chunk_members.push_back(i);
   }
   flush();
-  // A watcher turns `stop` into a cancel of every batch; their results still stream back.
-  std::atomic<bool> finished = false;
-  std::thread watcher([&] {
-    while (!finished && !stop) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (!finished)
-      for (auto& b : batches) b->cancel();
-  });
-  try {
-    for (size_t b = 0; b < batches.size(); ++b) {
-      farm::pb::Result r;
-      while (batches[b]->next(&r)) {
-        if (r.index() >= members[b].size()) continue;
-        const size_t i = members[b][r.index()];
-        results[i] = from_farm_result(r);
-        if (on_result) on_result(i, results[i]);
-      }
+  // `stop` cancels every batch; their results still stream back.
+  std::vector<farm::Batch*> submitted;
+  for (auto& b : batches) submitted.push_back(b.get());
+  const CancelOnStop cancel(std::move(submitted), stop);
+  for (size_t b = 0; b < batches.size(); ++b) {
+    farm::pb::Result r;
+    while (batches[b]->next(&r)) {
+      if (r.index() >= members[b].size()) continue;
+      const size_t i = members[b][r.index()];
+      results[i] = from_farm_result(r);
+      if (on_result) on_result(i, results[i]);
     }
-  } catch (...) {
-    finished = true;
-    watcher.join();
-    throw;
   }
-  finished = true;
-  watcher.join();
   return results;
 }
 
