@@ -49,6 +49,18 @@ std::vector<ReportLayer> layers_of(const nlohmann::json& j) {
   return layers;
 }
 
+std::vector<TunedKernel> tuned_kernels_of(const nlohmann::json& j) {
+  std::vector<TunedKernel> out;
+  if (!j.contains("kernels")) return out;
+  for (const auto& k : j["kernels"]) {
+    if (!k.value("tuned", false)) continue;
+    out.push_back({k.value("name", ""), k.value("template", ""), k.value("workload", ""),
+                   k.value("verdict", ""), k.value("spread", 0.0),
+                   k.value("kept_untuned_config", false)});
+  }
+  return out;
+}
+
 // Times the model's layers on this machine, with random inputs (timings do not depend on the
 // values). Returns nothing, with the reason in `note`, when the model cannot run here.
 std::optional<ModelProfile> profile_here(const fs::path& dir, size_t steps, const ReportArgs& a,
@@ -105,6 +117,7 @@ int run_report(const ReportArgs& a) {
   d.naive_workspace_bytes = j.value("naive_workspace_bytes", uint64_t{0});
   d.params_bytes = j.value("params_bytes", uint64_t{0});
   d.layers = layers_of(j);
+  d.tuned = tuned_kernels_of(j);
   user_check(!d.layers.empty()) << (dir / "model.json").string() << " lists no layers";
 
   std::optional<ModelProfile> profile;

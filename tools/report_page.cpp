@@ -197,6 +197,19 @@ std::string report_html(const ReportData& d) {
     h << "<h2>Tuning curves</h2>\n<div class=\"chart\">"
       << tuning_curves_svg(d.curves, "Best GFLOPS found per task") << "</div>\n";
   }
+  if (!d.tuned.empty()) {
+    h << "<h2>Tuned kernels</h2>\n<p>The spread is (max - min) / median of the record's times; "
+         "the comparison is the rank test of the tune's final re-measurement, where the untuned "
+         "config was timed beside the best.</p>\n<table><tr><th>kernel</th><th>template</th>"
+         "<th>spread</th><th>against the untuned config</th><th>workload</th></tr>\n";
+    for (const TunedKernel& k : d.tuned)
+      h << "<tr><td>" << escape_xml(k.kernel) << "</td><td>" << escape_xml(k.tpl)
+        << "</td><td class=\"n\">" << fixed(100 * k.spread, 1) << "%</td><td>"
+        << escape_xml(k.verdict.empty() ? (k.kept_untuned ? "kept the untuned config" : "-")
+                                        : k.verdict)
+        << "</td><td><code>" << escape_xml(k.workload) << "</code></td></tr>\n";
+    h << "</table>\n";
+  }
   h << "<h2>Layers</h2>\n<table><tr><th>#</th><th>node</th><th>op</th><th>template</th>"
        "<th>config</th><th>ms</th><th>GFLOPS</th>";
   if (d.roofline) h << "<th>% of peak</th>";

@@ -21,6 +21,14 @@ struct ReportLayer {
   double ms = -1;  // < 0: not measured
 };
 
+// A tuned kernel of model.json: how steady its record's times were and how it compared with
+// the untuned config where the tune timed both side by side (tuner/history_best.h).
+struct TunedKernel {
+  std::string kernel, tpl, workload, verdict;
+  double spread = 0;  // (max - min) / median of the record's times
+  bool kept_untuned = false;
+};
+
 struct ReportData {
   std::string model_dir, target;
   uint64_t workspace_bytes = 0, naive_workspace_bytes = 0, params_bytes = 0;
@@ -30,6 +38,7 @@ struct ReportData {
   std::string timing_note;  // where the times come from, or why there are none
   std::optional<Roofline> roofline;
   std::vector<TuningCurve> curves;  // tuning curves of the model's tasks, when logs were given
+  std::vector<TunedKernel> tuned;   // the kernels built from records
 };
 
 // Horizontal bars, one per layer in execution order: its time, coloured tuned / fallback /

@@ -22,6 +22,7 @@
 #include "tests/network/test_models.h"
 #include "tuner/cpu_match.h"
 #include "tuner/record.h"
+#include "tuner/records.h"
 #include "kiln/params.h"
 
 namespace kiln::network::test {
@@ -299,6 +300,53 @@ TEST(CompileNetwork, ThisMachinesRecordsWinInAMergedLog) {
                                       elsewhere.cpu()),
             std::string::npos)
       << fallback.records_use;
+}
+
+// The tune's last word on a kernel reaches the artifact: a config that beat the untuned one
+// beyond noise is built, with its verdict and spread in the report and model.json; one within
+// noise of it is not.
+TEST(CompileNetwork, TheUntunedConfigStaysUnlessBeatenBeyondNoise) {
+  DepthwiseRecords d;
+  ASSERT_NE(d.dw, nullptr);
+  ASSERT_GE(d.space.size(), 2u);
+  const schedules::Config untuned = d.dw->config;
+  const uint64_t other = d.space.at(0) == untuned ? 1 : 0;
+  auto remeasured = [&](const schedules::Config& c, std::vector<double> costs) {
+    tuner::TuningRecord r = d.record(0, 0);
+    r.config = c;
+    r.result.costs = std::move(costs);
+    r.result.message = tuner::kRemeasured;
+    return tuner::record_to_json(r) + "\n";
+  };
+  auto trial = [&](const schedules::Config& c) {
+    tuner::TuningRecord r = d.record(0, 1e-4);
+    r.config = c;
+    return tuner::record_to_json(r) + "\n";
+  };
+  const std::vector<double> slow = {1.00e-4, 1.03e-4, 1.05e-4, 1.08e-4, 1.10e-4, 1.12e-4};
+  const std::string clear = d.untuned->dir.path() + "/clear.jsonl",
+                    noisy = d.untuned->dir.path() + "/noisy.jsonl";
+  std::ofstream(clear) << trial(untuned) << trial(d.space.at(other)) << remeasured(untuned, slow)
+                       << remeasured(d.space.at(other), {0.80e-4, 0.81e-4, 0.83e-4, 0.84e-4,
+                                                         0.86e-4, 0.90e-4});
+  std::ofstream(noisy) << trial(untuned) << trial(d.space.at(other)) << remeasured(untuned, slow)
+                       << remeasured(d.space.at(other), {0.99e-4, 1.02e-4, 1.06e-4, 1.07e-4,
+                                                         1.09e-4, 1.13e-4});
+  CompileOptions o;
+  o.record_logs = {clear};
+  const CompileReport gained = d.compile(o);
+  EXPECT_EQ(d.config_in(gained), d.space.at(other));
+  const std::string text = format_report(gained);
+  EXPECT_NE(text.find(", spread 12%, 1.28x faster than the untuned config (p=0.0011, 6 vs 6 times)]"),
+            std::string::npos)
+      << text;
+  o.record_logs = {noisy};
+  const CompileReport kept = d.compile(o);
+  EXPECT_EQ(d.config_in(kept), untuned);
+  const std::string kept_text = format_report(kept);
+  EXPECT_NE(kept_text.find(", within noise of the untuned config ("), std::string::npos) << kept_text;
+  EXPECT_NE(kept_text.find("6 vs 6 times), kept the untuned config]"), std::string::npos)
+      << kept_text;
 }
 
 TEST(CompileNetwork, ArmNeonUnderQemu) {

@@ -115,6 +115,38 @@ TEST_F(Report, PageFromAProfileHasEveryLayerAndChart) {
   EXPECT_EQ(html.find("Roofline ("), std::string::npos);
 }
 
+// A model built from records: the page lists its tuned kernels with their records' spread and
+// how each compared with the untuned config (model.json's "spread" and "verdict").
+TEST_F(Report, TunedKernelsShowTheirSpreadAndVerdict) {
+  const std::string copy = dir_->file("tuned_model");
+  fs::remove_all(copy);
+  fs::copy(model(), copy, fs::copy_options::recursive);
+  nlohmann::json j = nlohmann::json::parse(read_text(copy + "/model.json"));
+  ASSERT_GE(j["kernels"].size(), 2u);
+  j["kernels"][0]["tuned"] = true;
+  j["kernels"][0]["spread"] = 0.125;
+  j["kernels"][0]["verdict"] = "1.18x faster than the untuned config (p=0.002, 15 vs 15 times)";
+  j["kernels"][1]["tuned"] = true;
+  j["kernels"][1]["kept_untuned_config"] = true;
+  std::ofstream(copy + "/model.json") << j.dump(2);
+  const std::string profile = dir_->file("profile3.json");
+  ASSERT_EQ(kiln("run " + copy + " --input image=" + dir_->file("in.bin") + " --runs 1 --profile " +
+                 profile).status, 0);
+  Output o = kiln("report " + copy + " --profile " + profile + " -o " + dir_->file("tuned.html"));
+  ASSERT_EQ(o.status, 0) << o.text;
+  const std::string html = read_text(dir_->file("tuned.html"));
+  EXPECT_NE(html.find("<h2>Tuned kernels</h2>"), std::string::npos);
+  EXPECT_NE(html.find(">12.5%</td><td>1.18x faster than the untuned config (p=0.002, 15 vs 15 "
+                      "times)</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td>kept the untuned config</td>"), std::string::npos);
+  // The untuned model has no such table.
+  Output plain = kiln("report " + model() + " --profile " + profile + " -o " + dir_->file("p.html"));
+  ASSERT_EQ(plain.status, 0) << plain.text;
+  EXPECT_EQ(read_text(dir_->file("p.html")).find("Tuned kernels"), std::string::npos);
+}
+
 TEST_F(Report, MeasuresHereAndCachesTheRoofline) {
   TempDir cache("kiln-report-cache");
   const std::string env = "KILN_CACHE_DIR=" + cache.path() + " ";
