@@ -214,8 +214,11 @@ class Worker {
     if (!g_stop) log("gave up reporting job " + std::to_string(job.job_id()));
   }
 
-  // Beats every heartbeat_ms while the tracker answers; while it does not, the pause grows
-  // with jittered backoff (the lease loop logs the outage, so nothing is logged here).
+  // Beats every heartbeat_ms while a job runs and the tracker answers; while it does not, the
+  // pause grows with jittered backoff (the lease loop logs the outage, so nothing is logged
+  // here). An idle worker does not beat: its long-polled lease, renewed every second, tells
+  // the tracker it is alive (two of every three idle RPCs were heartbeats, bench/README.md
+  // "Farm scale").
   void heartbeat_loop() {
     std::unique_lock lock(mu_);
     Backoff backoff(static_cast<int>(heartbeat_ms_), 3000);
@@ -223,7 +226,7 @@ class Worker {
     while (!done_) {
       cv_.wait_for(lock, std::chrono::milliseconds(pause_ms));
       pause_ms = static_cast<int>(heartbeat_ms_);
-      if (done_ || id_.empty()) continue;
+      if (done_ || id_.empty() || current_job_ == 0) continue;
       pb::HeartbeatRequest req;
       req.set_worker_id(id_);
       req.set_job_id(current_job_);

@@ -323,8 +323,8 @@ void run_scale(ScaleShape shape) {
               n, join_s);
   std::printf(
       "  idle: tracker %.1f%% of a core (%.0f us/s per worker; ~%d RPC/s: a 1 s lease "
-      "and 2 heartbeats per worker per second), workers %.1f%% of a core in all\n",
-      100 * tracker_idle, 1e6 * tracker_idle / n, 3 * n, 100 * workers_idle);
+      "per worker per second, no heartbeats while idle), workers %.1f%% of a core in all\n",
+      100 * tracker_idle, 1e6 * tracker_idle / n, n, 100 * workers_idle);
   std::printf(
       "  tracker RSS %.1f MiB alone, %.1f MiB with %d idle workers (%.0f KiB per "
       "connection), %.1f MiB after the bursts, peak %.1f MiB; threads %ld, %ld, %ld\n",
