@@ -5,11 +5,12 @@
 #include "network/choose_template.h"
 #include "network/lower_network.h"
 #include "network/prepare_graph.h"
+#include "network/ranged_batch.h"
 
 namespace kiln::network {
 namespace {
 
-bool tunable(const std::vector<const schedules::OpTemplate*>& templates,
+bool tunable_task(const std::vector<const schedules::OpTemplate*>& templates,
              const schedules::Workload& w, const Target& target) {
   for (const schedules::OpTemplate* tpl : templates)
     if (tpl->space(w, target).size() > 1) return true;
@@ -25,27 +26,67 @@ schedules::Config block_knobs(const schedules::Config& c) {
   return blocks;
 }
 
+// The network as an untuned compile builds it: no records, so every workload gets the default
+// template's fallback.
+NetworkProgram untuned_program(const std::string& model_path, const Target& target,
+                               const graph::ShapeBindings& input_shapes,
+                               const PrecisionOptions& precision) {
+  PreparedGraph prepared = prepare_graph(model_path, input_shapes, target, precision);
+  return lower_network(prepared.graph, target, tuner::HistoryBest());
+}
+
+// Unique workloads in the order first computed, with their calls summed over the programs.
+class TaskList {
+ public:
+  explicit TaskList(const Target& target) : target_(target) {}
+  void add(const NetworkProgram& program) {
+    for (const Task& t : program.tasks) {
+      auto [it, inserted] = index_.try_emplace(t.workload.str(), tasks_.size());
+      if (inserted)
+        tasks_.push_back({t.workload, 0, tuning_templates(t.workload, target_),
+                          block_knobs(t.config), t.tpl, t.config});
+      tasks_[it->second].occurrences += t.calls;
+    }
+  }
+  std::vector<ExtractedTask> tunable() && {
+    std::vector<ExtractedTask> out;
+    for (ExtractedTask& t : tasks_)
+      if (tunable_task(t.templates, t.workload, target_)) out.push_back(std::move(t));
+    return out;
+  }
+
+ private:
+  const Target& target_;
+  std::vector<ExtractedTask> tasks_;
+  std::map<std::string, size_t> index_;  // workload -> position in `tasks_`
+};
+
 }  // namespace
 
 std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Target& target,
                                          const graph::ShapeBindings& input_shapes,
                                          const PrecisionOptions& precision) {
-  PreparedGraph prepared = prepare_graph(model_path, input_shapes, target, precision);
-  // No records: every workload gets the default template's fallback, as an untuned compile.
-  const NetworkProgram program = lower_network(prepared.graph, target, tuner::HistoryBest());
-  std::vector<ExtractedTask> tasks;
-  std::map<std::string, size_t> index;  // workload -> position in `tasks`
-  for (const Task& t : program.tasks) {
-    auto [it, inserted] = index.try_emplace(t.workload.str(), tasks.size());
-    if (inserted)
-      tasks.push_back({t.workload, 0, tuning_templates(t.workload, target),
-                       block_knobs(t.config), t.tpl, t.config});
-    tasks[it->second].occurrences += t.calls;
+  TaskList tasks(target);
+  tasks.add(untuned_program(model_path, target, input_shapes, precision));
+  return std::move(tasks).tunable();
+}
+
+std::vector<ExtractedTask> extract_ranged_batch_tasks(
+    const std::string& model_path, const Target& target, const graph::ShapeBindings& input_shapes,
+    const graph::DimRange& range, const PrecisionOptions& precision,
+    const std::optional<std::vector<int64_t>>& classes, std::vector<int64_t>* built_classes) {
+  const BatchRange batch = plan_batch_range(model_path, input_shapes, range);
+  graph::ShapeBindings shapes = input_shapes;
+  shapes[batch.symbol] = {1};
+  const NetworkProgram one_sample = untuned_program(model_path, target, shapes, precision);
+  TaskList tasks(target);
+  tasks.add(one_sample);
+  *built_classes = batch_classes(batch, one_sample, classes);
+  for (int64_t size : *built_classes) {
+    shapes[batch.symbol] = {size};
+    tasks.add(untuned_program(model_path, target, shapes, precision));
   }
-  std::vector<ExtractedTask> out;
-  for (ExtractedTask& t : tasks)
-    if (tunable(t.templates, t.workload, target)) out.push_back(std::move(t));
-  return out;
+  return std::move(tasks).tunable();
 }
 
 }  // namespace kiln::network

@@ -15,6 +15,7 @@
 // short tune without pinning, and slower than untuned).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,5 +43,14 @@ struct ExtractedTask {
 std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Target& target,
                                          const graph::ShapeBindings& input_shapes = {},
                                          const PrecisionOptions& precision = {});
+
+// The tasks of a ranged batch (`kiln compile --range`, network/ranged_batch.h): one sample's,
+// then those of each batch class the compile builds (`classes`, as --batch-classes gives them;
+// unset: ranged_batch.h's rule) that one sample lacks, each workload once with its calls
+// summed. The classes come back in `built_classes`.
+std::vector<ExtractedTask> extract_ranged_batch_tasks(
+    const std::string& model_path, const Target& target, const graph::ShapeBindings& input_shapes,
+    const graph::DimRange& range, const PrecisionOptions& precision,
+    const std::optional<std::vector<int64_t>>& classes, std::vector<int64_t>* built_classes);
 
 }  // namespace kiln::network

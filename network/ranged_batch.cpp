@@ -1,8 +1,10 @@
 #include "network/ranged_batch.h"
 
+#include <charconv>
 #include <cstring>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "compiler/base/error.h"
 #include "compiler/graph/batch_separable.h"
@@ -83,6 +85,22 @@ std::vector<int64_t> batch_classes(const BatchRange& range, const NetworkProgram
   for (int64_t c : {2, 4, 8, 16})
     if (c <= range.batch.max) classes.push_back(c);
   return classes;
+}
+
+std::optional<std::vector<int64_t>> parse_batch_classes(const std::string& spec) {
+  if (spec == "auto") return std::nullopt;
+  std::vector<int64_t> sizes;
+  if (spec == "none") return sizes;
+  std::stringstream items(spec);
+  for (std::string item; std::getline(items, item, ',');) {
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    user_check(ec == std::errc() && end == item.data() + item.size() && !item.empty())
+        << "--batch-classes " << spec << ": '" << item
+        << "' is not a batch size (give auto, none, or sizes such as 4,16)";
+    sizes.push_back(v);
+  }
+  return sizes;
 }
 
 double weight_reuse(const NetworkProgram& p) {

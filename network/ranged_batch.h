@@ -46,6 +46,9 @@ inline constexpr double kMinFlopsPerParamByte = 4;
 inline constexpr double kSmallSampleFlops = 2e8;
 std::vector<int64_t> batch_classes(const BatchRange& range, const NetworkProgram& one_sample,
                                    const std::optional<std::vector<int64_t>>& requested);
+// The --batch-classes argument: "auto" (nothing: the rule above), "none" (no class), or sizes
+// such as "4,16". UserError naming the item that is not a size.
+std::optional<std::vector<int64_t>> parse_batch_classes(const std::string& spec);
 // A program's flops per byte of the weights its convolutions and dense layers read (huge when
 // it has none).
 double weight_reuse(const NetworkProgram& p);

@@ -17,6 +17,7 @@
 #include "compiler/base/error.h"
 #include "network/compile_network.h"
 #include "runtime/process/temp_dir.h"
+#include "network/ranged_batch.h"
 #include "tools/calibration.h"
 #include "tools/precision_args.h"
 #include "tools/subcommands.h"
@@ -51,20 +52,6 @@ std::string quantized_model(const CompileArgs& a, const TempDir& scratch) {
   return path;
 }
 
-// "4,16" -> {4, 16}: the --batch-classes list.
-std::vector<int64_t> batch_sizes(const std::string& list) {
-  std::vector<int64_t> sizes;
-  std::stringstream items(list);
-  for (std::string item; std::getline(items, item, ',');) {
-    int64_t v = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    user_check(ec == std::errc() && end == item.data() + item.size() && !item.empty())
-        << "--batch-classes " << list << ": '" << item
-        << "' is not a batch size (give auto, none, or sizes such as 4,16)";
-    sizes.push_back(v);
-  }
-  return sizes;
-}
 
 int run_compile(const CompileArgs& a) {
   // A bad -o fails now, not after the compile (write_artifact checks it again at the end).
@@ -93,11 +80,7 @@ int run_compile(const CompileArgs& a) {
   if (!a.ranges.empty()) o.batch_range = graph::parse_dim_range(a.ranges[0]);
   user_check(a.batch_classes == "auto" || o.batch_range)
       << "--batch-classes goes with --range (a ranged batch)";
-  if (a.batch_classes == "none") {
-    o.batch_classes.emplace();
-  } else if (a.batch_classes != "auto") {
-    o.batch_classes = batch_sizes(a.batch_classes);
-  }
+  o.batch_classes = network::parse_batch_classes(a.batch_classes);
   network::CompileReport r = network::compile_network(o);
   std::cout << network::format_report(r) << "wrote " << a.out
             << "/model.so, model.params, model.json, model.a, model.h\n";

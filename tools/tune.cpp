@@ -34,11 +34,12 @@ int run_tune(const TuneArgs& a) {
   user_check(!a.workload.op.empty())
       << "kiln tune needs an ONNX model (kiln tune MODEL.onnx ...) or an operator (--op)";
   user_check(a.time_budget.empty() && a.input_shapes.empty() && a.ranges.empty() &&
-             a.layout_choices == 1)
+             a.layout_choices == 1 && a.batch_classes == "auto")
       << (!a.time_budget.empty()    ? "--time-budget"
           : !a.input_shapes.empty() ? "--input-shape"
           : !a.ranges.empty()       ? "--range"
-                                    : "--layout-choices")
+          : a.layout_choices != 1   ? "--layout-choices"
+                                    : "--batch-classes")
       << " applies to a network (kiln tune MODEL.onnx ...), not to --op";
   schedules::Workload w = make_workload(a.workload);
   Target target = target_from_name(a.target);
@@ -134,8 +135,12 @@ Run add_tune(CLI::App& app) {
   cmd->get_option("--op")->required(false);
   cmd->add_option("--input-shape", a->input_shapes, "Network: NAME=1,3,224,224 (an input) or SYMBOL=1");
   cmd->add_option("--range", a->ranges,
-                  "Network: SYMBOL=MIN..MAX, a ranged batch: tunes the one-sample kernels that "
-                  "kiln compile --range builds");
+                  "Network: SYMBOL=MIN..MAX, a ranged batch: tunes the kernels kiln compile "
+                  "--range builds, one sample's and its batch classes'");
+  cmd->add_option("--batch-classes", a->batch_classes,
+                  "With --range: the batch classes compile will build (as kiln compile takes it: "
+                  "auto, none, or sizes such as 4,16)")
+      ->capture_default_str();
   cmd->add_option("--time-budget", a->time_budget, "Network: stop after this long (90s, 30m, 1.5h)");
   cmd->add_option("--layout-choices", a->layout_choices,
                   "Network: channel blocks tuned per conv (1: its untuned blocks only); compile "

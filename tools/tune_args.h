@@ -18,7 +18,8 @@ namespace kiln::tools {
 struct TuneArgs {
   std::string model;  // an .onnx file: tune the whole network
   std::vector<std::string> input_shapes;
-  std::vector<std::string> ranges;  // --range batch=1..16: tune one sample, as compile builds it
+  std::vector<std::string> ranges;  // --range batch=1..16: tune what compile builds for it
+  std::string batch_classes = "auto";  // with --range, as kiln compile takes it
   std::string time_budget;
   WorkloadArgs workload;
   std::string target = "host", tmpl, tuner = "xgb", log, features = "ir";

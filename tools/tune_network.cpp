@@ -16,6 +16,7 @@
 #include "compiler/graph/bind.h"
 #include "network/block_choices.h"
 #include "network/extract_tasks.h"
+#include "network/ranged_batch.h"
 #include "network/layout_plan.h"
 #include "network/prepare_graph.h"
 #include "schedules/registry.h"
@@ -110,20 +111,38 @@ int run_network_tune(const TuneArgs& a) {
   o.model_log = a.log;
   graph::ShapeBindings shapes;
   for (const std::string& spec : a.input_shapes) graph::add_shape_binding(shapes, spec);
-  // A ranged batch compiles one sample's kernels (network/ranged_batch.h): those are the tasks.
-  for (const std::string& spec : a.ranges) {
-    const graph::DimRange range = graph::parse_dim_range(spec);
-    user_check(shapes.count(range.symbol) == 0)
-        << "--range " << range.symbol << " and --input-shape " << range.symbol
-        << " both give it a size: keep one";
-    shapes[range.symbol] = {1};
-  }
+  user_check(a.ranges.size() <= 1)
+      << "one --range per model today (a ranged batch); got " << a.ranges.size();
+  user_check(a.batch_classes == "auto" || !a.ranges.empty())
+      << "--batch-classes goes with --range (a ranged batch)";
 
   // The tasks exactly as `kiln compile` builds them, each conv once per channel-block pin.
   std::vector<tuner::NetworkWorkload> workloads;
   // --dtype: the half workloads `kiln compile --dtype` will build.
   const network::PrecisionOptions precision = precision_options(a.workload.dtype, a.keep_last_f32);
-  for (const network::ExtractedTask& t : network::extract_tasks(a.model, target, shapes, precision))
+  std::vector<network::ExtractedTask> tasks;
+  if (a.ranges.empty()) {
+    tasks = network::extract_tasks(a.model, target, shapes, precision);
+  } else {
+    // A ranged batch: one sample's kernels and its batch classes' (network/ranged_batch.h).
+    const graph::DimRange range = graph::parse_dim_range(a.ranges[0]);
+    user_check(shapes.count(range.symbol) == 0)
+        << "--range " << range.symbol << " and --input-shape " << range.symbol
+        << " both give it a size: keep one";
+    std::vector<int64_t> classes;
+    tasks = network::extract_ranged_batch_tasks(a.model, target, shapes, range, precision,
+                                                network::parse_batch_classes(a.batch_classes),
+                                                &classes);
+    if (!a.quiet) {
+      std::string list;
+      for (int64_t c : classes) list += (list.empty() ? "" : ", ") + std::to_string(c);
+      std::fprintf(stderr, "kiln tune: a ranged batch %s: the kernels of one sample%s\n",
+                   a.ranges[0].c_str(),
+                   classes.empty() ? " (no batch classes)"
+                                   : (" and of the batch classes " + list).c_str());
+    }
+  }
+  for (const network::ExtractedTask& t : tasks)
     for (const schedules::Config& pin : network::block_choices(t, target, a.layout_choices))
       workloads.push_back({t.workload, t.occurrences, t.templates, pin, t.untuned_template,
                            t.untuned_config});

@@ -10,15 +10,18 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 
 #include "compiler/base/error.h"
 #include "compiler/graph/evaluate.h"
 #include "compiler/graph/onnx_import.h"
+#include "network/extract_tasks.h"
 #include "kiln/compare.h"
 #include "kiln/model.h"
 #include "kiln/runtime.h"
 #include "kiln/runtime_c.h"
 #include "network/compile_network.h"
+#include "network/ranged_batch.h"
 #include "runtime/process/kernel_exec.h"
 #include "tests/graph/model_builder.h"
 #include "tests/network/test_models.h"
@@ -237,6 +240,34 @@ TEST(RangedBatch, AnMlpStreamingItsWeightsGetsBatchClassesSharingItsParams) {
   EXPECT_TRUE(one->report.program.batch_classes.empty());
   EXPECT_LE(std::filesystem::file_size(r->out() + "/model.params"),
             2 * std::filesystem::file_size(one->out() + "/model.params"));
+}
+
+// `kiln tune --range` measures what `kiln compile --range` builds: one sample's kernels and
+// each batch class's, every workload of the compile among the tasks and nothing else.
+TEST(RangedBatch, TheTasksOfATuneAreTheKernelsOfEveryClass) {
+  const std::unique_ptr<Ranged> r = compile_ranged(mlp(), "N=1..32");
+  const std::string onnx = r->dir.path() + "/net.onnx";
+  std::vector<int64_t> classes;
+  const std::vector<ExtractedTask> tasks =
+      extract_ranged_batch_tasks(onnx, target_from_name("host"), {},
+                                 graph::parse_dim_range("N=1..32"), {}, std::nullopt, &classes);
+  EXPECT_EQ(classes, (std::vector<int64_t>{2, 4, 8, 16}));
+  std::set<std::string> tuned, compiled;
+  for (const ExtractedTask& t : tasks) tuned.insert(t.workload.str());
+  for (const Task& t : r->report.program.tasks)
+    if (t.tpl->space(t.workload, target_from_name("host")).size() > 1)
+      compiled.insert(t.workload.str());
+  EXPECT_EQ(tuned, compiled);
+  bool has_m16 = false;
+  for (const std::string& w : tuned) has_m16 |= w.find("M=16 ") != std::string::npos;
+  EXPECT_TRUE(has_m16) << "the class of 16's kernels are tuned too";
+  // Classes as --batch-classes gives them.
+  extract_ranged_batch_tasks(onnx, target_from_name("host"), {}, graph::parse_dim_range("N=1..32"),
+                             {}, parse_batch_classes("none"), &classes);
+  EXPECT_TRUE(classes.empty());
+  EXPECT_EQ(parse_batch_classes("4,16"), (std::vector<int64_t>{4, 16}));
+  EXPECT_FALSE(parse_batch_classes("auto"));
+  EXPECT_THROW(parse_batch_classes("4,x"), UserError);
 }
 
 TEST(RangedBatch, ANetworkComputingOnItsWeightsStaysOneProgram) {
