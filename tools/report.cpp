@@ -3,6 +3,7 @@
 // roofline, and the tuning curves of its tasks. Without --profile the model is run here (when
 // it was built for this machine) with random inputs to time its layers.
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -107,6 +108,51 @@ std::vector<TuningCurve> model_curves(const std::vector<std::string>& logs,
   return curves_by_task(mine);
 }
 
+// A ranged batch's latency at its ends, its classes and a few sizes between, each the median
+// of `runs` whole runs with random inputs (the times do not depend on the values).
+std::vector<std::pair<int64_t, double>> latency_by_batch(const fs::path& dir, const ReportArgs& a) {
+  const Model m =
+      Model::load((dir / "model.so").string(), (dir / "model.params").string(), a.threads);
+  if (m.max_batch() <= m.min_batch()) return {};
+  std::set<int64_t> sizes = {m.min_batch(), m.max_batch()};
+  for (int64_t b = 2; b < m.max_batch(); b *= 2) sizes.insert({b - 1, b, b + 1});
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  auto samples = [&](const TensorInfo& t, int64_t b) {
+    return t.batched ? t.bytes / static_cast<uint64_t>(m.min_batch()) * b : t.bytes;
+  };
+  std::vector<std::vector<float>> in, out;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const TensorInfo& t : m.inputs()) {
+    in.emplace_back((samples(t, m.max_batch()) + 3) / 4);
+    for (float& v : in.back()) v = dist(rng);
+    shapes.push_back(t.shape);
+  }
+  for (const TensorInfo& t : m.outputs()) out.emplace_back((samples(t, m.max_batch()) + 3) / 4);
+  std::vector<void*> op;
+  for (auto& v : out) op.push_back(v.data());
+  std::vector<std::pair<int64_t, double>> rows;
+  for (int64_t b : sizes) {
+    if (b < m.min_batch() || b > m.max_batch()) continue;
+    std::vector<Model::Tensor> tensors;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (m.inputs()[i].batched) shapes[i][0] = b;
+      tensors.push_back({in[i].data(), shapes[i]});
+    }
+    m.run_shaped(tensors, op);  // warm-up
+    std::vector<double> ms;
+    for (int r = 0; r < std::max(3, std::min(a.runs, 20)); ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      m.run_shaped(tensors, op);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                       .count());
+    }
+    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+    rows.emplace_back(b, ms[ms.size() / 2]);
+  }
+  return rows;
+}
+
 int run_report(const ReportArgs& a) {
   const fs::path dir(a.dir);
   nlohmann::json j = read_model_json(a.dir);
@@ -143,6 +189,10 @@ int run_report(const ReportArgs& a) {
   if (measured_here) {
     std::cerr << "kiln: measuring this machine's roofline (cached after the first time)...\n";
     d.roofline = machine_roofline(a.remeasure);
+    if (j.contains("batch")) {
+      std::cerr << "kiln: timing the ranged batch at several sizes...\n";
+      d.batch_ms = latency_by_batch(dir, a);
+    }
   }
   d.curves = model_curves(a.records, d.layers);
 

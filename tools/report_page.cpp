@@ -197,6 +197,15 @@ std::string report_html(const ReportData& d) {
     h << "<h2>Tuning curves</h2>\n<div class=\"chart\">"
       << tuning_curves_svg(d.curves, "Best GFLOPS found per task") << "</div>\n";
   }
+  if (!d.batch_ms.empty()) {
+    h << "<h2>Latency against batch size</h2>\n<p>The whole model at each batch, timed here "
+         "(median of the runs): one artifact for the range, run as its batch classes.</p>\n"
+         "<table><tr><th>batch</th><th>ms</th><th>ms per sample</th></tr>\n";
+    for (const auto& [batch, ms] : d.batch_ms)
+      h << "<tr><td class=\"n\">" << batch << "</td><td class=\"n\">" << fixed(ms, 3)
+        << "</td><td class=\"n\">" << fixed(ms / static_cast<double>(batch), 3) << "</td></tr>\n";
+    h << "</table>\n";
+  }
   if (!d.tuned.empty()) {
     h << "<h2>Tuned kernels</h2>\n<p>The spread is (max - min) / median of the record's times; "
          "the comparison is the rank test of the tune's final re-measurement, where the untuned "

@@ -39,6 +39,9 @@ struct ReportData {
   std::optional<Roofline> roofline;
   std::vector<TuningCurve> curves;  // tuning curves of the model's tasks, when logs were given
   std::vector<TunedKernel> tuned;   // the kernels built from records
+  // A ranged batch (kiln compile --range): the whole model's latency at each batch timed here,
+  // as (batch, ms).
+  std::vector<std::pair<int64_t, double>> batch_ms;
 };
 
 // Horizontal bars, one per layer in execution order: its time, coloured tuned / fallback /

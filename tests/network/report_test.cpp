@@ -147,6 +147,24 @@ TEST_F(Report, TunedKernelsShowTheirSpreadAndVerdict) {
   EXPECT_EQ(read_text(dir_->file("p.html")).find("Tuned kernels"), std::string::npos);
 }
 
+// A ranged batch: the page times the whole model at its ends, classes and sizes between.
+TEST_F(Report, ARangedBatchShowsLatencyAgainstBatchSize) {
+  const std::string ranged = dir_->file("ranged");
+  Output c = kiln("compile " + dir_->file("net.onnx") + " --target host --range batch=1..4 -o " +
+                  ranged);
+  ASSERT_EQ(c.status, 0) << c.text;
+  Output o = kiln("report " + ranged + " --runs 3 -o " + dir_->file("ranged.html"));
+  ASSERT_EQ(o.status, 0) << o.text;
+  const std::string html = read_text(dir_->file("ranged.html"));
+  const size_t table = html.find("<h2>Latency against batch size</h2>");
+  ASSERT_NE(table, std::string::npos) << html;
+  const std::string rows = html.substr(table, html.find("</table>", table) - table);
+  for (int b = 1; b <= 4; ++b)
+    EXPECT_NE(rows.find("<tr><td class=\"n\">" + std::to_string(b) + "</td>"), std::string::npos)
+        << b << "\n" << rows;
+  EXPECT_EQ(count(rows, "<tr>"), 5u);  // the header and batches 1-4
+}
+
 TEST_F(Report, MeasuresHereAndCachesTheRoofline) {
   TempDir cache("kiln-report-cache");
   const std::string env = "KILN_CACHE_DIR=" + cache.path() + " ";
