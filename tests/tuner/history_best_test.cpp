@@ -85,12 +85,16 @@ TEST(HistoryBest, TheUntunedConfigIsKeptUnlessBeatenBeyondNoise) {
     r.result.message = kRemeasured;
     return r;
   };
-  // Config 1 is the untuned one (measured first). Config 2's repeats interleave with its:
-  // its minimum is lower, its times are not.
-  const std::vector<TuningRecord> trials = {task.record(1, {1.1e-5}), task.record(2, {1.0e-5})};
-  std::vector<TuningRecord> noisy = trials;
-  noisy.push_back(remeasured(1, {1.00e-5, 1.03e-5, 1.05e-5, 1.08e-5, 1.10e-5, 1.12e-5}));
-  noisy.push_back(remeasured(2, {0.99e-5, 1.02e-5, 1.06e-5, 1.07e-5, 1.09e-5, 1.13e-5}));
+  // Config 1 is the untuned one (measured first), timed again beside config 2 at the end.
+  auto log_with = [&](std::vector<double> config_2_times) {
+    return std::vector<TuningRecord>{
+        task.record(1, {1.1e-5}), task.record(2, {1.0e-5}),
+        remeasured(1, {1.00e-5, 1.03e-5, 1.05e-5, 1.08e-5, 1.10e-5, 1.12e-5}),
+        remeasured(2, std::move(config_2_times))};
+  };
+  // Config 2's repeats interleave with config 1's: its minimum is lower, its times are not.
+  const std::vector<TuningRecord> noisy =
+      log_with({0.99e-5, 1.02e-5, 1.06e-5, 1.07e-5, 1.09e-5, 1.13e-5});
   std::optional<BestConfig> kept = HistoryBest(noisy).query(task.workload, task.target);
   ASSERT_TRUE(kept);
   EXPECT_EQ(kept->config, task.space().at(1));
@@ -99,9 +103,8 @@ TEST(HistoryBest, TheUntunedConfigIsKeptUnlessBeatenBeyondNoise) {
   EXPECT_EQ(pin_records(noisy).at(0).config, task.space().at(1));
 
   // Every time of config 2 below every time of config 1: a gain, stated with its confidence.
-  std::vector<TuningRecord> clear = trials;
-  clear.push_back(remeasured(1, {1.00e-5, 1.03e-5, 1.05e-5, 1.08e-5, 1.10e-5, 1.12e-5}));
-  clear.push_back(remeasured(2, {0.80e-5, 0.81e-5, 0.83e-5, 0.84e-5, 0.86e-5, 0.90e-5}));
+  const std::vector<TuningRecord> clear =
+      log_with({0.80e-5, 0.81e-5, 0.83e-5, 0.84e-5, 0.86e-5, 0.90e-5});
   std::optional<BestConfig> tuned = HistoryBest(clear).query(task.workload, task.target);
   ASSERT_TRUE(tuned);
   EXPECT_EQ(tuned->config, task.space().at(2));
