@@ -5,6 +5,7 @@
 //   kiln inspect --op dense --shape 128,768,768 --epilogue bias,relu --emit asm
 //   kiln inspect --op conv2d --shape 1,64,56,56,64,3,3 --pad 1 --run --threads 2 --json
 //   kiln inspect --op dense --shape 1024,1024,1024 --target arm-neon --space
+//   kiln inspect --op conv2d --shape 1,64,56,56,64,3,3 --pad 1 --target cortex-a72 --analyze
 #include <unistd.h>
 
 #include <cstdio>
@@ -32,7 +33,7 @@ struct InspectArgs {
   WorkloadArgs workload;
   std::string target = "host", tmpl, config, emit = "tir", so;
   std::vector<std::string> records;
-  bool run = false, json = false, space = false;
+  bool run = false, json = false, space = false, analyze = false;
   int threads = 1, repeat = 10;
   std::string runner;
 };
@@ -56,6 +57,70 @@ int print_spaces(const schedules::Workload& w, const Target& target, const std::
       std::printf("  %-14s %3zu:%s%s\n", k.name.c_str(), k.choices.size(), choices.c_str(),
                   legacy.c_str());
     }
+  }
+  return 0;
+}
+
+// --analyze: the kernel's innermost loops through llvm-mca with the target CPU's model
+// (compiler/codegen/machine_code_analysis.h): predicted cycles, MACs per cycle against the
+// core's peak, and what holds each loop back.
+int print_analysis(const schedules::Workload& w, const schedules::OpTemplate& tpl,
+                   const schedules::Config& cfg, const Target& target, const tuner::BuiltKernel& k,
+                   bool json) {
+  // Every innermost loop (a kernel has a handful): the micro-kernel first, then its
+  // remainders, packing and transforms, whose spills a user wants to see too.
+  const codegen::MachineCodeAnalysis a = tuner::analyze_kernel(k.func, target, 16);
+  if (json) {
+    nlohmann::json loops = nlohmann::json::array();
+    for (const codegen::LoopPrediction& p : a.loops)
+      loops.push_back({{"function", p.loop.function},
+                       {"label", p.loop.label},
+                       {"instructions", p.loop.instructions.size()},
+                       {"mac", p.loop.mac.name},
+                       {"mac_type", p.loop.mac.type},
+                       {"macs", p.loop.macs},
+                       {"loads", p.loop.loads},
+                       {"stores", p.loop.stores},
+                       {"spill_loads", p.loop.spill_loads},
+                       {"spill_stores", p.loop.spill_stores},
+                       {"cycles", p.cycles},
+                       {"resource_bound", p.resource_bound},
+                       {"macs_per_cycle", p.macs_per_cycle()},
+                       {"peak_macs_per_cycle", p.peak_macs_per_cycle},
+                       {"of_peak", p.of_peak()},
+                       {"bottleneck", p.bottleneck}});
+    nlohmann::json j = {{"op", w.op},           {"workload", w.str()},
+                        {"template", tpl.name()}, {"config", nlohmann::json::parse(cfg.to_json())},
+                        {"target", target.name}, {"model", a.cpu},
+                        {"predicted", true},      {"loops", loops}};
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("%s\ntemplate %s, config %s, target %s\n", w.str().c_str(), tpl.name().c_str(),
+              cfg.to_json().c_str(), target.name.c_str());
+  std::printf("predicted by llvm-mca with the %s scheduling model (no caches: not a measurement)\n",
+              a.cpu.c_str());
+  if (a.cpu != codegen::llvm_target(target).cpu)
+    std::printf("(LLVM has no model of its own for %s; %s's stands for it)\n",
+                codegen::llvm_target(target).cpu.c_str(), a.cpu.c_str());
+  for (const codegen::LoopPrediction& p : a.loops) {
+    const codegen::AsmLoop& l = p.loop;
+    std::printf("\nloop %s in %s: %zu lines per iteration\n", l.label.c_str(), l.function.c_str(),
+                l.instructions.size());
+    if (l.macs > 0)
+      std::printf("  %d x %s = %.0f %s multiply-accumulates, %d loads, %d stores\n",
+                  l.mac_instructions, l.mac.name.c_str(), l.macs, l.mac.type.c_str(), l.loads,
+                  l.stores);
+    else
+      std::printf("  no multiply-accumulates, %d loads, %d stores\n", l.loads, l.stores);
+    std::printf("  %.2f cycles per iteration (the busiest unit needs %.2f)", p.cycles,
+                p.resource_bound);
+    if (l.macs > 0) std::printf(": %.2f MACs per cycle", p.macs_per_cycle());
+    std::printf("\n");
+    if (p.peak_macs_per_cycle > 0)
+      std::printf("  %.0f%% of the core's peak for %s (%.2f MACs per cycle)\n", 100 * p.of_peak(),
+                  l.mac.name.c_str(), p.peak_macs_per_cycle);
+    std::printf("  bottleneck: %s\n", p.bottleneck.c_str());
   }
   return 0;
 }
@@ -106,6 +171,8 @@ int run_inspect(const InspectArgs& a) {
   }
 
   tuner::BuiltKernel k = tuner::lower_template(tpl, w, target, cfg, w.op);
+  user_check(!(a.analyze && a.run)) << "--analyze predicts and --run measures: pick one";
+  if (a.analyze) return print_analysis(w, tpl, cfg, target, k, a.json);
   if (!a.run) {
     if (a.emit == "tir") {
       std::printf("// %s with %s, config %s, target %s\n%s", w.str().c_str(), tpl.name().c_str(),
@@ -166,10 +233,13 @@ Run add_inspect(CLI::App& app) {
   cmd->add_option("--so", a->so, "Write the kernel as a shared object to this path (and list its arguments)");
   cmd->add_flag("--space", a->space,
                 "List each applicable template's knobs, choices and space size (--template: one)");
+  cmd->add_flag("--analyze", a->analyze,
+                "Predict the innermost loops' cycles, MACs per cycle against the core's peak and "
+                "bottleneck with llvm-mca and the target CPU's model (no board needed)");
   cmd->add_flag("--run", a->run, "Build, run, check against the reference and time it");
   cmd->add_option("--threads", a->threads, "Threads for --run")->check(CLI::Range(1, 256));
   cmd->add_option("--repeat", a->repeat, "Timed runs for --run")->check(CLI::Range(1, 100000));
-  cmd->add_flag("--json", a->json, "With --run: one JSON object (gflops, time_ms, correct, ...)");
+  cmd->add_flag("--json", a->json, "With --run or --analyze: one JSON object");
   cmd->add_option("--runner", a->runner, "AArch64 kiln-kernel-runner for ARM targets");
   return [a] { return run_inspect(*a); };
 }

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   };
   add(kiln::tools::add_demo);
   add(kiln::tools::add_inspect);
+  add(kiln::tools::add_analyze);
   add(kiln::tools::add_tune);
   add(kiln::tools::add_records);
   add(kiln::tools::add_compile);

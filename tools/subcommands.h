@@ -11,6 +11,7 @@ using Run = std::function<int()>;
 
 Run add_demo(CLI::App& app);
 Run add_inspect(CLI::App& app);
+Run add_analyze(CLI::App& app);
 Run add_tune(CLI::App& app);
 Run add_records(CLI::App& app);
 Run add_compile(CLI::App& app);

@@ -59,8 +59,10 @@ int run_targets() {
   std::printf("\nCPUs and boards (the same features on every build machine)\n");
   for (const CpuProfile& p : cpu_profiles()) {
     std::string also = p.aliases.empty() ? "" : " (also: " + joined(p.aliases, ", ") + ")";
-    std::string caches =
-        "L1d " + std::to_string(p.l1d_kib) + " KiB, L2 " + std::to_string(p.l2_kib) + " KiB";
+    char clock[32];
+    std::snprintf(clock, sizeof clock, ", %.1f GHz", p.ghz);
+    std::string caches = "L1d " + std::to_string(p.l1d_kib) + " KiB, L2 " +
+                         std::to_string(p.l2_kib) + " KiB" + clock;
     print_target(p.target, p.describes, also, p.note.empty() ? caches : caches + "; " + p.note);
   }
   return 0;

@@ -15,6 +15,7 @@
 #include "schedules/validate.h"
 #include "tools/farm_args.h"
 #include "tools/subcommands.h"
+#include "tuner/predict.h"
 #include "tools/tune_args.h"
 #include "tuner/history_best.h"
 #include "tuner/measure/farm_builders.h"
@@ -75,7 +76,9 @@ int run_tune(const TuneArgs& a) {
                  task.str().c_str(), a.tuner.c_str(),
                  static_cast<unsigned long long>(tuner.space_size()), a.trials,
                  mine.empty() ? "" : (" (" + std::to_string(tuner::MeasuredSet(mine).size()) + " in the log)").c_str(),
-                 embedded ? embedded->description().c_str() : a.farm.c_str());
+                 a.runner == "analyze" ? "no device: times predicted by llvm-mca"
+                 : embedded            ? embedded->description().c_str()
+                                       : a.farm.c_str());
 
   // --trials is the log's total for this task, as in a network tune: the same command run
   // again after a stop goes on to the same total instead of adding a budget each time.
@@ -112,9 +115,15 @@ int run_tune(const TuneArgs& a) {
   if (o.builders && !a.quiet)
     std::fprintf(stderr, "kiln tune: %zu candidates built on the builders of key '%s'\n",
                  o.builders->built(), o.builders->key().c_str());
-  std::printf("best: %.1f GFLOPS (%.4f ms, spread %.0f%%) config %s\n", best->gflops(),
-              best->result.cost() * 1e3, best->result.spread() * 100,
-              best->config.to_json().c_str());
+  if (o.predict)
+    std::printf("best: %.1f GFLOPS predicted (%.4f ms at %.1f GHz, llvm-mca; not measured) "
+                "config %s\n",
+                best->gflops(), best->result.cost() * 1e3, tuner::prediction_ghz(target),
+                best->config.to_json().c_str());
+  else
+    std::printf("best: %.1f GFLOPS (%.4f ms, spread %.0f%%) config %s\n", best->gflops(),
+                best->result.cost() * 1e3, best->result.spread() * 100,
+                best->config.to_json().c_str());
   // What compile will build from the log: the best only when it beat the untuned config
   // beyond noise where both were timed side by side (history_best.h).
   const tuner::HistoryBest history(load_log(a.log, target));
@@ -172,6 +181,12 @@ Run add_tune(CLI::App& app) {
   cmd->add_option("--timeout", a->timeout_s, "Seconds a candidate may run")->check(CLI::Range(0.1, 3600.0))->capture_default_str();
   cmd->add_option("--build-timeout", a->build_timeout_s, "Seconds a candidate may take to build (then killed)")->check(CLI::Range(0.001, 3600.0))->capture_default_str();
   cmd->add_option("--farm", a->farm, "Tracker (or direct-mode worker) HOST:PORT; default: an embedded farm");
+  cmd->add_option("--runner", a->runner,
+                  "farm (measure: --farm, or an embedded one), or analyze: predict each "
+                  "candidate's time with llvm-mca and the target CPU's model, for a board that is "
+                  "not connected (records say 'predicted'; compile prefers measured ones)")
+      ->check(CLI::IsMember({"farm", "analyze"}))
+      ->capture_default_str();
   cmd->add_option("--key", a->key, "Device key of the farm's boards");
   cmd->add_option("--token-file", a->token_file, "Farm token file (or KILN_FARM_TOKEN)");
   cmd->add_option("--tls-ca", a->tls_ca, "PEM root certificate of a TLS tracker");

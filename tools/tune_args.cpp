@@ -11,6 +11,8 @@
 #include "rpc/farm/transport.h"
 #include "tools/farm_args.h"
 #include "tuner/measure/farm_runner.h"
+#include "tuner/measure/predicted_runner.h"
+#include "compiler/codegen/machine_code_analysis.h"
 
 namespace kiln::tools {
 
@@ -43,6 +45,7 @@ tuner::TuneOptions task_options(const TuneArgs& a) {
   o.measure.min_repeat_ms = a.min_repeat_ms;
   o.measure.timeout_s = a.timeout_s;
   o.build_timeout_s = a.build_timeout_s;
+  o.predict = a.runner == "analyze";
   // The embedded farm's workers time kernels on the cores the compiler would use.
   o.overlap_builds = a.overlap_builds == "auto" ? !a.farm.empty() : a.overlap_builds == "on";
   return o;
@@ -50,6 +53,14 @@ tuner::TuneOptions task_options(const TuneArgs& a) {
 
 std::unique_ptr<tuner::Runner> make_runner(const TuneArgs& a, const Target& target,
                                            std::unique_ptr<tuner::EmbeddedFarm>& embedded) {
+  if (a.runner == "analyze") {
+    user_check(a.farm.empty() && a.builders == 0 && a.layout_choices == 1)
+        << "--runner analyze predicts every time here: drop --farm, --builders and "
+           "--layout-choices";
+    // Before any trial: llvm-mca must run, or every candidate would fail alike.
+    codegen::check_llvm_mca(target);
+    return std::make_unique<tuner::PredictedRunner>();
+  }
   user_check(a.builders == 0 || a.farm.empty())
       << "--builders starts builders in the embedded farm; with --farm, start them on the farm "
          "(kiln worker --role builder --key KEY) and give --build-key KEY";

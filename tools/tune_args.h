@@ -25,6 +25,7 @@ struct TuneArgs {
   std::string target = "host", tmpl, tuner = "xgb", log, features = "ir";
   std::string farm, key, token_file, tls_ca;
   std::string build_key;  // --farm: compile candidates on this key's builders
+  std::string runner = "farm";  // "analyze": times predicted by llvm-mca, nothing run
   int builders = 0;       // embedded farm: builder workers started beside the measuring ones
   std::string overlap_builds = "auto";  // on with --farm, off with the embedded farm
   std::vector<std::string> transfer;

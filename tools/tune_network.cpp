@@ -52,7 +52,7 @@ std::string latency_text(const tuner::NetworkTuner& t) {
   return buf;
 }
 
-void print_summary(const tuner::NetworkTuner& t) {
+void print_summary(const tuner::NetworkTuner& t, bool predicted) {
   std::printf("%-6s %-22s %-8s %-12s %-9s %s\n", "calls", "template", "trials", "best (ms)",
               "GFLOPS", "workload");
   for (const tuner::NetworkTaskSummary& s : t.summary()) {
@@ -63,7 +63,8 @@ void print_summary(const tuner::NetworkTuner& t) {
       std::printf("%-12s %-9s ", "-", "-");
     std::printf("%s\n", s.task.workload.str().c_str());
   }
-  std::printf("estimated network latency: %s\n", latency_text(t).c_str());
+  std::printf("estimated network latency: %s%s\n", latency_text(t).c_str(),
+              predicted ? " (kernel times predicted by llvm-mca, not measured)" : "");
 }
 
 // The layout conversions the joint layout choice would weigh but the log has no time for
@@ -162,7 +163,9 @@ int run_network_tune(const TuneArgs& a) {
                  a.tuner.c_str(), a.trials,
                  tuner.resumed_trials() ? (" (" + std::to_string(tuner.resumed_trials()) + " in the log)").c_str() : "",
                  a.time_budget.empty() ? "" : (" or " + a.time_budget).c_str(),
-                 embedded ? embedded->description().c_str() : a.farm.c_str());
+                 a.runner == "analyze" ? "no device: times predicted by llvm-mca"
+                 : embedded            ? embedded->description().c_str()
+                                       : a.farm.c_str());
     for (const auto& [tpl, path] : tuner.loaded_models())
       std::fprintf(stderr, "  cost model of %s loaded from %s\n", tpl.c_str(), path.c_str());
     const auto tasks = tuner.summary();
@@ -190,7 +193,7 @@ int run_network_tune(const TuneArgs& a) {
                     p.budget, p.latency_s * 1e3, p.measured_workloads, p.workloads);
       print_progress(p.task + 1, p.tasks, p.status, extra);
     });
-    print_summary(tuner);
+    print_summary(tuner, a.runner == "analyze");
     if (a.layout_choices > 1 && !g_stop) measure_conversions(a, target, shapes, *runner, *log);
   } catch (const std::exception&) {
     if (!g_stop) throw;

@@ -1,6 +1,7 @@
 #include "tuner/builder.h"
 
 #include "compiler/codegen/build.h"
+#include "compiler/codegen/codegen.h"
 #include "compiler/base/error.h"
 #include "compiler/lower/lower.h"
 
@@ -23,6 +24,14 @@ BuiltKernel lower_template(const schedules::OpTemplate& tpl, const schedules::Wo
 void compile_kernel(const ir::LoweredFunc& func, const Target& t,
                     const std::string& so_path) {
   codegen::build_shared_object({func}, t, so_path);
+}
+
+codegen::MachineCodeAnalysis analyze_kernel(const ir::LoweredFunc& func, const Target& t,
+                                            size_t max_loops) {
+  codegen::CodegenOptions o;
+  o.emit_assembly = true;
+  o.verbose_assembly = true;  // the analysis tells spills from stack buffers by their comments
+  return codegen::analyze_assembly(codegen::compile_module({func}, t, o).assembly, t, max_loops);
 }
 
 BuiltKernel build_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,

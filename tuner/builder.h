@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/target/target.h"
+#include "compiler/codegen/machine_code_analysis.h"
 #include "compiler/ir/lowered_func.h"
+#include "compiler/target/target.h"
 #include "schedules/op_template.h"
 
 namespace kiln::tuner {
@@ -31,6 +32,12 @@ BuiltKernel lower_template(const schedules::OpTemplate& tpl, const schedules::Wo
 // (LLVM codegen, then the in-process link: no toolchain needed, AArch64 included).
 void compile_kernel(const ir::LoweredFunc& func, const Target& t,
                     const std::string& so_path);
+
+// The lowered kernel's innermost loops as llvm-mca predicts them on `t`'s CPU model
+// (compiler/codegen/machine_code_analysis.h): what `kiln inspect --analyze` prints.
+// `max_loops`: how many innermost loops, the micro-kernel first.
+codegen::MachineCodeAnalysis analyze_kernel(const ir::LoweredFunc& func, const Target& t,
+                                            size_t max_loops = 3);
 
 // lower_template, then compile_kernel into `so_path`.
 BuiltKernel build_template(const schedules::OpTemplate& tpl, const schedules::Workload& w,

@@ -53,8 +53,13 @@ std::optional<Deploy> resolve(const std::string& spec, const std::vector<const T
     return Deploy{this_machine_measured_on(), "this machine"};
   // The CPUs of the target's records, with their record counts, in the order first seen.
   std::vector<std::pair<MeasuredOn, size_t>> cpus;
+  const bool any_measured = std::any_of(own.begin(), own.end(), [](const TuningRecord* r) {
+    return !r->result.measured_on.predicted();
+  });
   for (const TuningRecord* r : own) {
     if (!r->result.measured_on.known()) continue;
+    // "auto" deploys on a measured CPU whenever there is one.
+    if (spec == "auto" && any_measured && r->result.measured_on.predicted()) continue;
     auto it = std::find_if(cpus.begin(), cpus.end(), [&](const auto& c) {
       return c.first.cpu() == r->result.measured_on.cpu();
     });
@@ -97,6 +102,13 @@ MeasuredOn this_machine_measured_on() {
 CpuChoice choose_records_by_cpu(const std::vector<TuningRecord>& records, const Target& target,
                                 const std::string& cpu) {
   const std::string key = target_key(target);
+  // Workloads with a measured record of the target: their predicted records are left out.
+  std::set<std::string> measured;
+  for (const TuningRecord& r : records)
+    if (target_key(r.target) == key && !r.result.measured_on.predicted())
+      measured.insert(r.workload.str());
+  size_t predicted_dropped = 0;
+  std::set<std::string> predicted_used;
   std::vector<const TuningRecord*> own;
   std::vector<char> is_own(records.size(), 0), is_target(records.size(), 0);
   size_t impossible = 0;
@@ -105,6 +117,13 @@ CpuChoice choose_records_by_cpu(const std::vector<TuningRecord>& records, const 
     const TuningRecord& r = records[i];
     if (target_key(r.target) != key) continue;
     is_target[i] = 1;
+    if (r.result.measured_on.predicted()) {
+      if (measured.count(r.workload.str())) {
+        ++predicted_dropped;
+        continue;
+      }
+      predicted_used.insert(r.workload.str());
+    }
     if (const std::string f = missing_feature(r.result.measured_on, target); !f.empty()) {
       ++impossible;
       if (impossible_example.empty())
@@ -118,6 +137,13 @@ CpuChoice choose_records_by_cpu(const std::vector<TuningRecord>& records, const 
   if (impossible)
     out.report += "warning: " + std::to_string(impossible) + " records for " + target.name +
                   " ignored: their CPU cannot run its code (" + impossible_example + ")\n";
+  if (!predicted_used.empty())
+    out.report += "note: " + std::to_string(predicted_used.size()) +
+                  " workloads use predicted times (kiln tune --runner analyze: llvm-mca, no "
+                  "board): tune them on the board to measure them\n";
+  if (predicted_dropped)
+    out.report += "note: " + std::to_string(predicted_dropped) +
+                  " predicted records left out: their workloads have measured ones\n";
   const std::optional<Deploy> deploy = resolve(cpu, own, target);
 
   // Per workload, the best tier it has (tier 0: the deploy CPU; 1: same features; 2: any).

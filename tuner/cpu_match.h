@@ -6,7 +6,9 @@
 //   3. else any record of the target (another CPU, an emulator, or one that names none),
 // and the compile says which workloads fell back and to which CPUs. A record whose measuring
 // CPU lacks a feature the target's code needs is never used: it cannot have run that code
-// (a log edited by hand, or a record copied between targets).
+// (a log edited by hand, or a record copied between targets). Predicted records (`kiln tune
+// --runner analyze`) serve only workloads without a measured record of the target, and the
+// compile says how many did.
 //
 // The deploy CPU (`--records-cpu`): "host" is this machine; "auto", the default, is this
 // machine for `--target host` and otherwise the CPU that measured the most records of the

@@ -11,10 +11,13 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <optional>
 
 #include "compiler/codegen/codegen.h"
 #include "compiler/codegen/link.h"
+#include "compiler/base/error.h"
+#include "tuner/predict.h"
 
 namespace kiln::tuner {
 namespace {
@@ -37,7 +40,10 @@ bool write_all(int fd, const void* data, size_t n) {
   return true;
 }
 
-[[noreturn]] void child_main(int fd, const ir::LoweredFunc& func, const Target& t) {
+// What a child computes: the bytes it sends back (throws: an error message instead).
+using ChildWork = std::function<std::vector<uint8_t>()>;
+
+[[noreturn]] void child_main(int fd, const ChildWork& work) {
   // Ctrl-C in the terminal reaches the whole process group: the child should just die, not
   // run the tuner's handler on its copy of the tuner.
   signal(SIGINT, SIG_DFL);
@@ -54,7 +60,7 @@ bool write_all(int fd, const void* data, size_t n) {
   char tag = kObject;
   std::vector<uint8_t> payload;
   try {
-    payload = codegen::compile_module({func}, t).object;
+    payload = work();
   } catch (const std::exception& e) {
     tag = kError;
     const std::string what = e.what();
@@ -109,31 +115,35 @@ std::string describe_exit(int status) {
          " before sending its object";
 }
 
-}  // namespace
+// `work` in a forked child, killed at the deadline: its payload, or why there is none.
+struct ChildResult {
+  IsolatedCompile status;
+  std::vector<uint8_t> payload;
+};
 
-IsolatedCompile compile_isolated(const ir::LoweredFunc& func, const Target& t,
-                                 const std::string& so_path, double timeout_s) {
+ChildResult run_isolated(const ChildWork& work, double timeout_s) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(timeout_s));
-  IsolatedCompile out;
+  ChildResult result;
+  IsolatedCompile& out = result.status;
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     out.error = MeasureErrorKind::CompileError;
     out.message = std::string("cannot create a pipe for the compile: ") + std::strerror(errno);
-    return out;
+    return result;
   }
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(fds[0]);
-    child_main(fds[1], func, t);
+    child_main(fds[1], work);
   }
   ::close(fds[1]);
   if (pid < 0) {
     ::close(fds[0]);
     out.error = MeasureErrorKind::CompileError;
     out.message = std::string("cannot fork the compile: ") + std::strerror(errno);
-    return out;
+    return result;
   }
   std::string msg;
   std::optional<int> reaped;
@@ -147,28 +157,57 @@ IsolatedCompile compile_isolated(const ir::LoweredFunc& func, const Target& t,
     out.error = MeasureErrorKind::CompileTimeout;
     out.message = "code generation ran past the build timeout (" + std::to_string(timeout_s) +
                   " s) and was killed";
-    return out;
+    return result;
   }
   uint64_t n = 0;
   if (msg.size() >= 1 + sizeof n) std::memcpy(&n, msg.data() + 1, sizeof n);
   if (msg.size() < 1 + sizeof n || msg.size() != 1 + sizeof n + n) {
     out.error = MeasureErrorKind::CompileError;
     out.message = describe_exit(status);
-    return out;
+    return result;
   }
   const char* payload = msg.data() + 1 + sizeof n;
   if (msg[0] == kError) {
     out.error = MeasureErrorKind::CompileError;
     out.message.assign(payload, n);
-    return out;
+    return result;
   }
+  result.payload.assign(payload, payload + n);
+  return result;
+}
+
+}  // namespace
+
+IsolatedCompile compile_isolated(const ir::LoweredFunc& func, const Target& t,
+                                 const std::string& so_path, double timeout_s) {
+  ChildResult r = run_isolated([&] { return codegen::compile_module({func}, t).object; }, timeout_s);
+  if (r.status.error != MeasureErrorKind::Ok) return r.status;
   try {
-    codegen::link_shared_object({std::vector<uint8_t>(payload, payload + n)}, so_path);
+    codegen::link_shared_object({std::move(r.payload)}, so_path);
   } catch (const std::exception& e) {
-    out.error = MeasureErrorKind::CompileError;
-    out.message = e.what();
+    r.status.error = MeasureErrorKind::CompileError;
+    r.status.message = e.what();
   }
-  return out;
+  return r.status;
+}
+
+IsolatedCompile predict_isolated(const BuiltKernel& k, const Target& t, double timeout_s,
+                                 double* cycles) {
+  // The child sends the cycles per call as 8 bytes, or the reason as an error.
+  ChildResult r = run_isolated(
+      [&] {
+        KernelPrediction p = predict_kernel(k, t);
+        if (!p.predicted()) throw UserError("cannot be predicted: " + p.why_not);
+        std::vector<uint8_t> bytes(sizeof p.cycles);
+        std::memcpy(bytes.data(), &p.cycles, sizeof p.cycles);
+        return bytes;
+      },
+      timeout_s);
+  if (r.status.error == MeasureErrorKind::Ok) {
+    internal_check(r.payload.size() == sizeof *cycles) << "a prediction of " << r.payload.size() << " bytes";
+    std::memcpy(cycles, r.payload.data(), sizeof *cycles);
+  }
+  return r.status;
 }
 
 }  // namespace kiln::tuner

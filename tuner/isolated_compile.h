@@ -11,6 +11,7 @@
 
 #include "compiler/ir/lowered_func.h"
 #include "compiler/target/target.h"
+#include "tuner/builder.h"
 #include "tuner/measure_result.h"
 
 namespace kiln::tuner {
@@ -25,5 +26,11 @@ struct IsolatedCompile {
 // `timeout_s` seconds come back as their kind (the child is then killed and reaped).
 IsolatedCompile compile_isolated(const ir::LoweredFunc& func, const Target& t,
                                  const std::string& so_path, double timeout_s);
+
+// `kiln tune --runner analyze`: the kernel's time predicted (tuner/predict.h) in a child
+// process the same way, `*cycles` per call set when Ok. A kernel that cannot be predicted (no
+// multiply-accumulate loop) comes back as a CompileError naming why.
+IsolatedCompile predict_isolated(const BuiltKernel& k, const Target& t, double timeout_s,
+                                 double* cycles);
 
 }  // namespace kiln::tuner

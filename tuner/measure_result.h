@@ -44,6 +44,10 @@ struct MeasuredOn {
   std::string kiln;                   // the kiln version that measured
   std::string emulator;               // "qemu-aarch64" when the device emulated the CPU
   bool known() const { return !model.empty(); }
+  // A time predicted by `kiln tune --runner analyze` (tuner/predict.h), not measured: vendor
+  // "predicted", model "by llvm-mca with the neoverse-n1 model". Such records never compete
+  // with measured ones (cpu_match.h).
+  bool predicted() const { return vendor == "predicted"; }
   // The CPU class records are grouped by: "AuthenticAMD AMD EPYC 7B12", "qemu-aarch64 on
   // AuthenticAMD AMD EPYC 7B12", or "unknown CPU".
   std::string cpu() const;

@@ -18,10 +18,12 @@
 #include "cost_model/ir_features.h"
 #include "cost_model/knob_features.h"
 #include "runtime/process/file_bytes.h"
+#include "runtime/process/machine.h"
 #include "runtime/process/temp_dir.h"
 #include "tuner/builder.h"
 #include "tuner/history_best.h"
 #include "tuner/isolated_compile.h"
+#include "tuner/predict.h"
 #include "tuner/measure/farm_builders.h"
 #include "tuner/search/xgb_score_model.h"
 
@@ -34,6 +36,16 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// Where a predicted record's time comes from, as records name the machine that measured.
+MeasuredOn predicted_on(const Target& t) {
+  MeasuredOn on;
+  on.vendor = "predicted";
+  on.model = "by llvm-mca with the " + codegen::scheduling_model_cpu(t) + " model";
+  on.threads = 1;
+  on.kiln = kiln_version();
+  return on;
+}
+
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -44,6 +56,7 @@ struct Candidate {
   schedules::Config config;
   std::optional<BuiltKernel> kernel;
   std::vector<uint8_t> so;
+  double predicted_s = 0;  // TuneOptions::predict: the predicted time per call
   MeasureErrorKind error = MeasureErrorKind::Ok;
   std::string message;
   double build_s = 0;
@@ -139,6 +152,12 @@ struct TaskTuner::Impl {
           c.error = MeasureErrorKind::CompileTimeout;
           c.message = "lowering alone took longer than the build timeout (" +
                       std::to_string(options.build_timeout_s) + " s)";
+        } else if (options.predict) {
+          double cycles = 0;
+          IsolatedCompile predicted = predict_isolated(*c.kernel, task.target, left_s, &cycles);
+          c.error = predicted.error;
+          c.message = predicted.message;
+          c.predicted_s = cycles / (prediction_ghz(task.target) * 1e9);
         } else {
           TempDir dir("kiln-build");
           const std::string so = dir.file("candidate.so");
@@ -310,7 +329,7 @@ void TaskTuner::tune(size_t trials, Runner& runner, const MeasureCallbacks& call
     std::vector<size_t> input_of;  // candidate -> input index, or npos when it did not build
     for (Candidate& c : batch) {
       input_of.push_back(inputs.size());
-      if (c.error != MeasureErrorKind::Ok) {
+      if (c.error != MeasureErrorKind::Ok || m.options.predict) {
         input_of.back() = SIZE_MAX;
         continue;
       }
@@ -323,7 +342,8 @@ void TaskTuner::tune(size_t trials, Runner& runner, const MeasureCallbacks& call
       }
     }
     const auto run_t0 = Clock::now();
-    std::vector<RunResult> results = runner.run(std::move(inputs), nullptr, stop);
+    std::vector<RunResult> results;
+    if (!m.options.predict) results = runner.run(std::move(inputs), nullptr, stop);
     const double run_s = seconds_since(run_t0);
 
     std::vector<TuningRecord> records;
@@ -331,7 +351,7 @@ void TaskTuner::tune(size_t trials, Runner& runner, const MeasureCallbacks& call
     double batch_best = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
       Candidate& c = batch[i];
-      TuningRecord r = m.record_of(c, runner.device());
+      TuningRecord r = m.record_of(c, m.options.predict ? "llvm-mca" : runner.device());
       r.result.all_cost = c.build_s + run_s / std::max<size_t>(1, batch.size());
       if (input_of[i] != SIZE_MAX) {
         Judgement j = judge(results[input_of[i]], *c.kernel, m.data, m.rtol);
@@ -339,6 +359,9 @@ void TaskTuner::tune(size_t trials, Runner& runner, const MeasureCallbacks& call
         r.result.message = j.message;
         r.result.costs = j.costs;
         r.result.measured_on = m.measured_on(results[input_of[i]]);
+      } else if (m.options.predict && c.error == MeasureErrorKind::Ok) {
+        r.result.costs = {c.predicted_s};
+        r.result.measured_on = predicted_on(task_.target);
       }
       if (r.result.error == MeasureErrorKind::Cancelled) continue;  // never ran: not a result
       const double g = r.gflops();
@@ -374,7 +397,8 @@ void TaskTuner::tune(size_t trials, Runner& runner, const MeasureCallbacks& call
 void TaskTuner::remeasure_best(Runner& runner, const MeasureCallbacks& callbacks,
                                const std::atomic<bool>& stop) {
   Impl& m = *impl_;
-  if (m.options.remeasure_top == 0 || m.top.empty() || stop) return;
+  // A prediction is the same every time: nothing to re-measure.
+  if (m.options.remeasure_top == 0 || m.top.empty() || stop || m.options.predict) return;
   // The best few, measured again side by side: one lucky timing in a noisy batch should
   // not decide what gets deployed.
   std::vector<uint64_t> indices;

@@ -63,6 +63,10 @@ struct TuneOptions {
   // Compile candidates on the farm's builders instead of this machine's cores (lowering stays
   // here): tuner/measure/farm_builders.h. Null: here.
   std::shared_ptr<FarmBuilders> builders;
+  // `kiln tune --runner analyze`: each candidate's time predicted by llvm-mca with the target
+  // CPU's model (tuner/predict.h) in the builder's child instead of measured; no runner runs,
+  // nothing is re-measured, and the records say "predicted" (MeasuredOn::predicted).
+  bool predict = false;
   size_t remeasure_top = 5;      // the best few measured again together at the end (0: none)
   uint32_t remeasure_rounds = 5;  // ... in this many rounds, each in a new order
   double rtol = 0;               // 0: the dtype's tolerance (tuner/host_values.h)

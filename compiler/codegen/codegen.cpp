@@ -55,7 +55,7 @@ CompiledModule compile_module_with(const std::vector<ir::LoweredFunc>& funcs,
   if (options.emit_assembly) {
     // Codegen passes rewrite the IR they run on; the object is made from an untouched copy.
     std::unique_ptr<llvm::Module> copy = llvm::CloneModule(module);
-    out.assembly = emit_assembly(*copy, *tm);
+    out.assembly = emit_assembly(*copy, *tm, options.verbose_assembly);
   }
   out.object = emit_object(module, *tm);
   return out;

@@ -23,6 +23,7 @@ struct CompiledModule {
 struct CodegenOptions {
   bool emit_llvm_ir = false;
   bool emit_assembly = false;
+  bool verbose_assembly = false;  // with the assembler's comments (spills, loop headers)
   int opt_level = 3;  // 0..3, as -O
 };
 

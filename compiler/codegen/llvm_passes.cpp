@@ -196,7 +196,8 @@ std::vector<uint8_t> emit_object(llvm::Module& m, llvm::TargetMachine& tm) {
   return {bytes.begin(), bytes.end()};
 }
 
-std::string emit_assembly(llvm::Module& m, llvm::TargetMachine& tm) {
+std::string emit_assembly(llvm::Module& m, llvm::TargetMachine& tm, bool verbose) {
+  tm.Options.MCOptions.AsmVerbose = verbose;
   std::vector<char> text = emit(m, tm, llvm::CodeGenFileType::AssemblyFile);
   return {text.begin(), text.end()};
 }

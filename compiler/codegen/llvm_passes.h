@@ -24,6 +24,8 @@ void verify_module(const llvm::Module& m, const char* when);
 void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, int opt_level);
 // An object file, or target assembly text.
 std::vector<uint8_t> emit_object(llvm::Module& m, llvm::TargetMachine& tm);
-std::string emit_assembly(llvm::Module& m, llvm::TargetMachine& tm);
+// `verbose`: with the assembler's comments (loop headers, "Spill" and "Reload" on the stack
+// accesses register allocation added), which machine_code_analysis.h reads.
+std::string emit_assembly(llvm::Module& m, llvm::TargetMachine& tm, bool verbose = false);
 
 }  // namespace kiln::codegen

@@ -1,6 +1,7 @@
 #include "compiler/target/profiles.h"
 
 #include <algorithm>
+#include <map>
 
 namespace kiln {
 namespace {
@@ -40,7 +41,17 @@ CpuProfile arm(std::string name, std::string cpu, std::string describes,
   return p;
 }
 
-std::vector<CpuProfile> make_profiles() {
+// The clock a board or instance usually runs its cores at, in GHz: the boards' own (Raspberry
+// Pi 3 1.2, Pi 4 1.5, Pi 5 2.4, RK3399's big cores 1.8), the cloud instances' all-core clocks,
+// and a typical sustained clock for desktop and server CPUs.
+const std::map<std::string, double> kClocks = {
+    {"haswell", 3.0},        {"znver3", 3.0},         {"znver4", 3.0},     {"znver5", 3.0},
+    {"skylake-avx512", 2.5}, {"cascadelake", 2.5},    {"cooperlake", 2.5}, {"icelake-server", 2.9},
+    {"sapphirerapids", 2.9}, {"cortex-a53", 1.2},     {"cortex-a72", 1.5}, {"rk3399", 1.8},
+    {"cortex-a76", 2.4},     {"neoverse-n1", 2.5},    {"neoverse-v1", 2.6}, {"apple-m1", 3.2},
+};
+
+std::vector<CpuProfile> listed_profiles() {
   const std::vector<std::string> avx2 = {"+avx2", "+fma", "+f16c"};
   return {
       x86("haswell", "Intel Haswell to Comet Lake, and other AVX2 CPUs without AVX-512", avx2, 256,
@@ -81,6 +92,15 @@ std::vector<CpuProfile> make_profiles() {
       arm("apple-m1", "apple-m1", "Apple M1 under Linux (Asahi): Firestorm cores",
           {"+v8.4a", "+neon", "+fullfp16", "+dotprod"}, 128, 12288),
   };
+}
+
+std::vector<CpuProfile> make_profiles() {
+  std::vector<CpuProfile> profiles = listed_profiles();
+  for (CpuProfile& p : profiles) {
+    p.ghz = kClocks.at(p.name);
+    if (p.target.cpu == "cortex-a76") p.model_cpu = "neoverse-n1";
+  }
+  return profiles;
 }
 
 }  // namespace

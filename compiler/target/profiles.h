@@ -21,7 +21,14 @@ struct CpuProfile {
   std::string describes;             // "Raspberry Pi 4 (BCM2711): 4 x Cortex-A72"
   Target target;                     // name = the profile's name
   int l1d_kib = 0, l2_kib = 0;       // per core (L2 per cluster where the cores share one)
+  double ghz = 0;                    // the clock its cores usually run at (the board's, or
+                                     // the instance's all-core clock): what `kiln analyze`
+                                     // turns predicted cycles into milliseconds with
   std::string note;                  // how to run on it, when that matters ("big cores ...")
+  // The CPU whose LLVM scheduling model stands for this one in `kiln inspect --analyze`, when
+  // LLVM has none of its own (empty: its own name). LLVM 19 times a Cortex-A76 with the
+  // Cortex-A57's model; the Neoverse-N1 is the A76's design, and has a model.
+  std::string model_cpu;
 };
 
 // Every profile, x86 first, in a stable order (what `kiln targets` lists).

@@ -215,6 +215,55 @@ TEST(RealModels, MobileNetV2TunedOnTheHostMatchesOrt) {
   expect_matches_ort("mobilenet_v2", run_compiled("mobilenet_v2", *c));
 }
 
+// stdout and stderr of a shell command, and its exit status.
+std::pair<int, std::string> shell(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  char buf[4096];
+  for (size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = p ? pclose(p) : -1;
+  return {status, out};
+}
+
+// A board nobody has: MobileNetV2's kernels predicted on a Cortex-A72 by llvm-mca (`kiln
+// analyze`), most micro-kernels near the core's FMLA peak with the untuned configs; then a tune
+// that predicts (`--runner analyze`) and a compile that says it used predicted times.
+TEST(RealModels, MobileNetV2PredictedOnCortexA72) {
+  const std::string model = model_dir("mobilenet_v2") + "/model.onnx --input-shape batch=1";
+  auto [status, out] = shell(std::string(KILN_BIN) + " analyze " + model +
+                             " --target rpi4 --threads 4 --json");
+  ASSERT_EQ(status, 0) << out;
+  const nlohmann::json j = nlohmann::json::parse(out.substr(out.find('{')));
+  EXPECT_EQ(j["scheduling_model"], "cortex-a72");
+  EXPECT_TRUE(j["predicted"].get<bool>());
+  EXPECT_DOUBLE_EQ(j["ghz"].get<double>(), 1.5);
+  EXPECT_GT(j["ms"].get<double>(), 0);
+  EXPECT_NEAR(j["ms"].get<double>() * 4, j["ms_one_core"].get<double>(), 1e-9);
+  int estimated = 0, near_peak = 0;
+  for (const auto& k : j["kernels"]) {
+    if (!k["estimated"].get<bool>()) continue;
+    ++estimated;
+    EXPECT_GT(k["of_peak"].get<double>(), 0) << k.dump();
+    EXPECT_LE(k["of_peak"].get<double>(), 1.05) << k.dump();
+    near_peak += k["of_peak"].get<double>() >= 0.8;
+  }
+  EXPECT_GE(estimated, 25);
+  EXPECT_GE(near_peak, estimated * 8 / 10) << out;
+
+  TempDir dir;
+  const std::string log = dir.path() + "/predicted.jsonl";
+  auto [tuned, tune_out] = shell(std::string(KILN_BIN) + " tune " + model +
+                                 " --target cortex-a72 --runner analyze --trials 6 --batch 2"
+                                 " --quiet --log " + log);
+  ASSERT_EQ(tuned, 0) << tune_out;
+  EXPECT_NE(tune_out.find("predicted by llvm-mca, not measured"), std::string::npos) << tune_out;
+  auto [compiled, compile_out] = shell(std::string(KILN_BIN) + " compile " + model +
+                                       " --target cortex-a72 --records " + log + " -o " +
+                                       dir.path() + "/out");
+  ASSERT_EQ(compiled, 0) << compile_out;
+  EXPECT_NE(compile_out.find("workloads use predicted times"), std::string::npos) << compile_out;
+}
+
 // MobileNetV3's HardSwish and squeeze-excite blocks (GlobalAveragePool, 1x1 convs,
 // HardSigmoid, Mul by a [N,C,1,1] scale) and its pools run in the convs' blocked layout: the
 // feature maps are converted only at the edges, never around the elementwise ops or pools.

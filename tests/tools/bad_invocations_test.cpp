@@ -88,6 +88,11 @@ const std::vector<Invocation> kBad = {
     {"inspect --op dense --shape 4,4,4 --repeat 0", "--repeat"},
     {"inspect --op dense --shape 4,4,4 --emit png", "--emit"},
     // inspect: configs, records, outputs
+    {"inspect --op dense --shape 8,8,8 --analyze --run", "--analyze predicts and --run measures"},
+    // analyze: the model
+    {"analyze {dir}/missing.onnx --target cortex-a72", "missing.onnx"},
+    {"analyze {dir}/bad.onnx --target arm-sve", "unknown target"},
+    {"analyze {dir}/bad.onnx --threads 0", "--threads"},
     {"inspect --op dense --shape 4,4,4 --config not-json", "is not a JSON object"},
     {"inspect --op dense --shape 4,4,4 --config [1,2]", "is not a JSON object"},
     {"inspect --op dense --shape 4,4,4 --config {\"MR\":2}", "'MR'"},
@@ -128,6 +133,9 @@ const std::vector<Invocation> kBad = {
     {"tune --op conv2d --shape 1,8,8,8,8,3,3 --log {dir}/t.jsonl --pad -2", "--pad -2 is out of range"},
     // a --log that is not a log (even the model being tuned) is refused, never truncated
     {"tune --op dense --shape 16,16,16 --trials 2 --log {dir}/bad.onnx", "is not a kiln records log"},
+    {"tune --op dense --shape 16,16,16 --trials 2 --log {dir}/p.jsonl --runner analyze --farm 127.0.0.1:1 --key k",
+     "--runner analyze predicts every time here"},
+    {"tune --op dense --shape 16,16,16 --trials 2 --log {dir}/p.jsonl --runner board", "--runner"},
     {"tune --op dense --shape 16,16,16 --trials 2 --log {dir}/bad.jsonl", "is not a kiln records log"},
     {"tune --op dense --shape 16,16,16 --trials 2 --log {dir}/empty-dir", "Is a directory"},
     // records
@@ -214,7 +222,7 @@ const std::vector<Invocation> kBad = {
 void PrintTo(const Invocation& c, std::ostream* os) { *os << "kiln " << c.args; }
 
 const std::vector<std::string> kSubcommands = {
-    "demo", "inspect", "tune", "records", "records summary", "records best", "records merge",
+    "demo", "inspect", "analyze", "tune", "records", "records summary", "records best", "records merge",
     "records plot", "compile", "run",
 #ifdef KILN_WITH_FARM
     "tracker", "worker", "farm", "farm status",

@@ -161,6 +161,31 @@ TEST(CpuMatch, WorkloadsWithoutTheDeployCpusRecordsFallBackInOrderWithAWarning) 
       << c.report;
 }
 
+// `kiln tune --runner analyze` records serve only workloads nobody measured, and say so.
+TEST(CpuMatch, PredictedRecordsServeOnlyWorkloadsWithoutMeasuredOnes) {
+  Workloads w;
+  MeasuredOn predicted;
+  predicted.vendor = "predicted";
+  predicted.model = "by llvm-mca with the haswell model";
+  std::vector<TuningRecord> records = {
+      // a: measured and predicted; the prediction claims a faster config.
+      on(w.a.record(1, {1e-5}), kZen3), on(w.a.record(2, {0.1e-5}), predicted),
+      // b: predicted only.
+      on(w.b.record(3, {2e-5}), predicted)};
+  for (const char* spec : {"auto", "any"}) {
+    CpuChoice c = choose_records_by_cpu(records, w.a.target, spec);
+    HistoryBest best(c.records);
+    EXPECT_EQ(best.query(w.a.workload, w.a.target)->config, w.a.space().at(1)) << spec;
+    EXPECT_EQ(best.query(w.b.workload, w.b.target)->config, w.b.space().at(3)) << spec;
+    EXPECT_NE(c.report.find("note: 1 workloads use predicted times"), std::string::npos)
+        << c.report;
+    EXPECT_NE(c.report.find("note: 1 predicted records left out"), std::string::npos) << c.report;
+  }
+  // "auto" deploys on the measured CPU, not on the predictions though they are as many.
+  EXPECT_NE(choose_records_by_cpu(records, w.a.target, "auto").report.find(kZen3.cpu()),
+            std::string::npos);
+}
+
 TEST(CpuMatch, ARecordOfACpuThatCannotRunTheTargetsCodeIsNeverUsed) {
   DenseTask t;  // x86-avx2: needs avx2 and fma
   const MeasuredOn old_atom = cpu("GenuineIntel", "Intel Atom (family 6, model 55)", {"avx"});

@@ -16,24 +16,83 @@
 #include "runtime/process/temp_dir.h"
 #include "schedules/registry.h"
 #include "tuner/measure/local_runner.h"
+#include "tuner/measure/predicted_runner.h"
 
 namespace kiln::tuner {
 namespace {
 
+const schedules::OpTemplate& dense_packed() { return schedules::template_named("dense.packed"); }
+
+schedules::Workload dense(int64_t m, int64_t n, int64_t k) {
+  return {"dense", {{"M", m}, {"N", n}, {"K", k}}, ir::DataType::f32(), {}};
+}
+
+// The dense fallback narrowed to one row by one vector, unrolled once: one accumulator, which
+// the best of a few random configs beats.
+schedules::Config one_accumulator(const schedules::Workload& w, const Target& target) {
+  schedules::Config c = dense_packed().fallback(w, target);
+  c.set("mr", 1);
+  c.set("nr_vecs", 1);
+  c.set("k_unroll", 1);
+  return c;
+}
+
+// `trials` tuned, then the best re-measured, all logged to `path`: the log's records.
+std::vector<TuningRecord> tune_and_remeasure(TaskTuner& tuner, Runner& runner, size_t trials,
+                                             const std::string& path) {
+  {
+    RecordWriter log(path);
+    std::atomic<bool> stop{false};
+    tuner.tune(trials, runner, {append_to(log)}, stop);
+    tuner.remeasure_best(runner, {append_to(log)}, stop);
+  }
+  return load_records({path}).records;
+}
+
+// Random search in batches of 4.
+TuneOptions random_search(uint64_t seed) {
+  TuneOptions o;
+  o.search = "random";
+  o.seed = seed;
+  o.batch = 4;
+  return o;
+}
+
+// `kiln tune --runner analyze`: every candidate's time predicted by llvm-mca for a core this
+// machine is not (Cortex-A72), the records labelled predicted, and nothing run or re-measured;
+// the one-accumulator config predicted slower than the fallback's register tile.
+TEST(TaskTuner, PredictsTimesForABoardThatIsNotConnected) {
+  TempDir dir("kiln-task-tuner-test");
+  const Target target = target_from_name("cortex-a72");
+  const schedules::OpTemplate& tpl = dense_packed();
+  const schedules::Workload w = dense(48, 48, 64);
+  const schedules::Config slow = one_accumulator(w, target);
+  TuneOptions o = random_search(5);
+  o.predict = true;
+  TaskTuner tuner(TuneTask{&tpl, w, target, {}, {tpl.fallback(w, target), slow}}, o);
+  PredictedRunner runner;
+  std::vector<TuningRecord> records = tune_and_remeasure(tuner, runner, 8, dir.file("log.jsonl"));
+  ASSERT_EQ(records.size(), 8u);  // nothing re-measured
+  for (const TuningRecord& r : records) {
+    EXPECT_EQ(r.result.device_key, "llvm-mca");
+    if (!r.result.ok()) continue;  // a config whose kernel has no multiply-accumulate loop
+    EXPECT_TRUE(r.result.measured_on.predicted());
+    EXPECT_EQ(r.result.measured_on.cpu(), "predicted by llvm-mca with the cortex-a72 model");
+    ASSERT_EQ(r.result.costs.size(), 1u);
+    EXPECT_GT(r.result.costs[0], 0);
+  }
+  ASSERT_TRUE(records[0].result.ok() && records[1].result.ok());
+  EXPECT_GT(records[1].result.cost(), 2 * records[0].result.cost());
+}
+
 TEST(TaskTuner, ReMeasuresTheFirstConfigsBesideTheBest) {
   TempDir dir("kiln-task-tuner-test");
   const Target target = target_from_name("host");
-  const schedules::OpTemplate& tpl = schedules::template_named("dense.packed");
-  const schedules::Workload w{"dense", {{"M", 64}, {"N", 64}, {"K", 64}}, ir::DataType::f32(), {}};
-  // A config to start from that the best of a few random ones beats: one row by one vector.
-  schedules::Config slow = tpl.fallback(w, target);
-  slow.set("mr", 1);
-  slow.set("nr_vecs", 1);
-  slow.set("k_unroll", 1);
-  TuneOptions o;
-  o.search = "random";
-  o.seed = 3;
-  o.batch = 4;
+  const schedules::OpTemplate& tpl = dense_packed();
+  const schedules::Workload w = dense(64, 64, 64);
+  // A config to start from that the best of a few random ones beats.
+  const schedules::Config slow = one_accumulator(w, target);
+  TuneOptions o = random_search(3);
   o.remeasure_top = 1;
   o.remeasure_rounds = 2;
   o.measure.repeat = 2;
@@ -41,13 +100,7 @@ TEST(TaskTuner, ReMeasuresTheFirstConfigsBesideTheBest) {
   TaskTuner tuner(TuneTask{&tpl, w, target, {}, {slow}}, o);
   LocalRunner runner(farm::SandboxConfig{KILN_KERNEL_RUNNER, {}, 8192});
   const std::string path = dir.file("log.jsonl");
-  {
-    RecordWriter log(path);
-    std::atomic<bool> stop{false};
-    tuner.tune(12, runner, {append_to(log)}, stop);
-    tuner.remeasure_best(runner, {append_to(log)}, stop);
-  }
-  std::vector<TuningRecord> records = load_records({path}).records;
+  std::vector<TuningRecord> records = tune_and_remeasure(tuner, runner, 12, path);
   ASSERT_GE(records.size(), 13u);
   EXPECT_EQ(records.front().config, slow);  // measured first
   std::set<std::string> remeasured;
