@@ -22,6 +22,7 @@ Run add_worker(CLI::App& app) {
       ->check(CLI::IsMember({"measure", "builder"}))
       ->capture_default_str();
   return [cli, role] {
+    if (cli->print_board) return farm::print_board();
     farm::WorkerOptions o =
         as_user_error([&] { return farm::finish_worker_options(*cli, KILN_FARM_SANDBOX_PATH); });
     if (*role == "builder") o.run_job = tuner::run_build_job;

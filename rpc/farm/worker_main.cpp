@@ -4,6 +4,7 @@
 //
 //   kiln-worker --tracker HOST:PORT --key KEY [--token-file F] [--sandbox-prefix "..."]
 //   kiln-worker --listen [HOST:]PORT [--key KEY] [--token-file F]
+//   kiln-worker --print-board      # the core, its features, the --target to tune for it
 #include <cstdio>
 
 #include "rpc/farm/worker_cli.h"
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   kiln::farm::WorkerCli cli;
   kiln::farm::add_worker_options(app, cli);
   CLI11_PARSE(app, argc, argv);
+  if (cli.print_board) return kiln::farm::print_board();
   try {
     return kiln::farm::run_worker(kiln::farm::finish_worker_options(cli, KILN_FARM_SANDBOX_PATH));
   } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,8 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
 #endif
 
 #ifndef KILN_VERSION
@@ -69,6 +72,15 @@ void cpu_vendor_and_model(MachineIdentity& m) {
     if (key == "CPU implementer") implementer = value, have_implementer = true;
     if (key == "CPU part") part = value, have_part = true;
   }
+  // No ID lines (an emulator shows its host's /proc/cpuinfo): the main ID register itself,
+  // which Linux (and qemu's user mode) lets a program read when HWCAP_CPUID says so.
+  if (!(have_implementer && have_part) && (getauxval(AT_HWCAP) & (1ul << 11))) {
+    unsigned long midr = 0;
+    asm volatile("mrs %0, midr_el1" : "=r"(midr));
+    implementer = (midr >> 24) & 0xff;
+    part = (midr >> 4) & 0xfff;
+    have_implementer = have_part = implementer != 0;
+  }
   if (have_implementer && have_part) {
     MachineIdentity core = aarch64_core(implementer, part);
     m.vendor = core.vendor;
@@ -113,6 +125,40 @@ MachineIdentity aarch64_core(unsigned implementer, unsigned part) {
   for (const Core& c : kCores)
     if (c.implementer == implementer && c.part == part) m.model = c.model;
   return m;
+}
+
+BoardTarget suggested_target(const MachineIdentity& m, std::string_view arch) {
+  auto has = [&](const char* f) {
+    return std::find(m.features.begin(), m.features.end(), f) != m.features.end();
+  };
+  auto has_all = [&](std::initializer_list<const char*> fs) {
+    return std::all_of(fs.begin(), fs.end(), has);
+  };
+  if (arch != "aarch64")
+    return {"host",
+            "kiln's named profiles (kiln targets) fix the features of a CPU; 'host' "
+            "reads this one"};
+  // The cores kiln has a profile of (compiler/target/profiles.cpp; a test keeps the two
+  // alike), with the features their profile's code needs.
+  struct Profile {
+    const char* core;
+    const char* target;
+    std::initializer_list<const char*> needs;
+  };
+  static const Profile kProfiles[] = {
+      {"Cortex-A53", "cortex-a53", {"neon"}},
+      {"Cortex-A72", "cortex-a72", {"neon"}},
+      {"Cortex-A76", "cortex-a76", {"neon", "fullfp16", "dotprod"}},
+      {"Neoverse-N1", "neoverse-n1", {"neon", "fullfp16", "dotprod"}},
+      {"Neoverse-V1", "neoverse-v1", {"neon", "fullfp16", "dotprod", "bf16", "i8mm"}},
+  };
+  for (const Profile& p : kProfiles)
+    if (m.model == p.core && has_all(p.needs)) return {p.target, "the profile of this core"};
+  // A core kiln has no profile of: the widest preset its features run.
+  const std::string why = "a preset by its features (no profile of " + m.model + ")";
+  if (has_all({"neon", "fullfp16", "bf16", "i8mm", "dotprod"})) return {"arm-bf16", why};
+  if (has_all({"neon", "fullfp16"})) return {"arm-fp16", why};
+  return {"arm-neon", why};
 }
 
 const MachineIdentity& this_machine() {

@@ -6,13 +6,17 @@
 //
 // x86-64 reads the vendor and brand strings and the family and model numbers from cpuid
 // (a hypervisor may shorten the brand string, not the numbers); AArch64 reads the main ID
-// register's implementer and part from /proc/cpuinfo and names the common cores. A field the
+// register's implementer and part from /proc/cpuinfo (or, where that has none, as under
+// qemu's user mode, from the register itself) and names the common cores. A field the
 // machine does not tell is "unknown", never empty.
 #ifndef KILN_PROCESS_MACHINE_H
 #define KILN_PROCESS_MACHINE_H
 
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "kiln/cpu_features.h"
 
 namespace kiln {
 
@@ -28,6 +32,14 @@ struct MachineIdentity {
 
 // This process's machine (probed once).
 const MachineIdentity& this_machine();
+
+// The `--target` to tune and compile for a board (`kiln-worker --print-board`): the core's own
+// profile when kiln has one and the board has every feature it needs ("cortex-a72"), else the
+// widest ARM preset its features run ("arm-fp16"); "host" on x86-64. `why` says which.
+struct BoardTarget {
+  std::string target, why;
+};
+BoardTarget suggested_target(const MachineIdentity& m, std::string_view arch = cpu_arch());
 
 // The name of an AArch64 core from its MIDR implementer and part numbers, e.g. (0x41, 0xd08)
 // -> {"ARM", "Cortex-A72"}; unknown numbers are named in hex ("ARM", "part 0xd99").

@@ -18,6 +18,8 @@
 #include "compiler/lower/lower.h"
 #include "rpc/farm/data.h"
 #include "runtime/process/kernel_exec.h"
+#include "runtime/process/run_program.h"
+#include "runtime/process/temp_dir.h"
 
 namespace kiln::farm {
 namespace {
@@ -84,6 +86,34 @@ std::string join(const std::vector<std::string>& words) {
     s += w;
   }
   return s;
+}
+
+// `kiln-worker --print-board` on the board tells the user which --target to tune for: run
+// here under qemu as each core (qemu's user mode shows the host's /proc/cpuinfo, so the core
+// comes from its ID register).
+TEST(FarmArm, TheBoardWorkerNamesItsCoreAndTarget) {
+  const std::vector<std::string> qemu = aarch64_qemu_prefix();
+  if (qemu.empty()) GTEST_SKIP() << "qemu-aarch64 is not on PATH";
+  if (std::string(KILN_AARCH64_WORKER).empty() || !std::filesystem::exists(KILN_AARCH64_WORKER))
+    GTEST_SKIP() << "no AArch64 kiln-worker (scripts/install-deps.sh adds the arm64 gRPC)";
+  struct Case {
+    const char* cpu;
+    const char* board;
+    const char* target;
+  };
+  for (const Case& c : {Case{"cortex-a72", "ARM Cortex-A72", "kiln target: cortex-a72"},
+                        Case{"cortex-a76", "ARM Cortex-A76", "kiln target: cortex-a76"},
+                        Case{"neoverse-n1", "ARM Neoverse-N1", "kiln target: neoverse-n1"},
+                        Case{"cortex-a57", "ARM Cortex-A57", "kiln target: arm-neon"}}) {
+    std::vector<std::string> argv = qemu;
+    argv[2] = c.cpu;  // qemu-aarch64 -cpu CPU -L ROOT
+    argv.insert(argv.end(), {KILN_AARCH64_WORKER, "--print-board"});
+    TempDir dir;
+    const ProgramRun r = run_program(argv, dir.path());
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find(std::string("board: ") + c.board), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(c.target), std::string::npos) << r.out;
+  }
 }
 
 TEST(FarmArm, FiftyMixedJobsNativeAndArmKeysRunOnTheirWorkers) {

@@ -8,6 +8,7 @@
 #include "compiler/base/error.h"
 #include "compiler/target/profiles.h"
 #include "kiln/cpu_features.h"
+#include "runtime/process/machine.h"
 
 namespace kiln {
 namespace {
@@ -119,6 +120,37 @@ TEST(Target, RequiredCpuFeaturesLeaveOutArchitectureVersions) {
   EXPECT_EQ(target_from_name("arm-bf16").required_cpu_features(), want);
   EXPECT_EQ(target_from_name("x86-avx2").required_cpu_features(),
             (std::vector<std::string>{"avx2", "fma", "f16c"}));
+}
+
+
+// `kiln-worker --print-board` names a board's --target by its core (runtime/process/
+// machine.h, which cannot include the profiles): each core it names has a profile of that
+// name, whose code needs exactly the features it checks; a core without one, or missing a
+// feature of its profile, gets the widest preset its features run.
+TEST(BoardTarget, EachCoresTargetIsItsProfile) {
+  const std::pair<const char*, const char*> cores[] = {{"Cortex-A53", "cortex-a53"},
+                                                       {"Cortex-A72", "cortex-a72"},
+                                                       {"Cortex-A76", "cortex-a76"},
+                                                       {"Neoverse-N1", "neoverse-n1"},
+                                                       {"Neoverse-V1", "neoverse-v1"}};
+  for (const auto& [core, name] : cores) {
+    const CpuProfile* p = find_cpu_profile(name);
+    ASSERT_NE(p, nullptr) << name;
+    MachineIdentity board{"ARM", core, p->target.required_cpu_features(), 4};
+    EXPECT_EQ(suggested_target(board, "aarch64").target, name) << core;
+    // Without its last feature (a kernel that hides one): not the profile.
+    board.features.pop_back();
+    if (!board.features.empty())
+      EXPECT_NE(suggested_target(board, "aarch64").target, name) << core;
+  }
+  MachineIdentity a57{"ARM", "Cortex-A57", {"neon"}, 4};
+  EXPECT_EQ(suggested_target(a57, "aarch64").target, "arm-neon");
+  MachineIdentity unknown{"unknown", "unknown aarch64 CPU",
+                          {"neon", "fullfp16", "dotprod", "sve", "i8mm", "bf16"}, 4};
+  EXPECT_EQ(suggested_target(unknown, "aarch64").target, "arm-bf16");
+  EXPECT_EQ(suggested_target(unknown, "x86_64").target, "host");
+  for (const std::string preset : {"arm-neon", "arm-fp16", "arm-bf16"})
+    EXPECT_NO_THROW(target_from_name(preset));
 }
 
 }  // namespace
