@@ -20,6 +20,7 @@
 #include "tools/precision_args.h"
 #include "tools/subcommands.h"
 #include "tuner/builder.h"
+#include "tuner/cpu_match.h"
 #include "tuner/history_best.h"
 #include "tuner/predict.h"
 
@@ -85,10 +86,14 @@ int run_analyze(const AnalyzeArgs& a) {
       network::extract_tasks(a.model, target, shapes, precision_options(a.dtype, a.keep_last_f32));
   std::optional<tuner::HistoryBest> best;
   if (!a.records.empty()) {
-    std::vector<tuner::RecordProblem> problems;
-    best = tuner::HistoryBest::from_logs(a.records, &problems);
-    for (const tuner::RecordProblem& p : problems)
+    // The records a compile would take: per workload the deploy CPU's, predicted ones only
+    // where nothing was measured (tuner/cpu_match.h).
+    tuner::LoadedRecords loaded = tuner::load_records(a.records);
+    for (const tuner::RecordProblem& p : loaded.problems)
       std::fprintf(stderr, "kiln analyze: skipping %s\n", p.str().c_str());
+    tuner::CpuChoice chosen = tuner::choose_records_by_cpu(loaded.records, target);
+    std::fputs(chosen.report.c_str(), stderr);
+    best.emplace(chosen.records);
   }
 
   std::vector<KernelEstimate> rows;

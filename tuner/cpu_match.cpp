@@ -187,7 +187,7 @@ CpuChoice choose_records_by_cpu(const std::vector<TuningRecord>& records, const 
     if (tier == 2) ++(on.known() ? other_cpus[on.cpu()] : unnamed);
   }
   if (!deploy) return out;
-  if (on_deploy)
+  if (on_deploy && !deploy->cpu.predicted())  // the note above says it for predicted ones
     out.report += "records of " + deploy->cpu.cpu() + " (" + deploy->why + ") for " +
                   std::to_string(on_deploy) + " workloads\n";
   if (!same_features_cpus.empty())
