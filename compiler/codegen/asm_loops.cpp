@@ -139,8 +139,8 @@ MemoryUse memory_use(const Instruction& ins, bool aarch64) {
   MemoryUse u;
   if (aarch64) {
     const std::string& m = ins.mnemonic;
-    u.load = starts_with(m, "ld") && m != "ldaxr";
-    u.store = starts_with(m, "st") && !u.load;
+    u.load = starts_with(m, "ld");
+    u.store = starts_with(m, "st");
     return u;
   }
   if (starts_with(ins.mnemonic, "lea") || starts_with(ins.mnemonic, "prefetch")) return u;
@@ -170,6 +170,15 @@ struct Line {
 MacKind mac_kind_of(const std::string& instruction, bool aarch64) {
   Instruction ins = parse_instruction(instruction);
   return aarch64 ? aarch64_mac(ins) : x86_mac(ins);
+}
+
+InstructionRole role_of(const std::string& instruction, bool aarch64) {
+  Instruction ins = parse_instruction(instruction);
+  if (!(aarch64 ? aarch64_mac(ins) : x86_mac(ins)).name.empty()) return InstructionRole::Mac;
+  const MemoryUse mem = memory_use(ins, aarch64);
+  return mem.store  ? InstructionRole::Store
+         : mem.load ? InstructionRole::Load
+                    : InstructionRole::Other;
 }
 
 std::vector<AsmLoop> innermost_loops(const std::string& assembly, bool aarch64) {

@@ -25,6 +25,11 @@ struct MacKind {
 // or an empty name when it does none.
 MacKind mac_kind_of(const std::string& instruction, bool aarch64);
 
+// What one instruction line does, as the analysis sorts a unit's load by it: a multiply-
+// accumulate (mac_kind_of), else a store to memory, a load from it, or anything else.
+enum class InstructionRole { Mac, Load, Store, Other };
+InstructionRole role_of(const std::string& instruction, bool aarch64);
+
 struct AsmLoop {
   std::string function;                   // the symbol the loop lies in
   std::string label;                      // its header block (".LBB1_4")

@@ -160,9 +160,7 @@ std::string fixed(double v, int digits = 1) {
 std::string limit_of(const LoopPrediction& p, const McaRun& run, bool aarch64) {
   if (p.cycles > 1.25 * p.resource_bound)
     return "dependency chains: " + fixed(p.cycles) +
-           " cycles per iteration where the busiest "
-           "unit needs " +
-           fixed(p.resource_bound) +
+           " cycles per iteration where the busiest unit needs " + fixed(p.resource_bound) +
            " (instructions wait on results: more independent accumulators would hide the latency)";
   if (p.dispatch_width > 0 && p.uops_per_cycle >= 0.95 * p.dispatch_width)
     return "dispatch: " + fixed(p.uops_per_cycle, 2) +
@@ -178,17 +176,20 @@ std::string limit_of(const LoopPrediction& p, const McaRun& run, bool aarch64) {
   for (size_t i = 0; i + 1 < run.usage.size() && unit >= 0; ++i) {
     auto it = run.usage[i].find(unit);
     if (it == run.usage[i].end()) continue;
-    const std::string& text = run.instructions[i];
-    std::string mn = text.substr(0, text.find_first_of(" \t"));
-    if (!mac_kind_of(text, aarch64).name.empty())
-      mac += it->second;
-    else if (aarch64 ? mn.rfind("ld", 0) == 0
-                     : text.find('(') != std::string::npos && text.rfind(')') < text.rfind(','))
-      load += it->second;
-    else if (aarch64 ? mn.rfind("st", 0) == 0 : text.find('(') != std::string::npos)
-      store += it->second;
-    else
-      other += it->second;
+    switch (role_of(run.instructions[i], aarch64)) {
+      case InstructionRole::Mac:
+        mac += it->second;
+        break;
+      case InstructionRole::Load:
+        load += it->second;
+        break;
+      case InstructionRole::Store:
+        store += it->second;
+        break;
+      case InstructionRole::Other:
+        other += it->second;
+        break;
+    }
   }
   const double busy = p.units.front().second;
   std::string by;

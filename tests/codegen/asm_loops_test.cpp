@@ -164,6 +164,14 @@ TEST(AsmLoops, CountsEachMultiplyAccumulateClass) {
     EXPECT_DOUBLE_EQ(k.macs, c.macs) << c.ins;
   }
   EXPECT_TRUE(mac_kind_of("fadd\tv0.4s, v1.4s, v2.4s", true).name.empty());
+  // What a unit's busy cycles are put down to.
+  EXPECT_EQ(role_of("fmla\tv0.4s, v1.4s, v2.4s", true), InstructionRole::Mac);
+  EXPECT_EQ(role_of("ldp\tq0, q1, [x0]", true), InstructionRole::Load);
+  EXPECT_EQ(role_of("str\tq0, [sp, #16]", true), InstructionRole::Store);
+  EXPECT_EQ(role_of("vfmadd231ps\t(%rax), %ymm1, %ymm2", false), InstructionRole::Mac);
+  EXPECT_EQ(role_of("vmovups\t(%rax,%rcx,4), %ymm0", false), InstructionRole::Load);
+  EXPECT_EQ(role_of("vmovups\t%ymm0, 32(%rdi)", false), InstructionRole::Store);
+  EXPECT_EQ(role_of("leaq\t(%rdi,%rcx), %r8", false), InstructionRole::Other);
   EXPECT_TRUE(mac_kind_of("vmulps\t%ymm1, %ymm2, %ymm3", false).name.empty());
 }
 
