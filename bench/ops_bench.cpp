@@ -328,9 +328,13 @@ void bf16_table(int threads, int evals) {
 void int8_table(const kiln::Target& t, int threads, int evals) {
   using kiln::ir::DataType;
   using kiln::bench::PeerPrecision;
-  std::printf("\n== int8, %s, %d thread(s), GOPS ==\n", t.name.c_str(), threads);
-  std::printf("%-30s %8s %8s %8s %8s %8s %9s %9s  %s\n", "workload", "f32 fb", "i8 fb", "i8 best",
-              "dnn f32", "dnn i8", "i8/f32", "dnn/kiln", "best config");
+  // The int8 peak where this CPU has VNNI and the target uses it (vpdpbusd zmm).
+  const double peak = t.has("avx512vnni") ? kiln::bench::vpdpbusd_peak_gops() * threads : 0;
+  std::printf("\n== int8, %s, %d thread(s), GOPS; vpdpbusd peak %.0f ==\n", t.name.c_str(),
+              threads, peak);
+  std::printf("%-30s %8s %8s %8s %8s %8s %9s %9s %6s %6s  %s\n", "workload", "f32 fb", "i8 fb",
+              "i8 best", "dnn f32", "dnn i8", "i8/f32", "dnn/kiln", "%pk", "dnn%pk",
+              "template, best config");
   std::vector<double> speedup, vs_dnn;
   for (const Row& row : rows()) {
     if (row.w.dtype != DataType::f32()) continue;
@@ -357,9 +361,11 @@ void int8_table(const kiln::Target& t, int threads, int evals) {
                                          w.param("pad"), 1, 20, false, p);
     };
     const double dnn_f32 = dnn(PeerPrecision::f32), dnn_i8 = dnn(PeerPrecision::int8);
-    std::printf("%-30s %8.1f %8.1f %8.1f %8.1f %8.1f %9.2f %9.2f  %s\n", row.label.c_str(),
-                g(ff.ms), g(qf.ms), g(best_ms), g(dnn_f32), g(dnn_i8), ff.ms / best_ms,
-                dnn_i8 / best_ms, best.to_json().c_str());
+    auto pct = [&](double ms) { return peak > 0 && ms > 0 ? 100 * g(ms) / peak : 0.0; };
+    std::printf("%-30s %8.1f %8.1f %8.1f %8.1f %8.1f %9.2f %9.2f %6.0f %6.0f  %s %s\n",
+                row.label.c_str(), g(ff.ms), g(qf.ms), g(best_ms), g(dnn_f32), g(dnn_i8),
+                ff.ms / best_ms, dnn_i8 / best_ms, pct(best_ms), pct(dnn_i8), i8.name().c_str(),
+                best.to_json().c_str());
     std::fflush(stdout);
     speedup.push_back(ff.ms / best_ms);
     vs_dnn.push_back(dnn_i8 / best_ms);

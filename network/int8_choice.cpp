@@ -2,11 +2,12 @@
 
 #include "network/op_mapping.h"
 #include "schedules/conv2d/winograd.h"
+#include "schedules/intrinsics.h"
 
 namespace kiln::network {
 
 bool has_fast_int8(const Target& t) {
-  return t.is_x86() && t.has("avx512vnni");
+  return schedules::quad_dot_lanes(t) > 0;
 }
 
 std::string int8_conv_slower(graph::Graph& g, const graph::Node& conv, const Target& t) {

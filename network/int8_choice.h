@@ -2,9 +2,11 @@
 // because the int8 kernel would be the slower one on the target (the QDQ rewrite asks this,
 // compiler/graph/rewrites/quantized_operators.h).
 //
-// kiln's int8 kernels multiply 16-bit channel pairs (schedules/intrinsics.h: pair_dot_i16).
-// Without a dot-product instruction (x86 without AVX512-VNNI; AArch64, whose int8 tile widens
-// and multiply-adds) that runs no faster than f32: measured on an AVX2 AMD EPYC with
+// Where the target has a byte dot instruction (AVX512-VNNI or AVX-VNNI `vpdpbusd`, AArch64
+// dotprod `sdot`), the int8 kernels multiply channel quads (conv2d.int8.dot: four
+// multiply-adds per 32-bit lane, four times f32's FMA) and every quantized conv stays int8.
+// Without one, they multiply 16-bit channel pairs (schedules/intrinsics.h: pair_dot_i16),
+// which runs no faster than f32: measured on an AVX2 AMD EPYC with
 // bench/mac_rate.c, a 12-accumulator register tile does 15.9 multiply-adds per ns in i16 pairs
 // (17.2 in saturating u8 x s8) against 18-20 in f32 FMA. So where f32 has a kernel doing fewer
 // multiplies, int8 loses:
@@ -23,8 +25,8 @@
 
 namespace kiln::network {
 
-// Whether the target multiplies int8 faster than f32: a dot-product instruction the int8
-// kernels use (today AVX512-VNNI's vpdpwssd).
+// Whether the target multiplies int8 faster than f32: a byte dot instruction the int8
+// kernels use (schedules::quad_dot_lanes).
 bool has_fast_int8(const Target& t);
 
 // Why the quantized Conv `conv` (a float Conv between DequantizeLinear and QuantizeLinear)

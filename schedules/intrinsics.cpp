@@ -93,6 +93,44 @@ Expr pair_dot_i16(Expr acc, Expr a, Expr b, const Target& t) {
   return acc + half(a, even) * half(b, even) + half(a, odd) * half(b, odd);
 }
 
+Expr quad_dot_i8(Expr acc, Expr a, Expr b, const Target& t) {
+  const DataType at = acc.type();
+  const int lanes = at.lanes;
+  const DataType data = quad_dot_data_type(t);
+  user_check(at.element() == DataType::i32() && a.type() == data.with_lanes(4 * lanes) &&
+             b.type() == DataType::i8(4 * lanes))
+      << kQuadDotI8 << " takes (i32 x L, " << data.str() << " x 4L, i8 x 4L), got "
+      << types_of(acc, a, b);
+  user_check(lanes == quad_dot_lanes(t))
+      << kQuadDotI8 << ": " << t.name << " takes " << quad_dot_lanes(t) << " lanes, got "
+      << lanes;
+  if (t.is_x86()) {
+    // LLVM 19 declares vpdpbusd's operands as i32 vectors; the 256-bit form selects the
+    // VEX encoding on AVX-VNNI CPUs.
+    const DataType words = DataType::i32(lanes);
+    return ir::make_call(at, lanes == 16 ? "llvm.x86.avx512.vpdpbusd.512"
+                                         : "llvm.x86.avx512.vpdpbusd.256",
+                         {std::move(acc), reinterpret(words, std::move(a)),
+                          reinterpret(words, std::move(b))},
+                         ir::CallKind::LLVMIntrinsic);
+  }
+  return ir::make_call(at, "llvm.aarch64.neon.sdot.v4i32.v16i8",
+                       {std::move(acc), std::move(a), std::move(b)}, ir::CallKind::LLVMIntrinsic);
+}
+
+int64_t quad_dot_lanes(const Target& t) {
+  if (t.is_x86()) {
+    if (t.has("avx512vnni") && t.has("avx512bw")) return 16;
+    if (t.has("avxvnni")) return 8;
+    return 0;
+  }
+  return t.is_aarch64() && t.has("dotprod") ? 4 : 0;
+}
+
+DataType quad_dot_data_type(const Target& t) {
+  return t.is_x86() ? DataType::u8() : DataType::i8();
+}
+
 int64_t pair_dot_i16_lanes(const Target& t) {
   if (t.is_x86()) return t.has("avx512bw") ? 16 : 8;
   return 4;
@@ -112,12 +150,15 @@ te::TensorIntrin pair_dot_tile(const PairDotTile& tile, DataType pair, PairDotFn
       << "pair_dot_tile: bad tile";
   te::TensorIntrin in;
   in.name = "pair_dot_" + pair.str() + "_tile";
-  in.extents = {tile.pairs, 2, tile.rows, tile.vecs, tile.lanes};
-  in.emit = [tile, pair, dot = std::move(dot),
+  const int per_word = 32 / pair.bits;
+  internal_check(per_word * pair.bits == 32 && (!tile.odd_tail || per_word == 2))
+      << "pair_dot_tile: groups of " << pair.str() << " do not fill a 32-bit word";
+  in.extents = {tile.pairs, per_word, tile.rows, tile.vecs, tile.lanes};
+  in.emit = [tile, pair, per_word, dot = std::move(dot),
              bind = std::move(bind)](const te::TensorizeRegion& r) -> Stmt {
     const PairDotOperands ops = bind(r);
     const int lanes = static_cast<int>(tile.lanes);
-    const DataType pairs_t = pair.with_lanes(2 * lanes);
+    const DataType pairs_t = pair.with_lanes(per_word * lanes);
 
     // One pair of every row (or, `last`, each row's single last value with a zero partner).
     auto step = [&](const Expr& k2, bool last) {

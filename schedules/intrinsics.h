@@ -13,6 +13,9 @@
 //                  (avx512vnni); without VNNI, x86's `vpmaddwd` then an add (pair_dot_i16()
 //                  chooses), and elsewhere widening multiplies and adds of the even and
 //                  odd lanes, whose instructions LLVM selects.
+//   quad_dot_i8    i32 x L += dots of four 8-bit values: x86 `vpdpbusd` (u8 x s8: L = 16
+//                  zmm with avx512vnni, L = 8 ymm with AVX-VNNI), AArch64 `sdot v.4s`
+//                  (s8 x s8, +dotprod). Four times the multiply-adds of an f32 FMA.
 //
 // `fmla .8h` (f16 accumulation on AArch64) needs no intrinsic: LLVM selects it for kiln's
 // vectorised f16 multiply-add on targets with +fullfp16, so those templates stay plain TE.
@@ -34,6 +37,7 @@ namespace kiln::schedules {
 inline constexpr char kPairDotBf16[] = "pair_dot_bf16";
 inline constexpr char kMmlaBf16[] = "mmla_bf16";
 inline constexpr char kPairDotI16[] = "pair_dot_i16";  // chosen per target, not in the tables
+inline constexpr char kQuadDotI8[] = "quad_dot_i8";    // the same
 
 // acc (f32 x L) + per lane l: a[2l]*b[2l] + a[2l+1]*b[2l+1], with a and b bf16 x 2L.
 ir::Expr pair_dot_bf16(ir::Expr acc, ir::Expr a, ir::Expr b);
@@ -47,6 +51,14 @@ ir::Expr pair_dot_i16(ir::Expr acc, ir::Expr a, ir::Expr b, const Target& t);
 // The L pair_dot_i16 takes best on `t`: 16 with AVX-512 (BW), 8 with AVX2, 4 on AArch64.
 int64_t pair_dot_i16_lanes(const Target& t);
 
+// acc (i32 x L) + per lane l: Σj a[4l+j]*b[4l+j], exact, with a of quad_dot_data_type(t)
+// and b i8, both x 4L, through the target's byte dot instruction (see above).
+ir::Expr quad_dot_i8(ir::Expr acc, ir::Expr a, ir::Expr b, const Target& t);
+// The L quad_dot_i8 takes on `t`, or 0 where `t` has no byte dot instruction.
+int64_t quad_dot_lanes(const Target& t);
+// The type the instruction reads the data (the broadcast side) in: u8 on x86, i8 on AArch64.
+ir::DataType quad_dot_data_type(const Target& t);
+
 // `v` bit-cast to `t` (same total bits), e.g. two adjacent bf16 read as one i32.
 ir::Expr reinterpret(ir::DataType t, ir::Expr v);
 
@@ -56,11 +68,12 @@ enum class RemainderKind {
   Unrolled,  // each step written out (conv2d)
 };
 
-// ---- pair dot tiles (bf16 -> f32, i16 -> i32) --------------------------------------------
+// ---- dot tiles over 32-bit groups (bf16 -> f32, i16 -> i32, 8-bit quads -> i32) -----------
 
 // A register tile of `rows` rows (matrix rows, output pixels) x `vecs` vectors of `lanes`
-// accumulators, reduced over `pairs` pairs of values (the last holding a single value when
-// `odd_tail`), `unroll` pairs per iteration of the loop `loop`.outer.
+// accumulators, reduced over `pairs` groups of values, each group one 32-bit word (a pair of
+// 16-bit values, a quad of 8-bit ones; the last group holding a single value when
+// `odd_tail`, pairs only), `unroll` groups per iteration of the loop `loop`.outer.
 struct PairDotTile {
   int64_t rows, vecs, lanes;
   int64_t pairs, unroll;
@@ -76,11 +89,11 @@ using PairDotFn = std::function<ir::Expr(ir::Expr acc, ir::Expr a, ir::Expr b)>;
 // Where one tensorized region's operands are; the operator binds them from the region.
 struct PairDotOperands {
   ir::Buffer out;  // the accumulators (f32 for bf16 pairs, i32 for i16 pairs)
-  // The two values of tile row `row` at pair `k2` as one i32 (the lower K in the low half).
+  // The group of tile row `row` at group `k2` as one i32 (the lower K in the low bits).
   std::function<ir::Expr(const ir::Expr& k2, int64_t row)> a_pair;
   // Row `row`'s last single value with a zero partner, as an i32 (odd_tail only).
   std::function<ir::Expr(int64_t row)> a_last;
-  // Vector `vec` of B at pair `k2`: 2*lanes values, each column's pair adjacent (VNNI).
+  // Vector `vec` of B at group `k2`: lanes groups, each column's group adjacent (VNNI).
   std::function<ir::Expr(const ir::Expr& k2, int64_t vec)> b_vector;
   // The index in `out` of row `row`, vector `vec` (a ramp of `lanes`).
   std::function<std::vector<ir::Expr>(int64_t row, int64_t vec)> out_index;
@@ -91,7 +104,8 @@ struct PairDotOperands {
 // {pairs, 2, rows, vecs, lanes} of the accumulator stage (pairs, K in a pair, the tile).
 te::TensorIntrin pair_dot_bf16_tile(
     const PairDotTile& tile, std::function<PairDotOperands(const te::TensorizeRegion&)> bind);
-// The same tile over pairs of `pair` values (bf16 or i16) through `dot`.
+// The same tile over groups of `pair` values (bf16 or i16 pairs, u8 or i8 quads) through
+// `dot`: the replaced loops are {pairs, 32 / bits of `pair`, rows, vecs, lanes}.
 te::TensorIntrin pair_dot_tile(const PairDotTile& tile, ir::DataType pair, PairDotFn dot,
                                std::function<PairDotOperands(const te::TensorizeRegion&)> bind);
 

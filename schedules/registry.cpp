@@ -42,6 +42,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &dense_bf16_x86_template(),
       &dense_bf16_arm_template(),
       &dense_f16_arm_template(),
+      &dense_int8_dot_template(),
       &dense_int8_template(),
       &dense_packed_template(),
       // elementwise: one template per op
@@ -105,6 +106,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &conv2d_bf16_x86_template(),
       &conv2d_bf16_arm_template(),
       &conv2d_f16_arm_template(),
+      &conv2d_int8_dot_template(),
       &conv2d_int8_template(),
       &conv2d_depthwise_template(),
       &conv2d_depthwise_mult_template(),

@@ -29,6 +29,8 @@ class X86Hooks final : public ArchHooks {
   }
 
   void check_intrinsic(const std::string& name) const override {
+    // The 256-bit byte dot is also AVX-VNNI's (VEX-encoded, on CPUs without AVX-512).
+    if (name == "llvm.x86.avx512.vpdpbusd.256" && target().has("avxvnni")) return;
     static const IntrinsicFeature kTable[] = {
         {"avx512bf16", "avx512bf16"},
         {"avx512.vpdpbusd", "avx512vnni"},

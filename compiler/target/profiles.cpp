@@ -45,7 +45,7 @@ CpuProfile arm(std::string name, std::string cpu, std::string describes,
 // Pi 3 1.2, Pi 4 1.5, Pi 5 2.4, RK3399's big cores 1.8), the cloud instances' all-core clocks,
 // and a typical sustained clock for desktop and server CPUs.
 const std::map<std::string, double> kClocks = {
-    {"haswell", 3.0},        {"znver3", 3.0},         {"znver4", 3.0},     {"znver5", 3.0},
+    {"haswell", 3.0},        {"alderlake", 3.0},      {"znver3", 3.0},         {"znver4", 3.0},     {"znver5", 3.0},
     {"skylake-avx512", 2.5}, {"cascadelake", 2.5},    {"cooperlake", 2.5}, {"icelake-server", 2.9},
     {"sapphirerapids", 2.9}, {"cortex-a53", 1.2},     {"cortex-a72", 1.5}, {"rk3399", 1.8},
     {"cortex-a76", 2.4},     {"neoverse-n1", 2.5},    {"neoverse-v1", 2.6}, {"apple-m1", 3.2},
@@ -56,6 +56,9 @@ std::vector<CpuProfile> listed_profiles() {
   return {
       x86("haswell", "Intel Haswell to Comet Lake, and other AVX2 CPUs without AVX-512", avx2, 256,
           32, 256),
+      x86("alderlake",
+          "Intel Alder Lake to Raptor Lake: Core 12th-14th generation (AVX2, AVX-VNNI; no AVX-512)",
+          {"+avx2", "+fma", "+f16c", "+avxvnni"}, 256, 48, 1280),
       x86("znver3", "AMD Zen 3: EPYC Milan, Ryzen 5000 (AVX2)", avx2, 256, 32, 512),
       x86("znver4", "AMD Zen 4: EPYC Genoa, Ryzen 7000 (AVX-512 on 256-bit units, BF16, VNNI)",
           avx512({"+avx512vnni", "+avx512bf16"}), 512, 32, 1024),

@@ -1,13 +1,10 @@
 #include "schedules/conv2d/int8.h"
 
-#include <algorithm>
-
 #include "compiler/base/error.h"
 #include "compiler/ir/op.h"
 #include "schedules/conv2d/blocked.h"
+#include "schedules/conv2d/int8_base.h"
 #include "schedules/conv2d/lowp.h"
-#include "schedules/layout.h"
-#include "schedules/parallel_rule.h"
 #include "schedules/requantize.h"
 
 namespace kiln::schedules {
@@ -19,106 +16,30 @@ using ir::Var;
 
 namespace {
 
-constexpr int64_t kWidestTile = 14;
-
-class Conv2dInt8 final : public OpTemplate {
+class Conv2dInt8 final : public Conv2dInt8Base {
  public:
   std::string name() const override { return "conv2d.int8"; }
-  std::string op() const override { return "conv2d"; }
-  std::vector<DataType> dtypes() const override { return {DataType::u8(), DataType::i8()}; }
-  std::vector<std::string> epilogues() const override { return {"bias"}; }
-  std::vector<std::string> value_params() const override { return requantize_value_params(); }
 
   bool applies(const Workload& w, const Target& t) const override {
-    return w.op == "conv2d" && (w.dtype == DataType::u8() || w.dtype == DataType::i8()) &&
-           (t.is_x86() || t.is_aarch64()) && conv2d_params(w).groups == 1;
-  }
-
-  std::vector<TensorSpec> inputs(const Workload& w) const override {
-    const Conv2dParams p = conv2d_params(w);
-    std::vector<TensorSpec> in = {{"data", {p.n, p.c, p.h, p.w}},
-                                  {"weight", {p.o, p.c, p.kh, p.kw}}};
-    if (w.has_epilogue("bias")) in.push_back({"bias", {p.o}});
-    if (int8_output_type(w) != DataType::i32()) in.push_back({"scale", {p.o}});
-    return in;
-  }
-  TensorSpec output(const Workload& w) const override {
-    const Conv2dParams p = conv2d_params(w);
-    return {"out", {p.n, p.o, p.out_h(), p.out_w()}};
-  }
-
-  // Exact: integer sums in double (padding reads a_zero, so adds nothing), then
-  // requantize_reference.
-  Values reference(const Workload& w, const std::vector<Values>& in) const override {
-    const Conv2dParams p = conv2d_params(w);
-    const Requantize r = requantize_params(w);
-    const Values &data = in.at(0), &weight = in.at(1);
-    size_t next = 2;
-    const Values* bias = w.has_epilogue("bias") ? &in.at(next++) : nullptr;
-    const Values* scale = r.requantize ? &in.at(next++) : nullptr;
-    const int64_t oh = p.out_h(), ow = p.out_w();
-    Values out(static_cast<size_t>(p.n * p.o * oh * ow));
-    for (int64_t n = 0; n < p.n; ++n)
-      for (int64_t o = 0; o < p.o; ++o)
-        for (int64_t y = 0; y < oh; ++y)
-          for (int64_t x = 0; x < ow; ++x) {
-            double sum = bias ? double((*bias)[o]) : 0.0;
-            for (int64_t c = 0; c < p.c; ++c)
-              for (int64_t ky = 0; ky < p.kh; ++ky)
-                for (int64_t kx = 0; kx < p.kw; ++kx) {
-                  const int64_t iy = y * p.sh + ky * p.dh - p.ph, ix = x * p.sw + kx * p.dw - p.pw;
-                  if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
-                  const double a = data[((n * p.c + c) * p.h + iy) * p.w + ix] - double(r.a_zero);
-                  sum += a * weight[((o * p.c + c) * p.kh + ky) * p.kw + kx];
-                }
-            out[((n * p.o + o) * oh + y) * ow + x] =
-                requantize_reference(r, sum, scale ? (*scale)[o] : 1.0f);
-          }
-    return out;
+    return is_int8_conv(w) && (t.is_x86() || t.is_aarch64());
   }
 
   ConfigSpace space(const Workload& w, const Target& t) const override {
     const Conv2dParams p = conv2d_params(w);
-    ConfigSpace cs;
-    cs.define_knob("ic_bn", ic_bn_choices(p.c, true));
-    cs.define_knob("oc_bn", oc_bn_choices(p.o, pair_dot_i16_lanes(t)));
-    cs.define_knob("reg_n", reg_n_choices(p.out_w(), kWidestTile));
-    cs.define_knob("unroll_kw", {0, 1});
-    cs.define_knob("k_unroll", {1, 2, 4});  // channel pairs per iteration of the pair loop
-    define_tile_loop_knobs(cs);
-    return cs;
+    return tile_space(p, ic_bn_choices(p.c, true), pair_dot_i16_lanes(t));
   }
 
   Config fallback(const Workload& w, const Target& t) const override {
-    const Conv2dParams p = conv2d_params(w);
     const int64_t lanes = pair_dot_i16_lanes(t);
+    const Conv2dParams p = conv2d_params(w);
     // Accumulators within the register file with the weight vectors, the broadcast pair
     // and (without VNNI) the product: AVX2 2 ymm x 6 pixels of 16; AVX-512 2 zmm x 12 of
     // 32; NEON 4 q x 6 of 32.
-    const int64_t max_vecs = lanes == 8 ? 2 : lanes == 16 ? 2 : 4;
-    const int64_t max_acc = lanes == 8 ? 12 : 24;
-    int64_t vecs = 1;
-    for (int64_t oc_bn : oc_bn_choices(p.o, lanes))
-      if (oc_bn / lanes <= max_vecs) vecs = std::max(vecs, oc_bn / lanes);
-    const int64_t icb = pick_ic_bn(p.c, 32, true);
-    return Config({{"ic_bn", icb},
-                   {"oc_bn", lanes * vecs},
-                   {"reg_n", pick_reg_n(p.out_w(), max_acc / vecs, kWidestTile)},
-                   {"unroll_kw", p.kw <= 3 ? 1 : 0},
-                   {"k_unroll", icb >= 8 ? 4 : (icb >= 4 ? 2 : 1)},
-                   {"oc_inner", 0},
-                   {"parallel", worth_parallel(p.flops()) ? 1 : 0}});
+    return tile_fallback(p, pick_ic_bn(p.c, 32, true), 2, lanes, lanes == 4 ? 4 : 2,
+                         lanes == 8 ? 12 : 24);
   }
 
  protected:
-  void check(const Workload& w, const Target& t) const override {
-    requantize_params(w);
-    const Conv2dParams p = conv2d_params(w);
-    user_check(p.groups == 1) << name() << ": groups must be 1, got " << p.groups;
-    user_check(t.is_x86() || t.is_aarch64())
-        << name() << ": target " << t.name << " is neither x86-64 nor AArch64";
-  }
-
   ScheduledKernel schedule(const Workload& w, const Target& t, const Config& cfg) const override {
     const Conv2dParams p = conv2d_params(w);
     const Requantize r = requantize_params(w);
@@ -181,13 +102,9 @@ class Conv2dInt8 final : public OpTemplate {
         inputs(w), output(w), p, icb, ocb,
         [p, icb, ocb](const Values& v) { return pack_conv_weight_vnni(v, p, icb, ocb); },
         ob * cb * p.kh * p.kw * pairs * ocb * 2);
-    for (KernelArg& a : args) {
+    for (KernelArg& a : args)
       if (a.logical.name == "weight") a.logical_dtype = DataType::i8();  // held as i16 pairs
-      if (a.logical.name == "scale") {
-        a.pack = [to = ob * ocb](const Values& v) { return pad_channels(v, to); };
-        a.kernel_elements = ob * ocb;
-      }
-    }
+    pad_scale(args, ob * ocb);
     return {std::move(sch), std::move(tensors), std::move(args), p.flops()};
   }
 };

@@ -10,6 +10,16 @@
 //                broadcast 32-bit pair per pixel and `pair_dot_i16` into int32 accumulators
 //                (`vpdpwssd` with AVX512-VNNI, `vpmaddwd` + add on AVX2/AVX-512, widening
 //                multiply-adds on AArch64): no 16-bit saturation whatever the weights.
+//   conv2d.int8.dot  the same tile on 8-bit channel quads, where the target has a byte dot
+//                instruction (intrinsics.h quad_dot_i8: `vpdpbusd` with AVX512-VNNI or
+//                AVX-VNNI, `sdot` with AArch64 dotprod), so four multiply-adds per 32-bit
+//                lane, twice conv2d.int8's: data NCHW[ic_bn]c (ic_bn a multiple of 4) read as
+//                it is where it needs no padding and is already the instruction's type (u8
+//                on x86, i8 on AArch64), else copied once per call, moved by 128 to that
+//                type, the padding its zero point; weights packed [O/oc_bn][C/ic_bn][KH][KW]
+//                [ic_bn/4][oc_bn][4] with each channel's zero * Σ weights after them, which
+//                the epilogue subtracts: Σ (a - zero) w = Σ a w - zero Σ w, exact in int32.
+//                The default wherever it applies.
 //
 // Workload: op "conv2d" with the shape parameters of conv2d (common.h), dtype u8 or i8, and
 // requantize.h's parameters; inputs data NCHW, weight OIHW (int8 values), with epilogue
@@ -24,6 +34,7 @@
 namespace kiln::schedules {
 
 const OpTemplate& conv2d_int8_template();
+const OpTemplate& conv2d_int8_dot_template();
 
 // The most groups an int8 conv may have (grouped and depthwise int8 convs: not yet).
 inline constexpr int64_t kInt8ConvMaxGroups = 1;

@@ -10,6 +10,12 @@
 //                AVX512-VNNI, `vpmaddwd` + add on AVX2/AVX-512, widening multiply-adds on
 //                AArch64). Nothing saturates at 16 bits, unlike `vpmaddubsw` on raw bytes:
 //                every product and pair sum is exact, whatever the weights.
+//   dense.int8.dot  where the target has a byte dot instruction (intrinsics.h quad_dot_i8:
+//                `vpdpbusd`, `sdot`): A copied once per call into the instruction's type
+//                (u8 on x86, i8 on AArch64; moved by 128 where it differs), K padded to whole
+//                quads; B packed [N/nr][K/4][nr][4] with each column's zero * Σk B after it,
+//                which the epilogue subtracts (Σ (a - zero) b = Σ a b - zero Σ b). Four
+//                multiply-adds per 32-bit lane; the default wherever it applies.
 //
 // Workload: op "dense", dtype u8 or i8 (A's type), M, N, K and the parameters of
 // schedules/requantize.h (a_zero, requantize, y_zero, y_lo, y_hi); inputs A [M, K], B [K, N],
@@ -22,5 +28,6 @@
 namespace kiln::schedules {
 
 const OpTemplate& dense_int8_template();
+const OpTemplate& dense_int8_dot_template();
 
 }  // namespace kiln::schedules

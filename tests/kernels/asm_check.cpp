@@ -26,6 +26,8 @@ int count_instructions(const std::string& assembly, const std::string& mnemonic,
   int n = 0;
   for (std::string line; std::getline(in, line);) {
     size_t at = line.find_first_not_of(" \t");
+    if (at != std::string::npos && line[at] == '{')  // an encoding prefix: {vex} vpdpbusd
+      at = line.find_first_not_of(" \t", line.find('}', at) + 1);
     if (at == std::string::npos || line.compare(at, mnemonic.size(), mnemonic) != 0) continue;
     if (line.find(operand) != std::string::npos) ++n;
   }

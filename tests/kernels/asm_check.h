@@ -17,7 +17,8 @@ std::string template_assembly(const schedules::OpTemplate& tpl, const schedules:
                               const std::string& target,
                               const std::map<std::string, int64_t>& knobs = {});
 
-// Instruction lines whose mnemonic starts with `mnemonic` and that mention `operand`.
+// Instruction lines whose mnemonic (after an encoding prefix such as {vex}) starts with
+// `mnemonic` and that mention `operand`.
 int count_instructions(const std::string& assembly, const std::string& mnemonic,
                        const std::string& operand);
 

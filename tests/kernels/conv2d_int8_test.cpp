@@ -23,34 +23,10 @@ const OpTemplate& tpl() {
   return schedules::conv2d_int8_template();
 }
 
-struct Conv {
-  int64_t c, h, o, k, stride = 1, pad = 0, dilation = 1;
-  DataType t = DataType::u8();
-  int64_t a_zero = 0;
-  bool bias = true, requantize = true;
-  int64_t y_zero = 0, y_lo = -1;  // -1: the type's bound
-};
+using Conv = Int8Conv;
 
 Workload workload(const Conv& c) {
-  Workload w{"conv2d",
-             {{"N", 1},
-              {"C", c.c},
-              {"H", c.h},
-              {"W", c.h},
-              {"O", c.o},
-              {"KH", c.k},
-              {"KW", c.k},
-              {"stride", c.stride},
-              {"pad", c.pad},
-              {"dilation", c.dilation}},
-             c.t,
-             {}};
-  w.params["a_zero"] = c.a_zero;
-  w.params["requantize"] = c.requantize ? 1 : 0;
-  if (c.requantize) w.params["y_zero"] = c.y_zero;
-  if (c.y_lo >= 0) w.params["y_lo"] = c.y_lo;
-  if (c.bias) w.epilogue.push_back("bias");
-  return w;
+  return int8_conv(c);
 }
 
 std::string check(const Workload& w, const std::string& target, const Config& cfg) {

@@ -14,6 +14,28 @@ double reduction_length(const schedules::Workload& w) {
 
 }  // namespace
 
+schedules::Workload int8_conv(const Int8Conv& c) {
+  schedules::Workload w{"conv2d",
+                        {{"N", 1},
+                         {"C", c.c},
+                         {"H", c.h},
+                         {"W", c.h},
+                         {"O", c.o},
+                         {"KH", c.k},
+                         {"KW", c.k},
+                         {"stride", c.stride},
+                         {"pad", c.pad},
+                         {"dilation", c.dilation}},
+                        c.t,
+                        {}};
+  w.params["a_zero"] = c.a_zero;
+  w.params["requantize"] = c.requantize ? 1 : 0;
+  if (c.requantize) w.params["y_zero"] = c.y_zero;
+  if (c.y_lo >= 0) w.params["y_lo"] = c.y_lo;
+  if (c.bias) w.epilogue.push_back("bias");
+  return w;
+}
+
 std::string check_int8(
     const schedules::OpTemplate& tpl, const schedules::Workload& w, const std::string& target,
     const schedules::Config& cfg,

@@ -11,6 +11,16 @@
 
 namespace kiln::testing {
 
+// An integer conv2d workload (N = 1, square), as the int8 suites draw them.
+struct Int8Conv {
+  int64_t c, h, o, k, stride = 1, pad = 0, dilation = 1;
+  ir::DataType t = ir::DataType::u8();
+  int64_t a_zero = 0;
+  bool bias = true, requantize = true;
+  int64_t y_zero = 0, y_lo = -1;  // -1: the type's bound
+};
+schedules::Workload int8_conv(const Int8Conv& c);
+
 // `adjust`, when set, draws the inputs instead (the extremes of the saturation test).
 std::string check_int8(
     const schedules::OpTemplate& tpl, const schedules::Workload& w, const std::string& target,

@@ -37,6 +37,11 @@ MODELS = {
     "mobilenet_v2": torchvision.models.mobilenet_v2,
     "mobilenet_v3_small": torchvision.models.mobilenet_v3_small,
 }
+# Exported only when named (`--models resnet50`): the benchmarks' larger networks, which the
+# tests never load.
+BENCH_ONLY = {
+    "resnet50": torchvision.models.resnet50,
+}
 OPSET = 13
 SEED = 20261123
 
@@ -66,7 +71,7 @@ def export(name, out_dir):
     import onnxruntime as ort
 
     torch.manual_seed(SEED)
-    model = MODELS[name]()
+    model = {**MODELS, **BENCH_ONLY}[name]()
     if name == "mobilenet_v3_small":
         widen_classifier(model)
     calibrate_batch_norm(model)
@@ -99,7 +104,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="cache folder (one subfolder per model)")
     parser.add_argument("--force", action="store_true", help="export again even when present")
+    parser.add_argument("--models", nargs="+", choices=sorted(BENCH_ONLY),
+                        help="export only these benchmark models (each once) instead of the "
+                             "tests' set")
     args = parser.parse_args()
+    if args.models:
+        for name in args.models:
+            out_dir = os.path.join(args.out, name)
+            if args.force or not os.path.exists(os.path.join(out_dir, "ort.npy")):
+                export(name, out_dir)
+        return
     done = os.path.join(args.out, "done")
     stamp = (f"torch {torch.__version__} torchvision {torchvision.__version__} opset {OPSET} "
              f"seed {SEED} models {' '.join(MODELS)} (v3 classifier widened) files model.onnx input.npy ort.npy model.pt\n")
