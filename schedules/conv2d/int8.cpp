@@ -35,7 +35,8 @@ class Conv2dInt8 final : public Conv2dInt8Base {
     // Accumulators within the register file with the weight vectors, the broadcast pair
     // and (without VNNI) the product: AVX2 2 ymm x 6 pixels of 16; AVX-512 2 zmm x 12 of
     // 32; NEON 4 q x 6 of 32.
-    return tile_fallback(p, pick_ic_bn(p.c, 32, true), 2, lanes, lanes == 4 ? 4 : 2,
+    const int64_t icb = pick_ic_bn(p.c, 32, true), pairs = icb / 2;
+    return tile_fallback(p, icb, pairs >= 4 ? 4 : (pairs >= 2 ? 2 : 1), lanes, lanes == 4 ? 4 : 2,
                          lanes == 8 ? 12 : 24);
   }
 

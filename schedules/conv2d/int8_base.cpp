@@ -78,17 +78,16 @@ ConfigSpace Conv2dInt8Base::tile_space(const Conv2dParams& p, std::vector<int64_
   return cs;
 }
 
-Config Conv2dInt8Base::tile_fallback(const Conv2dParams& p, int64_t icb, int64_t per_word,
+Config Conv2dInt8Base::tile_fallback(const Conv2dParams& p, int64_t icb, int64_t k_unroll,
                                      int64_t lanes, int64_t max_vecs, int64_t max_acc) {
   int64_t vecs = 1;
   for (int64_t oc_bn : oc_bn_choices(p.o, lanes))
     if (oc_bn / lanes <= max_vecs) vecs = std::max(vecs, oc_bn / lanes);
-  const int64_t groups = icb / per_word;
   return Config({{"ic_bn", icb},
                  {"oc_bn", lanes * vecs},
                  {"reg_n", pick_reg_n(p.out_w(), max_acc / vecs, kWidestTile)},
                  {"unroll_kw", p.kw <= 3 ? 1 : 0},
-                 {"k_unroll", groups >= 4 ? 4 : (groups >= 2 ? 2 : 1)},
+                 {"k_unroll", k_unroll},
                  {"oc_inner", 0},
                  {"parallel", worth_parallel(p.flops()) ? 1 : 0}});
 }

@@ -36,9 +36,9 @@ class Conv2dInt8Base : public OpTemplate {
   // channel groups (pairs or quads) per iteration of the group loop.
   static ConfigSpace tile_space(const Conv2dParams& p, std::vector<int64_t> ic_choices,
                                 int64_t lanes);
-  // The fallback in that space: input block `icb` of `per_word`-channel groups, at most
-  // `max_vecs` output vectors and `max_acc` accumulators.
-  static Config tile_fallback(const Conv2dParams& p, int64_t icb, int64_t per_word, int64_t lanes,
+  // The fallback in that space: input block `icb`, `k_unroll` channel groups per iteration,
+  // at most `max_vecs` output vectors and `max_acc` accumulators.
+  static Config tile_fallback(const Conv2dParams& p, int64_t icb, int64_t k_unroll, int64_t lanes,
                               int64_t max_vecs, int64_t max_acc);
   // The f32 scale argument padded to `channels` (whole output blocks).
   static void pad_scale(std::vector<KernelArg>& args, int64_t channels);
