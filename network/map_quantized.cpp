@@ -114,9 +114,10 @@ MappedNode map_dequantize(Graph& g, const Node& n) {
 
 MappedNode map_qlinear_conv(Graph& g, const Node& n) {
   MappedNode m = conv_node(g, n, n.inputs[3]);
-  node_check(m.workload.param("groups") == 1)
-      << "grouped QLinearConv (group " << m.workload.param("groups")
-      << ") is not supported by kiln's int8 kernels yet";
+  const int64_t groups = m.workload.param("groups");
+  node_check(groups == 1 || (groups == m.workload.param("C") && groups == m.workload.param("O")))
+      << "grouped QLinearConv (group " << groups
+      << ") is not supported by kiln's int8 kernels: groups 1 and depthwise only";
   quantized_operands(g, n, m.workload.param("O"), m);
   if (n.has_input(8)) {
     node_check(g.is_constant(n.inputs[8])) << "the bias must be a constant";

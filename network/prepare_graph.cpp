@@ -38,7 +38,7 @@ PreparedGraph prepare_graph(const std::string& model_path, const graph::ShapeBin
   graph::RewriteOptions rewrite;
   rewrite.max_concat_inputs = schedules::kMaxConcatInputs;
   rewrite.attention_max_keys = schedules::kAttentionMaxKeys;
-  rewrite.int8_conv_max_groups = schedules::kInt8ConvMaxGroups;
+  rewrite.int8_conv_depthwise = schedules::kInt8DepthwiseConv;
   rewrite.int8_conv_keep_float = [&](graph::Graph& g, const graph::Node& conv) {
     std::string reason = int8_conv_slower(g, conv, target);
     if (!reason.empty())

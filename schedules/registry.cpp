@@ -108,6 +108,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &conv2d_f16_arm_template(),
       &conv2d_int8_dot_template(),
       &conv2d_int8_template(),
+      &conv2d_int8_depthwise_template(),
       &conv2d_depthwise_template(),
       &conv2d_depthwise_mult_template(),
       &conv2d_nchwc_template(),

@@ -18,9 +18,6 @@ using ir::Expr;
 using ir::IterVar;
 using ir::Var;
 
-namespace {
-
-// Depthwise weights [C, 1, KH, KW] -> [C/bn, KH, KW, bn], zero-padded.
 Values pack_depthwise_weight(const Values& wv, const Conv2dParams& p, int64_t bn) {
   const int64_t cb = ceil_div(p.c, bn);
   Values out(static_cast<size_t>(cb * p.kh * p.kw * bn), 0.0f);
@@ -29,6 +26,8 @@ Values pack_depthwise_weight(const Values& wv, const Conv2dParams& p, int64_t bn
       out[((c / bn) * p.kh * p.kw + k) * bn + c % bn] = wv[c * p.kh * p.kw + k];
   return out;
 }
+
+namespace {
 
 class Conv2dDepthwise : public DirectConv2dTemplate {
  public:

@@ -58,18 +58,7 @@ class Conv2dInt8 final : public Conv2dInt8Base {
         r.requantize ? te::placeholder({ob * ocb}, DataType::f32(), "scale") : te::Tensor();
     // Padded and widened once per call: data - a_zero in i16, 0 in the padding (which holds
     // the zero point, the quantized 0.0).
-    te::Tensor wide = te::compute(
-        {p.n, cb, p.h + 2 * p.ph, p.w + 2 * p.pw, icb},
-        [&](const std::vector<Var>& v) -> Expr {
-          Expr y = v[2], x = v[3];
-          Expr inside = y >= p.ph && y < p.h + p.ph && x >= p.pw && x < p.w + p.pw;
-          Expr yy = ir::max(ir::min(y - p.ph, Expr(p.h - 1)), Expr(0));
-          Expr xx = ir::max(ir::min(x - p.pw, Expr(p.w - 1)), Expr(0));
-          Expr v16 = ir::make_cast(i16, data(v[0], v[1], yy, xx, v[4])) -
-                     ir::make_const(i16, double(r.a_zero));
-          return ir::make_select(inside, v16, ir::make_zero(i16));
-        },
-        "data.i16");
+    te::Tensor wide = moved_data(p, data, i16, -r.a_zero, 0, "data.i16");
     const PairConvSums sums = pair_conv_sums(p, wide, weight, ob, ocb, owp, i32);
     const te::Tensor& acc = sums.acc;
     const DataType ot = int8_output_type(w);
@@ -95,18 +84,10 @@ class Conv2dInt8 final : public Conv2dInt8Base {
     sch[acc].tensorize(
         rp, conv_pair_dot_tile(p, reg_n, ocb / lanes, lanes, pairs, cfg["k_unroll"], ow, i16, dot));
 
-    std::vector<te::Tensor> tensors = {data, weight};
-    if (with_bias) tensors.push_back(bias);
-    if (r.requantize) tensors.push_back(scale);
-    tensors.push_back(out);
-    std::vector<KernelArg> args = blocked_conv_args(
-        inputs(w), output(w), p, icb, ocb,
+    return finish(
+        w, std::move(sch), {data, weight, bias, scale, out}, icb, ocb,
         [p, icb, ocb](const Values& v) { return pack_conv_weight_vnni(v, p, icb, ocb); },
         ob * cb * p.kh * p.kw * pairs * ocb * 2);
-    for (KernelArg& a : args)
-      if (a.logical.name == "weight") a.logical_dtype = DataType::i8();  // held as i16 pairs
-    pad_scale(args, ob * ocb);
-    return {std::move(sch), std::move(tensors), std::move(args), p.flops()};
   }
 };
 

@@ -20,6 +20,12 @@
 //                [ic_bn/4][oc_bn][4] with each channel's zero * Σ weights after them, which
 //                the epilogue subtracts: Σ (a - zero) w = Σ a w - zero Σ w, exact in int32.
 //                The default wherever it applies.
+//   conv2d.int8.depthwise  groups == C == O: conv2d.depthwise's register tile (vectors of
+//                channels, a W tile) on the data minus its zero point, copied once per call
+//                into f32 with the padding (0 after the subtraction): every product and sum of
+//                up to 513 taps is an integer below 2^24, exact in f32, so the tile is FMAs and
+//                the sum converts to int32 exactly (int32 multiply-adds beyond). Weights
+//                packed [C/c_bn][KH][KW][c_bn] in the sums' type.
 //
 // Workload: op "conv2d" with the shape parameters of conv2d (common.h), dtype u8 or i8, and
 // requantize.h's parameters; inputs data NCHW, weight OIHW (int8 values), with epilogue
@@ -35,8 +41,9 @@ namespace kiln::schedules {
 
 const OpTemplate& conv2d_int8_template();
 const OpTemplate& conv2d_int8_dot_template();
+const OpTemplate& conv2d_int8_depthwise_template();
 
-// The most groups an int8 conv may have (grouped and depthwise int8 convs: not yet).
-inline constexpr int64_t kInt8ConvMaxGroups = 1;
+// Integer convs with groups: depthwise (groups == C == O) only, on conv2d.int8.depthwise.
+inline constexpr bool kInt8DepthwiseConv = true;
 
 }  // namespace kiln::schedules

@@ -97,8 +97,7 @@ class Conv2dInt8Dot final : public Conv2dInt8Base {
     // iterations, which LLVM writes out, and the 24-accumulator tile spills (ResNet's
     // 512-channel 3x3 on 7x7: 0.59-0.69 ms at k_unroll 4, 0.43-0.55 at 2, on an AVX-512 Xeon).
     const int64_t icb = ceil_div(pick_ic_bn(p.c, 64, true), 4) * 4;
-    return tile_fallback(p, icb, icb >= 8 ? 2 : 1, lanes, lanes == 8 ? 2 : 4,
-                         lanes == 8 ? 12 : 24);
+    return tile_fallback(p, icb, icb >= 8 ? 2 : 1, lanes, lanes == 8 ? 2 : 4, lanes == 8 ? 12 : 24);
   }
 
  protected:
@@ -133,21 +132,7 @@ class Conv2dInt8Dot final : public Conv2dInt8Base {
     // a copy once per call, none for an unpadded conv whose data needs no shift.
     const bool copied = p.ph != 0 || p.pw != 0 || shift != 0;
     te::Tensor moved = data;
-    if (copied)
-      moved = te::compute(
-          {p.n, qw.cb, p.h + 2 * p.ph, p.w + 2 * p.pw, icb},
-          [&](const std::vector<Var>& v) -> Expr {
-            Expr y = v[2], x = v[3];
-            Expr inside = y >= p.ph && y < p.h + p.ph && x >= p.pw && x < p.w + p.pw;
-            Expr yy = ir::max(ir::min(y - p.ph, Expr(p.h - 1)), Expr(0));
-            Expr xx = ir::max(ir::min(x - p.pw, Expr(p.w - 1)), Expr(0));
-            Expr value = data(v[0], v[1], yy, xx, v[4]);
-            if (shift != 0)
-              value = ir::make_cast(dot_t, ir::make_cast(DataType::i16(), value) +
-                                               ir::make_const(DataType::i16(), double(shift)));
-            return ir::make_select(inside, value, ir::make_const(dot_t, double(zero)));
-          },
-          "data.dot");
+    if (copied) moved = moved_data(p, data, dot_t, shift, zero, "data.dot");
     IterVar rco = te::reduce_axis(qw.cb, "rco"), ry = te::reduce_axis(p.kh, "ry");
     IterVar rx = te::reduce_axis(p.kw, "rx"), rq = te::reduce_axis(qw.quads, "rp");
     IterVar rk = te::reduce_axis(4, "rk");
@@ -192,16 +177,10 @@ class Conv2dInt8Dot final : public Conv2dInt8Base {
     schedule_register_tile(sch, out, acc, k, {rco, ry, rx, rq, rk});
     sch[acc].tensorize(rq, quad_tile(p, qw, reg_n, ocb / lanes, lanes, cfg["k_unroll"], t));
 
-    std::vector<te::Tensor> tensors = {data, weight};
-    if (with_bias) tensors.push_back(bias);
-    if (r.requantize) tensors.push_back(scale);
-    tensors.push_back(out);
-    std::vector<KernelArg> args = blocked_conv_args(
-        inputs(w), output(w), p, icb, ocb,
+    return finish(
+        w, std::move(sch), {data, weight, bias, scale, out}, icb, ocb,
         [p, icb, ocb, zero](const Values& v) { return pack_quad_weight(v, p, icb, ocb, zero); },
         qw.elements());
-    pad_scale(args, qw.ob * ocb);
-    return {std::move(sch), std::move(tensors), std::move(args), p.flops()};
   }
 
  private:

@@ -5,6 +5,7 @@
 // winograd.h); registry.cpp lists them all.
 #pragma once
 
+#include "schedules/conv2d/common.h"
 #include "schedules/op_template.h"
 
 namespace kiln::schedules {
@@ -12,5 +13,9 @@ namespace kiln::schedules {
 const OpTemplate& conv2d_nchwc_template();
 const OpTemplate& conv2d_1x1_template();
 const OpTemplate& conv2d_depthwise_template();
+
+// Depthwise weights [C, 1, KH, KW] -> [C/bn, KH, KW, bn], zero-padded: conv2d.depthwise's
+// layout, which conv2d.int8.depthwise shares.
+Values pack_depthwise_weight(const Values& wv, const Conv2dParams& p, int64_t bn);
 
 }  // namespace kiln::schedules

@@ -149,27 +149,28 @@ std::string qoperator_model(DataType data_type) {
   return b.bytes();
 }
 
-// One quantized layer (C -> O channels, K x K, same padding; int8 weights per output channel,
-// an int32 bias) between a QuantizeLinear of the input and a DequantizeLinear of the output,
+// One quantized layer (C -> O channels, K x K, same padding, `group` groups; int8 weights per
+// output channel, an int32 bias) between a QuantizeLinear of the input and a DequantizeLinear of the output,
 // in either form ONNX Runtime's quantizer writes:
 //   QDQ:       Q -> DQ -> Conv(DQ(w), DQ(bias)) -> Q -> DQ   (the Conv is named "the_conv")
 //   QOperator: Q -> QLinearConv(w, bias) -> DQ               (the QLinearConv is)
 enum class Form { Qdq, QOperator };
-std::string quantized_layer_model(Form form, int64_t C, int64_t O, int64_t H, int64_t K) {
+std::string quantized_layer_model(Form form, int64_t C, int64_t O, int64_t H, int64_t K,
+                                  int64_t group = 1) {
   ModelBuilder b(13);
   b.input("x", DataType::f32(), {int64_t{1}, C, H, H});
   b.initializer("sx", f32_tensor({}, {0.02}));
   b.initializer("zx", HostTensor::from_i64(DataType::u8(), {}, {128}));
   b.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
   std::vector<int64_t> w, bias;
-  for (int64_t i = 0; i < O * C * K * K; ++i) w.push_back((i * 37) % 255 - 127);
+  for (int64_t i = 0; i < O * C / group * K * K; ++i) w.push_back((i * 37) % 255 - 127);
   std::vector<double> ws, bs;  // the bias is in units of sx * ws, as quantize_static writes it
   for (int64_t o = 0; o < O; ++o) {
     ws.push_back(0.0005 * double(1 + o % 3));
     bs.push_back(0.02 * ws.back());
     bias.push_back((o * 97) % 401 - 200);
   }
-  b.initializer("w", HostTensor::from_i64(DataType::i8(), {O, C, K, K}, w));
+  b.initializer("w", HostTensor::from_i64(DataType::i8(), {O, C / group, K, K}, w));
   b.initializer("ws", f32_tensor({O}, ws));
   b.initializer("b", HostTensor::from_i64(DataType::i32(), {O}, bias));
   b.initializer("sy", f32_tensor({}, {0.1}));
@@ -188,6 +189,7 @@ std::string quantized_layer_model(Form form, int64_t C, int64_t O, int64_t H, in
                    "the_conv");
   }
   attr_ints(*conv, "pads", {K / 2, K / 2, K / 2, K / 2});
+  if (group != 1) attr_int(*conv, "group", group);
   b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
   b.output("y");
   return b.bytes();
@@ -247,6 +249,29 @@ TEST(QuantizedNetworks, ConvsWhoseInt8KernelIsSlowerKeepTheirFloatPath) {
       0.1001);
   if (!r.int8_kept_float.empty())
     EXPECT_NE(format_report(r).find("1 quantized convs kept in f32"), std::string::npos);
+}
+
+TEST(QuantizedNetworks, DepthwiseConvsRunOnTheInt8DepthwiseKernel) {
+  // MobileNet's depthwise layer in both forms: one QLinearConv (conv2d.int8.depthwise), nothing
+  // kept in float, on any target; within one quantum of the QDQ graph's float semantics.
+  for (Form form : {Form::Qdq, Form::QOperator}) {
+    SCOPED_TRACE(form == Form::Qdq ? "QDQ" : "QOperator");
+    const std::string model = quantized_layer_model(form, 24, 24, 14, 3, 24);
+    const Choice avx2 = int8_choice(model, "x86-avx2");
+    EXPECT_EQ(avx2.qlinear, 1);
+    EXPECT_TRUE(avx2.kept.empty());
+    const CompileReport r = expect_host_matches_reference(
+        model, {}, {{"x", graph::test::random_tensor({1, 24, 14, 14}, 17, 2.5f)}}, {}, 0.1001);
+    EXPECT_EQ(count(layer_ops(r), "QLinearConv"), 1);
+  }
+  // A grouped conv that is not depthwise keeps its float path (QDQ) or is one error naming the
+  // node (QOperator, which has no float path).
+  EXPECT_EQ(int8_choice(quantized_layer_model(Form::Qdq, 16, 16, 8, 3, 4), "x86-avx2").qlinear, 0);
+  const std::string msg = kiln::test::user_error_of([&] {
+    expect_host_matches_reference(quantized_layer_model(Form::QOperator, 16, 16, 8, 3, 4));
+  });
+  EXPECT_NE(msg.find("the_conv"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("depthwise"), std::string::npos) << msg;
 }
 
 TEST(QuantizedNetworks, QOperatorConvMatchesExactly) {

@@ -145,7 +145,7 @@ std::optional<Site> site_of(const Graph& g, const Node& op) {
 }
 
 // The fused node of a site (its inputs set), or nothing when the kernels cannot take it.
-std::optional<Node> fuse(Graph& g, const Site& s, int64_t max_groups, const KeepFloat& keep_float,
+std::optional<Node> fuse(Graph& g, const Site& s, bool depthwise, const KeepFloat& keep_float,
                          std::set<std::string>& interior) {
   const Node& op = *s.op;
   std::optional<Params> px = activation_params(g, *s.dq_x), py = activation_params(g, *s.q);
@@ -158,7 +158,10 @@ std::optional<Node> fuse(Graph& g, const Site& s, int64_t max_groups, const Keep
   if (!w_type || !w_type->is_concrete()) return std::nullopt;
   const std::vector<int64_t> wd = w_type->dims();
   const bool conv = op.op_type == "Conv";
-  if (conv && (wd.size() != 4 || op.attr_int("group", 1) > max_groups)) return std::nullopt;
+  if (conv && wd.size() != 4) return std::nullopt;
+  const int64_t groups = conv ? op.attr_int("group", 1) : 1;
+  // Depthwise: one input channel per group, one output channel per group.
+  if (groups != 1 && !(depthwise && wd[1] == 1 && wd[0] == groups)) return std::nullopt;
   if (!conv && wd.size() != 2) return std::nullopt;
   const int64_t channels = conv ? wd[0] : wd[1];
   std::optional<Params> pw = weight_params(g, *s.dq_w, conv ? 0 : 1, channels);
@@ -210,7 +213,7 @@ void fold_weight_dequantizations(Graph& g) {
 
 }  // namespace
 
-int fuse_quantized_operators(Graph& g, int64_t max_conv_groups, const KeepFloat& keep_float) {
+int fuse_quantized_operators(Graph& g, bool depthwise, const KeepFloat& keep_float) {
   // QLinearConvs kept in float become the QDQ form first; their Convs stay float below.
   const std::set<std::string> float_convs = expand_float_qlinear_convs(g, keep_float);
   // Sites first, by the Q's output (replace_pattern moves nodes).
@@ -226,7 +229,7 @@ int fuse_quantized_operators(Graph& g, int64_t max_conv_groups, const KeepFloat&
     std::optional<Site> s = op ? site_of(g, *op) : std::nullopt;
     if (!s) continue;
     std::set<std::string> interior;
-    std::optional<Node> node = fuse(g, *s, max_conv_groups, keep_float, interior);
+    std::optional<Node> node = fuse(g, *s, depthwise, keep_float, interior);
     if (!node) continue;
     replace_pattern(g, out, std::move(*node), interior);
     ++fused;

@@ -29,7 +29,8 @@ namespace kiln::graph {
 // compiler answers for its target (network/int8_choice.h); empty: every site is rewritten.
 using KeepFloat = std::function<std::string(Graph& g, const Node& conv)>;
 
-// Returns the number of operators rewritten (folded weight dequantizations not counted).
-int fuse_quantized_operators(Graph& g, int64_t max_conv_groups, const KeepFloat& keep_float = {});
+// Returns the number of operators rewritten (folded weight dequantizations not counted). Convs
+// of groups 1 are rewritten, depthwise ones (groups == C == O) too where `depthwise` is set.
+int fuse_quantized_operators(Graph& g, bool depthwise, const KeepFloat& keep_float = {});
 
 }  // namespace kiln::graph

@@ -58,7 +58,7 @@ const std::vector<GraphRewrite>& graph_rewrites() {
        "the other dequantized weights folded to f32 constants",
        "no DequantizeLinear of constant weights",
        [](Graph& g, const RewriteOptions& o) {
-         return fuse_quantized_operators(g, o.int8_conv_max_groups, o.int8_conv_keep_float);
+         return fuse_quantized_operators(g, o.int8_conv_depthwise, o.int8_conv_keep_float);
        }},
       {"quantize_dequantize", "a 16-bit quantized activation, DequantizeLinear(QuantizeLinear(x)) "
        "with one constant scale and zero point, as the exact float steps Div, Round, Add, Clip, "

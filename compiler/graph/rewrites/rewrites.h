@@ -21,7 +21,7 @@ namespace kiln::graph {
 struct RewriteOptions {
   int64_t max_concat_inputs = 64;       // a longer Concat is emitted as a tree of them
   int64_t attention_max_keys = 16384;   // attention fuses only score rows this long or shorter
-  int64_t int8_conv_max_groups = 1;     // QLinearConv is formed only up to this many groups
+  bool int8_conv_depthwise = false;     // QLinearConv for groups 1, and depthwise when set
   KeepFloat int8_conv_keep_float;       // and not where this gives a reason (empty: anywhere)
   bool verify = false;                  // the verifier after every row (KILN_VERIFY_GRAPH=1 too)
 };
