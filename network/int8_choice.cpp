@@ -11,7 +11,11 @@ bool has_fast_int8(const Target& t) {
 }
 
 std::string int8_conv_slower(graph::Graph& g, const graph::Node& conv, const Target& t) {
-  if (t.name.empty() || has_fast_int8(t) || conv.op_type != "Conv") return "";
+  if (t.name.empty() || conv.op_type != "Conv") return "";
+  // A QLinearConv's own weights (the Conv it stands for reads them as they are).
+  if (const auto w = g.type_of(conv.inputs.at(1)); w && w->dtype == ir::DataType::u8())
+    return "uint8 weights: kiln's int8 kernels take int8 weights (symmetric quantization)";
+  if (has_fast_int8(t)) return "";
   schedules::Workload w = mapping::conv_node(g, conv, conv.inputs.at(1)).workload;
   w.dtype = ir::DataType::f32();
   if (schedules::winograd_preferred(w, t))

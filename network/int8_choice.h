@@ -14,6 +14,8 @@
 //     multiplies; ResNet-18's 64-channel 56x56 layer: int8 6.8 ms, f32 Winograd 2.5 ms);
 //   - convs of fewer than 4 input channels, which the channel pairs pad (an RGB image's first
 //     layer: 3 channels computed as 4; ResNet-18's 7x7: int8 8.4 ms, f32 6.3 ms).
+// A QLinearConv with uint8 weights keeps its float path on every target: the int8 kernels take
+// int8 weights only.
 // A conv kept in float reads the dequantized activation and its weights folded to f32, and its
 // result is quantized as the model says: ONNX's own float semantics of the QDQ graph.
 #pragma once

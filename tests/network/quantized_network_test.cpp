@@ -305,9 +305,9 @@ TEST(QuantizedNetworks, QLinearMatMulMatchesExactly) {
   EXPECT_EQ(count(layer_ops(r), "QLinearMatMul"), 1);
 }
 
-TEST(QuantizedNetworks, WhatTheInt8KernelsDoNotTakeIsOneErrorNamingTheNode) {
-  // 4 input channels: the int8 kernel's case (with fewer, or a 3x3 Winograd form on a target
-  // without VNNI, the node takes the float path, which reads uint8 weights too).
+TEST(QuantizedNetworks, AQLinearConvWithUint8WeightsRunsInFloat) {
+  // The int8 kernels take int8 weights only: with uint8 weights (ONNX allows them) the node
+  // takes the float path on every target, VNNI or not, and the report names it and why.
   ModelBuilder b(13);
   b.input("x", DataType::f32(), {int64_t{1}, int64_t{4}, int64_t{4}, int64_t{4}});
   b.initializer("s", f32_tensor({}, {0.1}));
@@ -317,10 +317,16 @@ TEST(QuantizedNetworks, WhatTheInt8KernelsDoNotTakeIsOneErrorNamingTheNode) {
   b.node("QLinearConv", {"xq", "s", "z", "w", "s", "z", "s", "z"}, {"yq"}, "uint8_weights");
   b.node("DequantizeLinear", {"yq", "s", "z"}, {"y"});
   b.output("y");
-  const std::string msg = kiln::test::user_error_of([&] { expect_host_matches_reference(b.bytes()); });
-  EXPECT_NE(msg.find("uint8_weights"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("int8 weights"), std::string::npos) << msg;
-  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  for (const char* target : {"x86-avx2", "x86-amx", "cortex-a76"}) {
+    const Choice c = int8_choice(b.bytes(), target);
+    EXPECT_EQ(c.qlinear, 0) << target;
+    ASSERT_EQ(c.kept.size(), 1u) << target;
+    EXPECT_EQ(c.kept[0].node, "uint8_weights");
+    EXPECT_NE(c.kept[0].reason.find("uint8 weights"), std::string::npos) << c.kept[0].reason;
+  }
+  const CompileReport r = expect_host_matches_reference(
+      b.bytes(), {}, {{"x", graph::test::random_tensor({1, 4, 4, 4}, 5, 2.0f)}}, {}, 0.1001);
+  EXPECT_EQ(r.int8_kept_float.size(), 1u);
 }
 
 TEST(QuantizedNetworks, AQuantizedGraphInputIsOneClearError) {
