@@ -392,6 +392,22 @@ class Lowerer {
     if (layout != 0 && std::count(g_.outputs.begin(), g_.outputs.end(), out)) ensure(out, 0);
   }
 
+  // A flat operator of two same-shape operands (QLinearAdd: inputs 0 and 3) in the layout its
+  // first operand is held in, the second brought to it. The padded channels of blocked 8-bit
+  // operands hold their zero points, and so get the output's.
+  void lower_flat_pair(const Node& n, Workload w) {
+    const std::string &a = n.inputs.at(0), &b = n.inputs.at(3), &out = n.outputs.at(0);
+    auto& have = available_[a];
+    internal_check(!have.empty()) << "value '" << a << "' is read before it is written";
+    const auto [layout, src_a] = *have.rbegin();
+    const int src_b = ensure(b, layout);
+    w.params["elements"] = layout_elements(dims(a), layout);
+    const int task = task_for(w);
+    const int dst = new_buffer(out, layout);
+    add_step(task, {src_a, src_b, dst}, n.name.empty() ? out : n.name, n.op_type);
+    if (layout != 0 && std::count(g_.outputs.begin(), g_.outputs.end(), out)) ensure(out, 0);
+  }
+
   // A conv/dense whose data input assign_precision made half runs in that type; its output
   // is f32 (the kernel's out_f32 form) where f32 readers take it.
   void apply_precision(MappedNode& m, const Node& n) {
@@ -418,6 +434,7 @@ class Lowerer {
         w.params["elements"] = elements;
         return w;
       });
+    if (m.workload.op == "qlinear_add") return lower_flat_pair(n, m.workload);
     apply_precision(m, n);
     if (lower_blocked_elementwise(n, m) || lower_blocked_concat(n, m) || lower_blocked_pad(n, m))
       return;

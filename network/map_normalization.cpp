@@ -23,6 +23,12 @@ MappedNode map_pool(Graph& g, const Node& n) {
   w.params["ceil_mode"] = n.attr_int("ceil_mode", 0);
   if (n.op_type == "AveragePool")
     w.params["count_include_pad"] = n.attr_int("count_include_pad", 0);
+  // A max pool of 8-bit data (quantized_elementwise.h) runs in that type; its windows are exact.
+  const graph::DataType t = g.type_of(n.inputs[0])->dtype;
+  if (t == graph::DataType::u8() || t == graph::DataType::i8()) {
+    node_check(n.op_type == "MaxPool") << "AveragePool of " << t.str() << " data is not supported";
+    w.dtype = t;
+  }
   m.operands = {{"X", n.inputs[0]}};
   return m;
 }

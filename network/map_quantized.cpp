@@ -1,10 +1,12 @@
 // op_table mappers for the quantization operators: QuantizeLinear and DequantizeLinear of
 // activations (quantize.flat, dequantize.flat) and the integer operators QLinearConv and
-// QLinearMatMul (conv2d.int8, dense.int8). What the kernels do not take (per-axis activation
-// scales, asymmetric or uint8 weights, grouped convs) is one error naming the node.
+// QLinearMatMul (conv2d.int8, dense.int8), and QLinearAdd (qlinear_add.flat). What the kernels do
+// not take (per-axis activation scales, asymmetric or uint8 weights, grouped convs) is one error
+// naming the node.
 #include <cmath>
 
 #include "network/op_mapping.h"
+#include "schedules/elementwise/qlinear_add.h"
 #include "schedules/elementwise/quantize.h"
 
 namespace kiln::network::mapping {
@@ -138,6 +140,26 @@ MappedNode map_qlinear_matmul(Graph& g, const Node& n) {
   m.workload.params = {{"M", numel(a) / a.back()}, {"N", b[1]}, {"K", b[0]}};
   m.operands = {{"A", n.inputs[0]}, {"B", n.inputs[3]}};
   quantized_operands(g, n, b[1], m);
+  return m;
+}
+
+MappedNode map_qlinear_add(Graph& g, const Node& n) {
+  const graph::DataType t = dtype_of(g, n.inputs[0]);
+  node_check(is_8bit(t) && dtype_of(g, n.inputs[3]) == t && dtype_of(g, n.outputs[0]) == t)
+      << "A, B and C must be one 8-bit type (uint8 or int8), got " << t.str() << ", "
+      << dtype_of(g, n.inputs[3]).str() << " and " << dtype_of(g, n.outputs[0]).str();
+  const std::vector<int64_t> a = dims_of(g, n.inputs[0]), b = dims_of(g, n.inputs[3]);
+  node_check(a == b) << "A and B must have one shape (kiln's QLinearAdd does not broadcast)";
+  schedules::QLinearAddParams p;
+  p.a_scale = scales(g, n, 1, "A_scale")[0];
+  p.b_scale = scales(g, n, 4, "B_scale")[0];
+  p.y_scale = scales(g, n, 6, "C_scale")[0];
+  p.a_zero = one_zero(g, n, 2, "A's zero point");
+  p.b_zero = one_zero(g, n, 5, "B's zero point");
+  p.y_zero = one_zero(g, n, 7, "C's zero point");
+  MappedNode m;
+  m.workload = schedules::qlinear_add_workload(numel(a), t, p);
+  m.operands = {{"A", n.inputs[0]}, {"B", n.inputs[3]}};
   return m;
 }
 

@@ -113,6 +113,8 @@ MappedNode map_dequantize(Graph& g, const Node& n);
 // f32(w_scale) / f32(y_scale), becomes a constant operand "scale".
 MappedNode map_qlinear_conv(Graph& g, const Node& n);
 MappedNode map_qlinear_matmul(Graph& g, const Node& n);
+// QLinearAdd of two same-shape 8-bit operands (qlinear_add.flat).
+MappedNode map_qlinear_add(Graph& g, const Node& n);
 
 // map_data_movement.cpp
 // Flatten, Reshape, Squeeze, Unsqueeze: a copy into the new shape.

@@ -113,6 +113,7 @@ const std::map<std::string, Mapper>& table() {
       {"DequantizeLinear", map_dequantize},
       {"QLinearConv", map_qlinear_conv},
       {"QLinearMatMul", map_qlinear_matmul},
+      {"QLinearAdd", map_qlinear_add},
   };
   return k;
 }

@@ -22,8 +22,9 @@
 #include "schedules/dense/lowp.h"
 #include "schedules/elementwise/batch_norm.h"
 #include "schedules/elementwise/cast.h"
-#include "schedules/elementwise/quantize.h"
 #include "schedules/elementwise/elementwise.h"
+#include "schedules/elementwise/qlinear_add.h"
+#include "schedules/elementwise/quantize.h"
 #include "schedules/layout.h"
 #include "schedules/pooling/blocked.h"
 #include "schedules/pooling/pooling.h"
@@ -152,6 +153,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &cast_template(),
       &quantize_template(),
       &dequantize_template(),
+      &qlinear_add_template(),
   };
   return k;
 }

@@ -14,6 +14,23 @@ namespace kiln::graph {
 
 namespace {
 
+// The operators of ONNX Runtime's com.microsoft domain that its quantizer writes and that kiln
+// defines (graph/ops/quantize.cpp); each has the same meaning as in ONNX Runtime.
+const std::set<std::string>& contrib_ops() {
+  static const std::set<std::string> k = {"QLinearAdd"};
+  return k;
+}
+
+bool is_contrib_op(const std::string& op) {
+  return contrib_ops().count(op) > 0;
+}
+
+std::string contrib_op_list() {
+  std::string s;
+  for (const std::string& op : contrib_ops()) s += (s.empty() ? "" : ", ") + op;
+  return s;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   user_check(in.good()) << path << ": cannot open the file";
@@ -205,10 +222,11 @@ class Importer {
       node.outputs.assign(proto.output().begin(), proto.output().end());
       // Trailing omitted outputs are the same as absent ones.
       while (!node.outputs.empty() && node.outputs.back().empty()) node.outputs.pop_back();
-      user_check(proto.domain().empty() || proto.domain() == "ai.onnx")
-          << "operator domain '" << proto.domain()
-          << "' is not supported (only the default "
-             "ONNX domain is)";
+      user_check(proto.domain().empty() || proto.domain() == "ai.onnx" ||
+                 (proto.domain() == "com.microsoft" && is_contrib_op(proto.op_type())))
+          << "operator domain '" << proto.domain() << "' is not supported for " << proto.op_type()
+          << " (kiln reads the default ONNX domain, and ONNX Runtime's "
+          << "com.microsoft operators of its quantizer: " << contrib_op_list() << ")";
       for (const onnx::AttributeProto& a : proto.attribute()) {
         user_check(!a.name().empty()) << "an attribute has no name";
         user_check(!node.attrs.count(a.name())) << "attribute '" << a.name() << "' is given twice";

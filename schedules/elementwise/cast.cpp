@@ -29,14 +29,11 @@ class Cast : public OpTemplate {
     user_check(w.param("to_f32") == 0 || w.param("to_f32") == 1)
         << "cast: to_f32 must be 0 (f32 to " << w.dtype.str() << ") or 1 (" << w.dtype.str()
         << " to f32), got " << w.param("to_f32");
-    ConfigSpace cs;
-    cs.define_knob("parallel", {0, 1});
-    return cs;
+    return flat_conversion_space();
   }
   std::vector<std::string> value_params() const override { return {"to_f32"}; }
   Config fallback(const Workload& w, const Target&) const override {
-    // Threads pay for themselves past about 64 KiB of f32 (as the copy kernels find).
-    return Config({{"parallel", w.param("elements") * 4 >= (64 << 10) ? 1 : 0}});
+    return flat_conversion_fallback(w);
   }
   std::vector<TensorSpec> inputs(const Workload& w) const override {
     return {{"X", {w.param("elements")}}};
@@ -89,6 +86,16 @@ class Cast : public OpTemplate {
 const OpTemplate& cast_template() {
   static const Cast t;
   return t;
+}
+
+ConfigSpace flat_conversion_space() {
+  ConfigSpace cs;
+  cs.define_knob("parallel", {0, 1});
+  return cs;
+}
+
+Config flat_conversion_fallback(const Workload& w) {
+  return Config({{"parallel", w.param("elements") * 4 >= (64 << 10) ? 1 : 0}});
 }
 
 void schedule_flat_conversion(te::Stage out, const Target& t, bool parallel) {

@@ -27,6 +27,12 @@ const OpTemplate& cast_template();
 // The workload of a cast of `elements` values between f32 and `other`.
 Workload cast_workload(int64_t elements, ir::DataType other, bool to_f32);
 
+// The knob of a flat conversion (cast.flat, quantize.flat, qlinear_add.flat): parallel or
+// not; and its default, parallel past about 64 KiB of f32 (where the copy kernels find threads
+// pay for themselves).
+ConfigSpace flat_conversion_space();
+Config flat_conversion_fallback(const Workload& w);
+
 // The loop of a flat conversion stage (cast.flat, quantize.flat): vectors of the target's f32
 // lanes, four at a time, in parallel chunks when `parallel`.
 void schedule_flat_conversion(te::Stage out, const Target& t, bool parallel);

@@ -7,6 +7,7 @@
 #include "compiler/ir/op.h"
 #include "compiler/te/schedule.h"
 #include "schedules/elementwise/cast.h"
+#include "schedules/elementwise/flat_int8.h"
 #include "schedules/requantize.h"
 
 namespace kiln::schedules {
@@ -18,29 +19,15 @@ using ir::Var;
 namespace {
 
 // Both directions: the checks, the flat loop and its knob.
-class QuantizeFlat : public OpTemplate {
+class QuantizeFlat : public FlatInt8Template {
  public:
   explicit QuantizeFlat(bool quantize) : quantize_(quantize) {}
   std::string name() const override { return quantize_ ? "quantize.flat" : "dequantize.flat"; }
   std::string op() const override { return quantize_ ? "quantize" : "dequantize"; }
-  std::vector<DataType> dtypes() const override { return {DataType::u8(), DataType::i8()}; }
   std::vector<std::string> value_params() const override { return {"zero"}; }
-  bool applies(const Workload& w, const Target&) const override {
-    return w.op == op() && (w.dtype == DataType::u8() || w.dtype == DataType::i8());
-  }
-  ConfigSpace space(const Workload&, const Target&) const override {
-    ConfigSpace cs;
-    cs.define_knob("parallel", {0, 1});
-    return cs;
-  }
-  Config fallback(const Workload& w, const Target&) const override {
-    // Threads pay for themselves past about 64 KiB of f32 (as the copy kernels find).
-    return Config({{"parallel", w.param("elements") * 4 >= (64 << 10) ? 1 : 0}});
-  }
   std::vector<TensorSpec> inputs(const Workload& w) const override {
     return {{"X", {w.param("elements")}}};
   }
-  TensorSpec output(const Workload& w) const override { return {"Y", {w.param("elements")}}; }
 
   Values reference(const Workload& w, const std::vector<Values>& in) const override {
     const float scale = static_cast<float>(w.real("scale"));
@@ -74,17 +61,12 @@ class QuantizeFlat : public OpTemplate {
     const DataType f32 = DataType::f32();
     const Expr scale = ir::make_const(f32, double(static_cast<float>(w.real("scale"))));
     const Expr zero = ir::make_const(f32, double(w.param("zero")));
-    const Int8Range r = int8_range(w);
     te::Tensor x = te::placeholder({n}, quantize_ ? f32 : w.dtype, "X");
     te::Tensor y = te::compute(
         {n},
         [&](Var i) -> Expr {
           if (!quantize_) return (ir::make_cast(f32, x(i)) - zero) * scale;
-          // Divided, not multiplied by 1/scale: ONNX's x / scale, rounded once.
-          Expr q = ir::make_call(f32, "round", {x(i) / scale}) + zero;
-          q = ir::max(ir::min(q, ir::make_const(f32, double(r.hi))),
-                      ir::make_const(f32, double(r.lo)));
-          return ir::make_cast(w.dtype, q);
+          return quantize_linear_expr(x(i), w.real("scale"), w.param("zero"), w.dtype);
         },
         "Y");
     te::Schedule sch({y});
@@ -106,6 +88,16 @@ const OpTemplate& quantize_template() {
 const OpTemplate& dequantize_template() {
   static const QuantizeFlat t(false);
   return t;
+}
+
+Expr quantize_linear_expr(Expr x, double scale, int64_t zero, DataType type) {
+  const DataType f32 = DataType::f32();
+  const Int8Range r = type == DataType::u8() ? Int8Range{0, 255} : Int8Range{-128, 127};
+  Expr q =
+      ir::make_call(f32, "round", {x / ir::make_const(f32, double(static_cast<float>(scale)))}) +
+      ir::make_const(f32, double(zero));
+  q = ir::max(ir::min(q, ir::make_const(f32, double(r.hi))), ir::make_const(f32, double(r.lo)));
+  return ir::make_cast(type, q);
 }
 
 Workload quantize_workload(const std::string& op, int64_t elements, DataType quantized,

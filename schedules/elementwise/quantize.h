@@ -16,6 +16,10 @@ namespace kiln::schedules {
 const OpTemplate& quantize_template();
 const OpTemplate& dequantize_template();
 
+// QuantizeLinear of the f32 value `x` to `type` (u8 or i8), as ONNX defines it in f32:
+// divided by the scale, not multiplied by 1/scale, rounded half to even once, saturated.
+ir::Expr quantize_linear_expr(ir::Expr x, double scale, int64_t zero, ir::DataType type);
+
 // The workload of `op` ("quantize" or "dequantize") for a tensor of `elements`.
 Workload quantize_workload(const std::string& op, int64_t elements, ir::DataType quantized,
                            double scale, int64_t zero);

@@ -15,12 +15,16 @@ using ir::Var;
 
 namespace {
 
-const std::vector<DataType>& pool_dtypes() {
-  static const std::vector<DataType> k = {DataType::f32(), DataType::f16(), DataType::bf16()};
+enum class PoolKind { Max, Avg };
+
+// A max is exact in any type, so max pools also take the 8-bit data of quantized models (the
+// QDQ form's DequantizeLinear -> MaxPool -> QuantizeLinear of one quantization); an average
+// would need its own rounding.
+std::vector<DataType> pool_dtypes(PoolKind kind) {
+  std::vector<DataType> k = {DataType::f32(), DataType::f16(), DataType::bf16()};
+  if (kind == PoolKind::Max) k.insert(k.end(), {DataType::u8(), DataType::i8()});
   return k;
 }
-
-enum class PoolKind { Max, Avg };
 
 int64_t pooled_extent(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode) {
   int64_t span = in + 2 * p - k;
@@ -131,7 +135,7 @@ class Pool2d : public OpTemplate {
     return out;
   }
 
-  std::vector<DataType> dtypes() const override { return pool_dtypes(); }
+  std::vector<DataType> dtypes() const override { return pool_dtypes(kind_); }
 
  protected:
   ScheduledKernel schedule(const Workload& w, const Target& t,
@@ -266,7 +270,7 @@ class GlobalAvgPool2d : public OpTemplate {
     return out;
   }
 
-  std::vector<DataType> dtypes() const override { return pool_dtypes(); }
+  std::vector<DataType> dtypes() const override { return pool_dtypes(PoolKind::Avg); }
 
  protected:
   ScheduledKernel schedule(const Workload& w, const Target&,

@@ -14,12 +14,23 @@ using schedules::OpTemplate;
 using schedules::Workload;
 
 Workload pool(const std::string& op, int64_t n, int64_t c, int64_t h, int64_t w, int64_t k,
-              int64_t s, int64_t p, bool ceil = false, bool include_pad = false) {
+              int64_t s, int64_t p, bool ceil = false, bool include_pad = false,
+              ir::DataType t = ir::DataType::f32()) {
   return Workload{op,
-                  {{"N", n}, {"C", c}, {"H", h}, {"W", w}, {"KH", k}, {"KW", k}, {"SH", s},
-                   {"SW", s}, {"PH", p}, {"PW", p}, {"ceil_mode", ceil ? 1 : 0},
+                  {{"N", n},
+                   {"C", c},
+                   {"H", h},
+                   {"W", w},
+                   {"KH", k},
+                   {"KW", k},
+                   {"SH", s},
+                   {"SW", s},
+                   {"PH", p},
+                   {"PW", p},
+                   {"ceil_mode", ceil ? 1 : 0},
                    {"count_include_pad", include_pad ? 1 : 0}},
-                  ir::DataType::f32(), {}};
+                  t,
+                  {}};
 }
 Workload global(int64_t n, int64_t c, int64_t h, int64_t w) {
   return Workload{"global_avg_pool2d", {{"N", n}, {"C", c}, {"H", h}, {"W", w}},
@@ -51,6 +62,13 @@ std::vector<TemplateCase> cases() {
     for (int c = -1; c < 2; ++c) out.push_back({w, "x86-avx512", c, t});
     out.push_back({w, "x86-avx2", -1, t});
     out.push_back({w, "arm-neon", 0, t});
+  }
+  // 8-bit max pools (a quantized ResNet's stem pool, and channels that leave a partial block).
+  for (ir::DataType d : {ir::DataType::u8(), ir::DataType::i8()}) {
+    const Workload w = pool("max_pool2d", 1, 20, 13, 11, 3, 2, 1, false, false, d);
+    out.push_back({w, "x86-avx512", -1, &blocked_for(w)});
+    out.push_back({w, "x86-avx2", 0, &blocked_for(w)});
+    out.push_back({w, "arm-neon", -1, &blocked_for(w)});
   }
   // Real layers natively: ResNet's stem pool and classifier pool, MobileNetV2's.
   for (const Workload& w : {pool("max_pool2d", 1, 64, 112, 112, 3, 2, 1), global(1, 512, 7, 7),

@@ -1,6 +1,7 @@
 // Pooling templates (max, average with and without pad counting, global average): fallback
 // and random configs over ResNet/MobileNet shapes and awkward ones, on every target preset,
-// in f32 everywhere and f16/bf16 where the target has them; bad shapes and dtypes.
+// in f32 everywhere, f16/bf16 where the target has them, and u8/i8 max pools; bad shapes and
+// dtypes.
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
@@ -46,6 +47,11 @@ std::vector<TemplateCase> cases() {
       out.push_back({pool("avg_pool2d", 1, 2, 9, 12, 3, 2, 1, true, false, d), t, c});
       out.push_back({global(1, 3, 7, 7, d), t, c});
     }
+  // 8-bit max pools (a quantized model's), natively and under qemu.
+  for (const char* t : {"x86-avx2", "arm-neon"})
+    for (DataType d : {DataType::u8(), DataType::i8()})
+      for (int c = -1; c < 1; ++c)
+        out.push_back({pool("max_pool2d", 1, 3, 13, 11, 3, 2, 1, true, false, d), t, c});
   // Real layers, natively: ResNet stem pool, ResNet/MobileNet global pools.
   add_native_cases(out, {pool("max_pool2d", 1, 64, 112, 112, 3, 2, 1), global(1, 512, 7, 7),
                          global(1, 1280, 7, 7), pool("avg_pool2d", 1, 32, 28, 28, 2, 2, 0)});
@@ -69,9 +75,10 @@ TEST(PoolingTemplateErrors, BadShapesAndDtypes) {
   EXPECT_THROW(mp.instantiate(pool("max_pool2d", 1, 1, 8, 8, 3, 0, 1), x86, cfg), UserError);
   EXPECT_THROW(mp.instantiate(pool("max_pool2d", 1, 1, 8, 8, 3, 2, 2), x86, cfg), UserError);
   EXPECT_THROW(mp.instantiate(pool("max_pool2d", 1, 1, 2, 2, 5, 1, 1), x86, cfg), UserError);
-  EXPECT_THROW(mp.instantiate(pool("max_pool2d", 1, 1, 8, 8, 3, 2, 1, false, false, DataType::i8()),
-                              x86, cfg),
-               UserError);
+  // Max pools take 8-bit data (a max is exact); an average would need its own rounding.
+  const OpTemplate& ap = schedules::avg_pool2d_template();
+  const Workload avg_i8 = pool("avg_pool2d", 1, 1, 8, 8, 3, 2, 1, false, false, DataType::i8());
+  EXPECT_THROW(ap.instantiate(avg_i8, x86, ap.fallback(avg_i8, x86)), UserError);
   const OpTemplate& gp = schedules::global_avg_pool2d_template();
   EXPECT_THROW(gp.inputs(global(1, -2, 7, 7)), UserError);
   Workload missing{"global_avg_pool2d", {{"N", 1}, {"C", 2}}, DataType::f32(), {}};

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
+#include "schedules/elementwise/qlinear_add.h"
 #include "schedules/elementwise/quantize.h"
 #include "tests/kernels/template_harness.h"
 
@@ -46,6 +47,31 @@ TEST(QuantizeTemplate, BothDirectionsExactOnEveryType) {
           }
 }
 
+// qlinear_add.flat against its reference (the two dequantizations, the add and the
+// quantization in f32), bit for bit: scales that are not powers of two, a sum that
+// saturates at both ends, u8 and i8; and decimal scales whose sums fall on rounding ties
+// (0.05 a + 0.03 b over 0.1), where a product fused into an FMA would round differently.
+TEST(QLinearAddTemplate, ExactOnEveryType) {
+  for (const char* target : {"x86-avx2", "x86-avx512", "arm-neon"})
+    for (DataType t : {DataType::u8(), DataType::i8()})
+      for (bool ties : {false, true}) {
+        const bool u8 = t == DataType::u8();
+        const schedules::QLinearAddParams p =
+            ties ? schedules::QLinearAddParams{0.05, 0.03, 0.1, u8 ? 110 : 0, u8 ? 120 : -8, 0}
+                 : schedules::QLinearAddParams{0.0213,        0.047,       0.031,
+                                               u8 ? 131 : -3, u8 ? 7 : 20, u8 ? 0 : -128};
+        const Workload w = schedules::qlinear_add_workload(1203, t, p);
+        SCOPED_TRACE(w.str() + " on " + target);
+        const auto& tpl = schedules::qlinear_add_template();
+        InputCheck ic;
+        ic.out_dtype = t;
+        ic.rtol = 0;
+        const std::string skip =
+            check_template_inputs(tpl, w, target, tpl.fallback(w, target_from_name(target)), ic);
+        if (!skip.empty()) GTEST_SKIP() << skip;
+      }
+}
+
 TEST(QuantizeTemplate, BadScalesAndZeroPointsAreRefused) {
   const Target t = target_from_name("x86-avx2");
   const auto& q = schedules::quantize_template();
@@ -57,6 +83,14 @@ TEST(QuantizeTemplate, BadScalesAndZeroPointsAreRefused) {
                UserError);
   EXPECT_THROW(
       q.validate(schedules::quantize_workload("quantize", 8, DataType::i8(), 0.1, -129), t),
+      UserError);
+  const auto& add = schedules::qlinear_add_template();
+  EXPECT_THROW(
+      add.validate(schedules::qlinear_add_workload(8, DataType::u8(), {0.1, 0.0, 0.1, 0, 0, 0}), t),
+      UserError);
+  EXPECT_THROW(
+      add.validate(schedules::qlinear_add_workload(8, DataType::u8(), {0.1, 0.1, 0.1, 0, 300, 0}),
+                   t),
       UserError);
 }
 

@@ -283,6 +283,84 @@ TEST(QuantizedNetworks, QOperatorConvMatchesExactly) {
   }
 }
 
+// A residual block of a quantized ResNet, in either form: a conv, a 3x3 max pool (stride 1,
+// so that its output adds to the block's input) and the residual Add with its Relu.
+//   QDQ:       Q(x) -> DQ -> Conv -> Q -> DQ -> MaxPool -> Q -> DQ --+-> Add -> Relu -> Q -> DQ
+//              Q(x) -> DQ -------------------------------------------+
+//   QOperator: Q(x) -> QLinearConv -> MaxPool (uint8) -> QLinearAdd(., Q(x)) -> DQ
+// C = 20 channels: the 8-bit blocks hold padded channels, which carry the zero points.
+std::string residual_block_model(Form form) {
+  const int64_t C = 20, H = 9;
+  ModelBuilder b(13);
+  b.input("x", DataType::f32(), {int64_t{1}, C, H, H});
+  b.initializer("sx", f32_tensor({}, {0.03}));
+  b.initializer("zx", HostTensor::from_i64(DataType::u8(), {}, {120}));
+  b.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
+  std::vector<int64_t> w, bias;
+  for (int64_t i = 0; i < C * C * 9; ++i) w.push_back((i * 41) % 255 - 127);
+  for (int64_t o = 0; o < C; ++o) bias.push_back((o * 89) % 301 - 150);
+  b.initializer("w", HostTensor::from_i64(DataType::i8(), {C, C, 3, 3}, w));
+  b.initializer("ws", f32_tensor({}, {0.0007}));
+  b.initializer("b", HostTensor::from_i64(DataType::i32(), {C}, bias));
+  b.initializer("s1", f32_tensor({}, {0.05}));
+  b.initializer("z1", HostTensor::from_i64(DataType::u8(), {}, {110}));
+  b.initializer("s3", f32_tensor({}, {0.1}));
+  b.initializer("z3", HostTensor::from_i64(DataType::u8(), {}, {0}));
+  onnx::NodeProto* conv = nullptr;
+  onnx::NodeProto* pool = nullptr;
+  if (form == Form::Qdq) {
+    b.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"});
+    b.node("DequantizeLinear", {"w", "ws"}, {"wd"});
+    b.initializer("bs", f32_tensor({}, {0.03 * 0.0007}));
+    b.node("DequantizeLinear", {"b", "bs"}, {"bd"});
+    conv = &b.node("Conv", {"xd", "wd", "bd"}, {"c"});
+    b.node("QuantizeLinear", {"c", "s1", "z1"}, {"q1"});
+    b.node("DequantizeLinear", {"q1", "s1", "z1"}, {"d1"});
+    pool = &b.node("MaxPool", {"d1"}, {"m"});
+    b.node("QuantizeLinear", {"m", "s1", "z1"}, {"q2"});
+    b.node("DequantizeLinear", {"q2", "s1", "z1"}, {"d2"});
+    b.node("Add", {"d2", "xd"}, {"a"});
+    b.node("Relu", {"a"}, {"r"});
+    b.node("QuantizeLinear", {"r", "s3", "z3"}, {"q3"});
+  } else {
+    b.initializer("zw", HostTensor::from_i64(DataType::i8(), {}, {0}));
+    conv = &b.node("QLinearConv", {"xq", "sx", "zx", "w", "ws", "zw", "s1", "z1", "b"}, {"q1"});
+    pool = &b.node("MaxPool", {"q1"}, {"q2"});
+    b.node("QLinearAdd", {"q2", "s1", "z1", "xq", "sx", "zx", "s3", "z3"}, {"q3"})
+        .set_domain("com.microsoft");
+  }
+  attr_ints(*conv, "pads", {1, 1, 1, 1});
+  attr_ints(*pool, "kernel_shape", {3, 3});
+  attr_ints(*pool, "pads", {1, 1, 1, 1});
+  b.node("DequantizeLinear", {"q3", "s3", "z3"}, {"y"});
+  b.output("y");
+  return b.bytes();
+}
+
+TEST(QuantizedNetworks, ResidualBlockStaysInEightBitsThroughMaxPoolAndAdd) {
+  for (Form form : {Form::Qdq, Form::QOperator}) {
+    SCOPED_TRACE(form == Form::Qdq ? "QDQ" : "QOperator");
+    // QOperator: the reference runs the same integer operators, exactly. QDQ: its float conv
+    // may round one quantum of s1 away from the integer one, which the Add carries into y
+    // (s1 = 0.05, s3 = 0.1): within one quantum of s3 and a rounding.
+    const CompileReport r = expect_host_matches_reference(
+        residual_block_model(form), {}, {{"x", graph::test::random_tensor({1, 20, 9, 9}, 4, 3.0f)}},
+        {}, form == Form::Qdq ? 0.1001 : 1e-6);
+    const std::vector<std::string> ops = layer_ops(r);
+    EXPECT_EQ(count(ops, "QLinearConv"), 1);
+    EXPECT_EQ(count(ops, "MaxPool"), 1);
+    EXPECT_EQ(count(ops, "QLinearAdd"), 1);
+    EXPECT_EQ(count(ops, "Add"), 0);
+    EXPECT_EQ(count(ops, "QuantizeLinear"), 1);    // the model's input
+    EXPECT_EQ(count(ops, "DequantizeLinear"), 1);  // its output
+  }
+}
+
+TEST(QuantizedNetworks, ResidualBlockMatchesExactlyOnArmNeon) {
+  const std::string skip = expect_arm_neon_matches_reference(residual_block_model(Form::QOperator));
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
 TEST(QuantizedNetworks, QLinearMatMulMatchesExactly) {
   ModelBuilder b(13);
   b.input("x", DataType::f32(), {int64_t{3}, int64_t{20}});

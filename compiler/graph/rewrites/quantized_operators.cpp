@@ -9,52 +9,17 @@
 #include "compiler/graph/ops/quantize.h"
 #include "compiler/graph/rewrites/graph_match.h"
 #include "compiler/graph/rewrites/qlinear_to_float.h"
+#include "compiler/graph/rewrites/quant_params.h"
 
 namespace kiln::graph {
 
 namespace {
 
-// A quantization node's scale and zero point inputs (the zero point "" when omitted).
-struct Params {
-  std::string scale, zero;
-  std::vector<double> scales;
-  std::vector<int64_t> zeros;  // empty: omitted (0)
-  DataType type;               // the quantized side's type
-};
-
-// The constant scale and zero point of Q/DQ node `n`, or nothing when either is computed.
-std::optional<Params> params_of(const Graph& g, const Node& n) {
-  if (!n.has_input(1) || !g.is_constant(n.inputs[1])) return std::nullopt;
-  if (n.has_input(2) && !g.is_constant(n.inputs[2])) return std::nullopt;
-  Params p;
-  p.scale = n.inputs[1];
-  p.zero = n.has_input(2) ? n.inputs[2] : "";
-  p.scales = g.initializers.at(p.scale).to_f64();
-  for (double s : p.scales)
-    if (!(s > 0) || !std::isfinite(s)) return std::nullopt;  // the float path reports it
-  p.type = DataType::u8();                                   // ONNX's default without a zero point
-  if (n.has_input(2)) {
-    p.zeros = g.initializers.at(p.zero).to_i64();
-    p.type = g.initializers.at(p.zero).dtype();
-  }
-  return p;
-}
-
-bool is_8bit(DataType t) {
-  return t == DataType::u8() || t == DataType::i8();
-}
-
-// Per-tensor 8-bit quantization of an activation (one scale, one zero point).
-std::optional<Params> activation_params(const Graph& g, const Node& n) {
-  std::optional<Params> p = params_of(g, n);
-  if (!p || p->scales.size() != 1 || p->zeros.size() > 1 || !is_8bit(p->type)) return std::nullopt;
-  return p;
-}
-
 // int8 weights (zero point 0) dequantized per tensor or along `axis` of `channels`.
-std::optional<Params> weight_params(const Graph& g, const Node& n, int64_t axis, int64_t channels) {
+std::optional<QuantOperand> weight_params(const Graph& g, const Node& n, int64_t axis,
+                                          int64_t channels) {
   if (!is_quantized_weight(g, n)) return std::nullopt;
-  std::optional<Params> p = params_of(g, n);
+  std::optional<QuantOperand> p = quant_operand(g, n);
   if (!p || g.initializers.at(n.inputs[0]).dtype() != DataType::i8()) return std::nullopt;
   for (int64_t z : p->zeros)
     if (z != 0) return std::nullopt;
@@ -67,22 +32,6 @@ std::optional<Params> weight_params(const Graph& g, const Node& n, int64_t axis,
   return p;
 }
 
-// A fresh initializer name beside `base`.
-std::string fresh_name(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int i = 1; g.is_constant(name) || g.type_of(name); ++i)
-    name = base + "." + std::to_string(i);
-  return name;
-}
-
-// The zero point input of `p`, made explicit (the fused operators require one).
-std::string zero_input(Graph& g, const Params& p, const std::string& base) {
-  if (!p.zero.empty()) return p.zero;
-  const std::string name = fresh_name(g, base + ".zero_point");
-  g.initializers[name] = HostTensor::from_i64(p.type, {}, {0});
-  return name;
-}
-
 // The int32 bias of a fused Conv with data scale sx and weight scales sw: an int32 constant
 // dequantized with (about) sx * sw, or an f32 constant quantized with that scale, as ONNX
 // Runtime's quantizer writes it; "" when the bias is neither (the Conv keeps its float path).
@@ -92,7 +41,7 @@ std::string int32_bias(Graph& g, const std::string& bias, double sx, const std::
     return double(static_cast<float>(sx) * static_cast<float>(sw[sw.size() == 1 ? 0 : o]));
   };
   if (const Node* dq = producer_op(g, bias, "DequantizeLinear")) {
-    std::optional<Params> p = params_of(g, *dq);
+    std::optional<QuantOperand> p = quant_operand(g, *dq);
     if (!p || !g.is_constant(dq->inputs[0]) ||
         g.initializers.at(dq->inputs[0]).dtype() != DataType::i32())
       return "";
@@ -114,9 +63,7 @@ std::string int32_bias(Graph& g, const std::string& bias, double sx, const std::
     if (!(std::fabs(v) < 2147483647.0)) return "";
     q[o] = static_cast<int64_t>(v);
   }
-  const std::string name = fresh_name(g, bias + ".int32");
-  g.initializers[name] = HostTensor::from_i64(DataType::i32(), {channels}, q);
-  return name;
+  return g.add_constant(bias + ".int32", HostTensor::from_i64(DataType::i32(), {channels}, q));
 }
 
 // The site of one rewrite: the float operator between a DQ'd activation and a Q, and the
@@ -148,12 +95,12 @@ std::optional<Site> site_of(const Graph& g, const Node& op) {
 std::optional<Node> fuse(Graph& g, const Site& s, bool depthwise, const KeepFloat& keep_float,
                          std::set<std::string>& interior) {
   const Node& op = *s.op;
-  std::optional<Params> px = activation_params(g, *s.dq_x), py = activation_params(g, *s.q);
+  std::optional<QuantOperand> px = activation_quant(g, *s.dq_x), py = activation_quant(g, *s.q);
   if (!px || !py || px->type != py->type) return std::nullopt;  // the kernel writes its data type
   // A Relu before the Q is exactly the Q's saturation when its zero point is the type's least
   // value (Q(relu(v)) = Q(v) then); any other zero point keeps the float path.
   const int64_t type_min = py->type == DataType::u8() ? 0 : -128;
-  if (s.relu && (py->zeros.empty() ? 0 : py->zeros[0]) != type_min) return std::nullopt;
+  if (s.relu && py->zero_value() != type_min) return std::nullopt;
   const auto w_type = g.type_of(op.inputs[1]);
   if (!w_type || !w_type->is_concrete()) return std::nullopt;
   const std::vector<int64_t> wd = w_type->dims();
@@ -164,7 +111,7 @@ std::optional<Node> fuse(Graph& g, const Site& s, bool depthwise, const KeepFloa
   if (groups != 1 && !(depthwise && wd[1] == 1 && wd[0] == groups)) return std::nullopt;
   if (!conv && wd.size() != 2) return std::nullopt;
   const int64_t channels = conv ? wd[0] : wd[1];
-  std::optional<Params> pw = weight_params(g, *s.dq_w, conv ? 0 : 1, channels);
+  std::optional<QuantOperand> pw = weight_params(g, *s.dq_w, conv ? 0 : 1, channels);
   if (!pw) return std::nullopt;
   if (conv && keep_float && !keep_float(g, op).empty()) return std::nullopt;
 
@@ -173,12 +120,12 @@ std::optional<Node> fuse(Graph& g, const Site& s, bool depthwise, const KeepFloa
   fused.attrs = conv ? op.attrs : std::map<std::string, AttrValue>{};
   fused.inputs = {s.dq_x->inputs[0],
                   px->scale,
-                  zero_input(g, *px, op.outputs[0] + ".x"),
+                  zero_point_input(g, *px, op.outputs[0] + ".x"),
                   s.dq_w->inputs[0],
                   pw->scale,
-                  zero_input(g, *pw, op.outputs[0] + ".w"),
+                  zero_point_input(g, *pw, op.outputs[0] + ".w"),
                   py->scale,
-                  zero_input(g, *py, op.outputs[0] + ".y")};
+                  zero_point_input(g, *py, op.outputs[0] + ".y")};
   if (conv && op.has_input(2)) {
     const std::string bias =
         int32_bias(g, op.inputs[2], px->scales[0], pw->scales, channels, interior);

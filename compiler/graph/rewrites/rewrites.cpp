@@ -18,6 +18,7 @@
 #include "compiler/graph/rewrites/lift_1d_to_2d.h"
 #include "compiler/graph/rewrites/prune_dead_taps.h"
 #include "compiler/graph/rewrites/quantize_dequantize.h"
+#include "compiler/graph/rewrites/quantized_elementwise.h"
 #include "compiler/graph/rewrites/quantized_operators.h"
 #include "compiler/graph/rewrites/scale_matmul_operand.h"
 #include "compiler/graph/rewrites/split_to_slices.h"
@@ -50,66 +51,98 @@ int plain(Graph& g, const RewriteOptions&) {
 
 const std::vector<GraphRewrite>& graph_rewrites() {
   static const std::vector<GraphRewrite> table = {
-      {"unroll_recurrent", "LSTM, GRU and RNN unrolled over their time steps into MatMul, "
-       "elementwise and Slice/Concat nodes", "no recurrent node",
+      {"unroll_recurrent",
+       "LSTM, GRU and RNN unrolled over their time steps into MatMul, "
+       "elementwise and Slice/Concat nodes",
+       "no recurrent node",
        [](Graph& g, const RewriteOptions& o) { return unroll_recurrent(g, o.max_concat_inputs); }},
-      {"quantized_operators", "DequantizeLinear -> Conv / MatMul -> QuantizeLinear over 8-bit "
+      {"quantized_operators",
+       "DequantizeLinear -> Conv / MatMul -> QuantizeLinear over 8-bit "
        "data and int8 weights as one QLinearConv / QLinearMatMul (the int8 kernels' limits); "
        "the other dequantized weights folded to f32 constants",
        "no DequantizeLinear of constant weights",
        [](Graph& g, const RewriteOptions& o) {
          return fuse_quantized_operators(g, o.int8_conv_depthwise, o.int8_conv_keep_float);
        }},
-      {"quantize_dequantize", "a 16-bit quantized activation, DequantizeLinear(QuantizeLinear(x)) "
+      {"quantized_elementwise",
+       "DequantizeLinear -> MaxPool -> QuantizeLinear of one "
+       "quantization as the MaxPool of the 8-bit values, and DequantizeLinear (a, b) -> Add "
+       "[-> Relu] -> QuantizeLinear as one QLinearAdd",
+       "no per-tensor 8-bit "
+       "Dequantize-MaxPool-Quantize or same-shape Dequantize-Add-Quantize chain",
+       plain<fuse_quantized_elementwise>},
+      {"quantize_dequantize",
+       "a 16-bit quantized activation, DequantizeLinear(QuantizeLinear(x)) "
        "with one constant scale and zero point, as the exact float steps Div, Round, Add, Clip, "
        "Sub, Mul (8-bit pairs run on the quantize and dequantize kernels)",
        "no per-tensor 16-bit Quantize-Dequantize pair of an f32 value",
        plain<decompose_quantize_dequantize>},
-      {"decompose_ops", "operators without a kernel of their own written exactly in ones that "
+      {"decompose_ops",
+       "operators without a kernel of their own written exactly in ones that "
        "have one (LogSoftmax, Einsum, GatherND with constant indices, ...)",
        "every node's op type has a kernel mapping",
        [](Graph& g, const RewriteOptions& o) { return decompose_ops(g, o.max_concat_inputs); }},
-      {"infer_new_types", "shape inference and constant folding over the values the rows above "
-       "added", "every value has its type and shape; constant subgraphs are folded",
-       infer_new_types},
+      {"infer_new_types",
+       "shape inference and constant folding over the values the rows above "
+       "added",
+       "every value has its type and shape; constant subgraphs are folded", infer_new_types},
       {"split_to_slices", "Split as one Slice per output", "no Split node", plain<split_to_slices>},
       {"split_variadic", "Max and Min of more than two inputs as a chain of binary nodes",
        "every Max and Min has two inputs", plain<split_variadic>},
-      {"instance_norm_to_layer_norm", "InstanceNormalization as LayerNormalization over each "
-       "channel's plane, then its scale and bias", "no InstanceNormalization",
-       plain<instance_norm_to_layer_norm>},
-      {"where_to_arithmetic", "Where of a constant condition (attention masks baked in as -inf or "
-       "-1e9) as exact elementwise arithmetic", "every Where left has a computed condition",
-       plain<where_to_arithmetic>},
-      {"fuse_layer_norm", "the written-out mean / variance / normalise pattern as one "
-       "LayerNormalization", "layer norms are single nodes", plain<fuse_layer_norm>},
+      {"instance_norm_to_layer_norm",
+       "InstanceNormalization as LayerNormalization over each "
+       "channel's plane, then its scale and bias",
+       "no InstanceNormalization", plain<instance_norm_to_layer_norm>},
+      {"where_to_arithmetic",
+       "Where of a constant condition (attention masks baked in as -inf or "
+       "-1e9) as exact elementwise arithmetic",
+       "every Where left has a computed condition", plain<where_to_arithmetic>},
+      {"fuse_layer_norm",
+       "the written-out mean / variance / normalise pattern as one "
+       "LayerNormalization",
+       "layer norms are single nodes", plain<fuse_layer_norm>},
       {"fuse_gelu", "the erf and tanh forms of GELU as one Gelu node", "GELUs are single nodes",
        plain<fuse_gelu>},
-      {"fuse_self_gated", "x * Sigmoid(x), x * Tanh(Softplus(x)), x * HardSigmoid(x) as Silu, "
-       "Mish, HardSwish", "self-gated activations are single nodes", plain<fuse_self_gated>},
-      {"lift_1d_to_2d", "1-D Conv, ConvTranspose, pools and BatchNorm as the 2-D ones over a "
-       "height-1 map", "every conv and pool is 2-D", plain<lift_1d_to_2d>},
-      {"explicit_pads", "auto_pad as explicit pads; the part of asymmetric pads that one side "
-       "has more of as a Pad node before the conv or pool", "conv and pool pads are explicit "
+      {"fuse_self_gated",
+       "x * Sigmoid(x), x * Tanh(Softplus(x)), x * HardSigmoid(x) as Silu, "
+       "Mish, HardSwish",
+       "self-gated activations are single nodes", plain<fuse_self_gated>},
+      {"lift_1d_to_2d",
+       "1-D Conv, ConvTranspose, pools and BatchNorm as the 2-D ones over a "
+       "height-1 map",
+       "every conv and pool is 2-D", plain<lift_1d_to_2d>},
+      {"explicit_pads",
+       "auto_pad as explicit pads; the part of asymmetric pads that one side "
+       "has more of as a Pad node before the conv or pool",
+       "conv and pool pads are explicit "
        "and the same on both sides of each axis (AveragePool without padding counted and "
-       "ConvTranspose excepted)", plain<explicit_pads>},
-      {"prune_dead_taps", "Conv kernels cut to the taps that ever read the input (a 3x3 over a "
-       "1x1 map is a 1x1)", "no conv tap reads only padding", plain<prune_dead_taps>},
-      {"explicit_pads_after_pruning", "pads made explicit again where pruning left them "
-       "asymmetric (SSDlite's 3x3 stride-2 convs over 2x2 maps)", "as explicit_pads",
+       "ConvTranspose excepted)",
        plain<explicit_pads>},
-      {"scale_matmul_operand", "Mul or Div of a MatMul's product by a constant moved onto its "
-       "smaller operand (attention's Q K^T / sqrt(d))", "no scaling of a MatMul product",
-       plain<scale_matmul_operand>},
+      {"prune_dead_taps",
+       "Conv kernels cut to the taps that ever read the input (a 3x3 over a "
+       "1x1 map is a 1x1)",
+       "no conv tap reads only padding", plain<prune_dead_taps>},
+      {"explicit_pads_after_pruning",
+       "pads made explicit again where pruning left them "
+       "asymmetric (SSDlite's 3x3 stride-2 convs over 2x2 maps)",
+       "as explicit_pads", plain<explicit_pads>},
+      {"scale_matmul_operand",
+       "Mul or Div of a MatMul's product by a constant moved onto its "
+       "smaller operand (attention's Q K^T / sqrt(d))",
+       "no scaling of a MatMul product", plain<scale_matmul_operand>},
       {"fuse_attention", "MatMul [+ mask] -> Softmax -> MatMul as one Attention node",
        "attention whose scores have no other reader is one node",
        [](Graph& g, const RewriteOptions& o) { return fuse_attention(g, o.attention_max_keys); }},
-      {"fuse_matmul_bias", "MatMul followed by the Add of a constant bias as one MatMul with a "
-       "bias (after GELU, whose input is often a Linear's output)", "linear layers are single "
-       "nodes", plain<fuse_matmul_bias>},
-      {"copy_constant_outputs", "a graph output that is a constant once shapes are bound, "
-       "copied into its buffer by an Identity", "every graph output is computed by a node",
-       plain<copy_constant_outputs>},
+      {"fuse_matmul_bias",
+       "MatMul followed by the Add of a constant bias as one MatMul with a "
+       "bias (after GELU, whose input is often a Linear's output)",
+       "linear layers are single "
+       "nodes",
+       plain<fuse_matmul_bias>},
+      {"copy_constant_outputs",
+       "a graph output that is a constant once shapes are bound, "
+       "copied into its buffer by an Identity",
+       "every graph output is computed by a node", plain<copy_constant_outputs>},
   };
   return table;
 }

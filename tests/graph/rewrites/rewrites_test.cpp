@@ -59,7 +59,8 @@ std::vector<Case> cases() {
          attr_int(b.node("RNN", {"x", "w", "r"}, {"y"}), "hidden_size", 4);
          b.output("y");
        },
-       {"RNN"}, {"MatMul", "Tanh"}},
+       {"RNN"},
+       {"MatMul", "Tanh"}},
       {"quantized_operators",
        [](ModelBuilder& b) {
          // x -> Q -> DQ -> Conv(DQ(int8 weights per channel), DQ(int32 bias)) -> Q -> DQ, as
@@ -84,7 +85,37 @@ std::vector<Case> cases() {
          b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
          b.output("y");
        },
-       {"Conv"}, {"QLinearConv"}},
+       {"Conv"},
+       {"QLinearConv"}},
+      {"quantized_elementwise",
+       [](ModelBuilder& b) {
+         // Q -> DQ -> MaxPool -> Q (one quantization), then DQ(that), DQ(Q(y)) -> Add -> Relu
+         // -> Q (zero point 0) -> DQ, as quantize_static writes a residual join.
+         b.input("x", DataType::f32(), {1, 2, 6, 6});
+         b.input("y", DataType::f32(), {1, 2, 3, 3});
+         scalar(b, "sx", 0.02);
+         b.initializer("zx", HostTensor::from_i64(DataType::u8(), {}, {120}));
+         b.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
+         b.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"});
+         auto& pool = b.node("MaxPool", {"xd"}, {"m"});
+         attr_ints(pool, "kernel_shape", {2, 2});
+         attr_ints(pool, "strides", {2, 2});
+         b.node("QuantizeLinear", {"m", "sx", "zx"}, {"mq"});
+         b.node("DequantizeLinear", {"mq", "sx", "zx"}, {"md"});
+         scalar(b, "sy", 0.03);
+         b.initializer("zy", HostTensor::from_i64(DataType::u8(), {}, {100}));
+         b.node("QuantizeLinear", {"y", "sy", "zy"}, {"yq"});
+         b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"yd"});
+         b.node("Add", {"md", "yd"}, {"a"});
+         b.node("Relu", {"a"}, {"r"});
+         scalar(b, "so", 0.04);
+         b.initializer("zo", HostTensor::from_i64(DataType::u8(), {}, {0}));
+         b.node("QuantizeLinear", {"r", "so", "zo"}, {"oq"});
+         b.node("DequantizeLinear", {"oq", "so", "zo"}, {"out"});
+         b.output("out");
+       },
+       {"Add", "Relu"},
+       {"QLinearAdd", "MaxPool"}},
       {"quantize_dequantize",
        [](ModelBuilder& b) {
          // 16-bit (8-bit pairs have kernels). Scale 1/50000 around 30000: inputs in [-1, 1)
@@ -97,14 +128,16 @@ std::vector<Case> cases() {
          b.node("Relu", {"d"}, {"y"});
          b.output("y");
        },
-       {"DequantizeLinear"}, {"Round", "Clip"}},
+       {"DequantizeLinear"},
+       {"Round", "Clip"}},
       {"decompose_ops",
        [](ModelBuilder& b) {
          b.input("x", DataType::f32(), {2, 5});
          attr_int(b.node("LogSoftmax", {"x"}, {"y"}), "axis", 1);
          b.output("y");
        },
-       {"LogSoftmax"}, {}},
+       {"LogSoftmax"},
+       {}},
       {"split_to_slices",
        [](ModelBuilder& b) {
          b.input("x", DataType::f32(), {2, 6});
@@ -113,14 +146,16 @@ std::vector<Case> cases() {
          b.output("a");
          b.output("c");
        },
-       {"Split"}, {"Slice"}},
+       {"Split"},
+       {"Slice"}},
       {"split_variadic",
        [](ModelBuilder& b) {
          for (const char* x : {"a", "c", "d"}) b.input(x, DataType::f32(), {2, 3});
          b.node("Max", {"a", "c", "d"}, {"y"});
          b.output("y");
        },
-       {}, {"Max"}},
+       {},
+       {"Max"}},
       {"instance_norm_to_layer_norm",
        [](ModelBuilder& b) {
          b.input("x", DataType::f32(), {1, 2, 3, 3});
@@ -129,7 +164,8 @@ std::vector<Case> cases() {
          b.node("InstanceNormalization", {"x", "s", "bias"}, {"y"});
          b.output("y");
        },
-       {"InstanceNormalization"}, {"LayerNormalization"}},
+       {"InstanceNormalization"},
+       {"LayerNormalization"}},
       {"where_to_arithmetic",
        [](ModelBuilder& b) {
          b.input("x", DataType::f32(), {2, 3});
@@ -138,7 +174,8 @@ std::vector<Case> cases() {
          b.node("Where", {"c", "k", "x"}, {"y"});
          b.output("y");
        },
-       {"Where"}, {}},
+       {"Where"},
+       {}},
       {"fuse_layer_norm",
        [](ModelBuilder& b) {
          b.input("x", DataType::f32(), {2, 3, 8});
@@ -153,7 +190,8 @@ std::vector<Case> cases() {
          b.node("Div", {"d", "sd"}, {"y"});
          b.output("y");
        },
-       {"ReduceMean", "Sqrt"}, {"LayerNormalization"}},
+       {"ReduceMean", "Sqrt"},
+       {"LayerNormalization"}},
       {"fuse_gelu",
        [](ModelBuilder& b) {
          b.input("h", DataType::f32(), {2, 8});
@@ -167,7 +205,9 @@ std::vector<Case> cases() {
          b.node("Mul", {"hm", "half"}, {"y"});
          b.output("y");
        },
-       {"Erf"}, {"Gelu"}, /*evaluate_after=*/false},
+       {"Erf"},
+       {"Gelu"},
+       /*evaluate_after=*/false},
       {"fuse_self_gated",
        [](ModelBuilder& b) {
          b.input("x", DataType::f32(), {2, 8});
@@ -175,7 +215,9 @@ std::vector<Case> cases() {
          b.node("Mul", {"x", "s"}, {"y"});
          b.output("y");
        },
-       {"Sigmoid"}, {"Silu"}, /*evaluate_after=*/false},
+       {"Sigmoid"},
+       {"Silu"},
+       /*evaluate_after=*/false},
       {"lift_1d_to_2d",
        [](ModelBuilder& b) {
          b.input("x", DataType::f32(), {1, 2, 9});
@@ -183,7 +225,8 @@ std::vector<Case> cases() {
          attr_ints(b.node("Conv", {"x", "w"}, {"y"}), "pads", {1, 1});
          b.output("y");
        },
-       {}, {"Conv"}},
+       {},
+       {"Conv"}},
       {"explicit_pads",
        [](ModelBuilder& b) {
          b.input("x", DataType::f32(), {1, 2, 6, 6});
@@ -193,7 +236,8 @@ std::vector<Case> cases() {
          attr_ints(conv, "strides", {2, 2});
          b.output("y");
        },
-       {}, {"Conv", "Pad"}},
+       {},
+       {"Conv", "Pad"}},
       {"prune_dead_taps",
        [](ModelBuilder& b) {
          b.input("x", DataType::f32(), {1, 2, 3, 3});
@@ -203,7 +247,8 @@ std::vector<Case> cases() {
          attr_ints(conv, "pads", {4, 4, 4, 4});
          b.output("y");
        },
-       {}, {"Conv"}},
+       {},
+       {"Conv"}},
       {"scale_matmul_operand",
        [](ModelBuilder& b) {
          b.input("a", DataType::f32(), {2, 4, 8});
@@ -213,7 +258,8 @@ std::vector<Case> cases() {
          b.node("Div", {"p", "d"}, {"y"});
          b.output("y");
        },
-       {}, {"Div", "MatMul"}},  // the Div moves onto the operand: the outputs tell
+       {},
+       {"Div", "MatMul"}},  // the Div moves onto the operand: the outputs tell
       {"fuse_attention",
        [](ModelBuilder& b) {
          for (const char* x : {"q", "k", "v"}) b.input(x, DataType::f32(), {1, 2, 5, 4});
@@ -223,7 +269,9 @@ std::vector<Case> cases() {
          b.node("MatMul", {"p", "v"}, {"y"});
          b.output("y");
        },
-       {"Softmax"}, {"Attention"}, /*evaluate_after=*/false},
+       {"Softmax"},
+       {"Attention"},
+       /*evaluate_after=*/false},
       {"fuse_matmul_bias",
        [](ModelBuilder& b) {
          b.input("x", DataType::f32(), {2, 3, 4});
@@ -233,7 +281,9 @@ std::vector<Case> cases() {
          b.node("Add", {"m", "bias"}, {"y"});
          b.output("y");
        },
-       {"Add"}, {"MatMul"}, /*evaluate_after=*/false},
+       {"Add"},
+       {"MatMul"},
+       /*evaluate_after=*/false},
       {"copy_constant_outputs",
        [](ModelBuilder& b) {
          b.input("x", DataType::f32(), {2});
@@ -243,7 +293,8 @@ std::vector<Case> cases() {
          b.output("y");
          b.output("points");
        },
-       {}, {"Identity"}},
+       {},
+       {"Identity"}},
   };
 }
 

@@ -148,7 +148,6 @@ const std::map<std::string, std::string>& expected_skips() {
       {"test_max_uint8", kNonF32},
       {"test_maxpool_2d_dilations", kDilatedPool},
       {"test_maxpool_2d_pads", kPoolPads},
-      {"test_maxpool_2d_uint8", kNonF32},
       {"test_maxpool_3d_default", kNot2d},
       {"test_maxpool_with_argmax_2d_precomputed_pads", kArgmax},
       {"test_maxpool_with_argmax_2d_precomputed_strides", kArgmax},
