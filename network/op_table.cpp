@@ -129,6 +129,13 @@ MappedNode map_node(Graph& g, const Node& n) {
                  << " is not supported by kiln's kernels (supported: " << names << ")";
   }
   MappedNode m = it->second(g, n);
+  // Moves that copy 8-bit values as they are (a quantized model's Flatten, Reshape, Slice or
+  // Concat between its integer layers) run in that type.
+  static const std::set<std::string> kCopies = {"reshape", "slice", "concat"};
+  if (kCopies.count(m.workload.op) && !n.inputs.empty() && g.type_of(n.inputs[0])) {
+    const graph::DataType t = g.type_of(n.inputs[0])->dtype;
+    if (t == graph::DataType::u8() || t == graph::DataType::i8()) m.workload.dtype = t;
+  }
   // Operands are what the kernel reads (shape inputs such as Reshape's are not among them).
   // Half types only where the precision pass puts them: conv2d and dense have half kernels.
   const bool half_ok = m.workload.op == "conv2d" || m.workload.op == "dense";

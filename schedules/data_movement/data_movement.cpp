@@ -22,6 +22,14 @@ const std::vector<DataType>& move_dtypes() {
   return k;
 }
 
+// The moves that only copy values (no pad value to represent) also move the 8-bit data of
+// quantized models.
+const std::vector<DataType>& copy_dtypes() {
+  static const std::vector<DataType> k = {DataType::f32(), DataType::f16(), DataType::bf16(),
+                                          DataType::u8(), DataType::i8()};
+  return k;
+}
+
 int64_t rank_of(const Workload& w, const std::string& key = "ndim") {
   int64_t n = w.param(key);
   user_check(n >= 1 && n <= 5) << w.op << ": " << key << " must be 1..5, got " << n << " in "
@@ -210,7 +218,7 @@ class Concat : public OpTemplate {
     return y;
   }
 
-  std::vector<DataType> dtypes() const override { return move_dtypes(); }
+  std::vector<DataType> dtypes() const override { return copy_dtypes(); }
 
  protected:
   ScheduledKernel schedule(const Workload& w, const Target& t,
@@ -528,7 +536,7 @@ class Slice : public OpTemplate {
     return y;
   }
 
-  std::vector<DataType> dtypes() const override { return move_dtypes(); }
+  std::vector<DataType> dtypes() const override { return copy_dtypes(); }
   // Steps may be negative (a reversed window).
   std::vector<std::string> value_params() const override {
     return {"T0", "T1", "T2", "T3", "T4"};
@@ -580,7 +588,7 @@ class Reshape : public OpTemplate {
   TensorSpec output(const Workload& w) const override { return {"Y", shapes(w).second}; }
   Values reference(const Workload&, const std::vector<Values>& in) const override { return in[0]; }
 
-  std::vector<DataType> dtypes() const override { return move_dtypes(); }
+  std::vector<DataType> dtypes() const override { return copy_dtypes(); }
 
  protected:
   ScheduledKernel schedule(const Workload& w, const Target& t,

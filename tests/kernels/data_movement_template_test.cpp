@@ -1,6 +1,7 @@
 // concat, transpose, pad and reshape templates: fallback and random configs over network
 // shapes (ranks 1-5) (BERT head split/merge, ResNet/ MobileNet concat and pad) and awkward ones, on
-// every target preset, f32 everywhere and f16/bf16 where the target has them; bad shapes.
+// every target preset, f32 everywhere, f16/bf16 where the target has them, and u8/i8 for the
+// copies a quantized model makes between its integer layers (concat, slice, reshape); bad shapes.
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
@@ -108,6 +109,13 @@ std::vector<TemplateCase> cases() {
       out.push_back({with_mode(pad({3, 10}, {1, 2}, {2, 5}, 0, d), 2), t, c});
       out.push_back({slice({4, 40}, {1, 3}, {2, 1}, {2, 37}, d), t, c});
     }
+  for (const char* t : {"x86-avx2", "arm-neon"})
+    for (DataType d : {DataType::u8(), DataType::i8()})
+      for (int c = -1; c < 1; ++c) {
+        out.push_back({concat({2, 3, 21}, 2, {5, 16}, d), t, c});
+        out.push_back({slice({4, 40}, {1, 3}, {2, 1}, {2, 37}, d), t, c});
+        out.push_back({reshape({2, 3, 5, 7}, {6, 35}, d), t, c});
+      }
   // transpose.tiled where transpose.shuffle is the default, so both keep their coverage.
   for (const Workload& w : {transpose({19, 37}, {1, 0}), transpose({2, 17, 5, 33}, {0, 2, 3, 1})})
     for (int c = -1; c < 2; ++c)
@@ -153,6 +161,7 @@ TEST(DataMovementTemplateErrors, BadShapesAndDtypes) {
   EXPECT_THROW(instantiate(slice({5}, {2}, {2}, {3})), UserError);      // reads element 6 of 5
   EXPECT_THROW(instantiate(slice({5}, {0}, {0}, {1})), UserError);      // step 0
   EXPECT_THROW(instantiate(transpose({2, 3}, {1, 0}, DataType::i8())), UserError);
+  EXPECT_THROW(instantiate(pad({2, 3}, {0, 1}, {0, 0}, 0, DataType::u8())), UserError);
   Workload missing{"pad", {{"ndim", 2}, {"D0", 2}}, DataType::f32(), {}};
   EXPECT_THROW(schedules::pad_template().inputs(missing), UserError);
 }

@@ -361,6 +361,39 @@ TEST(QuantizedNetworks, ResidualBlockMatchesExactlyOnArmNeon) {
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
 
+// Q(x) -> DQ -> Flatten -> Q -> DQ -> MatMul(DQ(int8 w)) -> Q -> DQ, as quantize_static
+// writes a classifier's input: the Flatten moves the 8-bit values as they are, between the
+// model's QuantizeLinear and the QLinearMatMul, with no float step.
+TEST(QuantizedNetworks, AQdqFlattenMovesTheEightBitValues) {
+  ModelBuilder b(13);
+  b.input("x", DataType::f32(), {int64_t{2}, int64_t{3}, int64_t{2}, int64_t{2}});
+  b.initializer("sx", f32_tensor({}, {0.02}));
+  b.initializer("zx", HostTensor::from_i64(DataType::u8(), {}, {128}));
+  b.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
+  b.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"});
+  b.node("Flatten", {"xd"}, {"f"});
+  b.node("QuantizeLinear", {"f", "sx", "zx"}, {"fq"});
+  b.node("DequantizeLinear", {"fq", "sx", "zx"}, {"fd"});
+  std::vector<int64_t> w;
+  for (int64_t i = 0; i < 12 * 5; ++i) w.push_back((i * 53) % 255 - 127);
+  b.initializer("w", HostTensor::from_i64(DataType::i8(), {12, 5}, w));
+  b.initializer("sw", f32_tensor({}, {0.004}));
+  b.node("DequantizeLinear", {"w", "sw"}, {"wd"});
+  b.node("MatMul", {"fd", "wd"}, {"m"});
+  b.initializer("sy", f32_tensor({}, {0.05}));
+  b.initializer("zy", HostTensor::from_i64(DataType::u8(), {}, {120}));
+  b.node("QuantizeLinear", {"m", "sy", "zy"}, {"yq"});
+  b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
+  b.output("y");
+  const CompileReport r = expect_host_matches_reference(
+      b.bytes(), {}, {{"x", graph::test::random_tensor({2, 3, 2, 2}, 6, 3.0f)}}, {}, 0.0501);
+  const std::vector<std::string> ops = layer_ops(r);
+  EXPECT_EQ(count(ops, "Flatten"), 1);
+  EXPECT_EQ(count(ops, "QLinearMatMul"), 1);
+  EXPECT_EQ(count(ops, "QuantizeLinear"), 1);
+  EXPECT_EQ(count(ops, "DequantizeLinear"), 1);
+}
+
 TEST(QuantizedNetworks, QLinearMatMulMatchesExactly) {
   ModelBuilder b(13);
   b.input("x", DataType::f32(), {int64_t{3}, int64_t{20}});

@@ -34,19 +34,26 @@ void take_if_only_reader(const Graph& g, const Node& dq, std::set<std::string>& 
   if (only_reader(g, dq.outputs[0])) interior.insert(dq.outputs[0]);
 }
 
-// DQ -> MaxPool -> Q of the same quantization: the MaxPool on the 8-bit input.
-std::optional<Node> max_pool_site(const Graph& g, const Node& pool, const Node** q,
-                                  std::set<std::string>& interior) {
-  if (pool.outputs.size() != 1 || !pool.epilogue.empty()) return std::nullopt;
-  const Node* dq = producer_op(g, pool.inputs[0], "DequantizeLinear");
+// The operators whose result on dequantized values quantizes back to the same values when the
+// quantization is the same: a max and copies select values and never compute new ones.
+bool selects_values(const Node& n) {
+  static const std::set<std::string> k = {"MaxPool", "Flatten", "Reshape", "Squeeze", "Unsqueeze"};
+  return k.count(n.op_type) > 0;
+}
+
+// DQ -> op -> Q of the same quantization, op a selection: the op on the 8-bit input.
+std::optional<Node> selection_site(const Graph& g, const Node& op, const Node** q,
+                                   std::set<std::string>& interior) {
+  if (op.outputs.size() != 1 || !op.epilogue.empty() || op.inputs.empty()) return std::nullopt;
+  const Node* dq = producer_op(g, op.inputs[0], "DequantizeLinear");
   const Node* relu = nullptr;
-  *q = quantize_after(g, pool.outputs[0], false, &relu);
+  *q = quantize_after(g, op.outputs[0], false, &relu);
   if (!dq || !*q) return std::nullopt;
   const std::optional<QuantOperand> in = activation_quant(g, *dq), out = activation_quant(g, **q);
   if (!in || !out || !same_quantization(*in, *out)) return std::nullopt;
-  Node fused = pool;
-  fused.inputs = {dq->inputs[0]};
-  interior.insert(pool.outputs[0]);
+  Node fused = op;
+  fused.inputs[0] = dq->inputs[0];
+  interior.insert(op.outputs[0]);
   take_if_only_reader(g, *dq, interior);
   return fused;
 }
@@ -86,7 +93,7 @@ std::optional<Node> add_site(Graph& g, const Node& add, const Node** q,
 }
 
 std::optional<Node> site(Graph& g, const Node& n, const Node** q, std::set<std::string>& interior) {
-  if (n.op_type == "MaxPool") return max_pool_site(g, n, q, interior);
+  if (selects_values(n)) return selection_site(g, n, q, interior);
   if (n.op_type == "Add") return add_site(g, n, q, interior);
   return std::nullopt;
 }
@@ -97,7 +104,7 @@ int fuse_quantized_elementwise(Graph& g) {
   // The operators first, by output (replace_pattern moves nodes, so each is found again).
   std::vector<std::string> ops;
   for (const Node& n : g.nodes)
-    if ((n.op_type == "MaxPool" || n.op_type == "Add") && !n.outputs.empty())
+    if ((selects_values(n) || n.op_type == "Add") && !n.outputs.empty())
       ops.push_back(n.outputs[0]);
   int fused = 0;
   for (const std::string& out : ops) {

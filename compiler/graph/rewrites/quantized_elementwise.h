@@ -1,8 +1,9 @@
-// Two patterns of a QDQ model that stay in 8 bits with no float step between the integer
-// layers (run after quantized_operators, whose QLinearConvs write the 8-bit values read here):
-//   DQ(x; s, z) -> MaxPool -> Q(s, z)                        =>  MaxPool(x)
-//     the max commutes with the increasing DequantizeLinear, and Q(DQ(v)) = v for the same
-//     scale and zero point, so the 8-bit max is the same value to the bit;
+// Patterns of a QDQ model that stay in 8 bits with no float step between the integer layers
+// (run after quantized_operators, whose QLinearConvs write the 8-bit values read here):
+//   DQ(x; s, z) -> op -> Q(s, z)                               =>  op(x)
+//     for an op that selects values (MaxPool, and the copies Flatten, Reshape, Squeeze,
+//     Unsqueeze): it commutes with the increasing DequantizeLinear, and
+//     Q(DQ(v)) = v for the same scale and zero point, so the 8-bit result is the same values;
 //   DQ(a; sa, za), DQ(b; sb, zb) -> Add [-> Relu] -> Q(sy, zy)  =>  QLinearAdd(a, .., b, .., sy,
 //   zy)
 //     ONNX Runtime's operator, computed as the three steps are in f32, so again the same
@@ -16,7 +17,7 @@
 
 namespace kiln::graph {
 
-// Returns the number of MaxPools and Adds rewritten.
+// Returns the number of operators rewritten.
 int fuse_quantized_elementwise(Graph& g);
 
 }  // namespace kiln::graph

@@ -65,11 +65,11 @@ const std::vector<GraphRewrite>& graph_rewrites() {
          return fuse_quantized_operators(g, o.int8_conv_depthwise, o.int8_conv_keep_float);
        }},
       {"quantized_elementwise",
-       "DequantizeLinear -> MaxPool -> QuantizeLinear of one "
-       "quantization as the MaxPool of the 8-bit values, and DequantizeLinear (a, b) -> Add "
+       "DequantizeLinear -> MaxPool or a copy (Flatten, Reshape, ...) -> QuantizeLinear of one "
+       "quantization as that op on the 8-bit values, and DequantizeLinear (a, b) -> Add "
        "[-> Relu] -> QuantizeLinear as one QLinearAdd",
-       "no per-tensor 8-bit "
-       "Dequantize-MaxPool-Quantize or same-shape Dequantize-Add-Quantize chain",
+       "no per-tensor 8-bit Dequantize-select-Quantize or same-shape Dequantize-Add-Quantize "
+       "chain",
        plain<fuse_quantized_elementwise>},
       {"quantize_dequantize",
        "a 16-bit quantized activation, DequantizeLinear(QuantizeLinear(x)) "
