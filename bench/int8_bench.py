@@ -12,7 +12,7 @@ quantum, and whether the top-1 class agrees with the f32 model's.
 
   nice ninja -C build -j2 kiln model_app
   build/pyenv/bin/python bench/int8_bench.py [--models resnet18 mobilenet_v2 resnet50]
-      [--threads 1 2]
+      [--threads 1 2] [--form qdq|qoperator]
 """
 import argparse
 import os
@@ -29,10 +29,12 @@ import network_bench as nb  # noqa: E402  (the engines and kiln's compile step)
 ROOT = nb.ROOT
 
 
-def quantize(model_dir, calibration=8):
-    """model.int8.onnx beside model.onnx: QDQ, per channel, calibrated (min-max) on the model's
-    own input and `calibration` random ones (fixed seed). Cached."""
-    out = os.path.join(model_dir, "model.int8.onnx")
+def quantize(model_dir, form="qdq", calibration=8):
+    """model.int8.onnx (QDQ) or model.qop.onnx (QOperator: QLinearConv and ONNX Runtime's
+    com.microsoft QLinearAdd, QLinearGlobalAveragePool, QGemm) beside model.onnx: per channel,
+    calibrated (min-max) on the model's own input and `calibration` random ones (fixed seed).
+    Cached."""
+    out = os.path.join(model_dir, "model.int8.onnx" if form == "qdq" else "model.qop.onnx")
     if os.path.exists(out):
         return out
     from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
@@ -51,7 +53,8 @@ def quantize(model_dir, calibration=8):
 
     tmp = out + ".tmp"
     quantize_static(os.path.join(model_dir, "model.onnx"), tmp, Reader(),
-                    quant_format=QuantFormat.QDQ, per_channel=True,
+                    quant_format=QuantFormat.QDQ if form == "qdq" else QuantFormat.QOperator,
+                    per_channel=True,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
     os.replace(tmp, out)  # a killed run leaves no half-written model
     return out
@@ -106,6 +109,8 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--target", default="host")
     ap.add_argument("--records", nargs="*", default=[])
+    ap.add_argument("--form", choices=["qdq", "qoperator"], default="qdq",
+                    help="the quantized model's form, as quantize_static writes it")
     args = ap.parse_args()
 
     cache = os.path.join(args.build, "models")
@@ -119,7 +124,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
             model_dir = os.path.join(cache, name)
-            int8 = quantize(model_dir)
+            int8 = quantize(model_dir, args.form)
             f32_dir, int8_dir = os.path.join(tmp, name), os.path.join(tmp, name + ".int8")
             compile_to(args, os.path.join(model_dir, "model.onnx"), f32_dir)
             compile_to(args, int8, int8_dir)
@@ -147,7 +152,8 @@ def main():
                 print(f"{name} {threads}T: " + ", ".join(f"{e} {rows[-1][e]:.2f} ms"
                                                          for e in engines), file=sys.stderr)
 
-    print(f"\nbatch 1, target {args.target}, {'tuned' if args.records else 'untuned'} kiln; "
+    print(f"\n{args.form} models, batch 1, target {args.target}, "
+          f"{'tuned' if args.records else 'untuned'} kiln; "
           f"median of {args.rounds} turns x {args.runs} runs\n")
     print("| model | threads | kiln int8 ms | ORT int8 ms | kiln f32 ms | ORT f32 ms | "
           "kiln int8 / ORT int8 | kiln int8 / kiln f32 |")

@@ -5,6 +5,7 @@
 // naming the node.
 #include <cmath>
 
+#include "compiler/graph/ops/quantized_contrib.h"
 #include "network/op_mapping.h"
 #include "schedules/elementwise/qlinear_add.h"
 #include "schedules/elementwise/quantize.h"
@@ -157,6 +158,13 @@ MappedNode map_qlinear_add(Graph& g, const Node& n) {
   p.a_zero = one_zero(g, n, 2, "A's zero point");
   p.b_zero = one_zero(g, n, 5, "B's zero point");
   p.y_zero = one_zero(g, n, 7, "C's zero point");
+  // ONNX Runtime's fixed point, unless the node stands for a QDQ chain (rounding="float").
+  if (n.attr_string("rounding", "") != "float")
+    if (const auto f = graph::qlinear_add_fixed_point(p.a_scale, p.b_scale, p.y_scale)) {
+      p.shift = f->shift;
+      p.a_mult = f->a_mult;
+      p.b_mult = f->b_mult;
+    }
   MappedNode m;
   m.workload = schedules::qlinear_add_workload(numel(a), t, p);
   m.operands = {{"A", n.inputs[0]}, {"B", n.inputs[3]}};

@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "compiler/graph/ops/quantized_contrib.h"
 #include "compiler/graph/rewrites/decompose_ops.h"
 #include "network/op_mapping.h"
 
@@ -190,6 +191,9 @@ std::vector<std::string> supported_op_types() {
   // Rewritten before mapping into nodes of the table (compiler/graph/rewrites/rewrites.h).
   for (const std::string& op : graph::decomposed_op_types()) out.push_back(op);
   for (const char* op : {"LSTM", "GRU", "RNN"}) out.push_back(op);
+  // ONNX Runtime's quantized operators, expanded to their QDQ form (QLinearAdd has a kernel).
+  for (const std::string& op : graph::quantized_contrib_ops())
+    if (std::find(out.begin(), out.end(), op) == out.end()) out.push_back(op);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -8,26 +8,16 @@
 #include "compiler/graph/normalize.h"
 #include "compiler/graph/onnx_tensor.h"
 #include "compiler/graph/ops/op.h"
+#include "compiler/graph/ops/quantized_contrib.h"
 #include "compiler/graph/verify.h"
 
 namespace kiln::graph {
 
 namespace {
 
-// The operators of ONNX Runtime's com.microsoft domain that its quantizer writes and that kiln
-// defines (graph/ops/quantize.cpp); each has the same meaning as in ONNX Runtime.
-const std::set<std::string>& contrib_ops() {
-  static const std::set<std::string> k = {"QLinearAdd"};
-  return k;
-}
-
-bool is_contrib_op(const std::string& op) {
-  return contrib_ops().count(op) > 0;
-}
-
 std::string contrib_op_list() {
   std::string s;
-  for (const std::string& op : contrib_ops()) s += (s.empty() ? "" : ", ") + op;
+  for (const std::string& op : quantized_contrib_ops()) s += (s.empty() ? "" : ", ") + op;
   return s;
 }
 
@@ -223,7 +213,7 @@ class Importer {
       // Trailing omitted outputs are the same as absent ones.
       while (!node.outputs.empty() && node.outputs.back().empty()) node.outputs.pop_back();
       user_check(proto.domain().empty() || proto.domain() == "ai.onnx" ||
-                 (proto.domain() == "com.microsoft" && is_contrib_op(proto.op_type())))
+                 (proto.domain() == "com.microsoft" && is_quantized_contrib_op(proto.op_type())))
           << "operator domain '" << proto.domain() << "' is not supported for " << proto.op_type()
           << " (kiln reads the default ONNX domain, and ONNX Runtime's "
           << "com.microsoft operators of its quantizer: " << contrib_op_list() << ")";

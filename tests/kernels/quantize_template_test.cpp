@@ -4,6 +4,8 @@
 // scales that are not powers of two (the division is f32's, rounded once).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "compiler/base/error.h"
 #include "schedules/elementwise/qlinear_add.h"
 #include "schedules/elementwise/quantize.h"
@@ -47,25 +49,38 @@ TEST(QuantizeTemplate, BothDirectionsExactOnEveryType) {
           }
 }
 
-// qlinear_add.flat against its reference (the two dequantizations, the add and the
-// quantization in f32), bit for bit: scales that are not powers of two, a sum that
-// saturates at both ends, u8 and i8; and decimal scales whose sums fall on rounding ties
-// (0.05 a + 0.03 b over 0.1), where a product fused into an FMA would round differently.
+// qlinear_add.flat against its reference, bit for bit, u8 and i8, in both roundings: the f32
+// steps of the QDQ chain with scales that are not powers of two and a sum that saturates at
+// both ends, and with decimal scales whose sums fall on rounding ties (0.05 a + 0.03 b over
+// 0.1), where a product fused into an FMA would round differently; and ONNX Runtime's fixed
+// point for those scales (ties rounded away from zero).
 TEST(QLinearAddTemplate, ExactOnEveryType) {
+  // ONNX Runtime's fixed point for 0.05 a + 0.03 b over 0.1 (graph/ops/quantized_contrib.h):
+  // the greater ratio, 0.5, at 22 bits.
+  const int64_t shift = 22, a_mult = 1 << 21, b_mult = std::lrint(0.03f / 0.1f * 4194304.0f);
   for (const char* target : {"x86-avx2", "x86-avx512", "arm-neon"})
     for (DataType t : {DataType::u8(), DataType::i8()})
-      for (bool ties : {false, true}) {
+      for (int form = 0; form < 3; ++form) {
         const bool u8 = t == DataType::u8();
-        const schedules::QLinearAddParams p =
-            ties ? schedules::QLinearAddParams{0.05, 0.03, 0.1, u8 ? 110 : 0, u8 ? 120 : -8, 0}
-                 : schedules::QLinearAddParams{0.0213,        0.047,       0.031,
-                                               u8 ? 131 : -3, u8 ? 7 : 20, u8 ? 0 : -128};
+        schedules::QLinearAddParams p =
+            form == 0
+                ? schedules::QLinearAddParams{0.0213,        0.047,       0.031,
+                                              u8 ? 131 : -3, u8 ? 7 : 20, u8 ? 0 : -128}
+                : schedules::QLinearAddParams{0.05, 0.03, 0.1, u8 ? 110 : 0, u8 ? 120 : -8, 0};
+        if (form == 2) p.shift = shift, p.a_mult = a_mult, p.b_mult = b_mult;
         const Workload w = schedules::qlinear_add_workload(1203, t, p);
         SCOPED_TRACE(w.str() + " on " + target);
         const auto& tpl = schedules::qlinear_add_template();
         InputCheck ic;
         ic.out_dtype = t;
         ic.rtol = 0;
+        // Every other b at its zero point: the sum is then 0.05 (a - a_zero), on a tie for
+        // every odd a - a_zero, both signs.
+        const float b_zero = static_cast<float>(p.b_zero);
+        ic.adjust = [b_zero](const schedules::KernelArg& arg, schedules::Values& v) {
+          if (arg.logical.name != "B") return;
+          for (size_t i = 0; i < v.size(); i += 2) v[i] = b_zero;
+        };
         const std::string skip =
             check_template_inputs(tpl, w, target, tpl.fallback(w, target_from_name(target)), ic);
         if (!skip.empty()) GTEST_SKIP() << skip;

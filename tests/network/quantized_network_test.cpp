@@ -141,7 +141,8 @@ std::string qoperator_model(DataType data_type) {
   b.initializer("sy", f32_tensor({}, {0.07}));
   b.initializer("zy", HostTensor::from_i64(data_type, {}, {s8 ? 3 : 90}));
   b.initializer("bias", HostTensor::from_i64(DataType::i32(), {6}, {10, -300, 0, 77, 5000, -1}));
-  auto& conv = b.node("QLinearConv", {"xq", "sx", "zx", "w", "sw", "zw", "sy", "zy", "bias"}, {"yq"});
+  auto& conv =
+      b.node("QLinearConv", {"xq", "sx", "zx", "w", "sw", "zw", "sy", "zy", "bias"}, {"yq"});
   attr_ints(conv, "pads", {1, 1, 1, 1});
   attr_ints(conv, "strides", {2, 2});
   b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
@@ -150,8 +151,8 @@ std::string qoperator_model(DataType data_type) {
 }
 
 // One quantized layer (C -> O channels, K x K, same padding, `group` groups; int8 weights per
-// output channel, an int32 bias) between a QuantizeLinear of the input and a DequantizeLinear of the output,
-// in either form ONNX Runtime's quantizer writes:
+// output channel, an int32 bias) between a QuantizeLinear of the input and a DequantizeLinear of
+// the output, in either form ONNX Runtime's quantizer writes:
 //   QDQ:       Q -> DQ -> Conv(DQ(w), DQ(bias)) -> Q -> DQ   (the Conv is named "the_conv")
 //   QOperator: Q -> QLinearConv(w, bias) -> DQ               (the QLinearConv is)
 enum class Form { Qdq, QOperator };
@@ -394,6 +395,89 @@ TEST(QuantizedNetworks, AQdqFlattenMovesTheEightBitValues) {
   EXPECT_EQ(count(ops, "DequantizeLinear"), 1);
 }
 
+// ONNX Runtime's com.microsoft quantized operators as its quantize_static writes them in the
+// QOperator form, each expanded to DequantizeLinear -> float op -> QuantizeLinear (the graph
+// rewrite quantized_contrib) around the QLinearConv, which keeps its integer kernel:
+//   Q(x) -> QLinearConv -> QLinearSigmoid, QLinearLeakyRelu -> QLinearMul -> QLinearConcat
+//   (with the conv) -> QLinearAveragePool -> QLinearAdd (broadcast with its own global pool)
+//   -> QLinearGlobalAveragePool -> Flatten -> QGemm (per-column weights, int32 bias) -> DQ
+std::string contrib_ops_model() {
+  ModelBuilder b(13);
+  b.input("x", DataType::f32(), {int64_t{1}, int64_t{8}, int64_t{6}, int64_t{6}});
+  auto q8 = [&](const std::string& name, double scale, int64_t zero) {
+    b.initializer("s_" + name, f32_tensor({}, {scale}));
+    b.initializer("z_" + name, HostTensor::from_i64(DataType::u8(), {}, {zero}));
+  };
+  auto ms = [&](onnx::NodeProto& n) -> onnx::NodeProto& {
+    n.set_domain("com.microsoft");
+    return n;
+  };
+  q8("x", 0.03, 128);
+  b.node("QuantizeLinear", {"x", "s_x", "z_x"}, {"xq"});
+  std::vector<int64_t> w;
+  for (int64_t i = 0; i < 8 * 8 * 9; ++i) w.push_back((i * 41) % 255 - 127);
+  b.initializer("w", HostTensor::from_i64(DataType::i8(), {8, 8, 3, 3}, w));
+  b.initializer("ws", f32_tensor({}, {0.002}));
+  b.initializer("wz", HostTensor::from_i64(DataType::i8(), {}, {0}));
+  q8("c", 0.05, 120);
+  attr_ints(b.node("QLinearConv", {"xq", "s_x", "z_x", "w", "ws", "wz", "s_c", "z_c"}, {"c"}),
+            "pads", {1, 1, 1, 1});
+  q8("sig", 1.0 / 256, 0);
+  ms(b.node("QLinearSigmoid", {"c", "s_c", "z_c", "s_sig", "z_sig"}, {"sig"}));
+  q8("lr", 0.04, 30);
+  graph::test::attr_float(
+      ms(b.node("QLinearLeakyRelu", {"c", "s_c", "z_c", "s_lr", "z_lr"}, {"lr"})), "alpha", 0.1f);
+  q8("mul", 0.03, 40);
+  ms(b.node("QLinearMul", {"sig", "s_sig", "z_sig", "lr", "s_lr", "z_lr", "s_mul", "z_mul"},
+            {"mul"}));
+  q8("cat", 0.05, 100);
+  attr_int(ms(b.node("QLinearConcat",
+                     {"s_cat", "z_cat", "mul", "s_mul", "z_mul", "c", "s_c", "z_c"}, {"cat"})),
+           "axis", 1);
+  q8("ap", 0.05, 100);
+  auto& ap = ms(b.node("QLinearAveragePool", {"cat", "s_cat", "z_cat", "s_ap", "z_ap"}, {"ap"}));
+  attr_ints(ap, "kernel_shape", {2, 2});
+  attr_ints(ap, "strides", {2, 2});
+  q8("g", 0.05, 100);
+  ms(b.node("QLinearGlobalAveragePool", {"ap", "s_ap", "z_ap", "s_g", "z_g"}, {"g"}));
+  q8("sum", 0.08, 90);
+  ms(b.node("QLinearAdd", {"ap", "s_ap", "z_ap", "g", "s_g", "z_g", "s_sum", "z_sum"}, {"sum"}));
+  q8("pool", 0.08, 90);
+  ms(b.node("QLinearGlobalAveragePool", {"sum", "s_sum", "z_sum", "s_pool", "z_pool"}, {"pool"}));
+  b.node("Flatten", {"pool"}, {"f"});
+  std::vector<int64_t> g;
+  std::vector<double> gs;
+  for (int64_t i = 0; i < 10 * 16; ++i) g.push_back((i * 29) % 255 - 127);
+  for (int64_t o = 0; o < 10; ++o) gs.push_back(0.001 * double(1 + o % 4));
+  b.initializer("g_w", HostTensor::from_i64(DataType::i8(), {10, 16}, g));
+  b.initializer("g_s", f32_tensor({10}, gs));
+  b.initializer("g_z", HostTensor::from_i64(DataType::i8(), {10}, std::vector<int64_t>(10, 0)));
+  b.initializer(
+      "g_b", HostTensor::from_i64(DataType::i32(), {10}, {100, -50, 0, 7, 300, -2, 1, 9, -99, 40}));
+  q8("y", 0.02, 128);
+  attr_int(ms(b.node("QGemm", {"f", "s_pool", "z_pool", "g_w", "g_s", "g_z", "g_b", "s_y", "z_y"},
+                     {"yq"})),
+           "transB", 1);
+  b.node("DequantizeLinear", {"yq", "s_y", "z_y"}, {"y"});
+  b.output("y");
+  return b.bytes();
+}
+
+TEST(QuantizedNetworks, OnnxRuntimeContribOperatorsCompileAsTheirQdqForm) {
+  // The kernels' f32 sums may round an intermediate value one quantum from the reference's
+  // double ones: within two quanta of the output scale.
+  const CompileReport r = expect_host_matches_reference(
+      contrib_ops_model(), {}, {{"x", graph::test::random_tensor({1, 8, 6, 6}, 8, 3.0f)}}, {},
+      0.0401);
+  const std::vector<std::string> ops = layer_ops(r);
+  EXPECT_EQ(count(ops, "QLinearConv"), 1);
+  for (const char* op : {"QLinearSigmoid", "QLinearLeakyRelu", "QLinearMul", "QLinearConcat",
+                         "QLinearAveragePool", "QLinearAdd", "QLinearGlobalAveragePool", "QGemm"})
+    EXPECT_EQ(count(ops, op), 0) << op;
+  EXPECT_EQ(count(ops, "Sigmoid"), 1);
+  EXPECT_EQ(count(ops, "Gemm"), 1);
+}
+
 TEST(QuantizedNetworks, QLinearMatMulMatchesExactly) {
   ModelBuilder b(13);
   b.input("x", DataType::f32(), {int64_t{3}, int64_t{20}});
@@ -449,7 +533,8 @@ TEST(QuantizedNetworks, AQuantizedGraphInputIsOneClearError) {
   b.initializer("z", HostTensor::from_i64(DataType::u8(), {}, {3}));
   b.node("DequantizeLinear", {"q", "s", "z"}, {"y"}, "dq");
   b.output("y");
-  const std::string msg = kiln::test::user_error_of([&] { expect_host_matches_reference(b.bytes()); });
+  const std::string msg =
+      kiln::test::user_error_of([&] { expect_host_matches_reference(b.bytes()); });
   EXPECT_NE(msg.find("graph input 'q' is u8"), std::string::npos) << msg;
   EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
 }

@@ -107,6 +107,7 @@ void add_gather_scatter_ops(OpList& ops);
 void add_generator_ops(OpList& ops);
 void add_recurrent_ops(OpList& ops);
 void add_quantize_ops(OpList& ops);
+void add_quantized_contrib_ops(OpList& ops);
 
 // The definition of an operator type, or nullptr when kiln does not support it.
 const OpDef* find_op(const std::string& op_type);

@@ -1,9 +1,9 @@
 // Quantization: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear (the QDQ form of a
 // quantized model), and the integer operators of the QOperator form: MatMulInteger,
-// ConvInteger, QLinearMatMul and QLinearConv, and ONNX Runtime's QLinearAdd. These definitions are
-// the exact reference the int8 kernels are checked against, so they follow ONNX to the bit:
-// products accumulate exactly (int32 range, held in int64 or in double, where every such integer is
-// exact), requantization divides or scales in float as ONNX Runtime does, rounds half to even and
+// ConvInteger, QLinearMatMul and QLinearConv. These definitions are the exact reference the
+// int8 kernels are checked against, so they follow ONNX to the bit: products accumulate
+// exactly (int32 range, held in int64 or in double, where every such integer is exact),
+// requantization divides or scales in float as ONNX Runtime does, rounds half to even and
 // saturates to the output type. Scales must be positive and finite and zero points inside
 // their type: anything else is a UserError, never a silently wrong model.
 #include <cmath>
@@ -336,32 +336,6 @@ std::vector<HostTensor> eval_qlinear_conv(const EvalContext& ctx) {
                      ctx.input(7).dtype())};
 }
 
-// QLinearAdd (ONNX Runtime's com.microsoft operator, and the QDQ fusion's form of
-// DQ(a), DQ(b) -> Add -> Q): a, a_scale, a_zero, b, b_scale, b_zero, c_scale, c_zero; per-tensor
-// parameters, broadcasting as Add. Computed as those three steps are, in f32.
-std::vector<TensorType> infer_qlinear_add(const InferContext& ctx) {
-  quant_range(ctx.dtype(0), "QLinearAdd's input A");
-  require_same_dtype(ctx, 0, 3);
-  for (size_t z : {2, 5, 7})
-    if (ctx.has_input(z)) require_same_dtype(ctx, 0, z);
-  return {{ctx.dtype(0), broadcast_shapes(ctx.shape(0), ctx.shape(3))}};
-}
-
-std::vector<HostTensor> eval_qlinear_add(const EvalContext& ctx) {
-  const DataType t = ctx.input(0).dtype();
-  const QuantRange r = quant_range(t, "QLinearAdd's output");
-  const float sa = static_cast<float>(one_scale(ctx, 1, "A_scale"));
-  const float sb = static_cast<float>(one_scale(ctx, 4, "B_scale"));
-  const float sc = static_cast<float>(one_scale(ctx, 6, "C_scale"));
-  const double za = double(one_zero(ctx, 2, t)), zb = double(one_zero(ctx, 5, t));
-  const double zc = double(one_zero(ctx, 7, t));
-  return {zip_f64(ctx.input(0), ctx.input(3), t, [&](double a, double b) {
-    const float fa = static_cast<float>(a - za) * sa, fb = static_cast<float>(b - zb) * sb;
-    const float sum = fa + fb;
-    return double(saturate(std::nearbyint(double(sum / sc)) + zc, r));
-  })};
-}
-
 }  // namespace
 
 std::optional<QuantRange> quantized_range(DataType t) {
@@ -418,10 +392,6 @@ void add_quantize_ops(OpList& ops) {
   qconv.infer = infer_qlinear_conv;
   qconv.eval = eval_qlinear_conv;
   ops.push_back(std::move(qconv));
-  OpDef qadd{"QLinearAdd", {}, 7, 8};
-  qadd.infer = infer_qlinear_add;
-  qadd.eval = eval_qlinear_add;
-  ops.push_back(std::move(qadd));
 }
 
 }  // namespace kiln::graph

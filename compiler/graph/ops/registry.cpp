@@ -26,6 +26,7 @@ const std::map<std::string, OpDef>& op_table() {
     add_generator_ops(ops);
     add_recurrent_ops(ops);
     add_quantize_ops(ops);
+    add_quantized_contrib_ops(ops);
     std::map<std::string, OpDef> t;
     for (OpDef& def : ops) {
       internal_check(!t.count(def.type)) << "operator " << def.type << " defined twice";

@@ -18,6 +18,7 @@
 #include "compiler/graph/rewrites/lift_1d_to_2d.h"
 #include "compiler/graph/rewrites/prune_dead_taps.h"
 #include "compiler/graph/rewrites/quantize_dequantize.h"
+#include "compiler/graph/rewrites/quantized_contrib.h"
 #include "compiler/graph/rewrites/quantized_elementwise.h"
 #include "compiler/graph/rewrites/quantized_operators.h"
 #include "compiler/graph/rewrites/scale_matmul_operand.h"
@@ -56,6 +57,16 @@ const std::vector<GraphRewrite>& graph_rewrites() {
        "elementwise and Slice/Concat nodes",
        "no recurrent node",
        [](Graph& g, const RewriteOptions& o) { return unroll_recurrent(g, o.max_concat_inputs); }},
+      {"quantized_contrib",
+       "ONNX Runtime's com.microsoft quantized operators (QLinearMul, "
+       "QLinearSigmoid, QLinearGlobalAveragePool, QLinearConcat, QGemm, ...) as the float "
+       "operator between DequantizeLinear and QuantizeLinear that each stands for",
+       "no com.microsoft quantized operator but a QLinearAdd of one shape (it has a kernel)",
+       [](Graph& g, const RewriteOptions& o) {
+         const int sites = expand_quantized_contrib(g, o.max_concat_inputs);
+         if (sites > 0) run_graph_passes(g);  // types for the rows below (decompose_ops reads them)
+         return sites;
+       }},
       {"quantized_operators",
        "DequantizeLinear -> Conv / MatMul -> QuantizeLinear over 8-bit "
        "data and int8 weights as one QLinearConv / QLinearMatMul (the int8 kernels' limits); "

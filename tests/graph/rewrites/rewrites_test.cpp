@@ -61,6 +61,34 @@ std::vector<Case> cases() {
        },
        {"RNN"},
        {"MatMul", "Tanh"}},
+      {"quantized_contrib",
+       [](ModelBuilder& b) {
+         // Q(x) -> QLinearSigmoid -> QGemm (per-column int8 weights, int32 bias) -> DQ, as
+         // ONNX Runtime's quantizer writes them in the QOperator form.
+         b.input("x", DataType::f32(), {2, 4});
+         scalar(b, "sx", 0.02);
+         b.initializer("zx", HostTensor::from_i64(DataType::u8(), {}, {128}));
+         b.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
+         scalar(b, "ss", 1.0 / 256);
+         b.initializer("zs", HostTensor::from_i64(DataType::u8(), {}, {0}));
+         b.node("QLinearSigmoid", {"xq", "sx", "zx", "ss", "zs"}, {"sq"})
+             .set_domain("com.microsoft");
+         std::vector<int64_t> w;
+         for (int64_t i = 0; i < 3 * 4; ++i) w.push_back((i * 53) % 255 - 127);
+         b.initializer("w", HostTensor::from_i64(DataType::i8(), {3, 4}, w));
+         b.initializer("sw", f32_tensor({3}, {0.004, 0.01, 0.002}));
+         b.initializer("zw", HostTensor::from_i64(DataType::i8(), {3}, {0, 0, 0}));
+         b.initializer("c", HostTensor::from_i64(DataType::i32(), {3}, {500, -70, 0}));
+         scalar(b, "sy", 0.01);
+         b.initializer("zy", HostTensor::from_i64(DataType::u8(), {}, {100}));
+         auto& gemm = b.node("QGemm", {"sq", "ss", "zs", "w", "sw", "zw", "c", "sy", "zy"}, {"yq"});
+         gemm.set_domain("com.microsoft");
+         attr_int(gemm, "transB", 1);
+         b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
+         b.output("y");
+       },
+       {"QLinearSigmoid", "QGemm"},
+       {"Sigmoid", "Gemm"}},
       {"quantized_operators",
        [](ModelBuilder& b) {
          // x -> Q -> DQ -> Conv(DQ(int8 weights per channel), DQ(int32 bias)) -> Q -> DQ, as
