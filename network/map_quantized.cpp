@@ -1,6 +1,7 @@
 // op_table mappers for the quantization operators: QuantizeLinear and DequantizeLinear of
 // activations (quantize.flat, dequantize.flat) and the integer operators QLinearConv and
-// QLinearMatMul (conv2d.int8, dense.int8), and QLinearAdd (qlinear_add.flat). What the kernels do
+// QLinearMatMul and ONNX Runtime's QGemm (conv2d.int8, dense.int8), and QLinearAdd
+// (qlinear_add.flat). What the kernels do
 // not take (per-axis activation scales, asymmetric or uint8 weights, grouped convs) is one error
 // naming the node.
 #include <cmath>
@@ -144,6 +145,44 @@ MappedNode map_qlinear_matmul(Graph& g, const Node& n) {
   return m;
 }
 
+MappedNode map_qgemm(Graph& g, const Node& n) {
+  node_check(n.has_input(7)) << "a QGemm without y_scale (a float output) is expanded before "
+                                "mapping; this one was not";
+  node_check(n.attr_int("transA", 0) == 0) << "QGemm with transA=1 is not supported";
+  const std::vector<int64_t> a = dims_of(g, n.inputs[0]);
+  node_check(a.size() == 2) << "A must be 2-D, got rank " << a.size();
+  node_check(g.is_constant(n.inputs[3])) << "B must be a constant";
+  // The kernel reads B as [K, N]: a transposed B ([N, K]) becomes a constant of that layout.
+  std::string b = n.inputs[3];
+  const graph::HostTensor& bt = g.initializers.at(b);
+  node_check(bt.shape().size() == 2) << "B must be 2-D";
+  const int64_t r = bt.shape()[0], c = bt.shape()[1];
+  if (n.attr_int("transB", 0) != 0) {
+    const std::vector<int64_t> v = bt.to_i64();
+    std::vector<int64_t> t(v.size());
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) t[j * r + i] = v[i * c + j];
+    b = g.add_constant(b + ".k_by_n", graph::HostTensor::from_i64(bt.dtype(), {c, r}, t));
+  }
+  const std::vector<int64_t> kn = g.initializers.at(b).shape();
+  node_check(a[1] == kn[0]) << "A's columns (" << a[1] << ") must match B's rows (" << kn[0] << ")";
+  // QLinearMatMul's inputs in order (QGemm has C between B's and the output's parameters).
+  Node q = n;
+  q.inputs = {n.inputs[0], n.inputs[1], n.inputs[2], b,
+              n.inputs[4], n.inputs[5], n.inputs[7], n.has_input(8) ? n.inputs[8] : ""};
+  MappedNode m;
+  m.workload.op = "dense";
+  m.workload.params = {{"M", a[0]}, {"N", kn[1]}, {"K", kn[0]}};
+  m.operands = {{"A", n.inputs[0]}, {"B", b}};
+  quantized_operands(g, q, kn[1], m);
+  if (n.has_input(6)) {
+    node_check(g.is_constant(n.inputs[6])) << "C must be a constant";
+    m.workload.epilogue.push_back("bias");
+    m.operands["bias"] = n.inputs[6];
+  }
+  return m;
+}
+
 MappedNode map_qlinear_add(Graph& g, const Node& n) {
   const graph::DataType t = dtype_of(g, n.inputs[0]);
   node_check(is_8bit(t) && dtype_of(g, n.inputs[3]) == t && dtype_of(g, n.outputs[0]) == t)
@@ -158,13 +197,13 @@ MappedNode map_qlinear_add(Graph& g, const Node& n) {
   p.a_zero = one_zero(g, n, 2, "A's zero point");
   p.b_zero = one_zero(g, n, 5, "B's zero point");
   p.y_zero = one_zero(g, n, 7, "C's zero point");
-  // ONNX Runtime's fixed point, unless the node stands for a QDQ chain (rounding="float").
-  if (n.attr_string("rounding", "") != "float")
-    if (const auto f = graph::qlinear_add_fixed_point(p.a_scale, p.b_scale, p.y_scale)) {
-      p.shift = f->shift;
-      p.a_mult = f->a_mult;
-      p.b_mult = f->b_mult;
-    }
+  // ONNX Runtime's scaled sum, unless the node stands for a QDQ chain (rounding="qdq").
+  if (n.attr_string("rounding", "") != "qdq") {
+    const graph::ScaledAdd s =
+        graph::qlinear_add_ratios(p.a_scale, p.b_scale, p.y_scale, p.a_zero, p.b_zero, p.y_zero);
+    p.ratios = true;
+    p.a_ratio = s.a_ratio, p.b_ratio = s.b_ratio, p.offset = s.offset;
+  }
   MappedNode m;
   m.workload = schedules::qlinear_add_workload(numel(a), t, p);
   m.operands = {{"A", n.inputs[0]}, {"B", n.inputs[3]}};

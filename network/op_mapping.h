@@ -113,6 +113,9 @@ MappedNode map_dequantize(Graph& g, const Node& n);
 // f32(w_scale) / f32(y_scale), becomes a constant operand "scale".
 MappedNode map_qlinear_conv(Graph& g, const Node& n);
 MappedNode map_qlinear_matmul(Graph& g, const Node& n);
+// ONNX Runtime's QGemm with an 8-bit output on the int8 dense kernel (B transposed to [K, N]
+// where transB, C as the int32 bias).
+MappedNode map_qgemm(Graph& g, const Node& n);
 // QLinearAdd of two same-shape 8-bit operands (qlinear_add.flat).
 MappedNode map_qlinear_add(Graph& g, const Node& n);
 

@@ -115,6 +115,7 @@ const std::map<std::string, Mapper>& table() {
       {"QLinearConv", map_qlinear_conv},
       {"QLinearMatMul", map_qlinear_matmul},
       {"QLinearAdd", map_qlinear_add},
+      {"QGemm", map_qgemm},
   };
   return k;
 }

@@ -36,10 +36,11 @@ class QLinearAddFlat : public FlatInt8Template {
       const int64_t a = static_cast<int64_t>(in[0][i]) - za,
                     b = static_cast<int64_t>(in[1][i]) - zb;
       int64_t q = 0;
-      if (fixed_point(w)) {
-        const int64_t acc = w.param("a_mult") * a + w.param("b_mult") * b;
-        const int64_t half = int64_t{1} << (w.param("shift") - 1);
-        q = acc >= 0 ? (acc + half) >> w.param("shift") : -((half - acc) >> w.param("shift"));
+      if (scaled(w)) {
+        const float v = std::fma(float(a + za), static_cast<float>(w.real("a_ratio")),
+                                 std::fma(float(b + zb), static_cast<float>(w.real("b_ratio")),
+                                          static_cast<float>(w.real("offset"))));
+        q = static_cast<int64_t>(std::nearbyint(v)) - zy;
       } else {
         const float fa = float(a) * static_cast<float>(w.real("a_scale"));
         const float fb = float(b) * static_cast<float>(w.real("b_scale"));
@@ -62,10 +63,9 @@ class QLinearAddFlat : public FlatInt8Template {
       user_check(w.param(z) >= r.lo && w.param(z) <= r.hi)
           << w.str() << ": " << z << " " << w.param(z) << " is outside " << w.dtype.str()
           << "'s range";
-    if (fixed_point(w))
-      user_check(w.param("shift") <= 31 && w.param("a_mult") >= 0 && w.param("b_mult") >= 0 &&
-                 w.param("a_mult") < (1 << 22) && w.param("b_mult") < (1 << 22))
-          << w.str() << ": the fixed-point multipliers must be below 2^22 and the shift at most 31";
+    if (scaled(w))
+      for (const char* p : {"a_ratio", "b_ratio", "offset"})
+        user_check(std::isfinite(w.real(p))) << w.str() << ": " << p << " must be finite";
   }
 
   ScheduledKernel schedule(const Workload& w, const Target& t, const Config& cfg) const override {
@@ -73,10 +73,7 @@ class QLinearAddFlat : public FlatInt8Template {
     te::Tensor a = te::placeholder({n}, w.dtype, "A");
     te::Tensor b = te::placeholder({n}, w.dtype, "B");
     te::Tensor y = te::compute(
-        {n},
-        [&](Var i) {
-          return fixed_point(w) ? fixed_point_sum(w, a(i), b(i)) : float_sum(w, a(i), b(i));
-        },
+        {n}, [&](Var i) { return scaled(w) ? scaled_sum(w, a(i), b(i)) : qdq_sum(w, a(i), b(i)); },
         "Y");
     te::Schedule sch({y});
     schedule_flat_conversion(sch[y], t, cfg["parallel"] != 0);
@@ -84,11 +81,11 @@ class QLinearAddFlat : public FlatInt8Template {
   }
 
  private:
-  static bool fixed_point(const Workload& w) { return w.param_or("shift", 0) > 0; }
+  static bool scaled(const Workload& w) { return w.params.count("a_ratio") > 0; }
 
   // The two DequantizeLinears, the Add and the QuantizeLinear, each rounded to f32 as ONNX
   // Runtime rounds them: strict, so no product and sum become one FMA.
-  static Expr float_sum(const Workload& w, Expr a, Expr b) {
+  static Expr qdq_sum(const Workload& w, Expr a, Expr b) {
     const DataType f32 = DataType::f32();
     auto real = [&](const char* p) {
       return ir::make_const(f32, double(static_cast<float>(w.real(p))));
@@ -100,21 +97,18 @@ class QLinearAddFlat : public FlatInt8Template {
     return quantize_linear_expr(sum, w.real("y_scale"), w.param("y_zero"), w.dtype);
   }
 
-  // ONNX Runtime's fixed point: int32 products and sum, rounded half away from zero.
-  static Expr fixed_point_sum(const Workload& w, Expr a, Expr b) {
-    const DataType i32 = DataType::i32();
-    auto integer = [&](const char* p) { return ir::make_const(i32, double(w.param(p))); };
-    Expr acc = (ir::make_cast(i32, a) - integer("a_zero")) * integer("a_mult") +
-               (ir::make_cast(i32, b) - integer("b_zero")) * integer("b_mult");
-    const int64_t shift = w.param("shift");
-    const Expr half = ir::make_const(i32, double(int64_t{1} << (shift - 1)));
-    const Expr unit = ir::make_const(i32, double(int64_t{1} << shift));
-    Expr q = ir::make_select(acc >= ir::make_const(i32, 0.0), ir::floordiv(acc + half, unit),
-                             ir::make_const(i32, 0.0) - ir::floordiv(half - acc, unit));
+  // ONNX Runtime's: each operand times its ratio to the output scale, in two fused steps.
+  static Expr scaled_sum(const Workload& w, Expr a, Expr b) {
+    const DataType f32 = DataType::f32();
+    auto real = [&](const char* p) {
+      return ir::make_const(f32, double(static_cast<float>(w.real(p))));
+    };
+    Expr v = ir::make_call(f32, "fma", {ir::make_cast(f32, b), real("b_ratio"), real("offset")});
+    v = ir::make_call(f32, "fma", {ir::make_cast(f32, a), real("a_ratio"), v});
     const Int8Range r = int8_range(w);
-    q = ir::max(ir::min(q + integer("y_zero"), ir::make_const(i32, double(r.hi))),
-                ir::make_const(i32, double(r.lo)));
-    return ir::make_cast(w.dtype, q);
+    v = ir::max(ir::min(ir::make_call(f32, "round", {v}), ir::make_const(f32, double(r.hi))),
+                ir::make_const(f32, double(r.lo)));
+    return ir::make_cast(w.dtype, v);
   }
 };
 
@@ -134,10 +128,10 @@ Workload qlinear_add_workload(int64_t elements, DataType type, const QLinearAddP
   w.params["a_scale"] = p.a_scale;
   w.params["b_scale"] = p.b_scale;
   w.params["y_scale"] = p.y_scale;
-  if (p.shift > 0) {
-    w.params["shift"] = p.shift;
-    w.params["a_mult"] = p.a_mult;
-    w.params["b_mult"] = p.b_mult;
+  if (p.ratios) {
+    w.params["a_ratio"] = p.a_ratio;
+    w.params["b_ratio"] = p.b_ratio;
+    w.params["offset"] = p.offset;
   }
   return w;
 }

@@ -52,12 +52,9 @@ TEST(QuantizeTemplate, BothDirectionsExactOnEveryType) {
 // qlinear_add.flat against its reference, bit for bit, u8 and i8, in both roundings: the f32
 // steps of the QDQ chain with scales that are not powers of two and a sum that saturates at
 // both ends, and with decimal scales whose sums fall on rounding ties (0.05 a + 0.03 b over
-// 0.1), where a product fused into an FMA would round differently; and ONNX Runtime's fixed
-// point for those scales (ties rounded away from zero).
+// 0.1), where a product fused into an FMA would round differently; and ONNX Runtime's scaled
+// sum for those scales (two fused multiply-adds).
 TEST(QLinearAddTemplate, ExactOnEveryType) {
-  // ONNX Runtime's fixed point for 0.05 a + 0.03 b over 0.1 (graph/ops/quantized_contrib.h):
-  // the greater ratio, 0.5, at 22 bits.
-  const int64_t shift = 22, a_mult = 1 << 21, b_mult = std::lrint(0.03f / 0.1f * 4194304.0f);
   for (const char* target : {"x86-avx2", "x86-avx512", "arm-neon"})
     for (DataType t : {DataType::u8(), DataType::i8()})
       for (int form = 0; form < 3; ++form) {
@@ -67,7 +64,12 @@ TEST(QLinearAddTemplate, ExactOnEveryType) {
                 ? schedules::QLinearAddParams{0.0213,        0.047,       0.031,
                                               u8 ? 131 : -3, u8 ? 7 : 20, u8 ? 0 : -128}
                 : schedules::QLinearAddParams{0.05, 0.03, 0.1, u8 ? 110 : 0, u8 ? 120 : -8, 0};
-        if (form == 2) p.shift = shift, p.a_mult = a_mult, p.b_mult = b_mult;
+        if (form == 2) {  // ONNX Runtime's ratios for those scales (graph/ops/quantized_contrib.h)
+          p.ratios = true;
+          p.a_ratio = 0.05f / 0.1f, p.b_ratio = 0.03f / 0.1f;
+          p.offset = float(p.y_zero) - std::fma(float(p.a_ratio), float(p.a_zero),
+                                                float(p.b_ratio) * float(p.b_zero));
+        }
         const Workload w = schedules::qlinear_add_workload(1203, t, p);
         SCOPED_TRACE(w.str() + " on " + target);
         const auto& tpl = schedules::qlinear_add_template();

@@ -471,11 +471,48 @@ TEST(QuantizedNetworks, OnnxRuntimeContribOperatorsCompileAsTheirQdqForm) {
       0.0401);
   const std::vector<std::string> ops = layer_ops(r);
   EXPECT_EQ(count(ops, "QLinearConv"), 1);
+  EXPECT_EQ(count(ops, "QGemm"), 1);  // on the int8 dense kernel
   for (const char* op : {"QLinearSigmoid", "QLinearLeakyRelu", "QLinearMul", "QLinearConcat",
-                         "QLinearAveragePool", "QLinearAdd", "QLinearGlobalAveragePool", "QGemm"})
+                         "QLinearAveragePool", "QLinearAdd", "QLinearGlobalAveragePool", "Gemm"})
     EXPECT_EQ(count(ops, op), 0) << op;
   EXPECT_EQ(count(ops, "Sigmoid"), 1);
-  EXPECT_EQ(count(ops, "Gemm"), 1);
+}
+
+// Q(x) -> DQ -> Gemm(DQ(int8 w [N, K], per row), DQ(int32 bias)) -> Q -> DQ, as
+// quantize_static writes a classifier: one QGemm on the int8 dense kernel, B transposed to
+// [K, N] at compile time.
+TEST(QuantizedNetworks, AQdqGemmRunsOnTheInt8DenseKernel) {
+  ModelBuilder b(13);
+  b.input("x", DataType::f32(), {int64_t{3}, int64_t{20}});
+  b.initializer("sx", f32_tensor({}, {0.02}));
+  b.initializer("zx", HostTensor::from_i64(DataType::u8(), {}, {128}));
+  b.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
+  b.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"});
+  std::vector<int64_t> w, bias;
+  std::vector<double> ws, bs;
+  for (int64_t i = 0; i < 7 * 20; ++i) w.push_back((i * 71) % 255 - 127);
+  for (int64_t o = 0; o < 7; ++o) {
+    ws.push_back(0.002 * double(1 + o % 3));
+    bs.push_back(0.02 * ws.back());
+    bias.push_back((o * 97) % 401 - 200);
+  }
+  b.initializer("w", HostTensor::from_i64(DataType::i8(), {7, 20}, w));
+  b.initializer("ws", f32_tensor({7}, ws));
+  attr_int(b.node("DequantizeLinear", {"w", "ws"}, {"wd"}), "axis", 0);
+  b.initializer("b", HostTensor::from_i64(DataType::i32(), {7}, bias));
+  b.initializer("bs", f32_tensor({7}, bs));
+  attr_int(b.node("DequantizeLinear", {"b", "bs"}, {"bd"}), "axis", 0);
+  attr_int(b.node("Gemm", {"xd", "wd", "bd"}, {"g"}), "transB", 1);
+  b.initializer("sy", f32_tensor({}, {0.05}));
+  b.initializer("zy", HostTensor::from_i64(DataType::u8(), {}, {120}));
+  b.node("QuantizeLinear", {"g", "sy", "zy"}, {"yq"});
+  b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
+  b.output("y");
+  const CompileReport r = expect_host_matches_reference(
+      b.bytes(), {}, {{"x", graph::test::random_tensor({3, 20}, 2, 2.0f)}}, {}, 0.0501);
+  const std::vector<std::string> ops = layer_ops(r);
+  EXPECT_EQ(count(ops, "QGemm"), 1);
+  EXPECT_EQ(count(ops, "Gemm"), 0);
 }
 
 TEST(QuantizedNetworks, QLinearMatMulMatchesExactly) {

@@ -338,6 +338,27 @@ std::vector<HostTensor> eval_qlinear_conv(const EvalContext& ctx) {
 
 }  // namespace
 
+std::vector<HostTensor> eval_qgemm(const EvalContext& ctx) {
+  const HostTensor &a = ctx.input(0), &b = ctx.input(3);
+  const Node& n = ctx.node();
+  user_check(n.attr_int("transA", 0) == 0) << "QGemm with transA=1 is not supported";
+  const bool b_rows = n.attr_int("transB", 0) != 0;  // B is [N, K]
+  const HostTensor sa = shifted(a, zero_points(ctx, 2, a.dtype()), row_axis(a));
+  const HostTensor sb = shifted(b, zero_points(ctx, 5, b.dtype()), b_rows ? 0 : 1);
+  std::vector<const HostTensor*> inputs = {&sa, &sb};
+  std::optional<HostTensor> c;
+  if (ctx.has_input(6)) {
+    user_check(ctx.input(6).dtype() == DataType::i32()) << "QGemm's C must be int32";
+    c = HostTensor::from_f64(DataType::f64(), ctx.input(6).shape(), ctx.input(6).to_f64());
+    inputs.push_back(&*c);
+  }
+  const HostTensor acc = run_float_op(ctx, "Gemm", inputs);
+  const DataType out = ctx.has_input(8) ? ctx.input(8).dtype() : a.dtype();
+  const int64_t columns = b.shape().at(b_rows ? 0 : 1);
+  return {requantize(acc, one_scale(ctx, 1, "a_scale"), scales(ctx, 4, columns, "b_scale"),
+                     column_axis(acc), one_scale(ctx, 7, "y_scale"), one_zero(ctx, 8, out), out)};
+}
+
 std::optional<QuantRange> quantized_range(DataType t) {
   if (t == DataType::u8()) return QuantRange{0, 255};
   if (t == DataType::i8()) return QuantRange{-128, 127};

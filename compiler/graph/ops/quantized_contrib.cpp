@@ -6,6 +6,7 @@
 
 #include "compiler/graph/ops/op.h"
 #include "compiler/graph/ops/op_util.h"
+#include "compiler/graph/ops/quantize.h"
 
 namespace kiln::graph {
 
@@ -62,20 +63,18 @@ Node float_node(const Node& n, const QuantizedContribParts& parts, size_t inputs
   return f;
 }
 
-// QLinearAdd as ONNX Runtime's kernel computes it, where it adds in fixed point.
-std::optional<HostTensor> eval_fixed_point_add(const EvalContext& ctx) {
+// QLinearAdd as ONNX Runtime's kernel computes it, unless it stands for a QDQ chain.
+std::optional<HostTensor> eval_scaled_add(const EvalContext& ctx) {
   const Node& n = ctx.node();
-  if (n.op_type != "QLinearAdd" || n.attr_string("rounding", "") == "float") return std::nullopt;
+  if (n.op_type != "QLinearAdd" || n.attr_string("rounding", "") == "qdq") return std::nullopt;
   auto scalar = [&](size_t i) { return ctx.input(i).to_f64().at(0); };
   auto zero = [&](size_t i) { return ctx.has_input(i) ? ctx.input(i).to_i64().at(0) : int64_t{0}; };
-  const std::optional<FixedPointAdd> f = qlinear_add_fixed_point(scalar(1), scalar(4), scalar(6));
-  if (!f) return std::nullopt;
+  const ScaledAdd s =
+      qlinear_add_ratios(scalar(1), scalar(4), scalar(6), zero(2), zero(5), zero(7));
   const DataType t = ctx.input(0).dtype();
   const int64_t lo = t == DataType::u8() ? 0 : -128, hi = t == DataType::u8() ? 255 : 127;
-  const int64_t za = zero(2), zb = zero(5), zy = zero(7);
-  return zip_i64(ctx.input(0), ctx.input(3), t, [&](int64_t a, int64_t b) {
-    return std::clamp(fixed_point_add(*f, a - za, b - zb) + zy, lo, hi);
-  });
+  return zip_i64(ctx.input(0), ctx.input(3), t,
+                 [&](int64_t a, int64_t b) { return std::clamp(scaled_add(s, a, b), lo, hi); });
 }
 
 void check_node(const Node& n) {
@@ -118,8 +117,9 @@ HostTensor run(const Node& n, std::vector<const HostTensor*> inputs) {
 }
 
 std::vector<HostTensor> eval_contrib(const EvalContext& ctx) {
-  if (std::optional<HostTensor> y = eval_fixed_point_add(ctx)) return {std::move(*y)};
+  if (std::optional<HostTensor> y = eval_scaled_add(ctx)) return {std::move(*y)};
   const Node& n = ctx.node();
+  if (n.op_type == "QGemm" && ctx.has_input(7)) return eval_qgemm(ctx);  // integer, exact
   const QuantizedContribParts parts = quantized_contrib_parts(n);
   std::vector<HostTensor> values;
   values.reserve(parts.operands.size() + 1);
@@ -152,25 +152,19 @@ std::vector<HostTensor> eval_contrib(const EvalContext& ctx) {
 
 }  // namespace
 
-std::optional<FixedPointAdd> qlinear_add_fixed_point(double a_scale, double b_scale,
-                                                     double y_scale) {
-  const float ra = static_cast<float>(a_scale) / static_cast<float>(y_scale);
-  const float rb = static_cast<float>(b_scale) / static_cast<float>(y_scale);
-  const float lo = std::ldexp(1.0f, -14), hi = 256.0f;
-  if (!(ra >= lo && ra < hi && rb >= lo && rb < hi)) return std::nullopt;
-  // The greater ratio's exponent e puts its mantissa at 22 bits: shift = 21 - e.
-  const int exponent = std::ilogb(std::max(ra, rb));
-  const int shift = 21 - exponent;
-  const float scale = std::ldexp(1.0f, shift);
-  return FixedPointAdd{shift, std::lrint(double(ra * scale)), std::lrint(double(rb * scale))};
+ScaledAdd qlinear_add_ratios(double a_scale, double b_scale, double y_scale, int64_t a_zero,
+                             int64_t b_zero, int64_t y_zero) {
+  const float a_ratio = static_cast<float>(a_scale) / static_cast<float>(y_scale);
+  const float b_ratio = static_cast<float>(b_scale) / static_cast<float>(y_scale);
+  const float zeros =
+      std::fma(a_ratio, static_cast<float>(a_zero), b_ratio * static_cast<float>(b_zero));
+  return {a_ratio, b_ratio, static_cast<float>(y_zero) - zeros};
 }
 
-int64_t fixed_point_add(const FixedPointAdd& f, int64_t a_centered, int64_t b_centered) {
-  // int32 in ONNX Runtime: |a_mult| < 2^22 and |a| <= 255 keep the sum below 2^31.
-  const int64_t acc = f.a_mult * a_centered + f.b_mult * b_centered;
-  const int64_t half = int64_t{1} << (f.shift - 1);
-  // Rounded half away from zero.
-  return acc >= 0 ? (acc + half) >> f.shift : -((half - acc) >> f.shift);
+int64_t scaled_add(const ScaledAdd& s, int64_t a, int64_t b) {
+  const float v = std::fma(static_cast<float>(a), s.a_ratio,
+                           std::fma(static_cast<float>(b), s.b_ratio, s.offset));
+  return static_cast<int64_t>(std::nearbyint(v));
 }
 
 bool is_quantized_contrib_op(const std::string& op_type) {

@@ -5,6 +5,9 @@
 // QuantizeLinear of its result, which is how the reference evaluator computes it and how the
 // graph rewrite quantized_contrib expands it (ONNX Runtime's own kernels requantize integer
 // sums, so they may differ from this by a rounding, as its QDQ form of the same model does).
+// Two are computed as ONNX Runtime's kernels compute them, since kiln has kernels for them:
+// QLinearAdd (its scaled sum, below) and QGemm with an output scale (exact integer sums
+// requantized per column, graph/ops/quantize.h).
 #pragma once
 
 #include <array>
@@ -29,20 +32,21 @@ struct QuantizedContribParts {
   std::vector<std::string> float_attrs;    // the node's attributes the float op takes
 };
 
-// ONNX Runtime's QLinearAdd kernel (MLAS, x86 and ARM alike) adds in fixed point, and that is
-// what a com.microsoft QLinearAdd computes in kiln too:
-//   y = clamp(round_half_away((a_mult * (a - a_zero) + b_mult * (b - b_zero)) / 2^shift) + y_zero)
-// with the integer multipliers the f32 ratios a_scale / y_scale, b_scale / y_scale scaled so
-// that the greater has 22 bits. Nothing where a ratio lies outside [2^-14, 256): ONNX
-// Runtime then adds the dequantized values in f32, as the QDQ chain does. A QLinearAdd that
-// kiln's QDQ fusion writes carries rounding="float": the chain's f32 steps, exactly.
-struct FixedPointAdd {
-  int64_t shift, a_mult, b_mult;
+// ONNX Runtime's QLinearAdd kernel on x86 (MLAS) scales each operand by its ratio to the
+// output scale and adds in fused f32 steps, and that is what a com.microsoft QLinearAdd
+// computes in kiln, on every target:
+//   y = saturate(round_half_even(fma(a, a_ratio, fma(b, b_ratio, offset))))
+// with a_ratio = f32(a_scale) / f32(y_scale), b_ratio likewise, and
+// offset = y_zero - fma(a_ratio, a_zero, b_ratio * b_zero), each step rounded to f32. A
+// QLinearAdd that kiln's QDQ fusion writes carries rounding="qdq": the chain's own f32 steps
+// (dequantize, add, divide by y_scale, round), exactly.
+struct ScaledAdd {
+  float a_ratio, b_ratio, offset;
 };
-std::optional<FixedPointAdd> qlinear_add_fixed_point(double a_scale, double b_scale,
-                                                     double y_scale);
-// The rounded quotient before the zero point, for (a - a_zero) and (b - b_zero).
-int64_t fixed_point_add(const FixedPointAdd& f, int64_t a_centered, int64_t b_centered);
+ScaledAdd qlinear_add_ratios(double a_scale, double b_scale, double y_scale, int64_t a_zero,
+                             int64_t b_zero, int64_t y_zero);
+// The rounded sum of 8-bit values a and b (before saturation).
+int64_t scaled_add(const ScaledAdd& s, int64_t a, int64_t b);
 
 // Whether `op_type` is one of these operators.
 bool is_quantized_contrib_op(const std::string& op_type);

@@ -15,14 +15,42 @@ bool one_constant(const Graph& g, const Node& n, size_t i) {
          (g.is_constant(n.inputs[i]) && g.initializers.at(n.inputs[i]).numel() == 1);
 }
 
+bool is_8bit(const std::optional<ValueType>& t) {
+  return t && (t->dtype == DataType::u8() || t->dtype == DataType::i8());
+}
+
 // A QLinearAdd that qlinear_add.flat runs as it is: operands of one shape, constant
 // per-tensor scales and zero points.
-bool has_kernel(const Graph& g, const Node& n) {
-  if (n.op_type != "QLinearAdd") return false;
+bool qlinear_add_has_kernel(const Graph& g, const Node& n) {
   for (size_t i : {1, 2, 4, 5, 6, 7})
     if (!one_constant(g, n, i)) return false;
   const auto a = g.type_of(n.inputs[0]), b = g.type_of(n.inputs[3]);
   return a && b && a->is_concrete() && b->is_concrete() && a->dims() == b->dims();
+}
+
+// A QGemm that the int8 dense kernels run as it is: a 2-D 8-bit A quantized per tensor,
+// constant int8 weights with zero points 0 (per tensor or per output column), an int32 C, and
+// an 8-bit output of A's type.
+bool qgemm_has_kernel(const Graph& g, const Node& n) {
+  if (!n.has_input(7) || n.attr_int("transA", 0) != 0) return false;
+  for (size_t i : {1, 2, 7, 8})
+    if (!one_constant(g, n, i)) return false;
+  const auto a = g.type_of(n.inputs[0]);
+  if (!is_8bit(a) || !a->is_concrete() || a->dims().size() != 2) return false;
+  if (n.has_input(8) && g.initializers.at(n.inputs[8]).dtype() != a->dtype) return false;
+  for (size_t i : {3, 4, 5, 6})
+    if (n.has_input(i) && !g.is_constant(n.inputs[i])) return false;
+  if (g.initializers.at(n.inputs[3]).dtype() != DataType::i8()) return false;
+  if (n.has_input(5))
+    for (int64_t z : g.initializers.at(n.inputs[5]).to_i64())
+      if (z != 0) return false;
+  return !n.has_input(6) || g.initializers.at(n.inputs[6]).dtype() == DataType::i32();
+}
+
+bool has_kernel(const Graph& g, const Node& n) {
+  if (n.op_type == "QLinearAdd") return qlinear_add_has_kernel(g, n);
+  if (n.op_type == "QGemm") return qgemm_has_kernel(g, n);
+  return false;
 }
 
 // The number of values of `scale` (a per-axis scale has more than one).

@@ -6,7 +6,7 @@
 //     Q(DQ(v)) = v for the same scale and zero point, so the 8-bit result is the same values;
 //   DQ(a; sa, za), DQ(b; sb, zb) -> Add [-> Relu] -> Q(sy, zy)  =>  QLinearAdd(a, .., b, .., sy,
 //   zy)
-//     ONNX Runtime's operator with rounding="float": computed as the three steps are in f32,
+//     ONNX Runtime's operator with rounding="qdq": computed as the three steps are in f32,
 //     so again the same values (a Relu only where zy is the type's least value: the
 //     saturation is the Relu).
 // Only per-tensor quantization of one 8-bit type throughout, a MaxPool without its Indices

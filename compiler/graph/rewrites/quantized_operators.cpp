@@ -78,7 +78,12 @@ struct Site {
 
 // The DQ -> op [-> Relu] -> Q around float operator `op`, or nothing.
 std::optional<Site> site_of(const Graph& g, const Node& op) {
-  if (op.op_type != "Conv" && op.op_type != "MatMul") return std::nullopt;
+  if (op.op_type != "Conv" && op.op_type != "MatMul" && op.op_type != "Gemm") return std::nullopt;
+  // A Gemm as the int8 dense kernel computes it: A [M, K] as it is, a bias added once.
+  if (op.op_type == "Gemm" &&
+      (op.attr_int("transA", 0) != 0 || op.attr_float("alpha", 1.0f) != 1.0f ||
+       op.attr_float("beta", 1.0f) != 1.0f))
+    return std::nullopt;
   if (!op.epilogue.empty() || !op.has_input(0) || !op.has_input(1)) return std::nullopt;
   const Node* dq_x = producer_op(g, op.inputs[0], "DequantizeLinear");
   const Node* dq_w = producer_op(g, op.inputs[1], "DequantizeLinear");
@@ -104,35 +109,35 @@ std::optional<Node> fuse(Graph& g, const Site& s, bool depthwise, const KeepFloa
   const auto w_type = g.type_of(op.inputs[1]);
   if (!w_type || !w_type->is_concrete()) return std::nullopt;
   const std::vector<int64_t> wd = w_type->dims();
-  const bool conv = op.op_type == "Conv";
+  const bool conv = op.op_type == "Conv", gemm = op.op_type == "Gemm";
   if (conv && wd.size() != 4) return std::nullopt;
   const int64_t groups = conv ? op.attr_int("group", 1) : 1;
   // Depthwise: one input channel per group, one output channel per group.
   if (groups != 1 && !(depthwise && wd[1] == 1 && wd[0] == groups)) return std::nullopt;
   if (!conv && wd.size() != 2) return std::nullopt;
-  const int64_t channels = conv ? wd[0] : wd[1];
-  std::optional<QuantOperand> pw = weight_params(g, *s.dq_w, conv ? 0 : 1, channels);
+  // Output channels: a conv weight's rows, a MatMul's columns, a Gemm's columns or (transB)
+  // rows.
+  const bool rows = conv || (gemm && op.attr_int("transB", 0) != 0);
+  const int64_t channels = rows ? wd[0] : wd[1];
+  std::optional<QuantOperand> pw = weight_params(g, *s.dq_w, rows ? 0 : 1, channels);
   if (!pw) return std::nullopt;
   if (conv && keep_float && !keep_float(g, op).empty()) return std::nullopt;
 
   Node fused;
-  fused.op_type = conv ? "QLinearConv" : "QLinearMatMul";
-  fused.attrs = conv ? op.attrs : std::map<std::string, AttrValue>{};
-  fused.inputs = {s.dq_x->inputs[0],
-                  px->scale,
-                  zero_point_input(g, *px, op.outputs[0] + ".x"),
-                  s.dq_w->inputs[0],
-                  pw->scale,
-                  zero_point_input(g, *pw, op.outputs[0] + ".w"),
-                  py->scale,
-                  zero_point_input(g, *py, op.outputs[0] + ".y")};
-  if (conv && op.has_input(2)) {
-    const std::string bias =
-        int32_bias(g, op.inputs[2], px->scales[0], pw->scales, channels, interior);
+  fused.op_type = conv ? "QLinearConv" : gemm ? "QGemm" : "QLinearMatMul";
+  if (conv) fused.attrs = op.attrs;
+  if (gemm) fused.attrs["transB"] = op.attr_int("transB", 0);
+  fused.inputs = {s.dq_x->inputs[0], px->scale, zero_point_input(g, *px, op.outputs[0] + ".x"),
+                  s.dq_w->inputs[0], pw->scale, zero_point_input(g, *pw, op.outputs[0] + ".w")};
+  std::string bias;
+  if ((conv || gemm) && op.has_input(2)) {
+    bias = int32_bias(g, op.inputs[2], px->scales[0], pw->scales, channels, interior);
     if (bias.empty()) return std::nullopt;
-    fused.inputs.push_back(bias);
   }
-  // Per-channel weight scales of a QLinearConv are a vector over O; of a QLinearMatMul over N.
+  if (gemm) fused.inputs.push_back(bias);  // QGemm's C comes before the output's scale
+  fused.inputs.push_back(py->scale);
+  fused.inputs.push_back(zero_point_input(g, *py, op.outputs[0] + ".y"));
+  if (conv && !bias.empty()) fused.inputs.push_back(bias);
   interior.insert(op.outputs[0]);
   if (s.relu) interior.insert(s.relu->outputs[0]);
   for (const Node* dq : {s.dq_x, s.dq_w})

@@ -1,8 +1,11 @@
 // Quantized operators from a QDQ model: where a float Conv or MatMul reads DequantizeLinear'd
 // 8-bit values and int8 weights and its result goes straight into a QuantizeLinear, the
 // three steps are one integer operator, as ONNX Runtime's QDQ transformer makes them:
-//   DQ(x_q) -> Conv(., DQ(w_q) [, bias]) [-> Relu] -> Q  =>  QLinearConv(x_q, .., w_q, .., bias_i32)
-//   DQ(a_q) -> MatMul(., DQ(b_q)) [-> Relu] -> Q          =>  QLinearMatMul(a_q, .., b_q, ..)
+//   DQ(x_q) -> Conv(., DQ(w_q) [, bias]) [-> Relu] -> Q  =>  QLinearConv(x_q, .., w_q, ..,
+//   bias_i32) DQ(a_q) -> MatMul(., DQ(b_q)) [-> Relu] -> Q          =>  QLinearMatMul(a_q, .., b_q,
+//   ..) DQ(a_q) -> Gemm(., DQ(b_q) [, bias]) [-> Relu] -> Q    =>  QGemm(a_q, .., b_q, ..,
+//   bias_i32, ..)
+//     (ONNX Runtime's operator: a classifier; alpha and beta 1, A not transposed)
 // (a Relu only where the Q's zero point is its type's least value: the saturation is the Relu)
 // so the activation stays in 8 bits between integer layers. Only what the int8 kernels take
 // is rewritten (RewriteOptions): per-tensor data and output quantization of one 8-bit type,

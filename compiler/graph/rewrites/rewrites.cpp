@@ -61,7 +61,8 @@ const std::vector<GraphRewrite>& graph_rewrites() {
        "ONNX Runtime's com.microsoft quantized operators (QLinearMul, "
        "QLinearSigmoid, QLinearGlobalAveragePool, QLinearConcat, QGemm, ...) as the float "
        "operator between DequantizeLinear and QuantizeLinear that each stands for",
-       "no com.microsoft quantized operator but a QLinearAdd of one shape (it has a kernel)",
+       "no com.microsoft quantized operator but a QLinearAdd of one shape and a QGemm of int8 "
+       "weights (they have kernels)",
        [](Graph& g, const RewriteOptions& o) {
          const int sites = expand_quantized_contrib(g, o.max_concat_inputs);
          if (sites > 0) run_graph_passes(g);  // types for the rows below (decompose_ops reads them)

@@ -87,8 +87,8 @@ std::vector<Case> cases() {
          b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
          b.output("y");
        },
-       {"QLinearSigmoid", "QGemm"},
-       {"Sigmoid", "Gemm"}},
+       {"QLinearSigmoid"},
+       {"Sigmoid", "QGemm"}},  // the QGemm has the int8 dense kernel
       {"quantized_operators",
        [](ModelBuilder& b) {
          // x -> Q -> DQ -> Conv(DQ(int8 weights per channel), DQ(int32 bias)) -> Q -> DQ, as
