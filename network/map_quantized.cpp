@@ -190,22 +190,12 @@ MappedNode map_qlinear_add(Graph& g, const Node& n) {
       << dtype_of(g, n.inputs[3]).str() << " and " << dtype_of(g, n.outputs[0]).str();
   const std::vector<int64_t> a = dims_of(g, n.inputs[0]), b = dims_of(g, n.inputs[3]);
   node_check(a == b) << "A and B must have one shape (kiln's QLinearAdd does not broadcast)";
-  schedules::QLinearAddParams p;
-  p.a_scale = scales(g, n, 1, "A_scale")[0];
-  p.b_scale = scales(g, n, 4, "B_scale")[0];
-  p.y_scale = scales(g, n, 6, "C_scale")[0];
-  p.a_zero = one_zero(g, n, 2, "A's zero point");
-  p.b_zero = one_zero(g, n, 5, "B's zero point");
-  p.y_zero = one_zero(g, n, 7, "C's zero point");
-  // ONNX Runtime's scaled sum, unless the node stands for a QDQ chain (rounding="qdq").
-  if (n.attr_string("rounding", "") != "qdq") {
-    const graph::ScaledAdd s =
-        graph::qlinear_add_ratios(p.a_scale, p.b_scale, p.y_scale, p.a_zero, p.b_zero, p.y_zero);
-    p.ratios = true;
-    p.a_ratio = s.a_ratio, p.b_ratio = s.b_ratio, p.offset = s.offset;
-  }
+  const graph::ScaledAdd s = graph::qlinear_add_ratios(
+      scales(g, n, 1, "A_scale")[0], scales(g, n, 4, "B_scale")[0], scales(g, n, 6, "C_scale")[0],
+      one_zero(g, n, 2, "A's zero point"), one_zero(g, n, 5, "B's zero point"),
+      one_zero(g, n, 7, "C's zero point"));
   MappedNode m;
-  m.workload = schedules::qlinear_add_workload(numel(a), t, p);
+  m.workload = schedules::qlinear_add_workload(numel(a), t, {s.a_ratio, s.b_ratio, s.offset});
   m.operands = {{"A", n.inputs[0]}, {"B", n.inputs[3]}};
   return m;
 }

@@ -3,7 +3,6 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include <bit>
-#include <utility>
 
 #include "compiler/base/error.h"
 #include "compiler/codegen/codegen_llvm.h"
@@ -149,7 +148,7 @@ llvm::Value* CodeGenLLVM::emit_float_binary(ExprKind kind, DataType t, llvm::Val
   // `contract` lets mul + add become one FMA, as -ffp-contract=fast would; nothing else
   // about IEEE semantics is relaxed.
   llvm::FastMathFlags fmf;
-  fmf.setAllowContract(!strict_fp_);
+  fmf.setAllowContract(true);
   llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
   b_.setFastMathFlags(fmf);
   auto call1 = [&](llvm::Intrinsic::ID id, llvm::Value* x) {
@@ -390,17 +389,6 @@ llvm::Value* CodeGenLLVM::emit_pure_call(const ir::CallNode* op) {
   };
   if (op->name == "address_of") return emit_address_of(op);
   DataType t = op->type;
-  // strict_fp(e): e with every float operation rounded to its type, where emit_float_binary
-  // otherwise lets a product and an add become one FMA that skips the product's rounding.
-  // Quantized steps that ONNX defines as separate float operations (QLinearAdd's two
-  // dequantizations and their sum) then give ONNX Runtime's values to the bit.
-  if (op->name == "strict_fp") {
-    user_check(op->args.size() == 1) << "strict_fp takes one argument";
-    const bool outer = std::exchange(strict_fp_, true);
-    llvm::Value* v = emit(op->args[0]);
-    strict_fp_ = outer;
-    return v;
-  }
   if (op->name == "abs" && op->args.size() == 1 && !t.is_float()) {
     llvm::Value* v = emit(op->args[0]);
     if (!t.is_int()) return v;
@@ -424,7 +412,7 @@ llvm::Value* CodeGenLLVM::emit_pure_call(const ir::CallNode* op) {
     return widens(t) ? f32_to_half(r, t) : r;
   }
   user_error() << "unknown math function '" << op->name << "' (kiln emits no libm calls); "
-               << "known: " << known << ", abs, strict_fp";
+               << "known: " << known << ", abs";
   return nullptr;
 }
 

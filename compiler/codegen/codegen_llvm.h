@@ -73,8 +73,6 @@ class CodeGenLLVM {
   llvm::Value* emit(const ir::Expr& e);
   llvm::Value* emit_binary(const ir::BinaryNode* op);
   llvm::Value* emit_float_binary(ir::ExprKind kind, ir::DataType t, llvm::Value* a, llvm::Value* b);
-  // Inside a strict_fp call: float arithmetic rounds each operation (no FMA contraction).
-  bool strict_fp_ = false;
   llvm::Value* emit_int_binary(ir::ExprKind kind, ir::DataType t, llvm::Value* a, llvm::Value* b,
                                const ir::Expr& rhs);
   llvm::Value* emit_compare(ir::ExprKind kind, ir::DataType t, llvm::Value* a, llvm::Value* b);

@@ -49,39 +49,38 @@ TEST(QuantizeTemplate, BothDirectionsExactOnEveryType) {
           }
 }
 
-// qlinear_add.flat against its reference, bit for bit, u8 and i8, in both roundings: the f32
-// steps of the QDQ chain with scales that are not powers of two and a sum that saturates at
-// both ends, and with decimal scales whose sums fall on rounding ties (0.05 a + 0.03 b over
-// 0.1), where a product fused into an FMA would round differently; and ONNX Runtime's scaled
-// sum for those scales (two fused multiply-adds).
+// ONNX Runtime's ratios and offset for scales sa, sb over sy and zero points za, zb, zy
+// (graph/ops/quantized_contrib.h).
+schedules::QLinearAddParams ratios(float sa, float sb, float sy, float za, float zb, float zy) {
+  const float ra = sa / sy, rb = sb / sy;
+  return {ra, rb, zy - std::fma(ra, za, rb * zb)};
+}
+
+// qlinear_add.flat against its reference, bit for bit, u8 and i8: scales that are not powers
+// of two with a sum that saturates at both ends, and decimal scales (0.05 a + 0.03 b over 0.1)
+// whose sums fall on rounding ties, where a product and a sum in place of each fused step
+// would round differently.
 TEST(QLinearAddTemplate, ExactOnEveryType) {
   for (const char* target : {"x86-avx2", "x86-avx512", "arm-neon"})
     for (DataType t : {DataType::u8(), DataType::i8()})
-      for (int form = 0; form < 3; ++form) {
+      for (bool ties : {false, true}) {
         const bool u8 = t == DataType::u8();
-        schedules::QLinearAddParams p =
-            form == 0
-                ? schedules::QLinearAddParams{0.0213,        0.047,       0.031,
-                                              u8 ? 131 : -3, u8 ? 7 : 20, u8 ? 0 : -128}
-                : schedules::QLinearAddParams{0.05, 0.03, 0.1, u8 ? 110 : 0, u8 ? 120 : -8, 0};
-        if (form == 2) {  // ONNX Runtime's ratios for those scales (graph/ops/quantized_contrib.h)
-          p.ratios = true;
-          p.a_ratio = 0.05f / 0.1f, p.b_ratio = 0.03f / 0.1f;
-          p.offset = float(p.y_zero) - std::fma(float(p.a_ratio), float(p.a_zero),
-                                                float(p.b_ratio) * float(p.b_zero));
-        }
+        const float za = ties ? (u8 ? 110 : 0) : (u8 ? 131 : -3),
+                    zb = ties ? (u8 ? 120 : -8) : (u8 ? 7 : 20);
+        const schedules::QLinearAddParams p =
+            ties ? ratios(0.05f, 0.03f, 0.1f, za, zb, 0)
+                 : ratios(0.0213f, 0.047f, 0.031f, za, zb, u8 ? 0 : -128);
         const Workload w = schedules::qlinear_add_workload(1203, t, p);
         SCOPED_TRACE(w.str() + " on " + target);
         const auto& tpl = schedules::qlinear_add_template();
         InputCheck ic;
         ic.out_dtype = t;
         ic.rtol = 0;
-        // Every other b at its zero point: the sum is then 0.05 (a - a_zero), on a tie for
-        // every odd a - a_zero, both signs.
-        const float b_zero = static_cast<float>(p.b_zero);
-        ic.adjust = [b_zero](const schedules::KernelArg& arg, schedules::Values& v) {
+        // Every other b at its zero point: the sum is then 0.5 (a - a_zero) where ties, on a
+        // rounding tie for every odd a - a_zero, both signs.
+        ic.adjust = [zb](const schedules::KernelArg& arg, schedules::Values& v) {
           if (arg.logical.name != "B") return;
-          for (size_t i = 0; i < v.size(); i += 2) v[i] = b_zero;
+          for (size_t i = 0; i < v.size(); i += 2) v[i] = zb;
         };
         const std::string skip =
             check_template_inputs(tpl, w, target, tpl.fallback(w, target_from_name(target)), ic);
@@ -103,12 +102,10 @@ TEST(QuantizeTemplate, BadScalesAndZeroPointsAreRefused) {
       UserError);
   const auto& add = schedules::qlinear_add_template();
   EXPECT_THROW(
-      add.validate(schedules::qlinear_add_workload(8, DataType::u8(), {0.1, 0.0, 0.1, 0, 0, 0}), t),
+      add.validate(schedules::qlinear_add_workload(8, DataType::u8(), {0.5, HUGE_VAL, 3}), t),
       UserError);
-  EXPECT_THROW(
-      add.validate(schedules::qlinear_add_workload(8, DataType::u8(), {0.1, 0.1, 0.1, 0, 300, 0}),
-                   t),
-      UserError);
+  EXPECT_THROW(add.validate(schedules::qlinear_add_workload(8, DataType::f32(), {0.5, 0.3, 3}), t),
+               UserError);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ struct Definition {
 
 const std::map<std::string, Definition>& definitions() {
   static const std::map<std::string, Definition> k = {
-      {"QLinearAdd", {"Add", {}, {"rounding"}, 7, 8}},
+      {"QLinearAdd", {"Add", {}, {}, 7, 8}},
       {"QLinearMul", {"Mul", {}, {}, 7, 8}},
       {"QLinearSigmoid", {"Sigmoid", {}, {}, 4, 5}},
       {"QLinearLeakyRelu", {"LeakyRelu", {"alpha"}, {}, 4, 5}},
@@ -63,10 +63,9 @@ Node float_node(const Node& n, const QuantizedContribParts& parts, size_t inputs
   return f;
 }
 
-// QLinearAdd as ONNX Runtime's kernel computes it, unless it stands for a QDQ chain.
+// QLinearAdd as ONNX Runtime's kernel computes it.
 std::optional<HostTensor> eval_scaled_add(const EvalContext& ctx) {
-  const Node& n = ctx.node();
-  if (n.op_type != "QLinearAdd" || n.attr_string("rounding", "") == "qdq") return std::nullopt;
+  if (ctx.node().op_type != "QLinearAdd") return std::nullopt;
   auto scalar = [&](size_t i) { return ctx.input(i).to_f64().at(0); };
   auto zero = [&](size_t i) { return ctx.has_input(i) ? ctx.input(i).to_i64().at(0) : int64_t{0}; };
   const ScaledAdd s =

@@ -37,9 +37,9 @@ struct QuantizedContribParts {
 // computes in kiln, on every target:
 //   y = saturate(round_half_even(fma(a, a_ratio, fma(b, b_ratio, offset))))
 // with a_ratio = f32(a_scale) / f32(y_scale), b_ratio likewise, and
-// offset = y_zero - fma(a_ratio, a_zero, b_ratio * b_zero), each step rounded to f32. A
-// QLinearAdd that kiln's QDQ fusion writes carries rounding="qdq": the chain's own f32 steps
-// (dequantize, add, divide by y_scale, round), exactly.
+// offset = y_zero - fma(a_ratio, a_zero, b_ratio * b_zero), each step rounded to f32. Its QDQ
+// transformer makes the same QLinearAdd of DQ(a), DQ(b) -> Add -> Q, and so does kiln's
+// (compiler/graph/rewrites/quantized_elementwise.h).
 struct ScaledAdd {
   float a_ratio, b_ratio, offset;
 };

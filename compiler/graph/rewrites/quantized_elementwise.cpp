@@ -76,7 +76,6 @@ std::optional<Node> add_site(Graph& g, const Node& add, const Node** q,
   if (!a || !b || *a != *b) return std::nullopt;
   Node fused;
   fused.op_type = "QLinearAdd";
-  fused.attrs["rounding"] = std::string("qdq");  // the chain's own f32 steps, exactly
   const std::string& base = add.outputs[0];
   fused.inputs = {da->inputs[0],
                   pa->scale,

@@ -6,9 +6,11 @@
 //     Q(DQ(v)) = v for the same scale and zero point, so the 8-bit result is the same values;
 //   DQ(a; sa, za), DQ(b; sb, zb) -> Add [-> Relu] -> Q(sy, zy)  =>  QLinearAdd(a, .., b, .., sy,
 //   zy)
-//     ONNX Runtime's operator with rounding="qdq": computed as the three steps are in f32,
-//     so again the same values (a Relu only where zy is the type's least value: the
-//     saturation is the Relu).
+//     ONNX Runtime's operator, as its QDQ transformer makes it (a Relu only where zy is the
+//     type's least value: the saturation is the Relu). It rounds as ONNX Runtime's kernel does
+//     (graph/ops/quantized_contrib.h), not as the three f32 steps: one sum in a few thousand
+//     lands a quantum away from those, and on ONNX Runtime's own value. kiln then computes a
+//     QDQ model as ONNX Runtime does by default, to the bit on the models measured.
 // Only per-tensor quantization of one 8-bit type throughout, a MaxPool without its Indices
 // output, and an Add of two operands of one shape (the kernel is flat) are rewritten; the rest
 // keeps its float path.

@@ -79,7 +79,8 @@ const std::vector<GraphRewrite>& graph_rewrites() {
       {"quantized_elementwise",
        "DequantizeLinear -> MaxPool or a copy (Flatten, Reshape, ...) -> QuantizeLinear of one "
        "quantization as that op on the 8-bit values, and DequantizeLinear (a, b) -> Add "
-       "[-> Relu] -> QuantizeLinear as one QLinearAdd",
+       "[-> Relu] -> QuantizeLinear as one QLinearAdd (rounded as ONNX Runtime's kernel rounds "
+       "it)",
        "no per-tensor 8-bit Dequantize-select-Quantize or same-shape Dequantize-Add-Quantize "
        "chain",
        plain<fuse_quantized_elementwise>},

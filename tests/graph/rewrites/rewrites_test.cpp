@@ -143,7 +143,10 @@ std::vector<Case> cases() {
          b.output("out");
        },
        {"Add", "Relu"},
-       {"QLinearAdd", "MaxPool"}},
+       {"QLinearAdd", "MaxPool"},
+       // QLinearAdd rounds as ONNX Runtime's kernel, not as the three f32 steps (a quantum
+       // apart on a few sums): the compiled-model tests check it within that.
+       false},
       {"quantize_dequantize",
        [](ModelBuilder& b) {
          // 16-bit (8-bit pairs have kernels). Scale 1/50000 around 30000: inputs in [-1, 1)
