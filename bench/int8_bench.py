@@ -26,38 +26,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import network_bench as nb  # noqa: E402  (the engines and kiln's compile step)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models"))
+from export_models import quantize  # noqa: E402  (the int8 models, as the tests use them)
+
 ROOT = nb.ROOT
-
-
-def quantize(model_dir, form="qdq", calibration=8):
-    """model.int8.onnx (QDQ) or model.qop.onnx (QOperator: QLinearConv and ONNX Runtime's
-    com.microsoft QLinearAdd, QLinearGlobalAveragePool, QGemm) beside model.onnx: per channel,
-    calibrated (min-max) on the model's own input and `calibration` random ones (fixed seed).
-    Cached."""
-    out = os.path.join(model_dir, "model.int8.onnx" if form == "qdq" else "model.qop.onnx")
-    if os.path.exists(out):
-        return out
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
-                                          quantize_static)
-    x = np.load(os.path.join(model_dir, "input.npy"))
-    rng = np.random.default_rng(7)
-    batches = [x] + [rng.standard_normal(x.shape).astype(np.float32) for _ in range(calibration)]
-
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.it = iter(batches)
-
-        def get_next(self):
-            b = next(self.it, None)
-            return None if b is None else {"input": b}
-
-    tmp = out + ".tmp"
-    quantize_static(os.path.join(model_dir, "model.onnx"), tmp, Reader(),
-                    quant_format=QuantFormat.QDQ if form == "qdq" else QuantFormat.QOperator,
-                    per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-    os.replace(tmp, out)  # a killed run leaves no half-written model
-    return out
 
 
 class Ort(nb.OnnxRuntime):
@@ -124,7 +96,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
             model_dir = os.path.join(cache, name)
-            int8 = quantize(model_dir, args.form)
+            int8 = quantize(model_dir, "qdq" if args.form == "qdq" else "qoperator")
             f32_dir, int8_dir = os.path.join(tmp, name), os.path.join(tmp, name + ".int8")
             compile_to(args, os.path.join(model_dir, "model.onnx"), f32_dir)
             compile_to(args, int8, int8_dir)

@@ -11,6 +11,11 @@ writes into OUT/NAME/:
   ort.npy      ONNX Runtime's output for it (CPU provider), the reference kiln is judged by
   model.pt     the same network and weights traced with TorchScript (PyTorch's column of
                bench/network_bench.py: torch 1.13 cannot load ONNX)
+and for ResNet-18 and MobileNetV2 their int8 forms, as ONNX Runtime's quantize_static writes
+them (per-channel int8 weights, uint8 activations, min-max calibrated on input.npy and 8
+normal samples of a fixed seed):
+  model.int8.onnx, ort.qdq.npy, qdq.json            the QDQ form, ORT's output, the logits'
+  model.qop.onnx, ort.qoperator.npy, qoperator.json  scale; the same for the QOperator form
 and OUT/done last (written only when every file is there, naming what made them), so a second
 call with the same versions returns at once.
 
@@ -67,6 +72,52 @@ def widen_classifier(model):
             torch.nn.init.normal_(m.weight, 0.0, m.in_features ** -0.5)
 
 
+QUANTIZED = ("resnet18", "mobilenet_v2")  # their int8 forms too, for the int8 tests
+INT8_FORMS = {"qdq": "model.int8.onnx", "qoperator": "model.qop.onnx"}
+
+
+def quantize(model_dir, form, calibration=8):
+    """The int8 model of `form` beside model.onnx, with ONNX Runtime's output for input.npy
+    (ort.FORM.npy) and the scale of the logits' last DequantizeLinear (FORM.json). Cached."""
+    import json
+
+    import onnx
+    import onnxruntime as ort
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    out = os.path.join(model_dir, INT8_FORMS[form])
+    if not os.path.exists(out):
+        x = np.load(os.path.join(model_dir, "input.npy"))
+        rng = np.random.default_rng(7)
+        batches = [x] + [rng.standard_normal(x.shape).astype(np.float32)
+                         for _ in range(calibration)]
+
+        class Reader(CalibrationDataReader):
+            def __init__(self):
+                self.it = iter(batches)
+
+            def get_next(self):
+                b = next(self.it, None)
+                return None if b is None else {"input": b}
+
+        tmp = out + ".tmp"
+        quantize_static(os.path.join(model_dir, "model.onnx"), tmp, Reader(),
+                        quant_format=QuantFormat.QDQ if form == "qdq" else QuantFormat.QOperator,
+                        per_channel=True, activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8)
+        os.replace(tmp, out)  # a killed run leaves no half-written model
+    x = np.load(os.path.join(model_dir, "input.npy"))
+    (y,) = ort.InferenceSession(out, providers=["CPUExecutionProvider"]).run(None, {"input": x})
+    np.save(os.path.join(model_dir, f"ort.{form}.npy"), y)
+    m = onnx.load(out)
+    inits = {i.name: i for i in m.graph.initializer}
+    last = [n for n in m.graph.node if n.op_type == "DequantizeLinear"][-1]
+    scale = float(onnx.numpy_helper.to_array(inits[last.input[1]]).reshape(-1)[0])
+    with open(os.path.join(model_dir, f"{form}.json"), "w") as f:
+        json.dump({"logits_scale": scale}, f)
+    return out
+
+
 def export(name, out_dir):
     import onnxruntime as ort
 
@@ -94,6 +145,9 @@ def export(name, out_dir):
         torch.jit.trace(model, x).save(os.path.join(tmp, "model.pt"))
     np.save(os.path.join(tmp, "input.npy"), x.numpy())
     np.save(os.path.join(tmp, "ort.npy"), ref)
+    if name in QUANTIZED:
+        for form in INT8_FORMS:
+            quantize(tmp, form)
     shutil.rmtree(out_dir, ignore_errors=True)
     os.rename(tmp, out_dir)
     print(f"export_models: {name}: logits max |x| {np.abs(ref).max():.3g}, "
@@ -116,7 +170,8 @@ def main():
         return
     done = os.path.join(args.out, "done")
     stamp = (f"torch {torch.__version__} torchvision {torchvision.__version__} opset {OPSET} "
-             f"seed {SEED} models {' '.join(MODELS)} (v3 classifier widened) files model.onnx input.npy ort.npy model.pt\n")
+             f"seed {SEED} models {' '.join(MODELS)} (v3 classifier widened) files model.onnx input.npy ort.npy model.pt "
+             f"int8 {' '.join(INT8_FORMS)} of {' '.join(QUANTIZED)}\n")
     if os.path.exists(done) and open(done).read() == stamp and not args.force:
         print(f"export_models: {args.out} is up to date")
         return

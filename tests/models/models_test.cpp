@@ -15,14 +15,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
-#include "network/compile_network.h"
 #include "kiln/compare.h"
 #include "kiln/cpu_features.h"
 #include "kiln/model.h"
 #include "kiln/timing.h"
+#include "network/compile_network.h"
+#include "network/int8_choice.h"
 #include "runtime/process/kernel_exec.h"
 #include "runtime/process/temp_dir.h"
 #include "tools/npy_file.h"
@@ -189,6 +189,55 @@ void run_on_arm(const std::string& name, const std::string& target = "arm-neon",
     expect_matches_ort(name, got.values);
   else
     expect_half_matches_ort(name, got.values, dtype, half_layers(*c));
+}
+
+// The model's int8 form as ONNX Runtime's quantize_static writes it (`form`: qdq or qoperator,
+// export_models.py), compiled for this machine, against ORT's own int8 output. Where the CPU
+// has a byte dot instruction every conv runs on the int8 kernels, which compute what ORT's
+// int8 kernels compute (the same integer sums, requantization and QLinearAdd rounding): at
+// least 99% of the logits within one quantum of their scale, as the issue asks (0 quanta on
+// the Xeon this was written on). Without one, the convs that int8 would slow down keep their
+// float path (network/int8_choice.h), which rounds as ONNX's float steps do, not as ORT's
+// integer kernels: the test then asks for ORT's top-1 class only.
+void int8_matches_ort(const std::string& name, const std::string& form) {
+  const std::string dir = model_dir(name);
+  const std::string file = form == "qdq" ? "model.int8.onnx" : "model.qop.onnx";
+  Compiled c;
+  const Target host = host_target();
+  CompileOptions o{dir + "/" + file, host, {}, {{"batch", {1}}}, c.out()};
+  c.report = compile_network(o);
+  const std::vector<float> got = run_compiled(name, c);
+  const tools::F32File want = tools::read_f32_file(dir + "/ort." + form + ".npy");
+  ASSERT_EQ(got.size(), want.values.size());
+  const double scale = nlohmann::json::parse(std::ifstream(dir + "/" + form + ".json"))
+                           .at("logits_scale")
+                           .get<double>();
+  double worst = 0;
+  size_t within = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double quanta = std::fabs(double(got[i]) - double(want.values[i])) / scale;
+    worst = std::max(worst, quanta);
+    within += quanta <= 1.0001;
+  }
+  const double share = double(within) / double(got.size());
+  std::cout << name << " " << form << " int8: " << 100 * share
+            << "% within one quantum of ORT int8, worst " << worst << " quanta; top-1 "
+            << argmax(got) << " (ORT " << argmax(want.values) << ")\n";
+  EXPECT_EQ(argmax(got), argmax(want.values)) << name << " " << form;
+  if (has_fast_int8(host)) EXPECT_GE(share, 0.99) << name << " " << form;
+}
+
+TEST(RealModels, ResNet18Int8QdqMatchesOrt) {
+  int8_matches_ort("resnet18", "qdq");
+}
+TEST(RealModels, ResNet18Int8QOperatorMatchesOrt) {
+  int8_matches_ort("resnet18", "qoperator");
+}
+TEST(RealModels, MobileNetV2Int8QdqMatchesOrt) {
+  int8_matches_ort("mobilenet_v2", "qdq");
+}
+TEST(RealModels, MobileNetV2Int8QOperatorMatchesOrt) {
+  int8_matches_ort("mobilenet_v2", "qoperator");
 }
 
 TEST(RealModels, ResNet18OnHost) { run_on_host("resnet18"); }
