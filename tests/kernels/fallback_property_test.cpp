@@ -14,8 +14,9 @@
 
 #include "compiler/base/error.h"
 #include "schedules/elementwise/cast.h"
-#include "schedules/elementwise/quantize.h"
 #include "schedules/elementwise/elementwise.h"
+#include "schedules/elementwise/qlinear_add.h"
+#include "schedules/elementwise/quantize.h"
 #include "schedules/registry.h"
 #include "schedules/shape_form.h"
 #include "tests/kernels/template_harness.h"
@@ -246,6 +247,9 @@ std::vector<Workload> shapes_for(const OpTemplate& tpl) {
   else if (op == "quantize" || op == "dequantize") {
     for (int64_t n : {1, 13, 1000})
       all.push_back(schedules::quantize_workload(op, n, DataType::u8(), 0.0078125, 128));
+  } else if (op == "qlinear_add") {
+    for (int64_t n : {1, 13, 1000})
+      all.push_back(schedules::qlinear_add_workload(n, DataType::u8(), {0.5, 0.3, 3.0}));
   } else if (op == "concat" || op == "transpose" || op == "pad" || op == "reshape" || op == "slice")
     all = data_movement_shapes();
   else if (op == "gather") all = gather_shapes();
