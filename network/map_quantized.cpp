@@ -91,6 +91,14 @@ void quantized_operands(Graph& g, const Node& n, int64_t channels, MappedNode& m
   m.operands["scale"] = add_constant(g, n.outputs[0] + ".requantize_scale", multiplier);
 }
 
+// The int32 bias at input `i`, when present, as the kernel's "bias" epilogue operand.
+void add_int32_bias(const Graph& g, const Node& n, size_t i, MappedNode& m) {
+  if (!n.has_input(i)) return;
+  node_check(g.is_constant(n.inputs[i])) << "the bias must be a constant";
+  m.workload.epilogue.push_back("bias");
+  m.operands["bias"] = n.inputs[i];
+}
+
 MappedNode map_conversion(Graph& g, const Node& n, bool quantize) {
   const char* op = quantize ? "quantize" : "dequantize";
   const std::string& q = quantize ? n.outputs[0] : n.inputs[0];
@@ -123,11 +131,7 @@ MappedNode map_qlinear_conv(Graph& g, const Node& n) {
       << "grouped QLinearConv (group " << groups
       << ") is not supported by kiln's int8 kernels: groups 1 and depthwise only";
   quantized_operands(g, n, m.workload.param("O"), m);
-  if (n.has_input(8)) {
-    node_check(g.is_constant(n.inputs[8])) << "the bias must be a constant";
-    m.workload.epilogue.push_back("bias");
-    m.operands["bias"] = n.inputs[8];
-  }
+  add_int32_bias(g, n, 8, m);
   return m;
 }
 
@@ -175,11 +179,7 @@ MappedNode map_qgemm(Graph& g, const Node& n) {
   m.workload.params = {{"M", a[0]}, {"N", kn[1]}, {"K", kn[0]}};
   m.operands = {{"A", n.inputs[0]}, {"B", b}};
   quantized_operands(g, q, kn[1], m);
-  if (n.has_input(6)) {
-    node_check(g.is_constant(n.inputs[6])) << "C must be a constant";
-    m.workload.epilogue.push_back("bias");
-    m.operands["bias"] = n.inputs[6];
-  }
+  add_int32_bias(g, n, 6, m);
   return m;
 }
 

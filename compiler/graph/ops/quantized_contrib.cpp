@@ -63,13 +63,17 @@ Node float_node(const Node& n, const QuantizedContribParts& parts, size_t inputs
   return f;
 }
 
-// QLinearAdd as ONNX Runtime's kernel computes it.
-std::optional<HostTensor> eval_scaled_add(const EvalContext& ctx) {
-  if (ctx.node().op_type != "QLinearAdd") return std::nullopt;
-  auto scalar = [&](size_t i) { return ctx.input(i).to_f64().at(0); };
-  auto zero = [&](size_t i) { return ctx.has_input(i) ? ctx.input(i).to_i64().at(0) : int64_t{0}; };
-  const ScaledAdd s =
-      qlinear_add_ratios(scalar(1), scalar(4), scalar(6), zero(2), zero(5), zero(7));
+// QLinearAdd as ONNX Runtime's kernel computes it (per-tensor parameters, as it takes them).
+HostTensor eval_scaled_add(const EvalContext& ctx) {
+  auto one = [&](size_t i) -> const HostTensor& {
+    user_check(ctx.input(i).numel() == 1)
+        << "QLinearAdd's scales and zero points are single values; input " << i << " has "
+        << ctx.input(i).numel();
+    return ctx.input(i);
+  };
+  auto zero = [&](size_t i) { return ctx.has_input(i) ? one(i).to_i64()[0] : int64_t{0}; };
+  const ScaledAdd s = qlinear_add_ratios(one(1).to_f64()[0], one(4).to_f64()[0], one(6).to_f64()[0],
+                                         zero(2), zero(5), zero(7));
   const DataType t = ctx.input(0).dtype();
   const int64_t lo = t == DataType::u8() ? 0 : -128, hi = t == DataType::u8() ? 255 : 127;
   return zip_i64(ctx.input(0), ctx.input(3), t,
@@ -116,8 +120,8 @@ HostTensor run(const Node& n, std::vector<const HostTensor*> inputs) {
 }
 
 std::vector<HostTensor> eval_contrib(const EvalContext& ctx) {
-  if (std::optional<HostTensor> y = eval_scaled_add(ctx)) return {std::move(*y)};
   const Node& n = ctx.node();
+  if (n.op_type == "QLinearAdd") return {eval_scaled_add(ctx)};
   if (n.op_type == "QGemm" && ctx.has_input(7)) return eval_qgemm(ctx);  // integer, exact
   const QuantizedContribParts parts = quantized_contrib_parts(n);
   std::vector<HostTensor> values;
