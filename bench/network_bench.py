@@ -13,7 +13,9 @@ Run with the venv of scripts/python-env.sh, after building kiln, model_app and t
   nice ninja -C build -j2 kiln model_app kiln_size_probe kiln_size_baseline
   build/pyenv/bin/python bench/network_bench.py [--threads 1 2] [--rounds 5] [--runs 20]
 With --dtype f32 bf16 kiln also runs each network compiled with `--dtype bf16` (its own turn in
-every round) and a second table sets the precisions side by side.
+every round) and a second table sets the precisions side by side. bf16 needs a target with its
+kernels: `--target host` on a CPU with AVX512-BF16, or its profile (cooperlake, znver4, ...);
+the x86-avx512 preset has none.
 """
 import argparse
 import json

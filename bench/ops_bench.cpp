@@ -232,13 +232,14 @@ void winograd_table(const kiln::Target& t, int threads, int evals) {
 
 // The bf16 table (--bf16): ResNet-18's convolutions (and ResNet-50's stride-1 1x1 ones) in
 // bf16, in GFLOPS and as a share of this CPU's measured bf16 peaks (bf16_peaks.h): kiln's
-// vdpbf16ps template (conv2d.bf16.x86 on x86-avx512: fallback and the best of a local
+// vdpbf16ps template (conv2d.bf16.x86 on the cooperlake profile, AVX-512 with AVX512-BF16:
+// fallback and the best of a local
 // search of `evals` configs), kiln on AMX (host: conv2d.bf16.amx for stride 1; a stride-2
 // 1x1 as the GEMM dense.bf16.amx over its output pixels, i.e. with the input already
 // subsampled, marked "g"), and oneDNN's bf16 convolution (format_tag::any).
 void bf16_table(int threads, int evals) {
   using kiln::ir::DataType;
-  const kiln::Target avx512 = kiln::target_from_name("x86-avx512");
+  const kiln::Target avx512 = kiln::target_from_name("cooperlake");
   const kiln::Target host = kiln::target_from_name("host");
   // Kernels of a few milliseconds at load 10 on 2 cores: a median counts the other processes'
   // time slices (2-3x on the stride-1 3x3 layers, ~2 ms a call); every column takes the best run.
@@ -467,8 +468,9 @@ int main(int argc, char** argv) {
   bool bf16 = false;      // only the bf16 conv table
   bool movement = false;  // only the data movement table
   bool int8 = false;      // only the int8 table
-  // The tables were written for x86-avx512; another x86 preset (x86-avx2) times the same
-  // rows on a CPU without AVX-512. oneDNN runs at whatever the CPU has.
+  // The tables were written for x86-avx512; another x86 target times the same rows: x86-avx2
+  // on a CPU without AVX-512, or a CPU's profile (cascadelake, alderlake, host) for the int8
+  // table's VNNI kernels, which the preset does not have. oneDNN runs at whatever the CPU has.
   std::string target_name = "x86-avx512";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -515,8 +517,8 @@ int main(int argc, char** argv) {
                  target.name.c_str());
     return 1;
   }
-  if (bf16 && target.name != "x86-avx512") {
-    std::fprintf(stderr, "ops_bench: the bf16 table is written for x86-avx512\n");
+  if (bf16 && !kiln::host_can_run(kiln::target_from_name("cooperlake"))) {
+    std::fprintf(stderr, "ops_bench: the bf16 table needs AVX-512 with AVX512-BF16 and VNNI\n");
     return 1;
   }
   if (bf16) {

@@ -51,7 +51,7 @@ TASKS = {
     "conv-128-256-3x3-s2": "--op conv2d --shape 1,128,28,28,256,3,3 --pad 1 --stride 2 --target x86-avx512",
     "conv-256-1x1-14": "--op conv2d --shape 1,256,14,14,256,1,1 --target x86-avx512",
     "dw-96-3x3-112": "--op conv2d --shape 1,96,112,112,96,3,3 --pad 1 --groups 96 --target x86-avx512",
-    "conv-64-3x3-56-bf16": "--op conv2d --shape 1,64,56,56,64,3,3 --pad 1 --dtype bf16 --target x86-avx512",
+    "conv-64-3x3-56-bf16": "--op conv2d --shape 1,64,56,56,64,3,3 --pad 1 --dtype bf16 --target cooperlake",
 }
 # Not in the table; kept for comparison with earlier runs (--task dense-512).
 EXTRA_TASKS = {"dense-512": "--op dense --shape 512,512,512 --target x86-avx512"}

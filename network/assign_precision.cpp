@@ -5,6 +5,7 @@
 #include <set>
 
 #include "compiler/graph/rewrites/graph_uses.h"
+#include "compiler/target/profiles.h"
 #include "schedules/conv2d/templates.h"
 #include "schedules/registry.h"
 
@@ -196,9 +197,12 @@ std::string PrecisionCounts::str() const {
          std::to_string(kept_f32) + " kept f32, " + std::to_string(casts) + " casts";
 }
 
-std::vector<std::string> presets_with_half_kernels(DataType dtype) {
+// The presets, then the CPU and board profiles, whose features give `dtype` kernels.
+std::vector<std::string> targets_with_half_kernels(DataType dtype) {
+  std::vector<std::string> names = target_preset_names();
+  for (const CpuProfile& p : cpu_profiles()) names.push_back(p.name);
   std::vector<std::string> out;
-  for (const std::string& name : target_preset_names()) {
+  for (const std::string& name : names) {
     const Target t = target_from_name(name);
     if (has_half_kernel("conv2d", dtype, t) || has_half_kernel("dense", dtype, t))
       out.push_back(name);
@@ -217,7 +221,7 @@ PrecisionCounts assign_precision(Graph& g, const Target& target, const Precision
       {"dense", has_half_kernel("dense", o.dtype, target)}};
   if (!supported.at("conv2d") && !supported.at("dense")) {
     std::string presets;
-    for (const std::string& p : presets_with_half_kernels(o.dtype))
+    for (const std::string& p : targets_with_half_kernels(o.dtype))
       presets += (presets.empty() ? "" : ", ") + p;
     user_error() << "target " << target.name << " has no " << o.dtype.str()
                  << " conv2d or dense kernels (its features: " << target.feature_string()

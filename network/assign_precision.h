@@ -42,11 +42,12 @@ struct PrecisionCounts {
 };
 
 // UserError when `dtype` is not f32, f16 or bf16, or when `target` has no half kernel for it
-// (naming the presets that do).
+// (naming the targets that do).
 PrecisionCounts assign_precision(graph::Graph& graph, const Target& target,
                                  const PrecisionOptions& options);
 
-// The target presets with a conv2d or dense kernel made for `dtype`, for messages.
-std::vector<std::string> presets_with_half_kernels(ir::DataType dtype);
+// The target presets, then the CPU and board profiles, with a conv2d or dense kernel made for
+// `dtype`, for messages.
+std::vector<std::string> targets_with_half_kernels(ir::DataType dtype);
 
 }  // namespace kiln::network

@@ -13,11 +13,10 @@
 #include <llvm/TargetParser/Triple.h>
 
 #include <algorithm>
-
 #include <mutex>
 
 #include "compiler/base/error.h"
-#include "compiler/codegen/bf16_phis_as_bits.h"
+#include "compiler/codegen/bf16_moves_as_bits.h"
 
 extern "C" {
 void LLVMInitializeX86TargetInfo();
@@ -184,11 +183,12 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   mpm.run(m, mam);
   if (tm.getTargetTriple().isX86() && !tm.getTargetFeatureString().contains("+avx512fp16"))
     widen_scalar_half_compares(m);
-  // Without vcvtneps2bf16 the backend would round a bfloat phi or select through a library call.
+  // Without vcvtneps2bf16 the backend would round a bfloat phi, select or masked store through a
+  // library call.
   const llvm::StringRef features = tm.getTargetFeatureString();
   if (tm.getTargetTriple().isX86() &&
       !(features.contains("+avx512bf16") && features.contains("+avx512vl")))
-    move_bf16_phis_as_bits(m);
+    move_bf16_as_bits(m);
 }
 
 std::vector<uint8_t> emit_object(llvm::Module& m, llvm::TargetMachine& tm) {

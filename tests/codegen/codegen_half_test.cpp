@@ -176,7 +176,8 @@ TEST_P(HalfTest, F64ToHalfRoundsOnce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, HalfTest,
-                         ::testing::Values("host", "x86-avx2", "x86-avx512", "x86-64-v2"),
+                         ::testing::Values("host", "x86-avx2", "x86-avx512", "x86-64-v2",
+                                           "cooperlake"),
                          [](const auto& info) {
                            std::string s = info.param;
                            std::replace(s.begin(), s.end(), '-', '_');

@@ -10,8 +10,7 @@ namespace kiln::testing {
 std::string template_assembly(const schedules::OpTemplate& tpl, const schedules::Workload& w,
                               const std::string& target,
                               const std::map<std::string, int64_t>& knobs) {
-  Target t = target_from_name(target);
-  if (t.has("avx512f") && !t.has("avx512bf16")) t.features.push_back("+avx512bf16");
+  const Target t = target_from_name(target);
   schedules::Config cfg = tpl.fallback(w, t);
   for (const auto& [k, v] : knobs) cfg.set(k, v);
   codegen::CodegenOptions o;

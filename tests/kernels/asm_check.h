@@ -10,9 +10,8 @@
 
 namespace kiln::testing {
 
-// The assembly of `tpl`'s kernel for `w` on the preset `target`, with its fallback config
-// changed by `knobs`. An AVX-512 target is given avx512bf16 when the preset lacks it here:
-// nothing runs, so the code is checked for a CPU that has it.
+// The assembly of `tpl`'s kernel for `w` on the preset or profile `target`, with its fallback
+// config changed by `knobs`. Nothing runs, so any target's code can be checked here.
 std::string template_assembly(const schedules::OpTemplate& tpl, const schedules::Workload& w,
                               const std::string& target,
                               const std::map<std::string, int64_t>& knobs = {});

@@ -49,6 +49,8 @@ std::vector<TemplateCase> cases() {
   for (const Conv& c : convs)
     for (int cfg = -1; cfg < 2; ++cfg) out.push_back({workload(c), "x86-avx2", cfg, &tpl()});
   for (const Conv& c : convs) out.push_back({workload(c), "x86-avx512", -1, &tpl()});
+  // The pair dots' VNNI form (vpdpwssd), where this CPU runs it.
+  for (const Conv& c : convs) out.push_back({workload(c), "cascadelake", -1, &tpl()});
   for (size_t i : {0, 2, 5}) out.push_back({workload(convs[i]), "arm-neon", -1, &tpl()});
   out.push_back({workload(convs[1]), "arm-neon", 1, &tpl()});
   return out;

@@ -5,10 +5,6 @@
 // .4s) and refusals (targets
 // without the instructions, groups > 1). The 64->64 3x3 56x56 timing against conv2d.nchwc
 // f32 is DISABLED_ (run with --gtest_also_run_disabled_tests).
-#include "tests/kernels/asm_check.h"
-#include "schedules/conv2d/lowp.h"
-#include "schedules/conv2d/templates.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -19,14 +15,18 @@
 #include <regex>
 #include <sstream>
 
+#include "compiler/base/error.h"
 #include "compiler/codegen/build.h"
 #include "compiler/codegen/codegen.h"
-#include "compiler/base/error.h"
-#include "tests/kernels/kernel_harness.h"
 #include "kiln/runtime.h"
 #include "kiln/timing.h"
+#include "schedules/conv2d/lowp.h"
+#include "schedules/conv2d/templates.h"
 #include "schedules/registry.h"
+#include "tests/kernels/asm_check.h"
+#include "tests/kernels/kernel_harness.h"
 #include "tests/kernels/template_harness.h"
+#include "tests/native_targets.h"
 #include "tuner/builder.h"
 
 namespace kiln::testing {
@@ -80,8 +80,10 @@ std::string check(const OpTemplate& tpl, const Workload& w, const std::string& t
   return "";
 }
 
+using test::kX86Bf16;
+
 bool has_bf16_x86() {
-  return target_from_name("x86-avx512").has("avx512bf16");
+  return host_can_run(target_from_name(kX86Bf16));
 }
 
 std::vector<Workload> small_shapes(DataType t) {
@@ -109,7 +111,7 @@ std::vector<Case> cases() {
   const OpTemplate* arm = &schedules::conv2d_bf16_arm_template();
   std::vector<Case> out;
   for (const Workload& w : small_shapes(DataType::bf16()))
-    for (int c = -1; c < 3; ++c) out.push_back({x86, w, "x86-avx512", c});
+    for (int c = -1; c < 3; ++c) out.push_back({x86, w, kX86Bf16, c});
   // Under qemu: each run costs a process start.
   std::vector<Workload> h = small_shapes(DataType::f16());
   for (size_t i = 0; i < h.size(); ++i) out.push_back({f16, h[i], "arm-fp16", i % 2 ? 0 : -1});
@@ -136,7 +138,6 @@ class Conv2dLowpTest : public ::testing::TestWithParam<Case> {};
 TEST_P(Conv2dLowpTest, MatchesReference) {
   const Case& c = GetParam();
   Target t = target_from_name(c.target);
-  if (t.is_x86() && !t.has("avx512bf16")) GTEST_SKIP() << "no avx512bf16 on this machine";
   ASSERT_TRUE(c.tpl->applies(c.w, t));
   Config cfg = template_config(*c.tpl, c.w, t, c.config);
   if (c.f16_acc >= 0) cfg.set("f16_acc", c.f16_acc);
@@ -160,12 +161,12 @@ INSTANTIATE_TEST_SUITE_P(Conv2dLowp, Conv2dLowpTest, ::testing::ValuesIn(cases()
 // walks every value of every knob).
 TEST(Conv2dLowpSpace, EveryBf16ConfigOnAnOddShape) {
   const OpTemplate& t = schedules::conv2d_bf16_x86_template();
-  Target x86 = target_from_name("x86-avx512");
+  Target x86 = target_from_name(kX86Bf16);
   Workload w = conv(1, 7, 5, 9, 20, 3, DataType::bf16(), {{"pad", 1}}, {"bias"});
-  if (!t.applies(w, x86)) GTEST_SKIP() << "no avx512bf16 here";
+  ASSERT_TRUE(t.applies(w, x86));
   schedules::ConfigSpace cs = t.space(w, x86);
   for (uint64_t i = 0; i < cs.size(); i += 37) {
-    std::string skip = check(t, w, "x86-avx512", cs.at(i));
+    std::string skip = check(t, w, kX86Bf16, cs.at(i));
     if (!skip.empty()) GTEST_SKIP() << skip;
   }
 }
@@ -174,8 +175,8 @@ TEST(Conv2dLowpLayers, ResNet18Conv64x56Fallback) {
   const OpTemplate& t = schedules::conv2d_bf16_x86_template();
   Workload w = conv(1, 64, 56, 56, 64, 3, DataType::bf16(), {{"pad", 1}}, {"bias", "relu"});
   if (!has_bf16_x86()) GTEST_SKIP() << "no avx512bf16 here";
-  Target x86 = target_from_name("x86-avx512");
-  std::string skip = check(t, w, "x86-avx512", t.fallback(w, x86));
+  Target x86 = target_from_name(kX86Bf16);
+  std::string skip = check(t, w, kX86Bf16, t.fallback(w, x86));
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
 
@@ -195,6 +196,8 @@ TEST(Conv2dLowpErrors, TargetsWithoutTheInstructionsAndGroupsAreRefused) {
       {x86, conv(1, 8, 6, 6, 16, 3, bf), "x86-avx2"},
       {x86, conv(1, 8, 6, 6, 16, 3, bf), "arm-neon"},
       {x86, conv(1, 8, 6, 6, 16, 3, bf), "arm-bf16"},
+      {x86, conv(1, 8, 6, 6, 16, 3, bf), "x86-avx512"},  // the preset has no avx512bf16
+      {x86, grouped, kX86Bf16},
       {x86, conv(1, 8, 6, 6, 16, 3, DataType::f32()), "x86-avx512"},
       {f16, conv(1, 8, 6, 6, 16, 3, h), "arm-neon"},
       {f16, conv(1, 8, 6, 6, 16, 3, h), "x86-avx512"},
@@ -206,7 +209,6 @@ TEST(Conv2dLowpErrors, TargetsWithoutTheInstructionsAndGroupsAreRefused) {
       {arm, conv(1, 8, 6, 6, 16, 3, h), "arm-bf16"},
       {arm, grouped, "arm-bf16"},
   };
-  if (has_bf16_x86()) refused.push_back({x86, grouped, "x86-avx512"});
   for (const No& n : refused) {
     SCOPED_TRACE(n.tpl->name() + " " + n.w.str() + " on " + n.target);
     Target t = target_from_name(n.target);
@@ -225,8 +227,7 @@ TEST(Conv2dLowpErrors, BadConfigsAndEpilogues) {
   Workload bad = conv(1, 8, 6, 6, 16, 3, DataType::f16(), {}, {"softplus"});
   EXPECT_THROW(t.instantiate(bad, arm, t.fallback(ok, arm)), UserError);
   const OpTemplate& x = schedules::conv2d_bf16_x86_template();
-  Target x86 = target_from_name("x86-avx512");
-  if (!x86.has("avx512bf16")) x86.features.push_back("+avx512bf16");
+  Target x86 = target_from_name(kX86Bf16);
   Workload okb = conv(1, 8, 6, 6, 16, 3, DataType::bf16());
   Config odd = x.fallback(okb, x86);
   odd.set("ic_bn", 3);  // not a pair block: outside the space
@@ -244,8 +245,8 @@ TEST(Conv2dLowpRegistry, PreferredWhereTheyApply) {
   EXPECT_EQ(first(conv(1, 8, 6, 6, 16, 3, DataType::f32()), "x86-avx512"), "conv2d.nchwc");
   EXPECT_EQ(first(conv(1, 8, 6, 6, 8, 3, DataType::bf16(), {{"groups", 2}}), "x86-avx512"),
             "conv2d.nchwc");
-  if (has_bf16_x86())
-    EXPECT_EQ(first(conv(1, 8, 6, 6, 16, 3, DataType::bf16()), "x86-avx512"), "conv2d.bf16.x86");
+  EXPECT_EQ(first(conv(1, 8, 6, 6, 16, 3, DataType::bf16()), "x86-avx512"), "conv2d.nchwc");
+  EXPECT_EQ(first(conv(1, 8, 6, 6, 16, 3, DataType::bf16()), kX86Bf16), "conv2d.bf16.x86");
 }
 
 TEST(Conv2dLowpPacking, VnniWeights) {
@@ -261,7 +262,7 @@ TEST(Conv2dLowpPacking, VnniWeights) {
 
 TEST(Conv2dLowpAsm, X86Bf16UsesVdpbf16psOnZmm) {
   Workload w = conv(1, 64, 56, 56, 64, 3, DataType::bf16(), {{"pad", 1}});
-  std::string s = template_assembly(schedules::conv2d_bf16_x86_template(), w, "x86-avx512");
+  std::string s = template_assembly(schedules::conv2d_bf16_x86_template(), w, kX86Bf16);
   // Fallback: 8 pixels x 2 zmm, 4 channel pairs per iteration, 3 taps unrolled.
   EXPECT_GE(count_instructions(s, "vdpbf16ps", "zmm"), 8 * 2 * 4) << s;
   EXPECT_EQ(count_instructions(s, "vdpbf16ps", "rsp"), 0) << "accumulators spilled to the stack";
@@ -337,7 +338,7 @@ double gflops(const OpTemplate& tpl, const Workload& w, const Target& t, int thr
 }
 
 TEST(Conv2dLowpPerf, DISABLED_Bf16VersusF32ResNet64x56) {
-  Target t = target_from_name("x86-avx512");
+  Target t = target_from_name(kX86Bf16);
   if (!has_bf16_x86()) GTEST_SKIP() << "no avx512bf16";
   Workload f = conv(1, 64, 56, 56, 64, 3, DataType::f32(), {{"pad", 1}});
   Workload b = conv(1, 64, 56, 56, 64, 3, DataType::bf16(), {{"pad", 1}});
@@ -348,7 +349,7 @@ TEST(Conv2dLowpPerf, DISABLED_Bf16VersusF32ResNet64x56) {
 
 // A bounded local search around the bf16 fallback, same conditions.
 TEST(Conv2dLowpPerf, DISABLED_Bf16LocalSearchResNet64x56) {
-  Target t = target_from_name("x86-avx512");
+  Target t = target_from_name(kX86Bf16);
   if (!has_bf16_x86()) GTEST_SKIP() << "no avx512bf16";
   Workload b = conv(1, 64, 56, 56, 64, 3, DataType::bf16(), {{"pad", 1}});
   const OpTemplate& tpl = schedules::conv2d_bf16_x86_template();

@@ -3,8 +3,6 @@
 // outputs, epilogues; ARM under qemu. Negative cases: a template asked for a target without
 // its instructions says no (applies) and refuses to build with a UserError, never a crash.
 // The 1024^3 bf16-vs-f32 timing is DISABLED_ (run with --gtest_also_run_disabled_tests).
-#include "schedules/dense/lowp.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,13 +12,15 @@
 #include <cstring>
 #include <filesystem>
 
-#include "compiler/codegen/build.h"
 #include "compiler/base/error.h"
-#include "tests/kernels/kernel_harness.h"
+#include "compiler/codegen/build.h"
 #include "kiln/runtime.h"
 #include "kiln/timing.h"
+#include "schedules/dense/lowp.h"
 #include "schedules/registry.h"
+#include "tests/kernels/kernel_harness.h"
 #include "tests/kernels/template_harness.h"
+#include "tests/native_targets.h"
 #include "tuner/builder.h"
 
 namespace kiln::testing {
@@ -73,7 +73,7 @@ std::vector<Case> cases() {
                             dense(13, 17, 7, bf, {"bias", "relu"}), dense(19, 40, 33, bf, {}, true),
                             dense(2, 64, 31, bf, {"bias", "residual", "relu6"}), dense(3, 5, 1, bf),
                             dense(16, 96, 257, bf, {"bias"}, true)})
-    for (int c = -1; c < 2; ++c) out.push_back({x86, w, "x86-avx512", c});
+    for (int c = -1; c < 2; ++c) out.push_back({x86, w, test::kX86Bf16, c});
   // Under qemu: fewer, each run costs a process start.
   for (const Workload& w :
        {dense(37, 53, 30, bf), dense(1, 100, 64, bf), dense(13, 17, 7, bf, {"bias", "relu"}),
@@ -106,8 +106,6 @@ class DenseLowpTest : public ::testing::TestWithParam<Case> {};
 TEST_P(DenseLowpTest, MatchesReference) {
   const Case& c = GetParam();
   Target t = target_from_name(c.target);
-  // The x86-avx512 preset has avx512bf16 only where this CPU does.
-  if (t.is_x86() && !t.has("avx512bf16")) GTEST_SKIP() << "no avx512bf16 on this machine";
   ASSERT_TRUE(c.tpl->applies(c.w, t));
   Config cfg = template_config(*c.tpl, c.w, t, c.config);
   if (c.f16_acc >= 0) cfg.set("f16_acc", c.f16_acc);
@@ -131,13 +129,13 @@ INSTANTIATE_TEST_SUITE_P(DenseLowp, DenseLowpTest, ::testing::ValuesIn(cases()),
 // Every knob value of the x86 space produces correct code (35 of its 240 configs).
 TEST(DenseLowpSpace, EveryX86ConfigOnAnOddShape) {
   const OpTemplate& t = schedules::dense_bf16_x86_template();
-  Target x86 = target_from_name("x86-avx512");
+  Target x86 = target_from_name(test::kX86Bf16);
   Workload w = dense(9, 40, 11, DataType::bf16(), {"bias"});
-  if (!t.applies(w, x86)) GTEST_SKIP() << "no avx512bf16 here";
+  ASSERT_TRUE(t.applies(w, x86));
   schedules::ConfigSpace cs = t.space(w, x86);
   // A stride coprime to every radix reaches every value of every knob.
   for (uint64_t i = 0; i < cs.size(); i += 7) {
-    std::string skip = check(t, w, "x86-avx512", cs.at(i));
+    std::string skip = check(t, w, test::kX86Bf16, cs.at(i));
     if (!skip.empty()) GTEST_SKIP() << skip;
   }
 }
@@ -153,6 +151,7 @@ TEST(DenseLowpErrors, TargetsWithoutTheInstructionsAreRefused) {
   const OpTemplate* f16 = &schedules::dense_f16_arm_template();
   for (const No& n :
        {No{x86, DataType::bf16(), "x86-avx2"}, No{x86, DataType::bf16(), "arm-bf16"},
+        No{x86, DataType::bf16(), "x86-avx512"},  // the preset has no avx512bf16
         No{x86, DataType::f32(), "x86-avx512"}, No{arm, DataType::bf16(), "arm-neon"},
         No{arm, DataType::bf16(), "arm-fp16"}, No{arm, DataType::bf16(), "x86-avx512"},
         No{arm, DataType::f16(), "arm-bf16"}, No{f16, DataType::f16(), "arm-neon"},
@@ -187,9 +186,8 @@ TEST(DenseLowpRegistry, PreferredWhereTheyApply) {
   EXPECT_EQ(first(dense(4, 4, 4, DataType::bf16()), "arm-bf16"), "dense.bf16.arm");
   EXPECT_EQ(first(dense(4, 4, 4, DataType::f16()), "arm-fp16"), "dense.f16.arm");
   EXPECT_EQ(first(dense(4, 4, 4, DataType::bf16()), "x86-avx2"), "dense.packed");
-  Target x86 = target_from_name("x86-avx512");
-  if (x86.has("avx512bf16"))
-    EXPECT_EQ(first(dense(4, 4, 4, DataType::bf16()), "x86-avx512"), "dense.bf16.x86");
+  EXPECT_EQ(first(dense(4, 4, 4, DataType::bf16()), "x86-avx512"), "dense.packed");
+  EXPECT_EQ(first(dense(4, 4, 4, DataType::bf16()), test::kX86Bf16), "dense.bf16.x86");
 }
 
 TEST(DenseLowpPacking, VnniAndBfmmlaLayouts) {
@@ -232,7 +230,7 @@ double gflops(const OpTemplate& tpl, const Workload& w, const Target& t, int thr
 }
 
 TEST(DenseLowpPerf, DISABLED_Bf16VersusF32At1024) {
-  Target t = target_from_name("x86-avx512");
+  Target t = target_from_name(test::kX86Bf16);
   Workload bf = dense(1024, 1024, 1024, DataType::bf16(), {}, true);
   if (!schedules::dense_bf16_x86_template().applies(bf, t)) GTEST_SKIP() << "no avx512bf16";
   double f32 =
@@ -245,7 +243,7 @@ TEST(DenseLowpPerf, DISABLED_Bf16VersusF32At1024) {
 
 // A bounded local search around the fallbacks (the tuner comes later), same conditions.
 TEST(DenseLowpPerf, DISABLED_LocalSearchAt1024) {
-  Target t = target_from_name("x86-avx512");
+  Target t = target_from_name(test::kX86Bf16);
   Workload bf = dense(1024, 1024, 1024, DataType::bf16(), {}, true);
   Workload f = dense(1024, 1024, 1024, DataType::f32());
   if (!schedules::dense_bf16_x86_template().applies(bf, t)) GTEST_SKIP() << "no avx512bf16";

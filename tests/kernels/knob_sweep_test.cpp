@@ -8,6 +8,7 @@
 #include "schedules/dense/dense.h"
 #include "schedules/registry.h"
 #include "tests/kernels/template_harness.h"
+#include "tests/native_targets.h"
 
 namespace kiln::testing {
 namespace {
@@ -83,7 +84,7 @@ std::vector<SweepCase> cases() {
             {{{"kc", 32}, {"mc_tiles", 4}, {"parallel", 2}, {"panels_outer", 0}, {"k_unroll", 4}},
              {{"kc", 64}, {"mc_tiles", 2}, {"f16_acc", 1}}});
   add_sweep(out, schedules::template_named("dense.bf16.x86"), dense(19, 40, 70, DataType::bf16()),
-            "x86-avx512", {"parallel"});
+            test::kX86Bf16, {"parallel"});
 
   const std::vector<std::string> conv_knobs = {"unroll_kh", "k_unroll", "reduce_order",
                                                "oc_inner", "parallel"};
@@ -148,7 +149,7 @@ std::vector<SweepCase> cases() {
   // The low-precision conv templates share the tile's loop order and parallel knobs.
   Workload bf16 = conv(16, 7, 40, 3, 1, 1);
   bf16.dtype = DataType::bf16();
-  add_sweep(out, schedules::template_named("conv2d.bf16.x86"), bf16, "x86-avx512",
+  add_sweep(out, schedules::template_named("conv2d.bf16.x86"), bf16, test::kX86Bf16,
             {"oc_inner", "parallel"});
   Workload f16 = conv(8, 6, 16, 3, 1, 1);
   f16.dtype = DataType::f16();
@@ -170,9 +171,8 @@ class KnobSweepTest : public ::testing::TestWithParam<SweepCase> {};
 
 TEST_P(KnobSweepTest, MatchesReference) {
   const SweepCase& c = GetParam();
-  // The x86-avx512 preset carries avx512bf16 only where this machine has it.
-  if (!c.tpl->applies(c.w, target_from_name(c.target)))
-    GTEST_SKIP() << c.tpl->name() << " does not apply to " << c.target << " on this machine";
+  ASSERT_TRUE(c.tpl->applies(c.w, target_from_name(c.target)))
+      << c.tpl->name() << " on " << c.target;
   std::string skip = check_template_config(*c.tpl, c.w, c.target, c.cfg);
   if (!skip.empty()) GTEST_SKIP() << skip;
 }

@@ -6,9 +6,10 @@
 
 #include <sstream>
 
-#include "tests/kernels/asm_check.h"
 #include "compiler/codegen/codegen.h"
 #include "schedules/dense/lowp.h"
+#include "tests/kernels/asm_check.h"
+#include "tests/native_targets.h"
 #include "tuner/builder.h"
 
 namespace kiln::testing {
@@ -25,7 +26,7 @@ Workload dense(int64_t m, int64_t n, int64_t k, DataType t) {
 
 TEST(LowpAsm, X86Bf16UsesVdpbf16psOnZmm) {
   std::string s = template_assembly(schedules::dense_bf16_x86_template(),
-                           dense(64, 128, 64, DataType::bf16()), "x86-avx512");
+                                    dense(64, 128, 64, DataType::bf16()), test::kX86Bf16);
   // The fallback tile: 6 rows x 4 zmm, K unrolled by 2 -> 48 in the loop body.
   EXPECT_GE(count_instructions(s, "vdpbf16ps", "zmm"), 48) << s;
   // A's pair of bf16 broadcast as one 32-bit value (LLVM picks either spelling).

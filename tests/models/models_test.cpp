@@ -3,8 +3,8 @@
 // for x86-avx512 and arm-neon; the host build runs with the runtime and the AArch64 build
 // with the cross-built examples/model_app under qemu; both must match ONNX Runtime's output
 // by kiln's f32 rule (kiln/compare.h, 1e-4). Each test prints the max abs / rel error and timings.
-// In bf16 (the host's x86-avx512 with AVX512-BF16) and f16 (arm-fp16 under qemu), compiled
-// with --dtype, they must stay within a tolerance derived from the type's precision (see
+// In bf16 (the cooperlake profile: AVX-512 with AVX512-BF16) and f16 (arm-fp16 under qemu),
+// compiled with --dtype, they must stay within a tolerance derived from the type's precision (see
 // half_tolerance) and agree with ONNX Runtime's top-1 class wherever its margin is clear.
 #include <gtest/gtest.h>
 
@@ -25,6 +25,7 @@
 #include "network/int8_choice.h"
 #include "runtime/process/kernel_exec.h"
 #include "runtime/process/temp_dir.h"
+#include "tests/native_targets.h"
 #include "tools/npy_file.h"
 
 namespace kiln::network::test {
@@ -157,10 +158,9 @@ std::vector<float> run_compiled(const std::string& name, const Compiled& c) {
 }
 
 void run_on_host(const std::string& name, ir::DataType dtype = ir::DataType::f32()) {
-  if (!cpu_has("avx512f")) GTEST_SKIP() << "this CPU has no AVX-512";
-  if (dtype == ir::DataType::bf16() && !cpu_has("avx512bf16"))
-    GTEST_SKIP() << "this CPU has no AVX512-BF16";
-  auto c = compile_model(name, "x86-avx512", dtype);
+  const std::string target = dtype == ir::DataType::bf16() ? kiln::test::kX86Bf16 : "x86-avx512";
+  if (!host_can_run(target_from_name(target))) GTEST_SKIP() << "this CPU cannot run " << target;
+  auto c = compile_model(name, target, dtype);
   std::vector<float> out = run_compiled(name, *c);
   if (dtype == ir::DataType::f32())
     expect_matches_ort(name, out);

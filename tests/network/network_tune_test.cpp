@@ -18,12 +18,13 @@
 
 #include "compiler/graph/evaluate.h"
 #include "compiler/graph/onnx_import.h"
-#include "network/extract_tasks.h"
 #include "kiln/compare.h"
 #include "kiln/cpu_features.h"
 #include "kiln/model.h"
+#include "network/extract_tasks.h"
 #include "rpc/farm/local_farm.h"
 #include "runtime/process/kernel_exec.h"
+#include "tests/native_targets.h"
 #include "tests/network/test_models.h"
 #include "tests/tools/kiln_cli.h"
 #include "tuner/task_tuner.h"
@@ -231,17 +232,19 @@ TEST(NetworkTune, LayoutChoicesTuneTwoBlocksPerConvAndCompileMatches) {
 // --dtype bf16: the tune measures the bf16 workloads, and compile --dtype bf16 finds them in
 // the log (every half conv tuned), as the f32 ones above.
 TEST(NetworkTune, Bf16TasksAreTheCompiledOnes) {
-  if (!cpu_has("avx512bf16")) GTEST_SKIP() << "this CPU has no AVX512-BF16";
+  if (!host_can_run(target_from_name(kiln::test::kX86Bf16)))
+    GTEST_SKIP() << "this CPU cannot run " << kiln::test::kX86Bf16;
   Network net(repeated_conv_chain());
-  Output o = run("tune " + net.onnx + " --target x86-avx512 --dtype bf16 --trials 8 --batch 4 " +
-                 "--tuner random --log " + net.log + kQuick);
+  Output o =
+      run("tune " + net.onnx + " --target " + kiln::test::kX86Bf16 +
+          " --dtype bf16 --trials 8 --batch 4 " + "--tuner random --log " + net.log + kQuick);
   ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
   std::vector<tuner::TuningRecord> records = valid_log(net.log);
   ASSERT_GE(records.size(), 8u);
   for (const tuner::TuningRecord& r : records)
     if (r.workload.op == "conv2d") EXPECT_EQ(r.workload.dtype, ir::DataType::bf16()) << r.workload.str();
-  o = run("compile " + net.onnx + " --target x86-avx512 --dtype bf16 --records " + net.log +
-          " -o " + net.out);
+  o = run("compile " + net.onnx + " --target " + kiln::test::kX86Bf16 + " --dtype bf16 --records " +
+          net.log + " -o " + net.out);
   ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
   EXPECT_NE(o.text.find("conv2d.bf16.x86  conv2d C=16"), std::string::npos) << o.text;
   EXPECT_NE(o.text.find("[tuned "), std::string::npos) << o.text;

@@ -28,6 +28,11 @@ TEST(Target, Presets) {
   EXPECT_TRUE(avx512.has("avx512bw") && avx512.has("avx512vl") && avx512.has("avx512dq"));
   EXPECT_EQ(avx512.lanes(ir::DataType::f32()), 16);
   EXPECT_EQ(avx512.lanes(ir::DataType::bf16()), 32);
+  // A preset is the same on every build machine (issue 36): an AVX512-BF16 or VNNI build host
+  // adds nothing to it, so one command gives one artifact anywhere.
+  EXPECT_EQ(avx512.feature_string(), "+avx512f,+avx512bw,+avx512vl,+avx512dq,+fma,+f16c");
+  EXPECT_EQ(target_from_name("x86-amx").feature_string(),
+            avx512.feature_string() + ",+avx512bf16,+avx512vnni,+amx-tile,+amx-bf16");
 
   Target neon = target_from_name("arm-neon");
   EXPECT_EQ(neon.triple, "aarch64-unknown-linux-gnu");
