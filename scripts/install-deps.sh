@@ -5,10 +5,10 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake ninja-build pkg-config ccache
+  g++ cmake ninja-build pkg-config ccache  # g++: the host compiler (a bare Debian has none)
   llvm-19-dev clang-19 lld-19 liblld-19-dev libzstd-dev
   qemu-user libc6-dev-arm64-cross gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
-  libfmt-dev nlohmann-json3-dev libgtest-dev googletest libbenchmark-dev libcli11-dev
+  libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev googletest libbenchmark-dev libcli11-dev
   libdnnl-dev libopenblas-dev
   libxgboost-dev librsvg2-bin zlib1g-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
