@@ -10,7 +10,7 @@ bool has_fast_int8(const Target& t) {
   return schedules::quad_dot_lanes(t) > 0;
 }
 
-std::string int8_conv_slower(graph::Graph& g, const graph::Node& conv, const Target& t) {
+std::string int8_conv_keeps_float(graph::Graph& g, const graph::Node& conv, const Target& t) {
   if (t.name.empty() || conv.op_type != "Conv") return "";
   // A QLinearConv's own weights (the Conv it stands for reads them as they are).
   if (const auto w = g.type_of(conv.inputs.at(1)); w && w->dtype == ir::DataType::u8())

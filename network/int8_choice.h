@@ -34,6 +34,6 @@ bool has_fast_int8(const Target& t);
 // Why the quantized Conv `conv` (a float Conv between DequantizeLinear and QuantizeLinear)
 // should keep its float path on `t`, or "" when the int8 kernel is the better choice (and for
 // the default Target, which names no machine).
-std::string int8_conv_slower(graph::Graph& g, const graph::Node& conv, const Target& t);
+std::string int8_conv_keeps_float(graph::Graph& g, const graph::Node& conv, const Target& t);
 
 }  // namespace kiln::network

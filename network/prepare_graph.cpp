@@ -40,7 +40,7 @@ PreparedGraph prepare_graph(const std::string& model_path, const graph::ShapeBin
   rewrite.attention_max_keys = schedules::kAttentionMaxKeys;
   rewrite.int8_conv_depthwise = schedules::kInt8DepthwiseConv;
   rewrite.int8_conv_keep_float = [&](graph::Graph& g, const graph::Node& conv) {
-    std::string reason = int8_conv_slower(g, conv, target);
+    std::string reason = int8_conv_keeps_float(g, conv, target);
     if (!reason.empty())
       p.int8_kept_float.push_back({conv.name.empty() ? conv.outputs.at(0) : conv.name, reason});
     return reason;

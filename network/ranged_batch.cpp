@@ -55,7 +55,9 @@ BatchRange plan_batch_range(const std::string& model_path, const graph::ShapeBin
   user_check(bindings.count(range.symbol) == 0)
       << "--range " << range.symbol << " and --input-shape " << range.symbol
       << " both give it a size: keep one";
-  check_symbol_is_a_batch(graph::import_onnx_file(model_path), range);
+  graph::Graph declared = graph::import_onnx_file(model_path);
+  graph::declare_input_symbols(declared, bindings);  // --input-shape x=N,3,224,224
+  check_symbol_is_a_batch(declared, range);
   // Two batches, neither 1 (no pass may treat them as a broadcast), compared node by node.
   const graph::Graph at2 = bound_at(model_path, bindings, range.symbol, 2);
   const graph::Graph at3 = bound_at(model_path, bindings, range.symbol, 3);

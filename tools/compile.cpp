@@ -103,7 +103,9 @@ Run add_compile(CLI::App& app) {
   cmd->add_option("--pins", a->pins,
                   "Pinned configs (kiln records pin): built for their workloads whatever --records "
                   "holds");
-  cmd->add_option("--input-shape", a->input_shapes, "NAME=1,3,224,224 (an input) or SYMBOL=1");
+  cmd->add_option("--input-shape", a->input_shapes,
+                  "NAME=1,3,224,224 (an input), SYMBOL=1, or NAME=N,3,48,W (names make those "
+                  "dimensions symbolic: a fixed batch then takes --range N=...)");
   cmd->add_option("--range", a->ranges,
                   "SYMBOL=MIN..MAX: one artifact for every batch in the range (SYMBOL the inputs' "
                   "axis 0; each sample must be computed on its own)");

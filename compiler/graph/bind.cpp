@@ -1,6 +1,7 @@
 #include "compiler/graph/bind.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <set>
@@ -29,6 +30,32 @@ std::string list(const std::vector<std::string>& names) {
 
 }  // namespace
 
+void declare_input_symbols(Graph& graph, const ShapeBindings& bindings) {
+  for (const auto& [key, spec] : bindings) {
+    if (spec.symbols.empty()) continue;
+    auto is_input = std::find(graph.inputs.begin(), graph.inputs.end(), key) != graph.inputs.end();
+    user_check(is_input) << "input shape '" << key << "=" << spec.str() << "' names symbols, so '"
+                         << key << "' must be a graph input (inputs: " << list(graph.inputs) << ")";
+    ValueType& t = graph.types.at(key);
+    if (!t.shape) t.shape = std::vector<Dim>(spec.size(), Dim{});
+    user_check(t.shape->size() == spec.size())
+        << "input '" << key << "' has rank " << t.shape->size() << " " << shape_str(*t.shape)
+        << ", but the binding gives " << spec.size() << " dimensions " << spec.str();
+    for (size_t i = 0; i < spec.size(); ++i) {
+      if (!spec.is_symbol(i)) continue;
+      const Dim before = (*t.shape)[i];
+      if (!before.known() && !before.symbol.empty() && before.symbol != spec.symbols[i])
+        for (const std::string& in : graph.inputs) {
+          ValueType& other = graph.types.at(in);
+          if (!other.shape) continue;
+          for (Dim& d : *other.shape)
+            if (!d.known() && d.symbol == before.symbol) d.symbol = spec.symbols[i];
+        }
+      (*t.shape)[i] = Dim::symbolic(spec.symbols[i]);
+    }
+  }
+}
+
 namespace {
 
 // Input bindings fix the symbols their dimensions carry: `x=2,3` where x is [batch, 3] says
@@ -47,7 +74,7 @@ void check_symbols_agree(const Graph& graph, const ShapeBindings& bindings) {
     if (!t.shape || t.shape->size() != dims.size()) continue;
     for (size_t i = 0; i < dims.size(); ++i) {
       const Dim& d = (*t.shape)[i];
-      if (d.known() || d.symbol.empty()) continue;
+      if (d.known() || d.symbol.empty() || dims.is_symbol(i)) continue;
       const std::string here = "input '" + key + "' dimension " + std::to_string(i);
       auto [it, fresh] = sizes.emplace(d.symbol, std::make_pair(dims[i], here));
       user_check(fresh || it->second.first == dims[i])
@@ -61,25 +88,30 @@ void check_symbols_agree(const Graph& graph, const ShapeBindings& bindings) {
 }  // namespace
 
 void bind_input_shapes(Graph& graph, const ShapeBindings& bindings) {
+  declare_input_symbols(graph, bindings);
   const std::set<std::string> symbols = input_symbols(graph);
   check_symbols_agree(graph, bindings);
   for (const auto& [key, dims] : bindings) {
-    for (int64_t d : dims)
-      user_check(d >= 0) << "input shape binding " << key << "=" << shape_str(dims)
-                         << " has a negative size";
+    for (size_t i = 0; i < dims.size(); ++i)
+      user_check(dims[i] >= 0 || dims.is_symbol(i))
+          << "input shape binding " << key << "=" << dims.str() << " has a negative size";
     auto is_input = std::find(graph.inputs.begin(), graph.inputs.end(), key) != graph.inputs.end();
     if (is_input) {
       ValueType& t = graph.types.at(key);
       if (t.shape) {
         user_check(t.shape->size() == dims.size())
             << "input '" << key << "' has rank " << t.shape->size() << " " << shape_str(*t.shape)
-            << ", but the binding gives " << dims.size() << " sizes " << shape_str(dims);
+            << ", but the binding gives " << dims.size() << " sizes " << dims.str();
         for (size_t i = 0; i < dims.size(); ++i)
-          user_check(!(*t.shape)[i].known() || (*t.shape)[i].value == dims[i])
+          user_check(dims.is_symbol(i) || !(*t.shape)[i].known() || (*t.shape)[i].value == dims[i])
               << "input '" << key << "' has a fixed size " << (*t.shape)[i].value
               << " in dimension " << i << ", but the binding gives " << dims[i];
       }
-      t.shape = to_shape(dims);
+      // The declared symbols stay (declare_input_symbols made them); the sizes are set.
+      std::vector<Dim> shape = to_shape(dims);
+      for (size_t i = 0; i < dims.size(); ++i)
+        if (dims.is_symbol(i)) shape[i] = (*t.shape)[i];
+      t.shape = shape;
       continue;
     }
     if (symbols.count(key)) {
@@ -162,34 +194,60 @@ void check_inputs_bound(const Graph& graph) {
   user_error() << os.str();
 }
 
-std::pair<std::string, std::vector<int64_t>> parse_shape_binding(std::string_view spec) {
+std::string ShapeSpec::str() const {
+  std::string s = "[";
+  for (size_t i = 0; i < size(); ++i)
+    s += (i ? "," : "") + (is_symbol(i) ? symbols[i] : std::to_string((*this)[i]));
+  return s + "]";
+}
+
+namespace {
+
+// A symbol as a user writes one in a shape: a letter or '_', then letters, digits and '_'.
+bool is_symbol_name(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+}  // namespace
+
+std::pair<std::string, ShapeSpec> parse_shape_binding(std::string_view spec) {
   const size_t eq = spec.rfind('=');
   user_check(eq != std::string_view::npos && eq > 0)
       << "input shape '" << spec << "' is not NAME=d0,d1,... (e.g. input=1,3,224,224)";
   std::string name(spec.substr(0, eq));
   std::string_view rest = spec.substr(eq + 1);
-  std::vector<int64_t> dims;
+  ShapeSpec dims;
+  std::vector<std::string> symbols;
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
     std::string_view item = rest.substr(0, comma);
     int64_t v = -1;
     auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    user_check(ec == std::errc() && end == item.data() + item.size() && v >= 0)
-        << "input shape '" << spec << "': '" << item << "' is not a size (a non-negative integer)";
-    dims.push_back(v);
+    const bool size = ec == std::errc() && end == item.data() + item.size() && v >= 0;
+    user_check(size || is_symbol_name(item))
+        << "input shape '" << spec << "': '" << item
+        << "' is not a size (a non-negative integer) or a symbol (a name such as W)";
+    dims.push_back(size ? v : -1);
+    symbols.emplace_back(size ? "" : item);
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
     user_check(!rest.empty()) << "input shape '" << spec << "' ends with a comma";
   }
+  if (std::any_of(symbols.begin(), symbols.end(), [](const auto& s) { return !s.empty(); }))
+    dims.symbols = std::move(symbols);
   return {name, dims};
 }
 
 void add_shape_binding(ShapeBindings& bindings, std::string_view spec) {
   auto [name, dims] = parse_shape_binding(spec);
   auto [it, fresh] = bindings.emplace(name, dims);
-  user_check(fresh || it->second == dims)
-      << "contradicting input shapes: '" << name << "' is bound to " << shape_str(it->second)
-      << " and to " << shape_str(dims);
+  const std::vector<int64_t>& had = it->second;
+  user_check(fresh || (had == dims && it->second.symbols == dims.symbols))
+      << "contradicting input shapes: '" << name << "' is bound to " << it->second.str()
+      << " and to " << dims.str();
 }
 
 DimRange parse_dim_range(std::string_view spec) {

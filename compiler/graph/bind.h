@@ -11,9 +11,27 @@
 
 namespace kiln::graph {
 
+// One binding's sizes. Where an input's binding names a symbol instead of a size
+// (`--input-shape x=N,3,48,W`), that dimension is declared symbolic under that name, whatever
+// the ONNX file says (a fixed size, or another symbol, which is renamed in every input):
+// `symbols[i]` is the name and the size is -1. A range or a symbol binding then sizes it.
+struct ShapeSpec : std::vector<int64_t> {
+  using std::vector<int64_t>::vector;
+  ShapeSpec(std::vector<int64_t> sizes) : std::vector<int64_t>(std::move(sizes)) {}
+  std::vector<std::string> symbols;  // empty, or one per dimension ("" where a size is given)
+  bool is_symbol(size_t i) const { return i < symbols.size() && !symbols[i].empty(); }
+  std::string str() const;  // "[N,3,48,W]"
+};
+
 // Keys are graph input names (the whole shape) or symbolic dimension names such as "batch"
 // (one size, for every input dimension with that symbol).
-using ShapeBindings = std::map<std::string, std::vector<int64_t>>;
+using ShapeBindings = std::map<std::string, ShapeSpec>;
+
+// Applies the symbols that input bindings declare (`x=N,3,48,W`): each such dimension becomes
+// symbolic under the user's name. A dimension the file names otherwise has its symbol renamed
+// in every input, so the inputs that share it keep sharing it. UserError: a binding with
+// symbols whose key is not an input, or of the wrong rank. bind_input_shapes does this first.
+void declare_input_symbols(Graph& graph, const ShapeBindings& bindings);
 
 // Applies the bindings; then every input must be concrete. UserErrors: a key that names
 // neither an input nor a symbol, a shape that contradicts a fixed dimension or the rank, and
@@ -33,9 +51,10 @@ inline constexpr long double kAddressSpaceBytes = 140737488355328.0L;  // 2^47
 // beyond kAddressSpaceBytes).
 void check_inputs_bound(const Graph& graph);
 
-// "NAME=1,3,224,224" -> {"NAME", {1,3,224,224}}; "NAME=" is a scalar. The last '=' splits, so
-// names may contain '=' (and ':' as TensorFlow's do).
-std::pair<std::string, std::vector<int64_t>> parse_shape_binding(std::string_view spec);
+// "NAME=1,3,224,224" -> {"NAME", {1,3,224,224}}; "NAME=" is a scalar; "x=N,3,48,W" declares
+// two symbols (a letter or '_' first). The last '=' splits, so names may contain '=' (and ':'
+// as TensorFlow's do).
+std::pair<std::string, ShapeSpec> parse_shape_binding(std::string_view spec);
 
 // Parses `spec` into `bindings`. UserError when its name was bound before to other sizes
 // (`--input-shape batch=1 --input-shape batch=2` is a contradiction, not "the last wins").

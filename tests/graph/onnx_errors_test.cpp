@@ -277,6 +277,56 @@ TEST(ShapeBinding, ParsesCommandLineForm) {
   EXPECT_CONTAINS(user_error_of([] { parse_shape_binding("x=1,"); }), "ends with a comma");
 }
 
+// `x=N,3,48,W`: names in place of sizes declare those dimensions symbolic, whatever the file
+// says; a symbol the file gave another name is renamed in every input that shares it.
+TEST(ShapeBinding, NamesInPlaceOfSizesDeclareSymbols) {
+  auto [name, spec] = parse_shape_binding("x=N,3,48,W");
+  EXPECT_EQ(name, "x");
+  EXPECT_EQ(spec, (std::vector<int64_t>{-1, 3, 48, -1}));
+  EXPECT_EQ(spec.symbols, (std::vector<std::string>{"N", "", "", "W"}));
+  EXPECT_EQ(spec.str(), "[N,3,48,W]");
+  EXPECT_TRUE(parse_shape_binding("x=1,3").second.symbols.empty());
+  EXPECT_CONTAINS(user_error_of([] { parse_shape_binding("x=1,3a"); }),
+                  "'3a' is not a size (a non-negative integer) or a symbol");
+
+  ModelBuilder m;
+  m.input("x", DataType::f32(), {int64_t{1}, int64_t{3}});        // a fixed batch
+  m.input("y", DataType::f32(), {std::string("b"), int64_t{3}});  // the file's own symbol
+  m.input("z", DataType::f32(), {std::string("b"), int64_t{3}});
+  m.node("Add", {"y", "z"}, {"s"});
+  m.output("s");
+  m.output("x");
+  const std::string bytes = m.bytes();
+  Graph g = import_onnx_bytes(bytes, "m.onnx");
+  ShapeBindings b;
+  add_shape_binding(b, "x=N,3");
+  add_shape_binding(b, "y=N,3");  // renames b, in z too
+  add_shape_binding(b, "N=4");
+  bind_input_shapes(g, b);
+  for (const char* in : {"x", "y", "z"})
+    EXPECT_EQ(g.type_of(in)->dims(), (std::vector<int64_t>{4, 3})) << in;
+  // Declared but never sized: the unbound dimension is named.
+  Graph g2 = import_onnx_bytes(bytes, "m.onnx");
+  EXPECT_CONTAINS(user_error_of([&] {
+                    bind_input_shapes(g2, {{"x", parse_shape_binding("x=N,3").second}, {"b", {2}}});
+                  }),
+                  "dimension 0 ('N')");
+  // Symbols belong to inputs; the rank must match.
+  Graph g3 = import_onnx_bytes(bytes, "m.onnx");
+  EXPECT_CONTAINS(user_error_of([&] {
+                    bind_input_shapes(g3, {{"q", parse_shape_binding("q=N").second}});
+                  }),
+                  "'q' must be a graph input");
+  EXPECT_CONTAINS(user_error_of([&] {
+                    bind_input_shapes(g3, {{"x", parse_shape_binding("x=N").second}});
+                  }),
+                  "input 'x' has rank 2");
+  ShapeBindings twice;
+  add_shape_binding(twice, "x=N,3");
+  EXPECT_CONTAINS(user_error_of([&] { add_shape_binding(twice, "x=M,3"); }),
+                  "'x' is bound to [N,3] and to [M,3]");
+}
+
 TEST(ShapeBinding, ContradictionsAreOneError) {
   ShapeBindings b;
   add_shape_binding(b, "input=1,3,8,8");

@@ -115,10 +115,14 @@ struct Ranged {
   std::string out() const { return dir.path() + "/out"; }
 };
 
-// An MLP: three dense layers over [N, 64], each weight used once per sample (a GEMV).
-std::string mlp() {
+// An MLP: three dense layers over [N, 64], each weight used once per sample (a GEMV). With
+// `static_batch` its input is [1, 64], as many exporters write a batch.
+std::string mlp(bool static_batch = false) {
   ModelBuilder b(13);
-  b.input("x", DataType::f32(), {"N", 64});
+  if (static_batch)
+    b.input("x", DataType::f32(), {1, 64});
+  else
+    b.input("x", DataType::f32(), {"N", 64});
   std::string h = "x";
   for (int layer = 0; layer < 3; ++layer) {
     const std::string w = "w" + std::to_string(layer), y = "h" + std::to_string(layer);
@@ -133,11 +137,12 @@ std::string mlp() {
 
 std::unique_ptr<Ranged> compile_ranged(
     const std::string& bytes, const std::string& range, const std::string& target = "host",
-    const std::optional<std::vector<int64_t>>& classes = std::nullopt) {
+    const std::optional<std::vector<int64_t>>& classes = std::nullopt,
+    const graph::ShapeBindings& shapes = {}) {
   auto r = std::make_unique<Ranged>();
   const std::string onnx = r->dir.path() + "/net.onnx";
   std::ofstream(onnx, std::ios::binary) << bytes;
-  CompileOptions o{onnx, target_from_name(target), {}, {}, r->out()};
+  CompileOptions o{onnx, target_from_name(target), {}, shapes, r->out()};
   o.batch_range = graph::parse_dim_range(range);
   o.batch_classes = classes;
   r->report = compile_network(o);
@@ -240,6 +245,24 @@ TEST(RangedBatch, AnMlpStreamingItsWeightsGetsBatchClassesSharingItsParams) {
   EXPECT_TRUE(one->report.program.batch_classes.empty());
   EXPECT_LE(std::filesystem::file_size(r->out() + "/model.params"),
             2 * std::filesystem::file_size(one->out() + "/model.params"));
+}
+
+// A file whose batch is fixed at 1 gets a ranged batch by naming it: `--input-shape x=N,64
+// --range N=1..8` declares axis 0 symbolic. The proof then checks the graph as for any other.
+TEST(RangedBatch, AFixedBatchNamedInTheInputShapeIsRanged) {
+  graph::ShapeBindings shapes;
+  graph::add_shape_binding(shapes, "x=N,64");
+  const std::unique_ptr<Ranged> r = compile_ranged(mlp(true), "N=1..8", "host", {{}}, shapes);
+  EXPECT_THAT(format_report(r->report), HasSubstr("batch N = 1..8"));
+  // The same network with a symbolic batch gives the reference at each batch.
+  expect_every_batch_matches(mlp(), "N", r->out(), {1, 8, 3, 5}, 1);
+  // Without the declaration the fixed batch is refused by name.
+  try {
+    compile_ranged(mlp(true), "N=1..8");
+    ADD_FAILURE() << "a range over a fixed dimension compiled";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no input of")) << e.what();
+  }
 }
 
 // `kiln tune --range` measures what `kiln compile --range` builds: one sample's kernels and
