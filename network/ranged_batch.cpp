@@ -34,7 +34,9 @@ void check_symbol_is_a_batch(const graph::Graph& g, const graph::DimRange& range
     }
   }
   user_check(found) << "--range " << range.symbol << ": no input of " << g.source
-                    << " has a dimension named '" << range.symbol << "'";
+                    << " has a dimension named '" << range.symbol
+                    << "'; a fixed batch is named by the input's shape, e.g. --input-shape "
+                    << (g.inputs.empty() ? "x" : g.inputs[0]) << "=" << range.symbol << ",...";
 }
 
 graph::Graph bound_at(const std::string& model_path, graph::ShapeBindings bindings,

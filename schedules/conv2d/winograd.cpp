@@ -541,9 +541,10 @@ constexpr int64_t kMinTiles = 16;
 // isolated benchmark with warm caches does not show. Measured in ResNet-18 on each kind of
 // x86 (bench/README.md), on its 512-channel 7x7 layers (16 F(2) tiles):
 //   - AVX-512 (Xeon, 1 thread, under load): F(2) 6.3 ms in the network against 2.1 ms direct,
-//     though F(2) won in isolation (1.45 against 1.69 ms). That was before the runtime kept
-//     its workspace between calls (runtime/src/aligned_memory.cpp), and may have been the
-//     page faults that fix removed: to be re-measured there;
+//     though F(2) won in isolation (1.45 against 1.69 ms). Re-measured once the runtime kept
+//     its workspace between calls (an Emerald Rapids Xeon, 1 thread, `kiln run --profile`,
+//     three runs): F(2) 2.55-2.73 ms per layer against 2.45-2.53 direct. Both stream their
+//     weights from memory (9.4 MB direct, 16.8 MB transformed), so direct stays;
 //   - AVX2 (Zen 3, idle): F(2) 2.4 ms in the network against 4.0 ms direct at 1 thread, 1.37
 //     against 2.15 ms at 2 threads; the whole network 14% faster either way. Direct conv is
 //     further from its peak with 256-bit vectors, so Winograd's fewer multiplications pay on
