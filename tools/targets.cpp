@@ -27,8 +27,8 @@ void print_target(const Target& t, const std::string& describes, const std::stri
                   const std::string& note) {
   std::printf("  %-16s %-8s %-4s %s%s\n", t.name.c_str(), arch_of(t), host_can_run(t) ? "yes" : "-",
               describes.c_str(), also.c_str());
-  std::printf("  %-16s   LLVM CPU %s, %d-bit vectors, features %s\n", "", t.cpu.c_str(),
-              t.vector_bits, t.feature_string().c_str());
+  std::printf("  %-16s   LLVM CPU %s, %d-bit vectors, L1d %d KiB, L2 %d KiB, features %s\n", "",
+              t.cpu.c_str(), t.vector_bits, t.l1d_kib, t.l2_kib, t.feature_string().c_str());
   if (!note.empty()) std::printf("  %-16s   %s\n", "", note.c_str());
 }
 
@@ -61,8 +61,7 @@ int run_targets() {
     std::string also = p.aliases.empty() ? "" : " (also: " + joined(p.aliases, ", ") + ")";
     char clock[32];
     std::snprintf(clock, sizeof clock, ", %.1f GHz", p.ghz);
-    std::string caches = "L1d " + std::to_string(p.l1d_kib) + " KiB, L2 " +
-                         std::to_string(p.l2_kib) + " KiB" + clock;
+    const std::string caches = std::string(clock + 2);
     print_target(p.target, p.describes, also, p.note.empty() ? caches : caches + "; " + p.note);
   }
   return 0;

@@ -23,8 +23,7 @@ CpuProfile x86(std::string name, std::string describes, std::vector<std::string>
   p.name = name;
   p.aliases = std::move(aliases);
   p.describes = std::move(describes);
-  p.target = {name, kX86, name, std::move(features), vector_bits};
-  p.l1d_kib = l1d, p.l2_kib = l2;
+  p.target = {name, kX86, name, std::move(features), vector_bits, l1d, l2};
   return p;
 }
 
@@ -35,8 +34,7 @@ CpuProfile arm(std::string name, std::string cpu, std::string describes,
   p.name = name;
   p.aliases = std::move(aliases);
   p.describes = std::move(describes);
-  p.target = {name, kAArch64, std::move(cpu), std::move(features), 128};
-  p.l1d_kib = l1d, p.l2_kib = l2;
+  p.target = {name, kAArch64, std::move(cpu), std::move(features), 128, l1d, l2};
   p.note = std::move(note);
   return p;
 }

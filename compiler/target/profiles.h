@@ -19,8 +19,7 @@ struct CpuProfile {
   std::string name;                  // "cortex-a72": LLVM's CPU name where there is one
   std::vector<std::string> aliases;  // {"rpi4"}: boards and cloud instances by their names
   std::string describes;             // "Raspberry Pi 4 (BCM2711): 4 x Cortex-A72"
-  Target target;                     // name = the profile's name
-  int l1d_kib = 0, l2_kib = 0;       // per core (L2 per cluster where the cores share one)
+  Target target;                     // name = the profile's name; its caches are the core's
   double ghz = 0;                    // the clock its cores usually run at (the board's, or
                                      // the instance's all-core clock): what `kiln analyze`
                                      // turns predicted cycles into milliseconds with

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <fstream>
 
 #include "compiler/base/error.h"
 #include "compiler/target/profiles.h"
@@ -27,7 +29,7 @@ bool is_arch_version(std::string_view f) {
 }
 
 Target x86_avx2() {
-  return {"x86-avx2", kX86Triple, "haswell", {"+avx2", "+fma", "+f16c"}, 256};
+  return {"x86-avx2", kX86Triple, "haswell", {"+avx2", "+fma", "+f16c"}, 256, 32, 256};
 }
 
 // Skylake-SP's AVX-512, and nothing the build machine adds: a preset names the same features
@@ -38,7 +40,9 @@ Target x86_avx512() {
           kX86Triple,
           "skylake-avx512",
           {"+avx512f", "+avx512bw", "+avx512vl", "+avx512dq", "+fma", "+f16c"},
-          512};
+          512,
+          32,
+          1024};
 }
 
 // Sapphire Rapids and later: AVX-512 with bf16 and int8 (VNNI) dot products and the AMX
@@ -47,13 +51,36 @@ Target x86_amx() {
   Target t = x86_avx512();
   t.name = "x86-amx";
   t.cpu = "sapphirerapids";
+  t.l1d_kib = 48, t.l2_kib = 2048;
   for (const char* f : {"+avx512bf16", "+avx512vnni", "+amx-tile", "+amx-bf16"})
     t.features.push_back(f);
   return t;
 }
 
+// A generic ARMv8 core: Cortex-A72's caches (L2 shared by its cluster of four).
 Target arm(const char* name, std::vector<std::string> features) {
-  return {name, kAArch64Triple, "generic", std::move(features), 128};
+  return {name, kAArch64Triple, "generic", std::move(features), 128, 32, 1024};
+}
+
+// This machine's data caches per core, from Linux's sysfs (0 where it says nothing, as in
+// some containers and under emulators).
+struct CacheSizes {
+  int l1d_kib = 0, l2_kib = 0;
+};
+CacheSizes cpu_cache_sizes() {
+  CacheSizes c;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size");
+    int level = 0;
+    std::string type, size;
+    if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size)) continue;
+    int kib = std::atoi(size.c_str());  // "48K", "2048K", "1M"
+    if (size.back() == 'M') kib *= 1024;
+    if (level == 1 && type == "Data") c.l1d_kib = kib;
+    if (level == 2 && type != "Instruction") c.l2_kib = kib;
+  }
+  return c;
 }
 
 }  // namespace
@@ -107,6 +134,9 @@ Target host_target() {
     t.features.push_back((cpu_has(f) ? "+" : "-") + f);
   std::sort(t.features.begin(), t.features.end());
   t.vector_bits = t.has("avx512f") ? 512 : t.has("avx2") ? 256 : 128;
+  const CacheSizes caches = cpu_cache_sizes();
+  if (caches.l1d_kib > 0) t.l1d_kib = caches.l1d_kib;
+  if (caches.l2_kib > 0) t.l2_kib = caches.l2_kib;
   return t;
 }
 

@@ -25,6 +25,10 @@ struct Target {
   // LLVM feature names: "+avx2" enables, "-avx512f" disables.
   std::vector<std::string> features;
   int vector_bits = 128;  // the widest vector register the kernels should use
+  // Data caches per core (L2 per cluster where cores share one), which fallback rules size
+  // their tiles by. A preset names a typical core of its kind; a profile its own; `host`
+  // reads this machine's.
+  int l1d_kib = 32, l2_kib = 1024;
 
   // True when `feature` ("avx512bf16" or "+avx512bf16") is enabled.
   bool has(std::string_view feature) const;

@@ -28,12 +28,14 @@ namespace {
 // plane, plane_tile.h): where the row tile would stream an output block's whole
 // weight panel again for every row (several rows, many input channels) and the plane's
 // accumulators (oh x ow x ocb) and one channel block of weights (KH x KW x icb x ocb) both
-// fit comfortably in L1 (ResNet's 7x7 and 14x14 3x3 layers).
-bool plane_tile_pays(const Conv2dParams& p, int64_t icb, int64_t ocb) {
+// fit comfortably in the target's L1 (ResNet's 7x7 and 14x14 3x3 layers with 32 KiB: the
+// accumulators up to the L1, the weights up to 1.25 times it, as measured there).
+bool plane_tile_pays(const Conv2dParams& p, int64_t icb, int64_t ocb, const Target& t) {
+  const int64_t l1_bytes = int64_t{t.l1d_kib} * 1024;
   const int64_t acc_bytes = p.out_h() * p.out_w() * ocb * 4;
   const int64_t weight_block_bytes = p.kh * p.kw * icb * ocb * 4;
-  return p.out_h() > 1 && p.kh * p.kw > 1 && p.c >= 128 && acc_bytes <= 32 * 1024 &&
-         weight_block_bytes <= 40 * 1024;
+  return p.out_h() > 1 && p.kh * p.kw > 1 && p.c >= 128 && acc_bytes <= l1_bytes &&
+         weight_block_bytes <= l1_bytes * 5 / 4;
 }
 
 class Conv2dNchwc : public DirectConv2dTemplate {
@@ -89,7 +91,7 @@ class Conv2dNchwc : public DirectConv2dTemplate {
                    {"unroll_kh", 0},
                    {"k_unroll", 1},
                    {"reduce_order", 0},
-                   {"ic_chunk", plane_tile_pays(p, icb, vecs * lanes) ? 1 : 0},
+                   {"ic_chunk", plane_tile_pays(p, icb, vecs * lanes, t) ? 1 : 0},
                    {"oc_inner", pick_oc_inner(p, vecs * lanes, w.dtype.bytes())},
                    {"parallel", worth_parallel(p.flops()) ? 1 : 0}});
   }

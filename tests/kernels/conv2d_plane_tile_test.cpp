@@ -40,6 +40,18 @@ TEST(Conv2dPlaneTile, FallbackTakesItForSmallPlanesWithManyChannels) {
   EXPECT_EQ(chunk(conv(512, 1, 512, 1, 1, 0)), 0);   // one row: nothing to revisit
 }
 
+// The rule reads the target's L1: an 18x18 plane's accumulators (41 KB) fit a 48 KiB L1 and
+// not a 32 KiB one, so the same layer takes the plane tile on Ice Lake-SP and not on
+// Skylake-SP, whose AVX-512 code is otherwise the same.
+TEST(Conv2dPlaneTile, TheTargetsL1DecidesWhereThePlaneFits) {
+  const Workload w = conv(128, 18, 64, 3, 1, 1);
+  ASSERT_EQ(target_from_name("skylake-avx512").l1d_kib, 32);
+  ASSERT_EQ(target_from_name("icelake-server").l1d_kib, 48);
+  EXPECT_EQ(nchwc().fallback(w, target_from_name("skylake-avx512"))["ic_chunk"], 0);
+  EXPECT_GT(nchwc().fallback(w, target_from_name("icelake-server"))["ic_chunk"], 0);
+  EXPECT_EQ(nchwc().fallback(w, target_from_name("x86-avx512"))["ic_chunk"], 0);
+}
+
 TEST(Conv2dPlaneTile, OlderLogsKeepTheRowTile) {
   Target t = target_from_name("x86-avx512");
   Workload w = conv(512, 7, 512, 3, 1, 1);

@@ -62,7 +62,8 @@ TEST(Target, ProfilesByNameAndAlias) {
     EXPECT_EQ(target_from_name(p.name).feature_string(), p.target.feature_string());
     for (const std::string& a : p.aliases) EXPECT_EQ(target_from_name(a).name, p.name) << a;
     EXPECT_FALSE(p.describes.empty()) << p.name;
-    EXPECT_GT(p.l1d_kib, 0) << p.name;
+    EXPECT_GT(p.target.l1d_kib, 0) << p.name;
+    EXPECT_GT(p.target.l2_kib, p.target.l1d_kib) << p.name;
   }
   // What the boards are: a Pi 4 has NEON only, a Pi 5 adds dotprod and fp16, a
   // Graviton3 bf16 and i8mm with SVE disabled, a Sapphire Rapids the AMX tiles.
@@ -109,6 +110,18 @@ TEST(Target, HostRunsItself) {
     EXPECT_FALSE(host_can_run(target_from_name("arm-neon")));
     EXPECT_EQ(host.vector_bits, host.has("avx512f") ? 512 : host.has("avx2") ? 256 : 128);
   }
+}
+
+// Caches: a preset names a typical core of its kind, a profile its own; host reads this
+// machine's (sysfs), or keeps the default where the machine does not say.
+TEST(Target, CachesComeWithEveryTarget) {
+  EXPECT_EQ(target_from_name("x86-avx2").l2_kib, 256);
+  EXPECT_EQ(target_from_name("x86-avx512").l1d_kib, 32);
+  EXPECT_EQ(target_from_name("cortex-a76").l1d_kib, 64);
+  EXPECT_EQ(target_from_name("apple-m1").l1d_kib, 128);
+  const Target host = host_target();
+  EXPECT_GE(host.l1d_kib, 16);
+  EXPECT_GT(host.l2_kib, host.l1d_kib);
 }
 
 TEST(Target, HostListsWhatTheProbeKnows) {
