@@ -108,7 +108,8 @@ Run add_compile(CLI::App& app) {
                   "dimensions symbolic: a fixed batch then takes --range N=...)");
   cmd->add_option("--range", a->ranges,
                   "SYMBOL=MIN..MAX: one artifact for every batch in the range (SYMBOL the inputs' "
-                  "axis 0; each sample must be computed on its own)");
+                  "axis 0, named by the file or by --input-shape x=SYMBOL,...; each sample must "
+                  "be computed on its own)");
   cmd->add_option("--batch-classes", a->batch_classes,
                   "With --range: larger batches also built, run at once (e.g. 4,16), or none; "
                   "auto: 2,4,8,16 when one sample is small or streams its weights, else none")
