@@ -239,7 +239,7 @@ void winograd_table(const kiln::Target& t, int threads, int evals) {
 // subsampled, marked "g"), and oneDNN's bf16 convolution (format_tag::any).
 void bf16_table(int threads, int evals) {
   using kiln::ir::DataType;
-  const kiln::Target avx512 = kiln::target_from_name("cooperlake");
+  const kiln::Target bf16_x86 = kiln::target_from_name("cooperlake");
   const kiln::Target host = kiln::target_from_name("host");
   // Kernels of a few milliseconds at load 10 on 2 cores: a median counts the other processes'
   // time slices (2-3x on the stride-1 3x3 layers, ~2 ms a call); every column takes the best run.
@@ -265,7 +265,7 @@ void bf16_table(int threads, int evals) {
   for (Row row : layers) {
     row.w.dtype = DataType::bf16();
     const OpTemplate& vdp = kiln::schedules::template_named("conv2d.bf16.x86");
-    const double gflop = flops_of(vdp, row.w, avx512) / 1e9;
+    const double gflop = flops_of(vdp, row.w, bf16_x86) / 1e9;
     auto g = [&](double ms) { return ms > 0 ? gflop / (ms / 1e3) : 0.0; };
     // (fallback ms, best ms) of `tpl` for `w` on `t`; zeros when it does not build or check.
     auto fallback_and_best = [&](const OpTemplate& tpl, const Workload& w, const kiln::Target& t) {
@@ -279,7 +279,7 @@ void bf16_table(int threads, int evals) {
       if (evals > 0) best_ms = local_search(tpl, w, t, fb, f.ms, threads, evals).second;
       return std::pair<double, double>{f.ms, best_ms};
     };
-    auto [vdp_fb, vdp_best] = fallback_and_best(vdp, row.w, avx512);
+    auto [vdp_fb, vdp_best] = fallback_and_best(vdp, row.w, bf16_x86);
     double amx_fb = 0, amx_best = 0;
     bool as_gemm = false;
     const OpTemplate& amx_conv = kiln::schedules::template_named("conv2d.bf16.amx");

@@ -18,6 +18,7 @@
 #include "compiler/target/profiles.h"
 #include "network/extract_tasks.h"
 #include "tools/precision_args.h"
+#include "tools/shape_args.h"
 #include "tools/subcommands.h"
 #include "tuner/builder.h"
 #include "tuner/cpu_match.h"
@@ -219,9 +220,7 @@ Run add_analyze(CLI::App& app) {
   cmd->add_option("--target", a->target, "A CPU or board by name (kiln targets), or a preset")
       ->capture_default_str();
   cmd->add_option("--records", a->records, "Tuning logs: their best configs (else untuned)");
-  cmd->add_option("--input-shape", a->input_shapes,
-                  "NAME=1,3,224,224 (an input), SYMBOL=1, or NAME=N,3,48,W (names make those "
-                  "dimensions symbolic: a fixed batch then takes --range N=...)");
+  cmd->add_option("--input-shape", a->input_shapes, kInputShapeHelp);
   cmd->add_option("--dtype", a->dtype, "f32, bf16 or f16 (as kiln compile)")->capture_default_str();
   add_keep_last_flag(*cmd, a->keep_last_f32);
   cmd->add_option("--threads", a->threads, "Cores the estimate divides the work over")

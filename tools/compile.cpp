@@ -12,14 +12,15 @@
 #include <optional>
 #include <sstream>
 
+#include "compiler/base/error.h"
 #include "compiler/base/output_paths.h"
 #include "compiler/graph/bind.h"
-#include "compiler/base/error.h"
 #include "network/compile_network.h"
-#include "runtime/process/temp_dir.h"
 #include "network/ranged_batch.h"
+#include "runtime/process/temp_dir.h"
 #include "tools/calibration.h"
 #include "tools/precision_args.h"
+#include "tools/shape_args.h"
 #include "tools/subcommands.h"
 #include "tools/write_file.h"
 
@@ -103,9 +104,7 @@ Run add_compile(CLI::App& app) {
   cmd->add_option("--pins", a->pins,
                   "Pinned configs (kiln records pin): built for their workloads whatever --records "
                   "holds");
-  cmd->add_option("--input-shape", a->input_shapes,
-                  "NAME=1,3,224,224 (an input), SYMBOL=1, or NAME=N,3,48,W (names make those "
-                  "dimensions symbolic: a fixed batch then takes --range N=...)");
+  cmd->add_option("--input-shape", a->input_shapes, kInputShapeHelp);
   cmd->add_option("--range", a->ranges,
                   "SYMBOL=MIN..MAX: one artifact for every batch in the range (SYMBOL the inputs' "
                   "axis 0, named by the file or by --input-shape x=SYMBOL,...; each sample must "

@@ -60,9 +60,8 @@ int run_targets() {
   for (const CpuProfile& p : cpu_profiles()) {
     std::string also = p.aliases.empty() ? "" : " (also: " + joined(p.aliases, ", ") + ")";
     char clock[32];
-    std::snprintf(clock, sizeof clock, ", %.1f GHz", p.ghz);
-    const std::string caches = std::string(clock + 2);
-    print_target(p.target, p.describes, also, p.note.empty() ? caches : caches + "; " + p.note);
+    std::snprintf(clock, sizeof clock, "%.1f GHz", p.ghz);
+    print_target(p.target, p.describes, also, p.note.empty() ? clock : clock + ("; " + p.note));
   }
   return 0;
 }

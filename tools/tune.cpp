@@ -14,15 +14,16 @@
 #include "schedules/registry.h"
 #include "schedules/validate.h"
 #include "tools/farm_args.h"
+#include "tools/precision_args.h"
+#include "tools/shape_args.h"
 #include "tools/subcommands.h"
-#include "tuner/predict.h"
 #include "tools/tune_args.h"
 #include "tuner/history_best.h"
 #include "tuner/measure/farm_builders.h"
+#include "tuner/predict.h"
 #include "tuner/records.h"
 #include "tuner/task_tuner.h"
 #include "tuner/transfer.h"
-#include "tools/precision_args.h"
 
 namespace kiln::tools {
 namespace {
@@ -142,9 +143,7 @@ Run add_tune(CLI::App& app) {
   cmd->add_option("model", a->model, "An ONNX network to tune every task of (else --op)");
   add_workload_options(*cmd, a->workload);
   cmd->get_option("--op")->required(false);
-  cmd->add_option("--input-shape", a->input_shapes,
-                  "Network: NAME=1,3,224,224 (an input), SYMBOL=1, or NAME=N,3,48,W (names make "
-                  "those dimensions symbolic: a fixed batch then takes --range N=...)");
+  cmd->add_option("--input-shape", a->input_shapes, std::string("Network: ") + kInputShapeHelp);
   cmd->add_option("--range", a->ranges,
                   "Network: SYMBOL=MIN..MAX, a ranged batch: tunes the kernels kiln compile "
                   "--range builds, one sample's and its batch classes'");

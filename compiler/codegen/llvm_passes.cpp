@@ -183,8 +183,8 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   mpm.run(m, mam);
   if (tm.getTargetTriple().isX86() && !tm.getTargetFeatureString().contains("+avx512fp16"))
     widen_scalar_half_compares(m);
-  // Without vcvtneps2bf16 the backend would round a bfloat phi, select or masked store through a
-  // library call.
+  // Without vcvtneps2bf16 the backend rounds the bfloat values a kernel only moves (phis,
+  // selects, shuffles, masked stores) through a library call: they move as 16-bit integers.
   const llvm::StringRef features = tm.getTargetFeatureString();
   if (tm.getTargetTriple().isX86() &&
       !(features.contains("+avx512bf16") && features.contains("+avx512vl")))
