@@ -25,12 +25,15 @@
 
 #include "compiler/graph/graph.h"
 #include "compiler/target/target.h"
+#include "network/int8_choice.h"
 
 namespace kiln::network {
 
 struct PrecisionOptions {
   ir::DataType dtype = ir::DataType::f32();  // f32: the pass changes nothing
   bool keep_last_f32 = true;
+  // Which quantized convs run on their int8 kernel (the rule, forced, or measured).
+  Int8Paths int8;
 };
 
 struct PrecisionCounts {

@@ -79,6 +79,16 @@ std::string model_json(const CompileReport& r, const Target& target) {
     for (const KeptFloat& k : r.int8_kept_float)
       j["int8_kept_float"].push_back({{"node", k.node}, {"reason", k.reason}});
   }
+  if (!r.int8_paths.convs.empty()) {
+    j["int8_paths"] = json::array();
+    for (const Int8PathTimes& c : r.int8_paths.convs)
+      j["int8_paths"].push_back({{"node", c.conv},
+                                 {"int8_ms", c.int8_s * 1e3},
+                                 {"float_ms", c.float_s * 1e3},
+                                 {"takes", !c.measured()     ? "rule"
+                                           : c.keeps_float() ? "float"
+                                                             : "int8"}});
+  }
   if (!r.provenance.logs.empty()) {
     json logs = json::array(), kernels = json::array();
     for (const LogDigest& l : r.provenance.logs)
@@ -164,15 +174,21 @@ void check_fits_in_memory(const NetworkProgram& p) {
 // (the first program's: a batch class only repeats them).
 NetworkProgram build_program(const CompileOptions& o, const graph::ShapeBindings& input_shapes,
                              const tuner::LoadedRecords& loaded, CompileReport& r) {
+  const std::vector<tuner::TuningRecord>& records = loaded.records;
+  // With records: each quantized conv takes the path they time faster (int8_paths.h).
+  PrecisionOptions precision = o.precision;
+  if (!records.empty()) {
+    r.int8_paths = plan_int8_paths(o.model_path, input_shapes, o.target, o.precision, records);
+    precision.int8 = r.int8_paths.paths();
+  }
   // Import, bind input shapes, graph passes, BN folding, fusion: what `kiln tune` extracts
   // its tasks from, so the tuned workloads are the compiled ones.
-  PreparedGraph prepared = prepare_graph(o.model_path, input_shapes, o.target, o.precision);
+  PreparedGraph prepared = prepare_graph(o.model_path, input_shapes, o.target, precision);
   graph::Graph& g = prepared.graph;
   r.bn_folded = prepared.bn_folded;
   r.epilogues_fused = prepared.epilogues_fused;
   r.precision = prepared.precision;
   r.int8_kept_float = prepared.int8_kept_float;
-  const std::vector<tuner::TuningRecord>& records = loaded.records;
   tuner::HistoryBest history(records);
   // With records of several channel blocks per conv, the blocks are chosen for the whole
   // network (kernel times + the conversions between neighbours), not per kernel.
@@ -269,9 +285,15 @@ std::string format_report(const CompileReport& r) {
     << " epilogue ops\n";
   if (r.dtype != ir::DataType::f32())
     s << "precision " << r.dtype.str() << ": " << r.precision.str() << "\n";
+  if (const std::string paths = describe(r.int8_paths); !paths.empty()) s << paths << "\n";
   if (!r.int8_kept_float.empty()) {
     std::map<std::string, int> reasons;
-    for (const KeptFloat& k : r.int8_kept_float) ++reasons[k.reason];
+    // A measured reason carries the conv's own times (model.json "int8_paths" has them): one
+    // count for all.
+    for (const KeptFloat& k : r.int8_kept_float)
+      ++reasons[k.reason.rfind(kMeasuredSlower, 0) == 0
+                    ? std::string(kMeasuredSlower) + ", model.json \"int8_paths\" has the times"
+                    : k.reason];
     s << "int8: " << r.int8_kept_float.size()
       << " quantized convs kept in f32 (model.json \"int8_kept_float\" names them):\n";
     for (const auto& [reason, count] : reasons) s << "  " << count << "x  " << reason << "\n";

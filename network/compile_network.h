@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "compiler/graph/bind.h"
+#include "compiler/target/target.h"
 #include "network/assign_precision.h"
+#include "network/int8_paths.h"
+#include "network/network_program.h"
 #include "network/prepare_graph.h"
 #include "network/provenance.h"
-#include "network/network_program.h"
-#include "compiler/target/target.h"
 
 namespace kiln::network {
 
@@ -60,6 +61,7 @@ struct CompileReport {
   std::string records_use;
   PrecisionCounts precision;
   std::vector<KeptFloat> int8_kept_float;  // quantized convs left in float (int8_choice.h)
+  Int8PathPlan int8_paths;  // with records: each quantized conv's two paths timed (int8_paths.h)
   RecordsProvenance provenance;  // with --records or --pins: the logs, each tuned kernel's record
   ir::DataType dtype = ir::DataType::f32();  // what --dtype asked for
   double seconds = 0;

@@ -67,7 +67,16 @@ std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Ta
                                          const graph::ShapeBindings& input_shapes,
                                          const PrecisionOptions& precision) {
   TaskList tasks(target);
-  tasks.add(untuned_program(model_path, target, input_shapes, precision));
+  if (precision.int8.force != Int8Paths::Force::Both) {
+    tasks.add(untuned_program(model_path, target, input_shapes, precision));
+    return std::move(tasks).tunable();
+  }
+  // --precisions int8,f32: the kernels of both paths of every quantized conv (int8_paths.h).
+  for (Int8Paths::Force path : {Int8Paths::Force::Int8, Int8Paths::Force::Float}) {
+    PrecisionOptions one = precision;
+    one.int8 = {path, {}};
+    tasks.add(untuned_program(model_path, target, input_shapes, one));
+  }
   return std::move(tasks).tunable();
 }
 

@@ -20,6 +20,7 @@
 // result is quantized as the model says: ONNX's own float semantics of the QDQ graph.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "compiler/graph/graph.h"
@@ -35,5 +36,30 @@ bool has_fast_int8(const Target& t);
 // should keep its float path on `t`, or "" when the int8 kernel is the better choice (and for
 // the default Target, which names no machine).
 std::string int8_conv_keeps_float(graph::Graph& g, const graph::Node& conv, const Target& t);
+
+// How prepare_graph settles each quantized conv's path, beyond the rule above.
+//  - `force`: every conv that has an int8 kernel on one path. `kiln tune --precisions int8,f32`
+//    extracts the kernels of both networks (Both), and int8_paths.h lowers each (Int8, Float)
+//    to time both paths of every conv from the records.
+//  - `measured`: int8_paths.h's answers from the records, by conv (int8_conv_key): why it keeps
+//    its float path, or "" for its int8 kernel. They win over the rule; a conv without one
+//    takes the rule.
+struct Int8Paths {
+  enum class Force { None, Int8, Float, Both };
+  Force force = Force::None;
+  std::map<std::string, std::string> measured;
+};
+
+// The reason Force::Float gives (int8_paths.h picks the convs out of the kept ones by it).
+inline constexpr const char* kForcedFloatPath = "the float path, forced to be measured";
+
+// How the reports and Int8Paths::measured name a quantized conv: its node's name, else its
+// output's.
+std::string int8_conv_key(const graph::Node& conv);
+
+// Why `conv` keeps its float path under `paths`, or "" for its int8 kernel: what the int8
+// kernels cannot take first (uint8 weights), then `paths`, then int8_conv_keeps_float.
+std::string int8_path_reason(graph::Graph& g, const graph::Node& conv, const Target& t,
+                             const Int8Paths& paths);
 
 }  // namespace kiln::network

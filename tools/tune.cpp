@@ -35,6 +35,8 @@ int run_tune(const TuneArgs& a) {
   if (!a.model.empty()) return run_network_tune(a);
   user_check(!a.workload.op.empty())
       << "kiln tune needs an ONNX model (kiln tune MODEL.onnx ...) or an operator (--op)";
+  user_check(a.workload.dtype != "auto" && a.precisions.empty())
+      << "--dtype auto and --precisions apply to a network (kiln tune MODEL.onnx ...), not to --op";
   user_check(a.time_budget.empty() && a.input_shapes.empty() && a.ranges.empty() &&
              a.layout_choices == 1 && a.batch_classes == "auto")
       << (!a.time_budget.empty()    ? "--time-budget"
@@ -143,6 +145,9 @@ Run add_tune(CLI::App& app) {
   cmd->add_option("model", a->model, "An ONNX network to tune every task of (else --op)");
   add_workload_options(*cmd, a->workload);
   cmd->get_option("--op")->required(false);
+  cmd->get_option("--dtype")->description(
+      "f32, f16 or bf16; a network: auto (a quantized model's convs measured in int8 and f32, "
+      "as --precisions int8,f32)");
   cmd->add_option("--input-shape", a->input_shapes, std::string("Network: ") + kInputShapeHelp);
   cmd->add_option("--range", a->ranges,
                   "Network: SYMBOL=MIN..MAX, a ranged batch: tunes the kernels kiln compile "
@@ -151,6 +156,10 @@ Run add_tune(CLI::App& app) {
                   "With --range: the batch classes compile will build (as kiln compile takes it: "
                   "auto, none, or sizes such as 4,16)")
       ->capture_default_str();
+  cmd->add_option("--precisions", a->precisions,
+                  "Network: int8,f32 on a quantized model tunes both paths of every quantized "
+                  "conv (its int8 kernel; its f32 kernel with the quantize/dequantize around "
+                  "it); compile --records then runs each on the faster (--dtype auto: the same)");
   cmd->add_option("--time-budget", a->time_budget, "Network: stop after this long (90s, 30m, 1.5h)");
   cmd->add_option("--layout-choices", a->layout_choices,
                   "Network: channel blocks tuned per conv (1: its untuned blocks only); compile "

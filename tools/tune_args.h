@@ -20,6 +20,7 @@ struct TuneArgs {
   std::vector<std::string> input_shapes;
   std::vector<std::string> ranges;  // --range batch=1..16: tune what compile builds for it
   std::string batch_classes = "auto";  // with --range, as kiln compile takes it
+  std::string precisions;  // network: "int8,f32" measures both paths of each quantized conv
   std::string time_budget;
   WorkloadArgs workload;
   std::string target = "host", tmpl, tuner = "xgb", log, features = "ir";

@@ -54,16 +54,19 @@ struct Network {
   }
 };
 
-void expect_close(const float* got, const graph::HostTensor& want, const std::string& name) {
+void expect_close(const float* got, const graph::HostTensor& want, const std::string& name,
+                  double rtol = 1e-4) {
   const float* w = want.data<float>();
   Closeness c = judge_closeness(
-      want.numel(), [&](size_t i) { return double(got[i]); }, [&](size_t i) { return double(w[i]); },
-      1e-4);
+      want.numel(), [&](size_t i) { return double(got[i]); },
+      [&](size_t i) { return double(w[i]); }, rtol);
   EXPECT_TRUE(c.close) << name << ": " << c.mismatches << " mismatches, first at " << c.first;
 }
 
-// Runs the compiled model in net.out on the network's inputs and compares every output.
-void expect_model_matches(const Network& net) {
+// Runs the compiled model in net.out on the network's inputs and compares every output
+// (`rtol`: one quantum of a quantized model's output scale, where its integer path may round
+// differently from the float reference).
+void expect_model_matches(const Network& net, double rtol = 1e-4) {
   Model m = Model::load(net.out + "/model.so", net.out + "/model.params", 1);
   std::vector<const void*> in;
   for (const TensorInfo& t : m.inputs()) in.push_back(net.inputs.at(t.name).raw());
@@ -73,7 +76,7 @@ void expect_model_matches(const Network& net) {
   for (auto& v : out) op.push_back(v.data());
   m.run(std::span<const void* const>(in), std::span<void* const>(op));
   for (size_t i = 0; i < out.size(); ++i)
-    expect_close(out[i].data(), net.want.at(m.outputs()[i].name), m.outputs()[i].name);
+    expect_close(out[i].data(), net.want.at(m.outputs()[i].name), m.outputs()[i].name, rtol);
 }
 
 // How many times `needle` appears in `text` (lines of `kiln compile`'s report, say).
@@ -368,18 +371,55 @@ TEST(NetworkTune, StopsAtTheTimeBudget) {
   EXPECT_LT(valid_log(net.log).size(), 1000u);
 }
 
+// `--precisions int8,f32` on a quantized model: both paths of each conv are tuned, the
+// quantize/dequantize at the float path's edges measured, and compile --records picks each
+// conv's path by those times (network/int8_paths.h), none left to the rule.
+TEST(NetworkTune, PrecisionsInt8F32TimeBothPathsOfEveryQuantizedConv) {
+  Network net(qdq_chain_model());
+  Output o = run("tune " + net.onnx +
+                 " --target host --precisions int8,f32 --trials 8 --batch 4 "
+                 "--log " +
+                 net.log + kQuick);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_NE(o.text.find("int8 against the float path"), std::string::npos) << o.text;
+  std::set<std::string> kinds;
+  for (const tuner::TuningRecord& r : valid_log(net.log))
+    kinds.insert(r.workload.op + " " + r.workload.dtype.str());
+  for (const char* kind : {"conv2d u8", "conv2d f32", "quantize u8", "dequantize u8"})
+    EXPECT_TRUE(kinds.count(kind)) << kind;
+
+  o = run("compile " + net.onnx + " --target host --records " + net.log + " -o " + net.out);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_NE(o.text.find("int8 paths by the records: "), std::string::npos) << o.text;
+  EXPECT_EQ(o.text.find("by the rule"), std::string::npos) << o.text;
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(net.out + "/model.json"));
+  ASSERT_EQ(j.at("int8_paths").size(), 2u) << j.dump();
+  for (const auto& c : j.at("int8_paths")) {
+    EXPECT_NE(c.at("takes"), "rule") << c.dump();
+    EXPECT_GT(c.at("int8_ms").get<double>(), 0) << c.dump();
+    EXPECT_GT(c.at("float_ms").get<double>(), 0) << c.dump();
+  }
+  expect_model_matches(net, 0.0801);  // one quantum of the last output scale
+}
+
 TEST(NetworkTune, BadFlagsAreOneLineAndExitTwo) {
   Network net(repeated_conv_chain());
   const std::string text = net.dir.file("model.txt");
   std::ofstream(text) << "not a model\n";
   const std::vector<std::string> cases = {
-      "tune " + net.onnx + " --op dense --shape 8,8,8 --log x.jsonl",              // both
-      "tune " + net.onnx + " --log x.jsonl --time-budget 5x",                      // bad duration
-      "tune " + net.onnx + " --log x.jsonl --time-budget -3m",                     // negative
-      "tune " + net.onnx + " --log x.jsonl --template conv2d.nchwc",               // one template
-      "tune " + text + " --log x.jsonl",                                           // not .onnx
-      "tune --op dense --shape 8,8,8 --log x.jsonl --time-budget 1m",              // not a network
-      "tune --log x.jsonl --trials 4",                                             // nothing to tune
+      "tune " + net.onnx + " --op dense --shape 8,8,8 --log x.jsonl",            // both
+      "tune " + net.onnx + " --log x.jsonl --time-budget 5x",                    // bad duration
+      "tune " + net.onnx + " --log x.jsonl --time-budget -3m",                   // negative
+      "tune " + net.onnx + " --log x.jsonl --template conv2d.nchwc",             // one template
+      "tune " + text + " --log x.jsonl",                                         // not .onnx
+      "tune --op dense --shape 8,8,8 --log x.jsonl --time-budget 1m",            // not a network
+      "tune --log x.jsonl --trials 4",                                           // nothing to tune
+      "tune " + net.onnx + " --log x.jsonl --precisions int8,f32",               // not quantized
+      "tune " + net.onnx + " --log x.jsonl --precisions bf16,f32",               // not built
+      "tune " + net.onnx + " --log x.jsonl --precisions int8",                   // one
+      "tune " + net.onnx + " --log x.jsonl --precisions f32,i4",                 // no such type
+      "tune " + net.onnx + " --log x.jsonl --dtype auto --precisions f32,int8",  // both
+      "tune --op dense --shape 8,8,8 --log x.jsonl --precisions int8,f32",       // not a network
   };
   for (const std::string& c : cases) {
     Output o = run(c);

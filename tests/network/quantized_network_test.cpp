@@ -69,49 +69,6 @@ TEST(QuantizedNetworks, QdqConvMatchesTheReferenceOnTheHost) {
                                 {{"x", graph::test::random_tensor({1, 3, 8, 8}, 5, 3.0f)}});
 }
 
-// x -> Q -> DQ -> Conv -> Q -> DQ -> Conv -> Q -> DQ: two convolutions between quantized
-// activations, as quantize_static writes them (per-channel int8 weights, int32 biases).
-std::string qdq_chain_model() {
-  ModelBuilder b(13);
-  b.input("x", DataType::f32(), {int64_t{1}, int64_t{8}, int64_t{10}, int64_t{10}});
-  b.initializer("s0", f32_tensor({}, {0.02}));
-  b.initializer("z0", HostTensor::from_i64(DataType::u8(), {}, {128}));
-  b.node("QuantizeLinear", {"x", "s0", "z0"}, {"q0"});
-  std::string in = "q0", in_scale = "s0", in_zero = "z0";
-  const int64_t channels[3] = {8, 16, 12};
-  const double out_scale[2] = {0.05, 0.08};
-  for (int l = 0; l < 2; ++l) {
-    const std::string L = std::to_string(l);
-    const int64_t C = channels[l], O = channels[l + 1], K = l == 0 ? 3 : 1;
-    b.node("DequantizeLinear", {in, in_scale, in_zero}, {"d" + L});
-    std::vector<int64_t> w;
-    for (int64_t i = 0; i < O * C * K * K; ++i) w.push_back((i * 37 + l * 11) % 255 - 127);
-    b.initializer("w" + L, HostTensor::from_i64(DataType::i8(), {O, C, K, K}, w));
-    const double sx = l == 0 ? 0.02 : out_scale[l - 1];
-    std::vector<double> ws, bs;  // the bias is dequantized with sx * ws, as quantize_static writes
-    std::vector<int64_t> bias;
-    for (int64_t o = 0; o < O; ++o) {
-      ws.push_back(0.001 * double(1 + o % 5));
-      bs.push_back(sx * ws.back());
-      bias.push_back((o * 97) % 401 - 200);
-    }
-    b.initializer("ws" + L, f32_tensor({O}, ws));
-    attr_int(b.node("DequantizeLinear", {"w" + L, "ws" + L}, {"wd" + L}), "axis", 0);
-    b.initializer("b" + L, HostTensor::from_i64(DataType::i32(), {O}, bias));
-    b.initializer("bs" + L, f32_tensor({O}, bs));
-    attr_int(b.node("DequantizeLinear", {"b" + L, "bs" + L}, {"bd" + L}), "axis", 0);
-    auto& conv = b.node("Conv", {"d" + L, "wd" + L, "bd" + L}, {"c" + L});
-    if (K == 3) attr_ints(conv, "pads", {1, 1, 1, 1});
-    b.initializer("ys" + L, f32_tensor({}, {out_scale[l]}));
-    b.initializer("yz" + L, HostTensor::from_i64(DataType::u8(), {}, {100}));
-    b.node("QuantizeLinear", {"c" + L, "ys" + L, "yz" + L}, {"q" + std::to_string(l + 1)});
-    in = "q" + std::to_string(l + 1), in_scale = "ys" + L, in_zero = "yz" + L;
-  }
-  b.node("DequantizeLinear", {in, in_scale, in_zero}, {"y"});
-  b.output("y");
-  return b.bytes();
-}
-
 TEST(QuantizedNetworks, QdqConvChainRunsOnInt8KernelsWithinOneQuantum) {
   const CompileReport r = expect_host_matches_reference(
       qdq_chain_model(), {}, {{"x", graph::test::random_tensor({1, 8, 10, 10}, 5, 3.0f)}}, {},

@@ -27,6 +27,11 @@ std::string conv_chain_32();
 // and conv 3x3 + relu, conv 3x3 + the block input (a residual join) + relu, on 1x32x8x8.
 std::string residual_block_32();
 
+// x -> Q -> DQ -> Conv 3x3 8->16 -> Q -> DQ -> Conv 1x1 16->12 -> Q -> DQ on 1x8x10x10: two
+// convolutions between quantized activations, as quantize_static writes them (per-channel
+// int8 weights, int32 biases; output scale 0.08). The convs are named conv0 and conv1.
+std::string qdq_chain_model();
+
 // A fresh temporary directory, removed by the destructor.
 using kiln::TempDir;  // runtime/process/temp_dir.h
 
