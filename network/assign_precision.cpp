@@ -6,6 +6,7 @@
 
 #include "compiler/graph/rewrites/graph_uses.h"
 #include "compiler/target/profiles.h"
+#include "network/node_choice.h"
 #include "schedules/conv2d/templates.h"
 #include "schedules/registry.h"
 
@@ -130,14 +131,19 @@ std::map<std::string, bool> read_only_by_half(const Graph& g, const std::vector<
 // conv runs half only where every reader is half; leaving one f32 may change what its
 // producer's readers are, hence the loop to a fixpoint.
 std::vector<bool> half_nodes(const Graph& g, const std::map<std::string, bool>& supported,
-                             bool keep_last_f32, PrecisionCounts& counts) {
+                             const PrecisionOptions& o, PrecisionCounts& counts) {
   std::vector<bool> candidate(g.nodes.size(), false), half(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const std::string op = half_candidate_op(g, g.nodes[i]);
     candidate[i] = !op.empty();
     half[i] = candidate[i] && supported.at(op);
+    // The records time this layer faster in f32 (half_paths.h).
+    if (half[i] && o.half_measured_f32.count(node_key(g.nodes[i].name, g.nodes[i].outputs))) {
+      half[i] = false;
+      ++counts.measured_f32;
+    }
   }
-  if (keep_last_f32)
+  if (o.keep_last_f32)
     for (size_t i : last_layers(g, candidate)) half[i] = false;
   for (bool changed = true; changed;) {
     changed = false;
@@ -193,8 +199,15 @@ int insert_casts(Graph& g, const std::vector<bool>& half, DataType dtype) {
 }  // namespace
 
 std::string PrecisionCounts::str() const {
-  return std::to_string(half_nodes) + " conv/dense in half precision, " +
-         std::to_string(kept_f32) + " kept f32, " + std::to_string(casts) + " casts";
+  return std::to_string(half_nodes) + " conv/dense in half precision, " + std::to_string(kept_f32) +
+         " kept f32" +
+         (measured_f32 > 0 ? " (" + std::to_string(measured_f32) + " measured faster in f32)"
+                           : "") +
+         ", " + std::to_string(casts) + " casts";
+}
+
+bool has_half_kernels(const Target& target, DataType dtype) {
+  return has_half_kernel("conv2d", dtype, target) || has_half_kernel("dense", dtype, target);
 }
 
 // The presets, then the CPU and board profiles, whose features give `dtype` kernels.
@@ -204,8 +217,7 @@ std::vector<std::string> targets_with_half_kernels(DataType dtype) {
   std::vector<std::string> out;
   for (const std::string& name : names) {
     const Target t = target_from_name(name);
-    if (has_half_kernel("conv2d", dtype, t) || has_half_kernel("dense", dtype, t))
-      out.push_back(name);
+    if (has_half_kernels(t, dtype)) out.push_back(name);
   }
   return out;
 }
@@ -228,7 +240,7 @@ PrecisionCounts assign_precision(Graph& g, const Target& target, const Precision
                  << "); targets that have them: " << (presets.empty() ? "none" : presets)
                  << "; or compile in f32";
   }
-  const std::vector<bool> half = half_nodes(g, supported, o.keep_last_f32, counts);
+  const std::vector<bool> half = half_nodes(g, supported, o, counts);
   const std::map<std::string, bool> stays_half = read_only_by_half(g, half);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (!half[i]) continue;

@@ -20,6 +20,7 @@
 // the kernel's layout and type at compile time.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,12 @@ struct PrecisionOptions {
   bool keep_last_f32 = true;
   // Which quantized convs run on their int8 kernel (the rule, forced, or measured).
   Int8Paths int8;
+  // Conv/dense layers (node_key) the records time faster in f32 than in `dtype`, with why
+  // (half_paths.h): they stay f32.
+  std::map<std::string, std::string> half_measured_f32;
+  // `kiln tune --precisions f32,bf16`: extract_tasks takes the kernels of both the `dtype`
+  // network and the f32 one.
+  bool half_and_f32 = false;
 };
 
 struct PrecisionCounts {
@@ -41,6 +48,7 @@ struct PrecisionCounts {
   int kept_f32 = 0;     // conv/dense nodes left f32 (no half kernel, the last layers, a
                         // depthwise conv read by an f32 layer)
   int casts = 0;        // Cast nodes inserted
+  int measured_f32 = 0;     // of kept_f32: those the records time faster in f32
   std::string str() const;  // "12 conv/dense in bf16, 1 kept f32, 1 cast"
 };
 
@@ -48,6 +56,9 @@ struct PrecisionCounts {
 // (naming the targets that do).
 PrecisionCounts assign_precision(graph::Graph& graph, const Target& target,
                                  const PrecisionOptions& options);
+
+// Whether `target` has a conv2d or dense kernel made for the half type `dtype`.
+bool has_half_kernels(const Target& target, ir::DataType dtype);
 
 // The target presets, then the CPU and board profiles, with a conv2d or dense kernel made for
 // `dtype`, for messages.

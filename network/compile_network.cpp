@@ -79,16 +79,20 @@ std::string model_json(const CompileReport& r, const Target& target) {
     for (const KeptFloat& k : r.int8_kept_float)
       j["int8_kept_float"].push_back({{"node", k.node}, {"reason", k.reason}});
   }
-  if (!r.int8_paths.convs.empty()) {
-    j["int8_paths"] = json::array();
-    for (const Int8PathTimes& c : r.int8_paths.convs)
-      j["int8_paths"].push_back({{"node", c.conv},
-                                 {"int8_ms", c.int8_s * 1e3},
-                                 {"float_ms", c.float_s * 1e3},
-                                 {"takes", !c.measured()     ? "rule"
-                                           : c.keeps_float() ? "float"
-                                                             : "int8"}});
-  }
+  // Each layer's two forms as the records timed them (int8_paths.h, half_paths.h).
+  auto two_forms_json = [](const std::vector<TwoForms>& rows, const char* low) {
+    json out = json::array();
+    for (const TwoForms& f : rows)
+      out.push_back({{"node", f.layer},
+                     {std::string(low) + "_ms", f.low_s * 1e3},
+                     {"f32_ms", f.f32_s * 1e3},
+                     {"takes", f.takes}});
+    return out;
+  };
+  if (!r.int8_paths.convs.empty())
+    j["int8_paths"] = two_forms_json(two_forms(r.int8_paths), "int8");
+  if (!r.half_paths.layers.empty())
+    j["half_paths"] = two_forms_json(two_forms(r.half_paths), "half");
   if (!r.provenance.logs.empty()) {
     json logs = json::array(), kernels = json::array();
     for (const LogDigest& l : r.provenance.logs)
@@ -180,6 +184,9 @@ NetworkProgram build_program(const CompileOptions& o, const graph::ShapeBindings
   if (!records.empty()) {
     r.int8_paths = plan_int8_paths(o.model_path, input_shapes, o.target, o.precision, records);
     precision.int8 = r.int8_paths.paths();
+    // And with --dtype bf16|f16, each layer the form they time faster (half_paths.h).
+    r.half_paths = plan_half_paths(o.model_path, input_shapes, o.target, o.precision, records);
+    precision.half_measured_f32 = r.half_paths.measured_f32();
   }
   // Import, bind input shapes, graph passes, BN folding, fusion: what `kiln tune` extracts
   // its tasks from, so the tuned workloads are the compiled ones.
@@ -286,6 +293,7 @@ std::string format_report(const CompileReport& r) {
   if (r.dtype != ir::DataType::f32())
     s << "precision " << r.dtype.str() << ": " << r.precision.str() << "\n";
   if (const std::string paths = describe(r.int8_paths); !paths.empty()) s << paths << "\n";
+  if (const std::string paths = describe(r.half_paths); !paths.empty()) s << paths << "\n";
   if (!r.int8_kept_float.empty()) {
     std::map<std::string, int> reasons;
     // A measured reason carries the conv's own times (model.json "int8_paths" has them): one

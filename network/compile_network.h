@@ -14,6 +14,7 @@
 #include "compiler/graph/bind.h"
 #include "compiler/target/target.h"
 #include "network/assign_precision.h"
+#include "network/half_paths.h"
 #include "network/int8_paths.h"
 #include "network/network_program.h"
 #include "network/prepare_graph.h"
@@ -62,6 +63,7 @@ struct CompileReport {
   PrecisionCounts precision;
   std::vector<KeptFloat> int8_kept_float;  // quantized convs left in float (int8_choice.h)
   Int8PathPlan int8_paths;  // with records: each quantized conv's two paths timed (int8_paths.h)
+  HalfPathPlan half_paths;  // with records and --dtype bf16|f16: each layer's two forms timed
   RecordsProvenance provenance;  // with --records or --pins: the logs, each tuned kernel's record
   ir::DataType dtype = ir::DataType::f32();  // what --dtype asked for
   double seconds = 0;

@@ -67,6 +67,14 @@ std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Ta
                                          const graph::ShapeBindings& input_shapes,
                                          const PrecisionOptions& precision) {
   TaskList tasks(target);
+  if (precision.half_and_f32) {
+    // --precisions f32,bf16: the kernels of the half network and of the f32 one (half_paths.h).
+    PrecisionOptions f32 = precision;
+    f32.dtype = ir::DataType::f32();
+    tasks.add(untuned_program(model_path, target, input_shapes, precision));
+    tasks.add(untuned_program(model_path, target, input_shapes, f32));
+    return std::move(tasks).tunable();
+  }
   if (precision.int8.force != Int8Paths::Force::Both) {
     tasks.add(untuned_program(model_path, target, input_shapes, precision));
     return std::move(tasks).tunable();

@@ -40,7 +40,8 @@ struct ExtractedTask {
 
 // The tunable workloads, in the order the network first computes them.
 // `precision` as `kiln compile --dtype` gets it: the half workloads are the tasks then. With
-// `precision.int8.force` Both, the kernels of both paths of every quantized conv (int8_paths.h).
+// `precision.int8.force` Both, the kernels of both paths of every quantized conv (int8_paths.h);
+// with `precision.half_and_f32`, those of the half network and of the f32 one (half_paths.h).
 std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Target& target,
                                          const graph::ShapeBindings& input_shapes = {},
                                          const PrecisionOptions& precision = {});

@@ -15,73 +15,6 @@
 namespace kiln::network {
 namespace {
 
-std::string kernel_key(const std::string& tpl, const schedules::Workload& w,
-                       const schedules::Config& c) {
-  return tpl + " " + w.str() + " " + c.to_json();
-}
-
-// The records' time of each exact kernel: the best ok one (the comparison rule of
-// measure_result.h) among those apply-history-best weighs (settle_records).
-class RecordTimes {
- public:
-  RecordTimes(const std::vector<tuner::TuningRecord>& records, const Target& target) {
-    const std::string mine = tuner::target_key(target);
-    for (const tuner::TuningRecord& r : tuner::settle_records(records)) {
-      if (!r.result.ok() || tuner::target_key(r.target) != mine) continue;
-      double& best = best_[kernel_key(r.template_name, r.workload, r.config)];
-      best = best > 0 ? std::min(best, r.result.cost()) : r.result.cost();
-    }
-  }
-  // 0 when no record times it.
-  double of(const Task& t) const {
-    auto it = best_.find(kernel_key(t.tpl->name(), t.workload, t.config));
-    return it == best_.end() ? 0 : it->second;
-  }
-
- private:
-  std::map<std::string, double> best_;
-};
-
-// The kernel calls of a program by graph node (node_key), and their time from the records.
-class ProgramTimes {
- public:
-  ProgramTimes(const NetworkProgram& p, const RecordTimes& times,
-               std::vector<KernelToMeasure>& unmeasured, std::set<std::string>& listed)
-      : program_(p), times_(times), unmeasured_(unmeasured), listed_(listed) {
-    for (const Step& s : p.steps) steps_[s.node].push_back(s.task);
-  }
-  // The node's calls summed; -1 when one of them has no record time (then listed to measure).
-  // A node without calls (folded away, or an epilogue of another) costs nothing.
-  // `kernels` gets the node's kernels.
-  double node_s(const std::string& node, std::vector<KernelToMeasure>& kernels) const {
-    auto it = steps_.find(node);
-    if (it == steps_.end()) return 0;
-    double sum = 0;
-    bool all = true;
-    for (int task : it->second) {
-      const Task& t = program_.tasks.at(task);
-      kernels.push_back({t.tpl, t.workload, t.config});
-      const double s = times_.of(t);
-      if (s > 0) {
-        sum += s;
-        continue;
-      }
-      all = false;
-      if (listed_.insert(kernel_key(t.tpl->name(), t.workload, t.config)).second)
-        unmeasured_.push_back({t.tpl, t.workload, t.config});
-    }
-    return all ? sum : -1;  // -1: unknown (0 is "no call")
-  }
-  bool calls(const std::string& node) const { return steps_.count(node) > 0; }
-
- private:
-  const NetworkProgram& program_;
-  const RecordTimes& times_;
-  std::vector<KernelToMeasure>& unmeasured_;
-  std::set<std::string>& listed_;
-  std::map<std::string, std::vector<int>> steps_;
-};
-
 // One conv's float path in the graph with every quantized conv on it.
 struct FloatPath {
   const graph::Node* dequantize = nullptr;  // of the conv's input, when there is one
@@ -123,12 +56,6 @@ std::optional<FloatPath> float_path(const graph::Graph& g, const std::string& co
   return path;
 }
 
-std::string ms(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", s * 1e3);
-  return buf;
-}
-
 }  // namespace
 
 bool Int8PathTimes::keeps_float() const {
@@ -136,8 +63,9 @@ bool Int8PathTimes::keeps_float() const {
 }
 
 std::string Int8PathTimes::reason() const {
-  return std::string(kMeasuredSlower) + ": int8 kernel " + ms(int8_s) + " ms, float path " +
-         ms(float_s) + " ms (" + ms(edges_s) + " of it quantize/dequantize)";
+  return std::string(kMeasuredSlower) + ": int8 kernel " + format_ms(int8_s) + " ms, float path " +
+         format_ms(float_s) + " ms" +
+         (edges_s > 0 ? " (" + format_ms(edges_s) + " of it quantize/dequantize)" : "");
 }
 
 Int8Paths Int8PathPlan::paths() const {
@@ -202,37 +130,24 @@ Int8PathPlan plan_int8_paths(const std::string& model_path, const graph::ShapeBi
   return plan;
 }
 
-std::string describe(const Int8PathPlan& plan) {
-  if (plan.convs.empty()) return "";
-  int int8 = 0, kept = 0, rule = 0;
+std::vector<TwoForms> two_forms(const Int8PathPlan& plan) {
+  std::vector<TwoForms> rows;
   for (const Int8PathTimes& c : plan.convs)
-    (c.measured() ? (c.keeps_float() ? kept : int8) : rule)++;
-  std::ostringstream s;
-  s << "int8 paths by the records: " << int8 << " quantized convs int8, " << kept
-    << " float (measured faster by over " << int(kFloatPathMargin * 100) << "%)";
-  if (rule > 0)
-    s << ", " << rule << " by the rule (" << plan.unmeasured.size()
-      << " of their kernels not in the records: kiln tune --precisions int8,f32 measures them)";
-  return s.str();
+    rows.push_back({c.conv, c.int8_s, c.float_s,
+                    !c.measured()     ? "rule"
+                    : c.keeps_float() ? "float"
+                                      : "int8"});
+  return rows;
+}
+
+std::string describe(const Int8PathPlan& plan) {
+  return describe_two_forms("int8 paths by the records (quantized convs)", "int8", "float",
+                            two_forms(plan), kFloatPathMargin, plan.unmeasured.size(), "int8");
 }
 
 std::string format_table(const Int8PathPlan& plan) {
-  std::ostringstream s;
-  s << "int8 against the float path, per quantized conv (ms per call):\n";
-  char line[400];
-  std::snprintf(line, sizeof line, "  %-10s %-10s %-8s %s\n", "int8", "float", "takes", "conv");
-  s << line;
-  for (const Int8PathTimes& c : plan.convs) {
-    std::snprintf(line, sizeof line, "  %-10s %-10s %-8s %s\n",
-                  c.int8_s > 0 ? ms(c.int8_s).c_str() : "-",
-                  c.float_s > 0 ? ms(c.float_s).c_str() : "-",
-                  !c.measured()     ? "rule"
-                  : c.keeps_float() ? "float"
-                                    : "int8",
-                  c.conv.c_str());
-    s << line;
-  }
-  return s.str();
+  return format_two_forms("int8 against the float path, per quantized conv", "int8", "float",
+                          two_forms(plan));
 }
 
 }  // namespace kiln::network

@@ -26,7 +26,7 @@
 #include "compiler/graph/bind.h"
 #include "compiler/target/target.h"
 #include "network/assign_precision.h"
-#include "schedules/op_template.h"
+#include "network/kernel_times.h"
 #include "tuner/record.h"
 
 namespace kiln::network {
@@ -35,13 +35,6 @@ inline constexpr double kFloatPathMargin = 0.05;
 
 // How a reason for the float path that the records gave starts.
 inline constexpr const char* kMeasuredSlower = "int8 slower here (measured)";
-
-// A kernel call of either path, by its exact (template, workload, config).
-struct KernelToMeasure {
-  const schedules::OpTemplate* tpl = nullptr;
-  schedules::Workload workload;
-  schedules::Config config;
-};
 
 struct Int8PathTimes {
   std::string conv;                      // int8_conv_key
@@ -67,6 +60,8 @@ Int8PathPlan plan_int8_paths(const std::string& model_path, const graph::ShapeBi
                              const Target& target, const PrecisionOptions& precision,
                              const std::vector<tuner::TuningRecord>& records);
 
+// A row per conv: both times and the form taken (the reports and model.json).
+std::vector<TwoForms> two_forms(const Int8PathPlan& plan);
 // One line for `kiln compile`'s report ("" when the model has no quantized conv).
 std::string describe(const Int8PathPlan& plan);
 // A row per conv: both times and the path taken, for `kiln tune`'s summary.

@@ -146,8 +146,8 @@ Run add_tune(CLI::App& app) {
   add_workload_options(*cmd, a->workload);
   cmd->get_option("--op")->required(false);
   cmd->get_option("--dtype")->description(
-      "f32, f16 or bf16; a network: auto (a quantized model's convs measured in int8 and f32, "
-      "as --precisions int8,f32)");
+      "f32, f16 or bf16; a network: auto (--precisions f32,int8 for a quantized model, else "
+      "f32 and the half type the target has)");
   cmd->add_option("--input-shape", a->input_shapes, std::string("Network: ") + kInputShapeHelp);
   cmd->add_option("--range", a->ranges,
                   "Network: SYMBOL=MIN..MAX, a ranged batch: tunes the kernels kiln compile "
@@ -157,9 +157,10 @@ Run add_tune(CLI::App& app) {
                   "auto, none, or sizes such as 4,16)")
       ->capture_default_str();
   cmd->add_option("--precisions", a->precisions,
-                  "Network: int8,f32 on a quantized model tunes both paths of every quantized "
-                  "conv (its int8 kernel; its f32 kernel with the quantize/dequantize around "
-                  "it); compile --records then runs each on the faster (--dtype auto: the same)");
+                  "Network: measure each layer in two precisions, for compile --records to run "
+                  "each in the faster: f32,int8 (a quantized model's convs: int8 kernel or "
+                  "float path) or f32,bf16 / f32,f16 (conv/dense layers; compile with --dtype "
+                  "bf16|f16)");
   cmd->add_option("--time-budget", a->time_budget, "Network: stop after this long (90s, 30m, 1.5h)");
   cmd->add_option("--layout-choices", a->layout_choices,
                   "Network: channel blocks tuned per conv (1: its untuned blocks only); compile "

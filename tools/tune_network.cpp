@@ -7,10 +7,8 @@
 // a kill the same command goes on where it stopped, measuring nothing twice.
 // `--layout-choices N` tunes each conv with up to N channel-block pins (block_choices.h) and
 // then measures the layout conversions between them, for compile's joint layout choice.
-// `--precisions int8,f32` (or `--dtype auto`) on a quantized model tunes both paths of every
-// quantized conv, its int8 kernel and its float one, then measures the quantize/dequantize
-// kernels at the float path's edges, so that compile --records picks each conv's faster path
-// (network/int8_paths.h).
+// `--precisions int8,f32` or `f32,bf16` (or `--dtype auto`) tunes both forms of each layer, so
+// that compile --records runs each in the faster (tune_precisions.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -22,13 +20,13 @@
 #include "compiler/graph/bind.h"
 #include "network/block_choices.h"
 #include "network/extract_tasks.h"
-#include "network/int8_paths.h"
 #include "network/layout_plan.h"
 #include "network/prepare_graph.h"
 #include "network/ranged_batch.h"
 #include "schedules/registry.h"
 #include "tools/precision_args.h"
 #include "tools/tune_args.h"
+#include "tools/tune_precisions.h"
 #include "tuner/network_tuner.h"
 #include "tuner/records.h"
 
@@ -74,51 +72,16 @@ void print_summary(const tuner::NetworkTuner& t, bool predicted) {
               predicted ? " (kernel times predicted by llvm-mca, not measured)" : "");
 }
 
-// --precisions as a set; UserError for what a network tune cannot choose between.
-bool measures_int8_paths(const TuneArgs& a) {
-  std::set<std::string> named;
-  std::string list = a.precisions;
-  for (size_t at = 0; !list.empty() && at != std::string::npos;) {
-    const size_t comma = list.find(',', at);
-    named.insert(list.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    at = comma == std::string::npos ? comma : comma + 1;
-  }
-  if (a.workload.dtype == "auto") {
-    user_check(named.empty()) << "give --dtype auto or --precisions, not both";
-    named = {"f32", "int8"};
-  }
-  if (named.empty()) return false;
-  for (const std::string& p : named) {
-    user_check(p == "f32" || p == "int8" || p == "bf16" || p == "f16")
-        << "--precisions: '" << p << "' is not a precision (valid: f32, int8)";
-    user_check(p != "bf16" && p != "f16")
-        << "--precisions " << a.precisions << ": a per-layer choice with " << p
-        << " is not built yet; --dtype " << p << " runs every layer with a " << p << " kernel in "
-        << p;
-  }
-  user_check(named == std::set<std::string>{"f32", "int8"})
-      << "--precisions " << a.precisions << ": name the two to choose between (f32,int8)";
-  user_check(a.ranges.empty()) << "--precisions int8,f32 with --range is not built yet: tune "
-                                  "one of them at a time";
-  return true;
-}
-
-// The precision flags as prepare_graph takes them (--dtype auto: f32, both int8 paths).
-network::PrecisionOptions network_precision(const TuneArgs& a) {
-  network::PrecisionOptions p =
-      precision_options(a.workload.dtype == "auto" ? "f32" : a.workload.dtype, a.keep_last_f32);
-  if (measures_int8_paths(a)) p.int8.force = network::Int8Paths::Force::Both;
-  return p;
-}
-
 // The layout conversions the joint layout choice would weigh but the log has no time for
 // (layout_plan.h), each measured once in its fallback config, so `kiln compile --records`
 // costs them as measured rather than estimated.
-void measure_conversions(const TuneArgs& a, const Target& target, const graph::ShapeBindings& shapes,
-                         tuner::Runner& runner, tuner::RecordWriter& log) {
-  const network::LayoutPlan plan = network::plan_layouts(
-      network::prepare_graph(a.model, shapes, target, network_precision(a)).graph, target,
-      load_log(a.log, target));
+void measure_conversions(const TuneArgs& a, const Target& target,
+                         const graph::ShapeBindings& shapes,
+                         const network::PrecisionOptions& precision, tuner::Runner& runner,
+                         tuner::RecordWriter& log) {
+  const network::LayoutPlan plan =
+      network::plan_layouts(network::prepare_graph(a.model, shapes, target, precision).graph,
+                            target, load_log(a.log, target));
   if (!a.quiet)
     std::fprintf(stderr, "kiln tune: %s; measuring %zu layout conversions\n",
                  network::describe(plan).c_str(), plan.unmeasured_conversions.size());
@@ -132,45 +95,6 @@ void measure_conversions(const TuneArgs& a, const Target& target, const graph::S
     tuner::TuneTask task{tpl, w, target, tpl->fallback(w, target), {}};
     tuner::TaskTuner(task, o).tune(1, runner, {tuner::append_to(log)}, g_stop);
   }
-}
-
-// After a --precisions int8,f32 tune: the kernels of either path the log has no time for (the
-// quantize/dequantize at a float path's edges; a kernel with a single config) measured once,
-// then each conv's two paths as compile --records will weigh them.
-void measure_int8_paths(const TuneArgs& a, const Target& target, const graph::ShapeBindings& shapes,
-                        tuner::Runner& runner, tuner::RecordWriter& log) {
-  network::PrecisionOptions precision = network_precision(a);
-  precision.int8 = {};
-  network::Int8PathPlan plan =
-      network::plan_int8_paths(a.model, shapes, target, precision, load_log(a.log, target));
-  if (!a.quiet)
-    std::fprintf(stderr, "kiln tune: measuring %zu kernels of the int8 and float paths\n",
-                 plan.unmeasured.size());
-  tuner::TuneOptions o = task_options(a);
-  o.batch = 1;
-  o.remeasure_top = 0;
-  o.search = "grid";
-  auto measure = [&](const std::vector<network::KernelToMeasure>& kernels) {
-    for (const network::KernelToMeasure& k : kernels) {
-      if (g_stop) return;
-      tuner::TuneTask task{k.tpl, k.workload, target, k.config, {}};
-      tuner::TaskTuner(task, o).tune(1, runner, {tuner::append_to(log)}, g_stop);
-    }
-  };
-  measure(plan.unmeasured);
-  // A conv the times move to its float path is timed again, both paths, later than the first:
-  // one timing caught by a busy moment of the machine (seen: an int8 kernel at 2.5x its time
-  // in every repeat of one measurement) must not decide a path. The records' best counts.
-  plan = network::plan_int8_paths(a.model, shapes, target, precision, load_log(a.log, target));
-  std::vector<network::KernelToMeasure> again;
-  for (const network::Int8PathTimes& c : plan.convs)
-    if (c.keeps_float()) again.insert(again.end(), c.kernels.begin(), c.kernels.end());
-  if (!a.quiet && !again.empty())
-    std::fprintf(stderr, "kiln tune: timing the %zu kernels of the convs that go float again\n",
-                 again.size());
-  measure(again);
-  plan = network::plan_int8_paths(a.model, shapes, target, precision, load_log(a.log, target));
-  std::printf("%s%s\n", network::format_table(plan).c_str(), network::describe(plan).c_str());
 }
 
 }  // namespace
@@ -201,19 +125,8 @@ int run_network_tune(const TuneArgs& a) {
   // The tasks exactly as `kiln compile` builds them, each conv once per channel-block pin.
   std::vector<tuner::NetworkWorkload> workloads;
   // --dtype: the half workloads `kiln compile --dtype` will build.
-  // --precisions int8,f32: both paths of every quantized conv (network/int8_paths.h).
-  const network::PrecisionOptions precision = network_precision(a);
-  if (precision.int8.force == network::Int8Paths::Force::Both) {
-    network::PrecisionOptions on_float = precision;
-    on_float.int8.force = network::Int8Paths::Force::Float;
-    const auto kept = network::prepare_graph(a.model, shapes, target, on_float).int8_kept_float;
-    user_check(std::any_of(
-        kept.begin(), kept.end(),
-        [](const network::KeptFloat& k) { return k.reason == network::kForcedFloatPath; }))
-        << (a.workload.dtype == "auto" ? "--dtype auto" : "--precisions " + a.precisions) << ": "
-        << a.model << " has no quantized conv with an int8 kernel "
-        << "(quantize the model first: kiln quantize MODEL.onnx --calibration DIR -o Q.onnx)";
-  }
+  // --dtype, and --precisions: the kernels of both forms of each layer (tune_precisions.h).
+  const network::PrecisionOptions precision = network_precision(a, target, shapes);
   std::vector<network::ExtractedTask> tasks;
   if (a.ranges.empty()) {
     tasks = network::extract_tasks(a.model, target, shapes, precision);
@@ -287,9 +200,9 @@ int run_network_tune(const TuneArgs& a) {
       print_progress(p.task + 1, p.tasks, p.status, extra);
     });
     print_summary(tuner, a.runner == "analyze");
-    if (a.layout_choices > 1 && !g_stop) measure_conversions(a, target, shapes, *runner, *log);
-    if (precision.int8.force == network::Int8Paths::Force::Both && !g_stop)
-      measure_int8_paths(a, target, shapes, *runner, *log);
+    if (a.layout_choices > 1 && !g_stop)
+      measure_conversions(a, target, shapes, precision, *runner, *log);
+    if (!g_stop) measure_precision_choice(a, target, shapes, precision, *runner, *log);
   } catch (const std::exception&) {
     if (!g_stop) throw;
     if (!a.quiet) end_progress_line();

@@ -390,16 +390,38 @@ TEST(NetworkTune, PrecisionsInt8F32TimeBothPathsOfEveryQuantizedConv) {
 
   o = run("compile " + net.onnx + " --target host --records " + net.log + " -o " + net.out);
   ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
-  EXPECT_NE(o.text.find("int8 paths by the records: "), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("int8 paths by the records"), std::string::npos) << o.text;
   EXPECT_EQ(o.text.find("by the rule"), std::string::npos) << o.text;
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(net.out + "/model.json"));
   ASSERT_EQ(j.at("int8_paths").size(), 2u) << j.dump();
   for (const auto& c : j.at("int8_paths")) {
     EXPECT_NE(c.at("takes"), "rule") << c.dump();
     EXPECT_GT(c.at("int8_ms").get<double>(), 0) << c.dump();
-    EXPECT_GT(c.at("float_ms").get<double>(), 0) << c.dump();
+    EXPECT_GT(c.at("f32_ms").get<double>(), 0) << c.dump();
   }
   expect_model_matches(net, 0.0801);  // one quantum of the last output scale
+}
+
+// `--precisions f32,bf16` on a float model: each conv/dense layer's bf16 and f32 kernels (and
+// the casts into bf16) timed; compile --dtype bf16 --records runs each layer in the faster
+// (network/half_paths.h), none left to the rule, within bf16's tolerance of the reference.
+TEST(NetworkTune, PrecisionsF32Bf16TimeEachLayerInBoth) {
+  const Target target = target_from_name(kiln::test::kX86Bf16);
+  if (!host_can_run(target)) GTEST_SKIP() << "this CPU cannot run " << target.name;
+  Network net(conv_chain_32());
+  Output o = run("tune " + net.onnx + " --target " + target.name +
+                 " --precisions f32,bf16 --trials 8 --batch 4 --log " + net.log + kQuick);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_NE(o.text.find("bf16 against f32, per layer"), std::string::npos) << o.text;
+  o = run("compile " + net.onnx + " --target " + target.name + " --dtype bf16 --records " +
+          net.log + " -o " + net.out);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_NE(o.text.find("bf16 layers by the records: "), std::string::npos) << o.text;
+  EXPECT_EQ(o.text.find("by the rule"), std::string::npos) << o.text;
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(net.out + "/model.json"));
+  ASSERT_EQ(j.at("half_paths").size(), 2u) << j.dump();  // the last layer stays f32
+  for (const auto& l : j.at("half_paths")) EXPECT_NE(l.at("takes"), "rule") << l.dump();
+  expect_model_matches(net, 3 * 2e-2);  // three layers, bf16's 2e-2 each where they run bf16
 }
 
 TEST(NetworkTune, BadFlagsAreOneLineAndExitTwo) {
@@ -415,7 +437,6 @@ TEST(NetworkTune, BadFlagsAreOneLineAndExitTwo) {
       "tune --op dense --shape 8,8,8 --log x.jsonl --time-budget 1m",            // not a network
       "tune --log x.jsonl --trials 4",                                           // nothing to tune
       "tune " + net.onnx + " --log x.jsonl --precisions int8,f32",               // not quantized
-      "tune " + net.onnx + " --log x.jsonl --precisions bf16,f32",               // not built
       "tune " + net.onnx + " --log x.jsonl --precisions int8",                   // one
       "tune " + net.onnx + " --log x.jsonl --precisions f32,i4",                 // no such type
       "tune " + net.onnx + " --log x.jsonl --dtype auto --precisions f32,int8",  // both

@@ -1,15 +1,18 @@
-// The measured choice between each quantized conv's int8 kernel and its float path
-// (network/int8_paths.h). Records that time the first conv's int8 kernel slower than its
-// float path and the second's faster make the compile take one path of each, say why, and
-// still match the QDQ graph within one quantum; where the records miss a kernel of either
-// path the rule decides, and that kernel is listed to be measured.
-#include "network/int8_paths.h"
-
+// The measured precision of each layer:
+//  - a quantized conv's int8 kernel or its float path (network/int8_paths.h): records that
+//    time the first conv's int8 kernel slower than its float path and the second's faster
+//    make the compile take one path of each, say why, and still match the QDQ graph within
+//    one quantum; where the records miss a kernel of either path the rule decides, and that
+//    kernel is listed to be measured;
+//  - a conv/dense layer in bf16 or f32 (network/half_paths.h), the same way.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <set>
 
+#include "network/half_paths.h"
+#include "network/int8_paths.h"
+#include "tests/native_targets.h"
 #include "tests/network/network_check.h"
 #include "tests/network/test_models.h"
 #include "tests/test_util.h"
@@ -18,14 +21,15 @@
 namespace kiln::network::test {
 namespace {
 
-// A time for every kernel of either path: conv0 (3x3) is slow in int8 and fast in f32, conv1
-// (1x1) the other way round; quantize and dequantize are cheap.
+// A time for every kernel of either form: a 3x3 conv is slow in the low precision (int8 or
+// bf16) and fast in f32, a 1x1 conv the other way round; anything else (quantize, dequantize,
+// casts) is cheap. `skip`: an op left without a time.
 std::vector<tuner::TuningRecord> timed(const std::vector<KernelToMeasure>& kernels,
-                                       const Target& target, bool with_quantize = true) {
+                                       const Target& target, const std::string& skip = "") {
   std::vector<tuner::TuningRecord> records;
   for (const KernelToMeasure& k : kernels) {
     const bool conv = k.workload.op == "conv2d";
-    if (!conv && !with_quantize && k.workload.op == "quantize") continue;
+    if (k.workload.op == skip) continue;
     const bool int8 = k.workload.dtype != ir::DataType::f32();
     const bool three = conv && k.workload.param("KH") == 3;
     tuner::TuningRecord r;
@@ -63,7 +67,7 @@ TEST(Int8Paths, TheRecordsPickEachConvsFasterPath) {
 
   // Without the quantize kernels' times, no float path is known: the rule decides both.
   const Int8PathPlan half =
-      plan_int8_paths(onnx, {}, host, {}, timed(untimed.unmeasured, host, false));
+      plan_int8_paths(onnx, {}, host, {}, timed(untimed.unmeasured, host, "quantize"));
   for (const Int8PathTimes& c : half.convs) EXPECT_FALSE(c.measured()) << c.conv;
   for (const KernelToMeasure& k : half.unmeasured) EXPECT_EQ(k.workload.op, "quantize");
 
@@ -100,8 +104,61 @@ TEST(Int8Paths, TheRecordsPickEachConvsFasterPath) {
   EXPECT_EQ(r.int8_kept_float[0].node, "conv0");
   EXPECT_EQ(r.int8_kept_float[0].reason.rfind(kMeasuredSlower, 0), 0u)
       << r.int8_kept_float[0].reason;
-  EXPECT_NE(format_report(r).find("int8 paths by the records: 1 quantized convs int8, 1 float"),
+  EXPECT_NE(format_report(r).find("int8 paths by the records (quantized convs): 1 int8, 1 float"),
             std::string::npos)
+      << format_report(r);
+}
+
+TEST(HalfPaths, TheRecordsKeepInF32TheLayersTheyTimeFasterThere) {
+  TempDir dir("kiln-half-paths");
+  const std::string onnx = dir.file("net.onnx");
+  std::ofstream(onnx, std::ios::binary) << conv_chain_32();  // 3x3, 1x1, 3x3 (the last: f32)
+  const Target target = target_from_name(kiln::test::kX86Bf16);
+  const PrecisionOptions bf16{ir::DataType::bf16()};
+
+  const HalfPathPlan untimed = plan_half_paths(onnx, {}, target, bf16, {});
+  ASSERT_EQ(untimed.layers.size(), 2u);  // the last layer stays f32 (keep_last_f32)
+  for (const HalfPathTimes& l : untimed.layers) EXPECT_FALSE(l.measured()) << l.node;
+  std::multiset<std::string> kinds;
+  for (const KernelToMeasure& k : untimed.unmeasured)
+    kinds.insert(k.workload.op + " " + k.workload.dtype.str());
+  EXPECT_EQ(kinds.count("conv2d bf16"), 2u);
+  EXPECT_GE(kinds.count("conv2d f32"), 2u);
+  EXPECT_EQ(kinds.count("cast bf16"), 1u);  // the region's one cast, f32 to bf16
+  EXPECT_NE(describe(untimed).find("2 by the rule"), std::string::npos) << describe(untimed);
+  // No time for the cast: the first layer's bf16 form is not known.
+  const HalfPathPlan half =
+      plan_half_paths(onnx, {}, target, bf16, timed(untimed.unmeasured, target, "cast"));
+  EXPECT_FALSE(half.layers[0].measured());
+  EXPECT_TRUE(half.layers[1].measured());
+
+  const std::vector<tuner::TuningRecord> records = timed(untimed.unmeasured, target);
+  const HalfPathPlan plan = plan_half_paths(onnx, {}, target, bf16, records);
+  EXPECT_TRUE(plan.unmeasured.empty());
+  ASSERT_TRUE(plan.layers[0].measured() && plan.layers[1].measured());
+  EXPECT_TRUE(plan.layers[0].keeps_f32());
+  EXPECT_DOUBLE_EQ(plan.layers[0].f32_s, 1e-4);
+  EXPECT_DOUBLE_EQ(plan.layers[0].half_s, 1e-3 + 1e-6);  // the kernel and the cast it reads
+  EXPECT_FALSE(plan.layers[1].keeps_f32());
+  ASSERT_EQ(plan.measured_f32().size(), 1u);
+  EXPECT_EQ(plan.measured_f32().begin()->second.rfind(kHalfMeasuredSlower, 0), 0u);
+
+  // Compiled with those records: the 3x3 layer f32, the 1x1 one bf16.
+  const std::string log = dir.file("half.jsonl");
+  {
+    std::ofstream out(log);
+    for (const tuner::TuningRecord& r : records) out << tuner::record_to_json(r) << "\n";
+  }
+  CompileOptions o{onnx, target, {log}, {}, dir.file("out")};
+  o.precision = bf16;
+  const CompileReport r = compile_network(o);
+  EXPECT_EQ(r.precision.half_nodes, 1);
+  EXPECT_EQ(r.precision.measured_f32, 1);
+  std::vector<std::string> conv_dtypes;
+  for (const LayerRow& l : r.layers)
+    if (l.op_type == "Conv") conv_dtypes.push_back(l.dtype);
+  EXPECT_EQ(conv_dtypes, (std::vector<std::string>{"f32", "bf16", "f32"}));
+  EXPECT_NE(format_report(r).find("bf16 layers by the records: 1 bf16, 1 f32"), std::string::npos)
       << format_report(r);
 }
 
