@@ -290,8 +290,15 @@ std::string format_report(const CompileReport& r) {
   if (!r.layout_choice.empty()) s << r.layout_choice << "\n";
   s << "folded " << r.bn_folded << " BatchNormalization, fused " << r.epilogues_fused
     << " epilogue ops\n";
-  if (r.dtype != ir::DataType::f32())
+  if (r.dtype != ir::DataType::f32()) {
     s << "precision " << r.dtype.str() << ": " << r.precision.str() << "\n";
+    // Without records every layer with a half kernel runs half, which is not always faster.
+    if (r.half_paths.layers.empty() && r.precision.half_nodes > 0)
+      s << "note: every layer with a " << r.dtype.str() << " kernel runs in " << r.dtype.str()
+        << "; on some CPUs f32 is faster for many of them (Xeons without AMX issue vdpbf16ps "
+        << "at half the f32 FMA rate): kiln tune --precisions f32," << r.dtype.str()
+        << " times each layer both ways, and compile --records then keeps the faster\n";
+  }
   if (const std::string paths = describe(r.int8_paths); !paths.empty()) s << paths << "\n";
   if (const std::string paths = describe(r.half_paths); !paths.empty()) s << paths << "\n";
   if (!r.int8_kept_float.empty()) {
