@@ -114,6 +114,12 @@ Expr quad_dot_i8(Expr acc, Expr a, Expr b, const Target& t) {
                           reinterpret(words, std::move(b))},
                          ir::CallKind::LLVMIntrinsic);
   }
+  // With i8mm, `usdot` multiplies u8 data by s8 weights as vpdpbusd does; else `sdot`, s8 by s8.
+  if (data == DataType::u8())
+    return ir::make_call(
+        at, "llvm.aarch64.neon.usdot.v4i32.v16i8",
+        {std::move(acc), reinterpret(DataType::i8(4 * lanes), std::move(a)), std::move(b)},
+        ir::CallKind::LLVMIntrinsic);
   return ir::make_call(at, "llvm.aarch64.neon.sdot.v4i32.v16i8",
                        {std::move(acc), std::move(a), std::move(b)}, ir::CallKind::LLVMIntrinsic);
 }
@@ -128,7 +134,7 @@ int64_t quad_dot_lanes(const Target& t) {
 }
 
 DataType quad_dot_data_type(const Target& t) {
-  return t.is_x86() ? DataType::u8() : DataType::i8();
+  return t.is_x86() || t.has("i8mm") ? DataType::u8() : DataType::i8();
 }
 
 int64_t pair_dot_i16_lanes(const Target& t) {

@@ -14,8 +14,10 @@
 //                  chooses), and elsewhere widening multiplies and adds of the even and
 //                  odd lanes, whose instructions LLVM selects.
 //   quad_dot_i8    i32 x L += dots of four 8-bit values: x86 `vpdpbusd` (u8 x s8: L = 16
-//                  zmm with avx512vnni, L = 8 ymm with AVX-VNNI), AArch64 `sdot v.4s`
-//                  (s8 x s8, +dotprod). Four times the multiply-adds of an f32 FMA.
+//                  zmm with avx512vnni, L = 8 ymm with AVX-VNNI), AArch64 `usdot v.4s`
+//                  (u8 x s8, +i8mm: an ONNX model's u8 activations as they are) or `sdot
+//                  v.4s` (s8 x s8, +dotprod: u8 data moves to s8 by 128 first). Four times
+//                  the multiply-adds of an f32 FMA.
 //
 // `fmla .8h` (f16 accumulation on AArch64) needs no intrinsic: LLVM selects it for kiln's
 // vectorised f16 multiply-add on targets with +fullfp16, so those templates stay plain TE.
@@ -56,7 +58,8 @@ int64_t pair_dot_i16_lanes(const Target& t);
 ir::Expr quad_dot_i8(ir::Expr acc, ir::Expr a, ir::Expr b, const Target& t);
 // The L quad_dot_i8 takes on `t`, or 0 where `t` has no byte dot instruction.
 int64_t quad_dot_lanes(const Target& t);
-// The type the instruction reads the data (the broadcast side) in: u8 on x86, i8 on AArch64.
+// The type the instruction reads the data (the broadcast side) in: u8 on x86 and on AArch64
+// with i8mm, i8 on AArch64 without.
 ir::DataType quad_dot_data_type(const Target& t);
 
 // `v` bit-cast to `t` (same total bits), e.g. two adjacent bf16 read as one i32.

@@ -4,7 +4,8 @@
 // other type, and the zero-point term the packed weights carry must follow it), int8 weights,
 // int32 bias, requantized output or the int32 sum. On three instructions: `vpdpbusd zmm`
 // (cascadelake, AVX512-VNNI) and `vpdpbusd ymm` (alderlake, AVX-VNNI) natively where this
-// CPU has them, `sdot` (cortex-a76, dotprod) under qemu.
+// CPU has them, `sdot` (cortex-a76, dotprod) and `usdot` (neoverse-v1, i8mm: u8 data read as
+// it is) under qemu.
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
@@ -83,6 +84,9 @@ std::vector<TemplateCase> cases() {
   for (size_t i : {0, 2, 3, 5}) out.push_back({convs()[i], "cortex-a76", -1, &conv_tpl()});
   out.push_back({convs()[1], "neoverse-n1", 1, &conv_tpl()});
   for (size_t i : {0, 2, 4}) out.push_back({denses()[i], "cortex-a76", -1, &dense_tpl()});
+  // usdot reads u8 data as it is, and i8 data moves to u8 by 128.
+  for (size_t i : {0, 1, 3}) out.push_back({convs()[i], "neoverse-v1", -1, &conv_tpl()});
+  for (size_t i : {0, 2}) out.push_back({denses()[i], "neoverse-v1", -1, &dense_tpl()});
   return out;
 }
 
@@ -120,7 +124,7 @@ TEST(Int8DotSpace, EveryDenseKnobValue) {
 // at each end of its type, on each instruction: the int32 sums and the zero-point term must
 // be exact.
 TEST(Int8DotExtremes, ExactAtTheEndsOfEveryRange) {
-  for (const char* target : {"cascadelake", "alderlake", "cortex-a76"})
+  for (const char* target : {"cascadelake", "alderlake", "cortex-a76", "neoverse-v1"})
     for (float weight : {127.0f, -128.0f})
       for (int64_t zero : {0, 255}) {
         SCOPED_TRACE(std::string(target) + " weight " + std::to_string(weight) + " zero " +
@@ -166,6 +170,10 @@ TEST(Int8DotAsm, ByteDotsOnEveryTarget) {
   EXPECT_GE(count_instructions(ymm, "vpdpbusd", "ymm"), 12) << ymm;  // 2 ymm x 6 pixels
   const std::string arm = template_assembly(conv_tpl(), c, "cortex-a76");
   EXPECT_GE(count_instructions(arm, "sdot", ".4s"), 24) << arm;  // 4 q x 6 pixels
+  EXPECT_EQ(count_instructions(arm, "usdot", ".4s"), 0) << arm;
+  const std::string i8mm = template_assembly(conv_tpl(), c, "neoverse-v1");
+  EXPECT_GE(count_instructions(i8mm, "usdot", ".4s"), 24) << i8mm;
+  EXPECT_EQ(count_instructions(i8mm, "sdot", ".4s"), 0) << i8mm;
   const Workload d = dense(64, 128, 64, u8, 128, true);
   const std::string dz = template_assembly(dense_tpl(), d, "cascadelake");
   EXPECT_GE(count_instructions(dz, "vpdpbusd", "zmm"), 24) << dz;  // 6 rows x 4 zmm
