@@ -179,18 +179,23 @@ void check_fits_in_memory(const NetworkProgram& p) {
 NetworkProgram build_program(const CompileOptions& o, const graph::ShapeBindings& input_shapes,
                              const tuner::LoadedRecords& loaded, CompileReport& r) {
   const std::vector<tuner::TuningRecord>& records = loaded.records;
-  // With records: each quantized conv takes the path they time faster (int8_paths.h).
-  PrecisionOptions precision = o.precision;
-  if (!records.empty()) {
-    r.int8_paths = plan_int8_paths(o.model_path, input_shapes, o.target, o.precision, records);
-    precision.int8 = r.int8_paths.paths();
-    // And with --dtype bf16|f16, each layer the form they time faster (half_paths.h).
-    r.half_paths = plan_half_paths(o.model_path, input_shapes, o.target, o.precision, records);
-    precision.half_measured_f32 = r.half_paths.measured_f32();
-  }
   // Import, bind input shapes, graph passes, BN folding, fusion: what `kiln tune` extracts
   // its tasks from, so the tuned workloads are the compiled ones.
-  PreparedGraph prepared = prepare_graph(o.model_path, input_shapes, o.target, precision);
+  PreparedGraph prepared = prepare_graph(o.model_path, input_shapes, o.target, o.precision);
+  // With records, each quantized conv takes the path they time faster (int8_paths.h), and with
+  // --dtype bf16|f16 each layer the form they time faster (half_paths.h); the graph is prepared
+  // again when they change anything.
+  if (!records.empty() && (prepared.int8_convs > 0 || o.precision.dtype != ir::DataType::f32())) {
+    PrecisionOptions precision = o.precision;
+    if (prepared.int8_convs > 0) {
+      r.int8_paths = plan_int8_paths(o.model_path, input_shapes, o.target, o.precision, records);
+      precision.int8 = r.int8_paths.paths();
+    }
+    r.half_paths = plan_half_paths(o.model_path, input_shapes, o.target, o.precision, records);
+    precision.half_measured_f32 = r.half_paths.measured_f32();
+    if (!precision.int8.measured.empty() || !precision.half_measured_f32.empty())
+      prepared = prepare_graph(o.model_path, input_shapes, o.target, precision);
+  }
   graph::Graph& g = prepared.graph;
   r.bn_folded = prepared.bn_folded;
   r.epilogues_fused = prepared.epilogues_fused;

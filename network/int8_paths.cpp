@@ -15,12 +15,14 @@
 namespace kiln::network {
 namespace {
 
-// One conv's float path in the graph with every quantized conv on it.
+// One conv's float path in the graph with every quantized conv on it, by node_key (lowering
+// may add to the graph, so no pointers into it are kept).
 struct FloatPath {
-  const graph::Node* dequantize = nullptr;  // of the conv's input, when there is one
+  std::string dequantize;  // of the conv's input, when there is one
   int dequantize_readers = 1;
-  std::vector<const graph::Node*> nodes;  // the conv, then up to its QuantizeLinear
-  std::string quantized;                  // the value its int8 kernel would write
+  std::vector<std::pair<std::string, bool>> nodes;  // the conv, then up to its QuantizeLinear
+                                                    // (true: that QuantizeLinear)
+  std::string quantized;                            // the value its int8 kernel would write
 };
 
 const graph::Node* node_by_key(const graph::Graph& g, const std::string& key) {
@@ -39,18 +41,19 @@ std::optional<FloatPath> float_path(const graph::Graph& g, const std::string& co
   }
   if (!conv || conv->op_type != "Conv") return std::nullopt;
   FloatPath path;
-  path.nodes.push_back(conv);
+  auto key = [](const graph::Node& n) { return node_key(n.name, n.outputs); };
+  path.nodes.push_back({key(*conv), false});
   // Up to the QuantizeLinear: a Relu or another epilogue left unfused, at most a few.
   const graph::Node* at = conv;
   while (at->op_type != "QuantizeLinear" && !at->outputs.at(0).empty()) {
     const graph::Node* next = graph::only_reader(g, at->outputs.at(0));
     if (!next || path.nodes.size() > 4) return std::nullopt;
-    path.nodes.push_back(next);
+    path.nodes.push_back({key(*next), next->op_type == "QuantizeLinear"});
     at = next;
   }
   path.quantized = at->outputs.at(0);
   if (const graph::Node* dq = graph::producer_op(g, conv->inputs.at(0), "DequantizeLinear")) {
-    path.dequantize = dq;
+    path.dequantize = key(*dq);
     path.dequantize_readers = std::max<int>(1, graph::readers(g, dq->outputs.at(0)).size());
   }
   return path;
@@ -88,7 +91,7 @@ Int8PathPlan plan_int8_paths(const std::string& model_path, const graph::ShapeBi
   if (plan.convs.empty()) return plan;  // no quantized conv with an int8 kernel
   PreparedGraph as_int8 = prepare_graph(model_path, shapes, target, on_int8);
 
-  // Each conv's nodes on either path, found before lowering (which adds constants).
+  // Each conv's nodes on either path, found before lowering.
   std::vector<std::optional<FloatPath>> float_paths;
   std::vector<std::string> int8_nodes;
   for (const Int8PathTimes& c : plan.convs) {
@@ -113,14 +116,14 @@ Int8PathPlan plan_int8_paths(const std::string& model_path, const graph::ShapeBi
     const double int8 = on_int8_path.node_s(int8_nodes[i], c.kernels);
     double total = 0, edges = 0;
     bool known = true;
-    auto add = [&](const graph::Node& n, double share, bool edge) {
-      const double s = on_float_path.node_s(node_key(n.name, n.outputs), c.kernels);
+    auto add = [&](const std::string& node, double share, bool edge) {
+      const double s = on_float_path.node_s(node, c.kernels);
       if (s < 0) known = false;
       total += s * share;
       if (edge) edges += s * share;
     };
-    if (path.dequantize) add(*path.dequantize, 1.0 / path.dequantize_readers, true);
-    for (const graph::Node* n : path.nodes) add(*n, 1.0, n->op_type == "QuantizeLinear");
+    if (!path.dequantize.empty()) add(path.dequantize, 1.0 / path.dequantize_readers, true);
+    for (const auto& [node, quantize] : path.nodes) add(node, 1.0, quantize);
     if (int8 > 0) c.int8_s = int8;
     if (known && total > 0) {
       c.float_s = total;

@@ -40,6 +40,7 @@ PreparedGraph prepare_graph(const std::string& model_path, const graph::ShapeBin
   rewrite.attention_max_keys = schedules::kAttentionMaxKeys;
   rewrite.int8_conv_depthwise = schedules::kInt8DepthwiseConv;
   rewrite.int8_conv_keep_float = [&](graph::Graph& g, const graph::Node& conv) {
+    ++p.int8_convs;
     std::string reason = int8_path_reason(g, conv, target, precision.int8);
     if (!reason.empty()) p.int8_kept_float.push_back({int8_conv_key(conv), reason});
     return reason;

@@ -26,6 +26,7 @@ struct PreparedGraph {
   int bn_folded = 0, epilogues_fused = 0;
   PrecisionCounts precision;
   std::vector<KeptFloat> int8_kept_float;
+  int int8_convs = 0;  // quantized convs the int8 kernels were asked to take, kept float or not
 };
 
 // All in f32.
