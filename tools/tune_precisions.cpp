@@ -67,7 +67,9 @@ void measure_both_forms(const TuneArgs& a, const Target& target, tuner::Runner& 
   for (const auto& layer : moved(plan))
     again.insert(again.end(), layer.kernels.begin(), layer.kernels.end());
   if (!a.quiet && !again.empty())
-    std::fprintf(stderr, "kiln tune: timing the %zu kernels of the layers that go f32 again\n",
+    std::fprintf(stderr,
+                 "kiln tune: timing again the %zu kernels of the layers the times move "
+                 "to f32\n",
                  again.size());
   measure(a, target, runner, log, again);
   plan = plan_now();
@@ -91,10 +93,12 @@ network::PrecisionOptions network_precision(const TuneArgs& a, const Target& tar
   for (const std::string& p : named)
     user_check(p == "f32" || p == "int8" || p == "bf16" || p == "f16")
         << "--precisions: '" << p << "' is not a precision (valid: f32, int8, bf16, f16)";
+  // Prepared once, where asked: whether the model has quantized convs.
+  const bool quantized = (automatic || named.count("int8")) && has_int8_convs(a, target, shapes);
   if (automatic) {
     // A quantized model chooses between its int8 and float paths; a float one between f32
     // and the half type the target computes in.
-    if (has_int8_convs(a, target, shapes))
+    if (quantized)
       named = {"f32", "int8"};
     else if (network::has_half_kernels(target, ir::DataType::bf16()))
       named = {"f32", "bf16"};
@@ -108,14 +112,14 @@ network::PrecisionOptions network_precision(const TuneArgs& a, const Target& tar
       << flag << ": name f32 and the one to choose it against (f32,int8, f32,bf16 or f32,f16)";
   network::PrecisionOptions p = precision_options("f32", a.keep_last_f32);
   if (named.count("int8")) {
-    user_check(has_int8_convs(a, target, shapes))
+    user_check(quantized)
         << flag << ": " << a.model << " has no quantized conv with an int8 kernel (quantize "
         << "the model first: kiln quantize MODEL.onnx --calibration DIR -o Q.onnx)";
     p.int8.force = network::Int8Paths::Force::Both;
     return p;
   }
   const std::string half = named.count("bf16") ? "bf16" : "f16";
-  p = precision_options(half, a.keep_last_f32);  // names the targets that have it when not
+  p = precision_options(half, a.keep_last_f32);
   user_check(network::has_half_kernels(target, p.dtype))
       << flag << ": target " << target.name << " has no " << half << " conv2d or dense kernels";
   p.half_and_f32 = true;
