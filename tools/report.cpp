@@ -62,6 +62,21 @@ std::vector<TunedKernel> tuned_kernels_of(const nlohmann::json& j) {
   return out;
 }
 
+// model.json's "int8_paths" and "half_paths" (the low precision named by its dtype).
+std::vector<PrecisionChoice> precisions_of(const nlohmann::json& j) {
+  std::vector<PrecisionChoice> out;
+  for (const char* key : {"int8_paths", "half_paths"}) {
+    if (!j.contains(key)) continue;
+    for (const auto& l : j[key]) {
+      PrecisionChoice c{l.value("node", ""), "", 0, l.value("f32_ms", 0.0), l.value("takes", "")};
+      c.low = std::string(key) == "int8_paths" ? "int8" : j.value("dtype", "half");
+      c.low_ms = l.value(std::string(key) == "int8_paths" ? "int8_ms" : "half_ms", 0.0);
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
 // Times the model's layers on this machine, with random inputs (timings do not depend on the
 // values). Returns nothing, with the reason in `note`, when the model cannot run here.
 std::optional<ModelProfile> profile_here(const fs::path& dir, size_t steps, const ReportArgs& a,
@@ -164,6 +179,7 @@ int run_report(const ReportArgs& a) {
   d.params_bytes = j.value("params_bytes", uint64_t{0});
   d.layers = layers_of(j);
   d.tuned = tuned_kernels_of(j);
+  d.precisions = precisions_of(j);
   user_check(!d.layers.empty()) << (dir / "model.json").string() << " lists no layers";
 
   std::optional<ModelProfile> profile;

@@ -219,6 +219,20 @@ std::string report_html(const ReportData& d) {
         << "</td><td><code>" << escape_xml(k.workload) << "</code></td></tr>\n";
     h << "</table>\n";
   }
+  if (!d.precisions.empty()) {
+    h << "<h2>Precision per layer</h2>\n<p>Each layer's two forms as the records time them "
+         "(kiln tune --precisions): the lower precision's kernel (a quantized conv's int8 kernel, "
+         "or a layer's bf16/f16 kernel with the casts it reads) against f32 (the float path with "
+         "its quantize/dequantize, or the f32 kernel); f32 is taken when faster by over 5%, "
+         "the rule where the records lack either.</p>\n<table><tr><th>node</th><th>precision"
+         "</th><th>ms</th><th>f32 ms</th><th>takes</th></tr>\n";
+    auto ms = [](double v) { return v > 0 ? fixed(v, 3) : std::string("-"); };
+    for (const PrecisionChoice& c : d.precisions)
+      h << "<tr><td>" << escape_xml(c.node) << "</td><td>" << escape_xml(c.low)
+        << "</td><td class=\"n\">" << ms(c.low_ms) << "</td><td class=\"n\">" << ms(c.f32_ms)
+        << "</td><td>" << escape_xml(c.takes) << "</td></tr>\n";
+    h << "</table>\n";
+  }
   h << "<h2>Layers</h2>\n<table><tr><th>#</th><th>node</th><th>op</th><th>template</th>"
        "<th>config</th><th>ms</th><th>GFLOPS</th>";
   if (d.roofline) h << "<th>% of peak</th>";

@@ -29,6 +29,14 @@ struct TunedKernel {
   bool kept_untuned = false;
 };
 
+// A layer whose two precisions the records timed (model.json "int8_paths", "half_paths":
+// network/int8_paths.h, half_paths.h).
+struct PrecisionChoice {
+  std::string node, low;          // low: "int8", "bf16" or "f16"
+  double low_ms = 0, f32_ms = 0;  // 0: not in the records
+  std::string takes;              // the form taken, or "rule"
+};
+
 struct ReportData {
   std::string model_dir, target;
   uint64_t workspace_bytes = 0, naive_workspace_bytes = 0, params_bytes = 0;
@@ -39,6 +47,7 @@ struct ReportData {
   std::optional<Roofline> roofline;
   std::vector<TuningCurve> curves;  // tuning curves of the model's tasks, when logs were given
   std::vector<TunedKernel> tuned;   // the kernels built from records
+  std::vector<PrecisionChoice> precisions;  // each layer's two forms, where compile weighed them
   // A ranged batch (kiln compile --range): the whole model's latency at each batch timed here,
   // as (batch, ms).
   std::vector<std::pair<int64_t, double>> batch_ms;

@@ -147,6 +147,40 @@ TEST_F(Report, TunedKernelsShowTheirSpreadAndVerdict) {
   EXPECT_EQ(read_text(dir_->file("p.html")).find("Tuned kernels"), std::string::npos);
 }
 
+// A model compiled with records of both precisions: the page lists each layer's two times and
+// the form it takes (model.json "int8_paths" / "half_paths").
+TEST_F(Report, EachLayersTwoPrecisionsAreListed) {
+  const std::string copy = dir_->file("precision_model");
+  fs::remove_all(copy);
+  fs::copy(model(), copy, fs::copy_options::recursive);
+  nlohmann::json j = nlohmann::json::parse(read_text(copy + "/model.json"));
+  j["int8_paths"] = {{{"node", "conv_a"}, {"int8_ms", 0.412}, {"f32_ms", 0.3}, {"takes", "float"}},
+                     {{"node", "conv_b"}, {"int8_ms", 0.0}, {"f32_ms", 0.0}, {"takes", "rule"}}};
+  std::ofstream(copy + "/model.json") << j.dump(2);
+  const std::string profile = dir_->file("profile4.json");
+  ASSERT_EQ(kiln("run " + copy + " --input image=" + dir_->file("in.bin") + " --runs 1 --profile " +
+                 profile)
+                .status,
+            0);
+  Output o = kiln("report " + copy + " --profile " + profile + " -o " + dir_->file("prec.html"));
+  ASSERT_EQ(o.status, 0) << o.text;
+  const std::string html = read_text(dir_->file("prec.html"));
+  EXPECT_NE(html.find("<h2>Precision per layer</h2>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<tr><td>conv_a</td><td>int8</td><td class=\"n\">0.412</td><td "
+                      "class=\"n\">0.300</td><td>float</td></tr>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<tr><td>conv_b</td><td>int8</td><td class=\"n\">-</td><td "
+                      "class=\"n\">-</td><td>rule</td></tr>"),
+            std::string::npos)
+      << html;
+  // A model compiled without such records has no such table.
+  Output plain =
+      kiln("report " + model() + " --profile " + profile + " -o " + dir_->file("p2.html"));
+  ASSERT_EQ(plain.status, 0) << plain.text;
+  EXPECT_EQ(read_text(dir_->file("p2.html")).find("Precision per layer"), std::string::npos);
+}
+
 // A ranged batch: the page times the whole model at its ends, classes and sizes between.
 TEST_F(Report, ARangedBatchShowsLatencyAgainstBatchSize) {
   const std::string ranged = dir_->file("ranged");
