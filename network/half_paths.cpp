@@ -96,6 +96,13 @@ HalfPathPlan plan_half_paths(const std::string& model_path, const graph::ShapeBi
   return plan;
 }
 
+std::vector<KernelToMeasure> HalfPathPlan::kernels_moved_to_f32() const {
+  std::vector<KernelToMeasure> out;
+  for (const auto& l : layers)
+    if (l.keeps_f32()) out.insert(out.end(), l.kernels.begin(), l.kernels.end());
+  return out;
+}
+
 std::vector<TwoForms> two_forms(const HalfPathPlan& plan) {
   std::vector<TwoForms> rows;
   for (const HalfPathTimes& l : plan.layers)

@@ -51,6 +51,8 @@ struct HalfPathPlan {
   ir::DataType dtype = ir::DataType::f32();
   std::vector<HalfPathTimes> layers;        // those the `dtype` network runs in half
   std::vector<KernelToMeasure> unmeasured;  // those the records have no time for, each once
+  // The kernels of both forms of the layers the times move to f32 (to be timed again).
+  std::vector<KernelToMeasure> kernels_moved_to_f32() const;
   // The layers the records keep in f32, for PrecisionOptions::half_measured_f32.
   std::map<std::string, std::string> measured_f32() const;
 };

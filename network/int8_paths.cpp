@@ -133,6 +133,13 @@ Int8PathPlan plan_int8_paths(const std::string& model_path, const graph::ShapeBi
   return plan;
 }
 
+std::vector<KernelToMeasure> Int8PathPlan::kernels_moved_to_f32() const {
+  std::vector<KernelToMeasure> out;
+  for (const auto& l : convs)
+    if (l.keeps_float()) out.insert(out.end(), l.kernels.begin(), l.kernels.end());
+  return out;
+}
+
 std::vector<TwoForms> two_forms(const Int8PathPlan& plan) {
   std::vector<TwoForms> rows;
   for (const Int8PathTimes& c : plan.convs)

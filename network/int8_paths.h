@@ -51,6 +51,8 @@ struct Int8PathTimes {
 struct Int8PathPlan {
   std::vector<Int8PathTimes> convs;         // the quantized convs with an int8 kernel
   std::vector<KernelToMeasure> unmeasured;  // those the records have no time for, each once
+  // The kernels of both forms of the layers the times move to f32 (to be timed again).
+  std::vector<KernelToMeasure> kernels_moved_to_f32() const;
   // The measured answers, for prepare_graph (PrecisionOptions::int8).
   Int8Paths paths() const;
 };

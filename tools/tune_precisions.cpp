@@ -53,19 +53,16 @@ void measure(const TuneArgs& a, const Target& target, tuner::Runner& runner,
 // moved to f32 again (one timing caught by a busy moment of the machine, seen as an int8
 // kernel at 2.5x its time in every repeat of one measurement, must not decide; the records'
 // best counts), then the table.
-template <class Plan, class Moved>
+template <class Plan>
 void measure_both_forms(const TuneArgs& a, const Target& target, tuner::Runner& runner,
-                        tuner::RecordWriter& log, const std::function<Plan()>& plan_now,
-                        Moved moved) {
+                        tuner::RecordWriter& log, const std::function<Plan()>& plan_now) {
   Plan plan = plan_now();
   if (!a.quiet)
     std::fprintf(stderr, "kiln tune: measuring %zu kernels of both forms\n",
                  plan.unmeasured.size());
   measure(a, target, runner, log, plan.unmeasured);
   plan = plan_now();
-  std::vector<network::KernelToMeasure> again;
-  for (const auto& layer : moved(plan))
-    again.insert(again.end(), layer.kernels.begin(), layer.kernels.end());
+  const std::vector<network::KernelToMeasure> again = plan.kernels_moved_to_f32();
   if (!a.quiet && !again.empty())
     std::fprintf(stderr,
                  "kiln tune: timing again the %zu kernels of the layers the times move "
@@ -133,31 +130,15 @@ void measure_precision_choice(const TuneArgs& a, const Target& target,
   if (precision.int8.force == network::Int8Paths::Force::Both) {
     network::PrecisionOptions rule = precision;
     rule.int8 = {};
-    measure_both_forms<network::Int8PathPlan>(
-        a, target, runner, log,
-        [&] {
-          return network::plan_int8_paths(a.model, shapes, target, rule, load_log(a.log, target));
-        },
-        [](const network::Int8PathPlan& plan) {
-          std::vector<network::Int8PathTimes> moved;
-          for (const network::Int8PathTimes& c : plan.convs)
-            if (c.keeps_float()) moved.push_back(c);
-          return moved;
-        });
+    measure_both_forms<network::Int8PathPlan>(a, target, runner, log, [&] {
+      return network::plan_int8_paths(a.model, shapes, target, rule, load_log(a.log, target));
+    });
   } else if (precision.half_and_f32) {
     network::PrecisionOptions half = precision;
     half.half_and_f32 = false;
-    measure_both_forms<network::HalfPathPlan>(
-        a, target, runner, log,
-        [&] {
-          return network::plan_half_paths(a.model, shapes, target, half, load_log(a.log, target));
-        },
-        [](const network::HalfPathPlan& plan) {
-          std::vector<network::HalfPathTimes> moved;
-          for (const network::HalfPathTimes& l : plan.layers)
-            if (l.keeps_f32()) moved.push_back(l);
-          return moved;
-        });
+    measure_both_forms<network::HalfPathPlan>(a, target, runner, log, [&] {
+      return network::plan_half_paths(a.model, shapes, target, half, load_log(a.log, target));
+    });
   }
 }
 
