@@ -137,10 +137,12 @@ std::vector<bool> half_nodes(const Graph& g, const std::map<std::string, bool>& 
     const std::string op = half_candidate_op(g, g.nodes[i]);
     candidate[i] = !op.empty();
     half[i] = candidate[i] && supported.at(op);
-    // The records time this layer faster in f32 (half_paths.h).
-    if (half[i] && o.half_measured_f32.count(node_key(g.nodes[i].name, g.nodes[i].outputs))) {
+    // The records time this layer faster in f32 (half_paths.h), or --max-error keeps it f32.
+    if (!half[i]) continue;
+    auto f32 = o.half_measured_f32.find(node_key(g.nodes[i].name, g.nodes[i].outputs));
+    if (f32 != o.half_measured_f32.end()) {
       half[i] = false;
-      ++counts.measured_f32;
+      ++(f32->second.rfind(kKeptPreciseByBudget, 0) == 0 ? counts.budget_f32 : counts.measured_f32);
     }
   }
   if (o.keep_last_f32)
@@ -203,7 +205,8 @@ std::string PrecisionCounts::str() const {
          " kept f32" +
          (measured_f32 > 0 ? " (" + std::to_string(measured_f32) + " measured faster in f32)"
                            : "") +
-         ", " + std::to_string(casts) + " casts";
+         (budget_f32 > 0 ? " (" + std::to_string(budget_f32) + " by --max-error)" : "") + ", " +
+         std::to_string(casts) + " casts";
 }
 
 bool has_half_kernels(const Target& target, DataType dtype) {

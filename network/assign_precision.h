@@ -30,6 +30,9 @@
 
 namespace kiln::network {
 
+// How the reason starts for a layer --max-error keeps in its precise form (error_budget.h).
+inline constexpr const char* kKeptPreciseByBudget = "kept precise by --max-error";
+
 struct PrecisionOptions {
   ir::DataType dtype = ir::DataType::f32();  // f32: the pass changes nothing
   bool keep_last_f32 = true;
@@ -49,6 +52,7 @@ struct PrecisionCounts {
                         // depthwise conv read by an f32 layer)
   int casts = 0;        // Cast nodes inserted
   int measured_f32 = 0;     // of kept_f32: those the records time faster in f32
+  int budget_f32 = 0;       // of kept_f32: those --max-error keeps f32 (error_budget.h)
   std::string str() const;  // "12 conv/dense in bf16, 1 kept f32, 1 cast"
 };
 

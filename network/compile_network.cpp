@@ -6,14 +6,17 @@
 #include <filesystem>
 #include <iomanip>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "network/artifact.h"
+#include "network/error_budget.h"
 #include "network/layout_plan.h"
 #include "network/lower_network.h"
 #include "network/memory_plan.h"
+#include "network/node_choice.h"
 #include "network/prepare_graph.h"
 #include "network/ranged_batch.h"
 #include "network/records_use.h"
@@ -89,10 +92,22 @@ std::string model_json(const CompileReport& r, const Target& target) {
                      {"takes", f.takes}});
     return out;
   };
+  // A layer --max-error moved takes its precise form whatever its times say.
+  auto fitted = [&](std::vector<TwoForms> rows, const std::string& precise) {
+    if (r.error_fit)
+      for (TwoForms& f : rows)
+        if (std::count(r.error_fit->moved.begin(), r.error_fit->moved.end(), f.layer))
+          f.takes = precise + " (--max-error)";
+    return rows;
+  };
   if (!r.int8_paths.convs.empty())
-    j["int8_paths"] = two_forms_json(two_forms(r.int8_paths), "int8");
+    j["int8_paths"] = two_forms_json(fitted(two_forms(r.int8_paths), "float"), "int8");
   if (!r.half_paths.layers.empty())
-    j["half_paths"] = two_forms_json(two_forms(r.half_paths), "half");
+    j["half_paths"] = two_forms_json(fitted(two_forms(r.half_paths), "f32"), "half");
+  if (const auto& f = r.error_fit)
+    j["max_error"] = {{"budget", f->max_error}, {"inputs", f->inputs},
+                      {"error", f->error},      {"error_all_fast", f->error_all_fast},
+                      {"moved", f->moved},      {"kept_fast", f->kept_fast}};
   if (!r.provenance.logs.empty()) {
     json logs = json::array(), kernels = json::array();
     for (const LogDigest& l : r.provenance.logs)
@@ -173,45 +188,101 @@ void check_fits_in_memory(const NetworkProgram& p) {
       << "): more than a 64-bit board can address (2^47 bytes); bind smaller --input-shape sizes";
 }
 
-// The network built at `input_shapes` with the records: its kernel calls, packed weights and
-// layout conversions, then one arena for all activations. `r` takes the graph-level figures
-// (the first program's: a batch class only repeats them).
-NetworkProgram build_program(const CompileOptions& o, const graph::ShapeBindings& input_shapes,
-                             const tuner::LoadedRecords& loaded, CompileReport& r) {
-  const std::vector<tuner::TuningRecord>& records = loaded.records;
-  // Import, bind input shapes, graph passes, BN folding, fusion: what `kiln tune` extracts
-  // its tasks from, so the tuned workloads are the compiled ones.
-  PreparedGraph prepared = prepare_graph(o.model_path, input_shapes, o.target, o.precision);
-  // With records, each quantized conv takes the path they time faster (int8_paths.h), and with
-  // --dtype bf16|f16 each layer the form they time faster (half_paths.h); the graph is prepared
-  // again when they change anything.
-  if (!records.empty() && (prepared.int8_convs > 0 || o.precision.dtype != ir::DataType::f32())) {
-    PrecisionOptions precision = o.precision;
-    if (prepared.int8_convs > 0) {
-      r.int8_paths = plan_int8_paths(o.model_path, input_shapes, o.target, o.precision, records);
-      precision.int8 = r.int8_paths.paths();
-    }
-    r.half_paths = plan_half_paths(o.model_path, input_shapes, o.target, o.precision, records);
-    precision.half_measured_f32 = r.half_paths.measured_f32();
-    if (!precision.int8.measured.empty() || !precision.half_measured_f32.empty())
-      prepared = prepare_graph(o.model_path, input_shapes, o.target, precision);
-  }
-  graph::Graph& g = prepared.graph;
-  r.bn_folded = prepared.bn_folded;
-  r.epilogues_fused = prepared.epilogues_fused;
-  r.precision = prepared.precision;
-  r.int8_kept_float = prepared.int8_kept_float;
+// The prepared network built with the records: its kernel calls, packed weights and layout
+// conversions, then one arena for all activations.
+NetworkProgram lower_prepared(graph::Graph& g, const Target& target,
+                              const std::vector<tuner::TuningRecord>& records,
+                              std::string* layout_choice) {
   tuner::HistoryBest history(records);
   // With records of several channel blocks per conv, the blocks are chosen for the whole
   // network (kernel times + the conversions between neighbours), not per kernel.
   std::optional<LayoutPlan> plan;
   if (!records.empty()) {
-    plan = plan_layouts(g, o.target, records);
-    r.layout_choice = describe(*plan);
+    plan = plan_layouts(g, target, records);
+    if (layout_choice) *layout_choice = describe(*plan);
   }
-  NetworkProgram program = lower_network(g, o.target, history, plan ? &plan->choices : nullptr);
+  NetworkProgram program = lower_network(g, target, history, plan ? &plan->choices : nullptr);
   plan_memory(program);
   return program;
+}
+
+// The layers `prepared` runs in a fast form: the quantized convs on their int8 kernel, the
+// conv/dense layers that read the half type.
+std::set<std::string> fast_in(const PreparedGraph& prepared, const Int8PathPlan& int8,
+                              ir::DataType half) {
+  std::set<std::string> fast;
+  std::set<std::string> kept_float;
+  for (const KeptFloat& k : prepared.int8_kept_float) kept_float.insert(k.node);
+  for (const Int8PathTimes& c : int8.convs)
+    if (!kept_float.count(c.conv)) fast.insert(c.conv);
+  const graph::Graph& g = prepared.graph;
+  for (const graph::Node& n : g.nodes) {
+    if (n.op_type != "Conv" && n.op_type != "Gemm" && n.op_type != "MatMul") continue;
+    if (const auto in = g.type_of(n.inputs.at(0));
+        half != ir::DataType::f32() && in && in->dtype == half)
+      fast.insert(node_key(n.name, n.outputs));
+  }
+  return fast;
+}
+
+// Those layers, with the time the records say each saves.
+std::vector<FastLayer> fast_layers(const CompileReport& r, const std::set<std::string>& fast) {
+  std::vector<FastLayer> out;
+  for (const Int8PathTimes& c : r.int8_paths.convs)
+    if (fast.count(c.conv)) out.push_back({c.conv, true, c.measured() ? c.float_s - c.int8_s : 0});
+  for (const HalfPathTimes& l : r.half_paths.layers)
+    if (fast.count(l.node)) out.push_back({l.node, false, l.measured() ? l.f32_s - l.half_s : 0});
+  return out;
+}
+
+// The network built at `input_shapes` with the records. With records, each quantized conv
+// takes the path they time faster (int8_paths.h), and with --dtype bf16|f16 each layer the
+// form they time faster (half_paths.h); with --max-error, as many of those fast layers as keep
+// the outputs within it (error_budget.h). `r` takes the graph-level figures (the first
+// program's: a batch class only repeats them).
+NetworkProgram build_program(const CompileOptions& o, const graph::ShapeBindings& input_shapes,
+                             const tuner::LoadedRecords& loaded, CompileReport& r) {
+  const std::vector<tuner::TuningRecord>& records = loaded.records;
+  // Import, bind input shapes, graph passes, BN folding, fusion: what `kiln tune` extracts
+  // its tasks from, so the tuned workloads are the compiled ones.
+  auto prepare = [&](const PrecisionOptions& p) {
+    return prepare_graph(o.model_path, input_shapes, o.target, p);
+  };
+  PreparedGraph prepared = prepare(o.precision);
+  if (!records.empty() && (prepared.int8_convs > 0 || o.precision.dtype != ir::DataType::f32())) {
+    PrecisionOptions precision = o.precision;
+    // A path forced on every conv (Int8Paths::Force) is not the records' to change.
+    if (prepared.int8_convs > 0 && o.precision.int8.force == Int8Paths::Force::None) {
+      r.int8_paths = plan_int8_paths(o.model_path, input_shapes, o.target, o.precision, records);
+      precision.int8 = r.int8_paths.paths();
+    }
+    r.half_paths = plan_half_paths(o.model_path, input_shapes, o.target, o.precision, records);
+    precision.half_measured_f32 = r.half_paths.measured_f32();
+    // The graph is prepared again only when the records change anything.
+    if (!precision.int8.measured.empty() || !precision.half_measured_f32.empty())
+      prepared = prepare(precision);
+    if (o.error_budget) {
+      auto program_for = [&](const PrecisionOptions& p) {
+        PreparedGraph at = prepare(p);
+        return FastProgram{lower_prepared(at.graph, o.target, records, nullptr),
+                           fast_in(at, r.int8_paths, o.precision.dtype)};
+      };
+      PrecisionOptions fitted;
+      r.error_fit =
+          fit_error_budget(*o.error_budget, o.target, precision,
+                           fast_layers(r, fast_in(prepared, r.int8_paths, o.precision.dtype)),
+                           program_for, fitted, o.progress);
+      if (!r.error_fit->moved.empty()) prepared = prepare(fitted);
+    }
+  }
+  user_check(!o.error_budget || r.error_fit)
+      << "--max-error chooses among the layers that --records times in two precisions: give "
+         "--records (kiln tune --precisions) and a quantized model or a --dtype bf16|f16";
+  r.bn_folded = prepared.bn_folded;
+  r.epilogues_fused = prepared.epilogues_fused;
+  r.precision = prepared.precision;
+  r.int8_kept_float = prepared.int8_kept_float;
+  return lower_prepared(prepared.graph, o.target, records, &r.layout_choice);
 }
 
 }  // namespace
@@ -235,6 +306,8 @@ CompileReport compile_network(const CompileOptions& o) {
   }
   std::vector<std::string> logs = o.pin_logs;
   logs.insert(logs.end(), o.record_logs.begin(), o.record_logs.end());
+  user_check(!o.batch_range || !o.error_budget)
+      << "--max-error is not yet taken with --range: compile one batch size";
   if (!o.batch_range) {
     r.program = build_program(o, o.input_shapes, loaded, r);
   } else {
@@ -306,6 +379,7 @@ std::string format_report(const CompileReport& r) {
   }
   if (const std::string paths = describe(r.int8_paths); !paths.empty()) s << paths << "\n";
   if (const std::string paths = describe(r.half_paths); !paths.empty()) s << paths << "\n";
+  if (r.error_fit) s << describe(*r.error_fit) << "\n";
   if (!r.int8_kept_float.empty()) {
     std::map<std::string, int> reasons;
     // A measured reason carries the conv's own times (model.json "int8_paths" has them): one

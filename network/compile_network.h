@@ -8,12 +8,14 @@
 #pragma once
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "compiler/graph/bind.h"
 #include "compiler/target/target.h"
 #include "network/assign_precision.h"
+#include "network/error_budget.h"
 #include "network/half_paths.h"
 #include "network/int8_paths.h"
 #include "network/network_program.h"
@@ -41,6 +43,10 @@ struct CompileOptions {
   // --records-cpu: whose records a workload takes first (tuner/cpu_match.h): auto, host, any
   // or part of a CPU's name.
   std::string records_cpu = "auto";
+  // --max-error E --calibration DIR: of the layers the records run in a fast form, as many as
+  // keep the outputs within E of the precise model's on those inputs (error_budget.h).
+  std::optional<ErrorBudget> error_budget;
+  std::ostream* progress = nullptr;  // a line per program the error budget runs
 };
 
 // One row of the per-layer table (model.json "layers").
@@ -64,6 +70,7 @@ struct CompileReport {
   std::vector<KeptFloat> int8_kept_float;  // quantized convs left in float (int8_choice.h)
   Int8PathPlan int8_paths;  // with records: each quantized conv's two paths timed (int8_paths.h)
   HalfPathPlan half_paths;  // with records and --dtype bf16|f16: each layer's two forms timed
+  std::optional<ErrorBudgetFit> error_fit;  // with --max-error
   RecordsProvenance provenance;  // with --records or --pins: the logs, each tuned kernel's record
   ir::DataType dtype = ir::DataType::f32();  // what --dtype asked for
   double seconds = 0;

@@ -63,21 +63,22 @@ class TaskList {
 
 }  // namespace
 
-std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Target& target,
-                                         const graph::ShapeBindings& input_shapes,
-                                         const PrecisionOptions& precision) {
-  TaskList tasks(target);
+namespace {
+
+// The kernels of the network at `input_shapes`: with --precisions, those of both forms.
+void add_programs(TaskList& tasks, const std::string& model_path, const Target& target,
+                  const graph::ShapeBindings& input_shapes, const PrecisionOptions& precision) {
   if (precision.half_and_f32) {
     // --precisions f32,bf16: the kernels of the half network and of the f32 one (half_paths.h).
     PrecisionOptions f32 = precision;
     f32.dtype = ir::DataType::f32();
     tasks.add(untuned_program(model_path, target, input_shapes, precision));
     tasks.add(untuned_program(model_path, target, input_shapes, f32));
-    return std::move(tasks).tunable();
+    return;
   }
   if (precision.int8.force != Int8Paths::Force::Both) {
     tasks.add(untuned_program(model_path, target, input_shapes, precision));
-    return std::move(tasks).tunable();
+    return;
   }
   // --precisions int8,f32: the kernels of both paths of every quantized conv (int8_paths.h).
   for (Int8Paths::Force path : {Int8Paths::Force::Int8, Int8Paths::Force::Float}) {
@@ -85,6 +86,22 @@ std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Ta
     one.int8 = {path, {}};
     tasks.add(untuned_program(model_path, target, input_shapes, one));
   }
+}
+
+// The precision a plain compile takes (the rule, one form): what decides the batch classes.
+PrecisionOptions one_form(PrecisionOptions p) {
+  p.half_and_f32 = false;
+  if (p.int8.force == Int8Paths::Force::Both) p.int8 = {};
+  return p;
+}
+
+}  // namespace
+
+std::vector<ExtractedTask> extract_tasks(const std::string& model_path, const Target& target,
+                                         const graph::ShapeBindings& input_shapes,
+                                         const PrecisionOptions& precision) {
+  TaskList tasks(target);
+  add_programs(tasks, model_path, target, input_shapes, precision);
   return std::move(tasks).tunable();
 }
 
@@ -95,13 +112,13 @@ std::vector<ExtractedTask> extract_ranged_batch_tasks(
   const BatchRange batch = plan_batch_range(model_path, input_shapes, range);
   graph::ShapeBindings shapes = input_shapes;
   shapes[batch.symbol] = {1};
-  const NetworkProgram one_sample = untuned_program(model_path, target, shapes, precision);
   TaskList tasks(target);
-  tasks.add(one_sample);
-  *built_classes = batch_classes(batch, one_sample, classes);
+  add_programs(tasks, model_path, target, shapes, precision);
+  *built_classes = batch_classes(
+      batch, untuned_program(model_path, target, shapes, one_form(precision)), classes);
   for (int64_t size : *built_classes) {
     shapes[batch.symbol] = {size};
-    tasks.add(untuned_program(model_path, target, shapes, precision));
+    add_programs(tasks, model_path, target, shapes, precision);
   }
   return std::move(tasks).tunable();
 }

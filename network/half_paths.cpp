@@ -1,6 +1,7 @@
 #include "network/half_paths.h"
 
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -39,12 +40,61 @@ std::vector<HalfLayer> half_layers(const graph::Graph& g, ir::DataType dtype) {
   return out;
 }
 
+bool is_depthwise(const graph::Graph& g, const graph::Node& n) {
+  if (n.op_type != "Conv" || n.attr_int("group", 1) == 1) return false;
+  const std::vector<int64_t> w = g.type_of(n.inputs.at(1))->dims();
+  return w.size() == 4 && w[0] == n.attr_int("group", 1) && w[1] == 1;
+}
+
+// Ties each depthwise layer of the half network to the half layers that read it, and gives
+// every member of a group of several, all timed, the group's sums.
+void tie_depthwise_readers(const graph::Graph& g, std::vector<HalfPathTimes>& layers) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < layers.size(); ++i) index[layers[i].node] = i;
+  std::vector<size_t> root(layers.size());
+  for (size_t i = 0; i < root.size(); ++i) root[i] = i;
+  auto find = [&](size_t i) {
+    while (root[i] != i) i = root[i] = root[root[i]];
+    return i;
+  };
+  for (const graph::Node& n : g.nodes) {
+    auto dw = index.find(node_key(n.name, n.outputs));
+    if (dw == index.end() || !is_depthwise(g, n)) continue;
+    for (const graph::Node* r : graph::readers(g, n.outputs[0]))
+      if (auto it = index.find(node_key(r->name, r->outputs)); it != index.end())
+        root[find(it->second)] = find(dw->second);
+  }
+  std::map<size_t, std::vector<size_t>> groups;
+  for (size_t i = 0; i < layers.size(); ++i) groups[find(i)].push_back(i);
+  for (const auto& [r, members] : groups) {
+    if (members.size() < 2) continue;
+    double half = 0, f32 = 0;
+    bool timed = true;
+    for (size_t i : members) {
+      timed = timed && layers[i].measured();
+      half += layers[i].half_s;
+      f32 += layers[i].f32_s;
+    }
+    if (!timed) continue;  // each as the rule decides: not all known
+    for (size_t i : members) {
+      layers[i].group_size = static_cast<int>(members.size());
+      layers[i].group_half_s = half;
+      layers[i].group_f32_s = f32;
+    }
+  }
+}
+
 }  // namespace
 
 std::string HalfPathTimes::reason(ir::DataType dtype) const {
-  return std::string(kHalfMeasuredSlower) + ": " + dtype.str() + " " + format_ms(half_s) + " ms" +
-         (casts_s > 0 ? " (" + format_ms(casts_s) + " of it casts)" : "") + ", f32 " +
-         format_ms(f32_s) + " ms";
+  std::string r = std::string(kHalfMeasuredSlower) + ": " + dtype.str() + " " + format_ms(half_s) +
+                  " ms" + (casts_s > 0 ? " (" + format_ms(casts_s) + " of it casts)" : "") +
+                  ", f32 " + format_ms(f32_s) + " ms";
+  if (group_size > 1)
+    r += "; with the depthwise conv it is tied to, " + std::to_string(group_size) +
+         " layers: " + dtype.str() + " " + format_ms(group_half_s) + " ms, f32 " +
+         format_ms(group_f32_s) + " ms";
+  return r;
 }
 
 std::map<std::string, std::string> HalfPathPlan::measured_f32() const {
@@ -93,6 +143,7 @@ HalfPathPlan plan_half_paths(const std::string& model_path, const graph::ShapeBi
     }
     if (f > 0) t.f32_s = f;
   }
+  tie_depthwise_readers(half.graph, plan.layers);
   return plan;
 }
 

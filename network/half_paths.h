@@ -15,6 +15,9 @@
 // it. A layer one of whose kernels has no record time stays as the pass decides, and those
 // kernels are listed so that the tune can measure them once.
 //
+// A depthwise conv writes only its input's type, so it runs half only when every layer that
+// reads it does: it and its readers choose together, by the sums of their times.
+//
 // Accuracy: a layer kept in f32 is closer to the f32 model, never further.
 #pragma once
 
@@ -41,8 +44,16 @@ struct HalfPathTimes {
   double half_s = 0;   // its half kernel and the casts it reads (0: not all in the records)
   double f32_s = 0;    // its f32 kernel (0: not in the records)
   double casts_s = 0;  // the casts' part of half_s
+  // A depthwise conv runs half only where every layer that reads it does (assign_precision.h),
+  // so it and its readers are one group that chooses together, by the sums of their times
+  // when all are timed. Alone: a group of 1.
+  int group_size = 1;
+  double group_half_s = 0, group_f32_s = 0;
   bool measured() const { return half_s > 0 && f32_s > 0; }
-  bool keeps_f32() const { return measured() && f32_s * (1 + kF32Margin) < half_s; }
+  bool keeps_f32() const {
+    return group_size > 1 ? group_f32_s * (1 + kF32Margin) < group_half_s
+                          : measured() && f32_s * (1 + kF32Margin) < half_s;
+  }
   // "half slower here (measured): bf16 0.412 ms (0.031 of it casts), f32 0.300 ms"
   std::string reason(ir::DataType dtype) const;
 };

@@ -1,10 +1,13 @@
-// `kiln compile MODEL.onnx --target T [--records LOG...] [--pins PINS...] [--input-shape NAME=1,3,224,224 ...]
+// `kiln compile MODEL.onnx --target T [--records LOG...] [--pins PINS...] [--input-shape
+// NAME=1,3,224,224 ...]
 // [--range batch=1..16]
 // [--dtype bf16|f16 [--no-keep-last-f32] | --dtype int8 --calibration DIR [--keep-float NODE...]]
+// [--max-error E --calibration DIR]
 // -o DIR`: an ONNX network to a model directory (network/compile_network.h). With --dtype int8
 // the float model is first quantized as `kiln quantize` does (tools/calibration.h) and the QDQ
 // model it gives is what compiles.
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -15,6 +18,7 @@
 #include "compiler/base/error.h"
 #include "compiler/base/output_paths.h"
 #include "compiler/graph/bind.h"
+#include "compiler/graph/onnx_import.h"
 #include "network/compile_network.h"
 #include "network/ranged_batch.h"
 #include "runtime/process/temp_dir.h"
@@ -35,7 +39,26 @@ struct CompileArgs {
   std::string batch_classes = "auto", records_cpu = "auto";
   double percentile = 100;
   bool entropy = false;
+  std::optional<double> max_error;
 };
+
+// --max-error E: the budget, measured on the .npy samples of --calibration.
+network::ErrorBudget error_budget(const CompileArgs& a) {
+  user_check(!a.calibration.empty())
+      << "--max-error needs --calibration DIR: a folder of .npy samples of the model's input, "
+         "on which the outputs' error is measured";
+  user_check(*a.max_error >= 0 && std::isfinite(*a.max_error))
+      << "--max-error " << *a.max_error << ": a relative error, 0 or more (e.g. 0.01)";
+  user_check(!a.records.empty())
+      << "--max-error chooses among the layers that --records times in two precisions: give "
+         "--records (kiln tune --precisions)";
+  user_check(a.ranges.empty())
+      << "--max-error is not yet taken with --range: compile one batch size";
+  const graph::Graph g = graph::import_onnx_file(a.model);
+  user_check(g.inputs.size() == 1) << a.model << ": has " << g.inputs.size()
+                                   << " inputs; --max-error takes models of one input today";
+  return {*a.max_error, calibration_sets(a.calibration, g.inputs[0], "--calibration")};
+}
 
 // The QDQ model of `a.model` calibrated on `a.calibration`, written into `scratch`: what
 // --dtype int8 compiles. Its name stays the float file's (model.h, model.json).
@@ -66,9 +89,14 @@ int run_compile(const CompileArgs& a) {
   o.out_dir = a.out;
   o.name = a.name;
   const bool int8 = a.dtype == "int8";
-  user_check(int8 ||
-             (a.calibration.empty() && a.keep_float.empty() && a.percentile == 100 && !a.entropy))
-      << "--calibration, --keep-float, --percentile and --entropy are for --dtype int8";
+  user_check(int8 || ((a.calibration.empty() || a.max_error) && a.keep_float.empty() &&
+                      a.percentile == 100 && !a.entropy))
+      << "--calibration (without --max-error), --keep-float, --percentile and --entropy are for "
+         "--dtype int8";
+  if (a.max_error) {
+    o.error_budget = error_budget(a);
+    o.progress = &std::cout;
+  }
   std::optional<TempDir> scratch;
   if (int8) {
     scratch.emplace("kiln-int8");
@@ -125,7 +153,13 @@ Run add_compile(CLI::App& app) {
                   "quantized first (as kiln quantize), calibrated on --calibration")
       ->capture_default_str();
   cmd->add_option("--calibration", a->calibration,
-                  "With --dtype int8: a folder of .npy files, each one sample of the model's input");
+                  "With --dtype int8 or --max-error: a folder of .npy files, each one sample of "
+                  "the model's input");
+  cmd->add_option("--max-error", a->max_error,
+                  "With --records: of the layers they time faster in bf16/f16 or int8, keep as "
+                  "many as hold each output's relative RMS error against the precise model "
+                  "(f32, float paths) within E on the --calibration samples; the rest run "
+                  "precise");
   cmd->add_option("--keep-float", a->keep_float,
                   "With --dtype int8: Conv/MatMul/Gemm nodes (by name, or output name) to leave "
                   "in float");

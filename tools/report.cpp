@@ -77,6 +77,20 @@ std::vector<PrecisionChoice> precisions_of(const nlohmann::json& j) {
   return out;
 }
 
+// model.json's "max_error": what the compile kept fast within it, and the errors measured.
+std::string error_budget_of(const nlohmann::json& j) {
+  if (!j.contains("max_error")) return "";
+  const auto& m = j["max_error"];
+  const size_t kept = m.value("kept_fast", nlohmann::json::array()).size();
+  const size_t moved = m.value("moved", nlohmann::json::array()).size();
+  std::ostringstream s;
+  s << "--max-error " << m.value("budget", 0.0) << ": " << kept << " of " << kept + moved
+    << " layers kept in their fast form, measured error " << m.value("error", 0.0)
+    << " (all fast: " << m.value("error_all_fast", 0.0) << "), the relative RMS of each output "
+    << "against the precise model on " << m.value("inputs", 0) << " inputs";
+  return s.str();
+}
+
 // Times the model's layers on this machine, with random inputs (timings do not depend on the
 // values). Returns nothing, with the reason in `note`, when the model cannot run here.
 std::optional<ModelProfile> profile_here(const fs::path& dir, size_t steps, const ReportArgs& a,
@@ -180,6 +194,7 @@ int run_report(const ReportArgs& a) {
   d.layers = layers_of(j);
   d.tuned = tuned_kernels_of(j);
   d.precisions = precisions_of(j);
+  d.error_budget = error_budget_of(j);
   user_check(!d.layers.empty()) << (dir / "model.json").string() << " lists no layers";
 
   std::optional<ModelProfile> profile;

@@ -232,6 +232,7 @@ std::string report_html(const ReportData& d) {
         << "</td><td class=\"n\">" << ms(c.low_ms) << "</td><td class=\"n\">" << ms(c.f32_ms)
         << "</td><td>" << escape_xml(c.takes) << "</td></tr>\n";
     h << "</table>\n";
+    if (!d.error_budget.empty()) h << "<p>" << escape_xml(d.error_budget) << ".</p>\n";
   }
   h << "<h2>Layers</h2>\n<table><tr><th>#</th><th>node</th><th>op</th><th>template</th>"
        "<th>config</th><th>ms</th><th>GFLOPS</th>";

@@ -48,6 +48,7 @@ struct ReportData {
   std::vector<TuningCurve> curves;  // tuning curves of the model's tasks, when logs were given
   std::vector<TunedKernel> tuned;   // the kernels built from records
   std::vector<PrecisionChoice> precisions;  // each layer's two forms, where compile weighed them
+  std::string error_budget;  // how --max-error fitted them, a sentence ("" without it)
   // A ranged batch (kiln compile --range): the whole model's latency at each batch timed here,
   // as (batch, ms).
   std::vector<std::pair<int64_t, double>> batch_ms;

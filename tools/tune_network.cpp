@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -125,21 +126,31 @@ int run_network_tune(const TuneArgs& a) {
   // The tasks exactly as `kiln compile` builds them, each conv once per channel-block pin.
   std::vector<tuner::NetworkWorkload> workloads;
   // --dtype: the half workloads `kiln compile --dtype` will build.
-  // --dtype, and --precisions: the kernels of both forms of each layer (tune_precisions.h).
-  const network::PrecisionOptions precision = network_precision(a, target, shapes);
+  // --dtype, and --precisions: the kernels of both forms of each layer (tune_precisions.h),
+  // at each size compile builds (one, or a ranged batch's one sample and classes).
+  std::vector<graph::ShapeBindings> sizes = {shapes};
+  std::optional<graph::DimRange> range;
+  if (!a.ranges.empty()) {
+    range = graph::parse_dim_range(a.ranges[0]);
+    user_check(shapes.count(range->symbol) == 0)
+        << "--range " << range->symbol << " and --input-shape " << range->symbol
+        << " both give it a size: keep one";
+    sizes[0][range->symbol] = {1};
+  }
+  const network::PrecisionOptions precision = network_precision(a, target, sizes[0]);
   std::vector<network::ExtractedTask> tasks;
-  if (a.ranges.empty()) {
+  if (!range) {
     tasks = network::extract_tasks(a.model, target, shapes, precision);
   } else {
     // A ranged batch: one sample's kernels and its batch classes' (network/ranged_batch.h).
-    const graph::DimRange range = graph::parse_dim_range(a.ranges[0]);
-    user_check(shapes.count(range.symbol) == 0)
-        << "--range " << range.symbol << " and --input-shape " << range.symbol
-        << " both give it a size: keep one";
     std::vector<int64_t> classes;
-    tasks = network::extract_ranged_batch_tasks(a.model, target, shapes, range, precision,
+    tasks = network::extract_ranged_batch_tasks(a.model, target, shapes, *range, precision,
                                                 network::parse_batch_classes(a.batch_classes),
                                                 &classes);
+    for (int64_t c : classes) {
+      sizes.push_back(shapes);
+      sizes.back()[range->symbol] = {c};
+    }
     if (!a.quiet) {
       std::string list;
       for (int64_t c : classes) list += (list.empty() ? "" : ", ") + std::to_string(c);
@@ -202,7 +213,9 @@ int run_network_tune(const TuneArgs& a) {
     print_summary(tuner, a.runner == "analyze");
     if (a.layout_choices > 1 && !g_stop)
       measure_conversions(a, target, shapes, precision, *runner, *log);
-    if (!g_stop) measure_precision_choice(a, target, shapes, precision, *runner, *log);
+    if (!g_stop)
+      measure_precision_choice(a, target, sizes, range ? range->symbol : "", precision, *runner,
+                               *log);
   } catch (const std::exception&) {
     if (!g_stop) throw;
     if (!a.quiet) end_progress_line();

@@ -73,6 +73,25 @@ void measure_both_forms(const TuneArgs& a, const Target& target, tuner::Runner& 
   std::printf("%s%s\n", network::format_table(plan).c_str(), network::describe(plan).c_str());
 }
 
+// The choice at one size.
+void measure_choice_at(const TuneArgs& a, const Target& target, const graph::ShapeBindings& shapes,
+                       const network::PrecisionOptions& precision, tuner::Runner& runner,
+                       tuner::RecordWriter& log) {
+  if (precision.int8.force == network::Int8Paths::Force::Both) {
+    network::PrecisionOptions rule = precision;
+    rule.int8 = {};
+    measure_both_forms<network::Int8PathPlan>(a, target, runner, log, [&] {
+      return network::plan_int8_paths(a.model, shapes, target, rule, load_log(a.log, target));
+    });
+  } else if (precision.half_and_f32) {
+    network::PrecisionOptions half = precision;
+    half.half_and_f32 = false;
+    measure_both_forms<network::HalfPathPlan>(a, target, runner, log, [&] {
+      return network::plan_half_paths(a.model, shapes, target, half, load_log(a.log, target));
+    });
+  }
+}
+
 }  // namespace
 
 network::PrecisionOptions network_precision(const TuneArgs& a, const Target& target,
@@ -84,9 +103,6 @@ network::PrecisionOptions network_precision(const TuneArgs& a, const Target& tar
   user_check(!automatic || named.empty()) << "give --dtype auto or --precisions, not both";
   user_check(automatic || a.workload.dtype == "f32")
       << "--precisions names the types itself: drop --dtype " << a.workload.dtype;
-  user_check(a.ranges.empty()) << flag
-                               << " with --range is not built yet: tune one of them at "
-                                  "a time";
   for (const std::string& p : named)
     user_check(p == "f32" || p == "int8" || p == "bf16" || p == "f16")
         << "--precisions: '" << p << "' is not a precision (valid: f32, int8, bf16, f16)";
@@ -124,21 +140,16 @@ network::PrecisionOptions network_precision(const TuneArgs& a, const Target& tar
 }
 
 void measure_precision_choice(const TuneArgs& a, const Target& target,
-                              const graph::ShapeBindings& shapes,
+                              const std::vector<graph::ShapeBindings>& sizes,
+                              const std::string& batch_symbol,
                               const network::PrecisionOptions& precision, tuner::Runner& runner,
                               tuner::RecordWriter& log) {
-  if (precision.int8.force == network::Int8Paths::Force::Both) {
-    network::PrecisionOptions rule = precision;
-    rule.int8 = {};
-    measure_both_forms<network::Int8PathPlan>(a, target, runner, log, [&] {
-      return network::plan_int8_paths(a.model, shapes, target, rule, load_log(a.log, target));
-    });
-  } else if (precision.half_and_f32) {
-    network::PrecisionOptions half = precision;
-    half.half_and_f32 = false;
-    measure_both_forms<network::HalfPathPlan>(a, target, runner, log, [&] {
-      return network::plan_half_paths(a.model, shapes, target, half, load_log(a.log, target));
-    });
+  for (const graph::ShapeBindings& shapes : sizes) {
+    if (g_stop) return;
+    if (sizes.size() > 1)
+      std::printf("%s = %lld:\n", batch_symbol.c_str(),
+                  static_cast<long long>(shapes.at(batch_symbol).at(0)));
+    measure_choice_at(a, target, shapes, precision, runner, log);
   }
 }
 

@@ -12,6 +12,9 @@
 // layer the times move to f32 is timed again, and the table of both forms is printed.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "compiler/graph/bind.h"
 #include "network/assign_precision.h"
 #include "tools/tune_args.h"
@@ -26,9 +29,11 @@ network::PrecisionOptions network_precision(const TuneArgs& a, const Target& tar
                                             const graph::ShapeBindings& shapes);
 
 // After the search, with `precision` from network_precision: nothing unless it asks for a
-// choice.
+// choice. `sizes`: the bindings compile builds the network at (a ranged batch: one sample and
+// each batch class, `batch_symbol` bound in each), each chosen for on its own.
 void measure_precision_choice(const TuneArgs& a, const Target& target,
-                              const graph::ShapeBindings& shapes,
+                              const std::vector<graph::ShapeBindings>& sizes,
+                              const std::string& batch_symbol,
                               const network::PrecisionOptions& precision, tuner::Runner& runner,
                               tuner::RecordWriter& log);
 

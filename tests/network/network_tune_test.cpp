@@ -402,6 +402,42 @@ TEST(NetworkTune, PrecisionsInt8F32TimeBothPathsOfEveryQuantizedConv) {
   expect_model_matches(net, 0.0801);  // one quantum of the last output scale
 }
 
+// `--precisions` with a ranged batch: both forms timed at every size compile builds (one
+// sample and each batch class), and a table for each.
+TEST(NetworkTune, PrecisionsWithARangedBatchChooseAtEverySize) {
+  Network net(qdq_chain_model());
+  Output o = run("tune " + net.onnx +
+                 " --target host --input-shape x=N,8,10,10 --range N=1..4 --batch-classes 4 "
+                 "--precisions int8,f32 --trials 4 --batch 4 --log " +
+                 net.log + kQuick);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  const size_t one = o.text.find("N = 1:"), four = o.text.find("N = 4:");
+  ASSERT_NE(one, std::string::npos) << o.text;
+  ASSERT_NE(four, std::string::npos) << o.text;
+  for (size_t at : {one, four}) {
+    const size_t line = o.text.find("int8 paths by the records (quantized convs): ", at);
+    ASSERT_NE(line, std::string::npos) << o.text;
+    const std::string summary = o.text.substr(line, o.text.find('\n', line) - line);
+    EXPECT_EQ(summary.find("by the rule"), std::string::npos) << summary;
+  }
+  std::set<std::string> kinds;
+  for (const tuner::TuningRecord& r : valid_log(net.log))
+    kinds.insert(r.workload.op + " " + r.workload.dtype.str() +
+                 " N=" + std::to_string(r.workload.param_or("N", 0)) +
+                 " elements=" + std::to_string(r.workload.param_or("elements", 0)));
+  // The float paths at batch 4: conv0's 16x10x10 output quantized, conv1's input dequantized
+  for (const char* kind : {"conv2d u8 N=1 elements=0", "conv2d f32 N=1 elements=0",
+                           "conv2d u8 N=4 elements=0", "conv2d f32 N=4 elements=0",
+                           "dequantize u8 N=0 elements=6400", "quantize u8 N=0 elements=6400"})
+    EXPECT_TRUE(kinds.count(kind)) << kind;
+  o = run("compile " + net.onnx +
+          " --target host --input-shape x=N,8,10,10 --range N=1..4 "
+          "--batch-classes 4 --records " +
+          net.log + " -o " + net.out);
+  ASSERT_EQ(WEXITSTATUS(o.status), 0) << o.text;
+  EXPECT_EQ(o.text.find("by the rule"), std::string::npos) << o.text;
+}
+
 // `--precisions f32,bf16` on a float model: each conv/dense layer's bf16 and f32 kernels (and
 // the casts into bf16) timed; compile --dtype bf16 --records runs each layer in the faster
 // (network/half_paths.h), none left to the rule, within bf16's tolerance of the reference.

@@ -15,6 +15,7 @@
 #include "tests/native_targets.h"
 #include "tests/network/network_check.h"
 #include "tests/network/test_models.h"
+#include "tests/network/timed_records.h"
 #include "tests/test_util.h"
 #include "tuner/record.h"
 
@@ -26,21 +27,13 @@ namespace {
 // casts) is cheap. `skip`: an op left without a time.
 std::vector<tuner::TuningRecord> timed(const std::vector<KernelToMeasure>& kernels,
                                        const Target& target, const std::string& skip = "") {
-  std::vector<tuner::TuningRecord> records;
-  for (const KernelToMeasure& k : kernels) {
-    const bool conv = k.workload.op == "conv2d";
-    if (k.workload.op == skip) continue;
-    const bool int8 = k.workload.dtype != ir::DataType::f32();
-    const bool three = conv && k.workload.param("KH") == 3;
-    tuner::TuningRecord r;
-    r.target = target;
-    r.template_name = k.tpl->name();
-    r.workload = k.workload;
-    r.config = k.config;
-    r.result.costs = {!conv ? 1e-6 : int8 == three ? 1e-3 : 1e-4};
-    records.push_back(r);
-  }
-  return records;
+  return timed_records(kernels, target, [&](const schedules::Workload& w) {
+    const bool conv = w.op == "conv2d";
+    if (w.op == skip) return 0.0;
+    const bool int8 = w.dtype != ir::DataType::f32();
+    const bool three = conv && w.param("KH") == 3;
+    return !conv ? 1e-6 : int8 == three ? 1e-3 : 1e-4;
+  });
 }
 
 TEST(Int8Paths, TheRecordsPickEachConvsFasterPath) {
@@ -160,6 +153,57 @@ TEST(HalfPaths, TheRecordsKeepInF32TheLayersTheyTimeFasterThere) {
   EXPECT_EQ(conv_dtypes, (std::vector<std::string>{"f32", "bf16", "f32"}));
   EXPECT_NE(format_report(r).find("bf16 layers by the records: 1 bf16, 1 f32"), std::string::npos)
       << format_report(r);
+}
+
+// A depthwise conv writes only its input's type: it runs bf16 only when the layer reading it
+// does, so the two choose together, by the sum of their times.
+TEST(HalfPaths, ADepthwiseConvAndTheLayerReadingItChooseTogether) {
+  TempDir dir("kiln-half-tied");
+  const std::string onnx = dir.file("net.onnx");
+  // pointwise expand, depthwise 3x3, pointwise project (kept bf16: no last-layer rule here)
+  std::ofstream(onnx, std::ios::binary) << depthwise_pointwise_block();
+  const Target target = target_from_name(kiln::test::kX86Bf16);
+  const PrecisionOptions bf16{ir::DataType::bf16(), false};
+  const HalfPathPlan untimed = plan_half_paths(onnx, {}, target, bf16, {});
+  ASSERT_EQ(untimed.layers.size(), 3u);
+  // Times where the project layer alone is slower in bf16 (by 3e-4 s) and the depthwise conv
+  // faster by `dw_saves`; the expand layer faster in bf16, on its own.
+  auto plan_with = [&](double dw_saves) {
+    const auto records =
+        timed_records(untimed.unmeasured, target, [&](const schedules::Workload& w) {
+          const bool half = w.dtype != ir::DataType::f32();
+          const bool conv = w.op == "conv2d";
+          const bool dw = conv && w.param("groups") > 1;
+          const bool project = conv && !dw && w.param("O") < w.param("C");
+          if (!conv) return 1e-7;
+          if (dw && half) return 1e-3 - dw_saves;
+          if (project && half) return 1e-3 + 3e-4;
+          return half ? 1e-3 - 5e-4 : 1e-3;
+        });
+    return plan_half_paths(onnx, {}, target, bf16, records);
+  };
+  for (const double dw_saves : {5e-4, 2e-5}) {
+    const HalfPathPlan plan = plan_with(dw_saves);
+    ASSERT_TRUE(plan.unmeasured.empty());
+    const HalfPathTimes &expand = plan.layers[0], &dw = plan.layers[1], &project = plan.layers[2];
+    EXPECT_EQ(expand.group_size, 1);
+    EXPECT_FALSE(expand.keeps_f32());
+    EXPECT_EQ(dw.group_size, 2);
+    EXPECT_EQ(project.group_size, 2);
+    EXPECT_NEAR(dw.group_f32_s, dw.f32_s + project.f32_s, 1e-12);
+    // Saving 5e-4 in the depthwise conv pays for the project layer's 3e-4: both bf16. Saving
+    // 2e-5 does not: both f32, the depthwise conv although it alone is faster in bf16.
+    const bool together_f32 = dw_saves < 1e-4;
+    EXPECT_EQ(dw.keeps_f32(), together_f32) << dw_saves;
+    EXPECT_EQ(project.keeps_f32(), together_f32) << dw_saves;
+    EXPECT_LT(dw.half_s, dw.f32_s);
+    EXPECT_GT(project.half_s, project.f32_s * (1 + kF32Margin));
+    if (together_f32)
+      EXPECT_NE(plan.measured_f32().at(dw.node).find("with the depthwise conv it is tied to, 2 "
+                                                     "layers"),
+                std::string::npos)
+          << plan.measured_f32().at(dw.node);
+  }
 }
 
 }  // namespace

@@ -156,6 +156,8 @@ TEST_F(Report, EachLayersTwoPrecisionsAreListed) {
   nlohmann::json j = nlohmann::json::parse(read_text(copy + "/model.json"));
   j["int8_paths"] = {{{"node", "conv_a"}, {"int8_ms", 0.412}, {"f32_ms", 0.3}, {"takes", "float"}},
                      {{"node", "conv_b"}, {"int8_ms", 0.0}, {"f32_ms", 0.0}, {"takes", "rule"}}};
+  j["max_error"] = {{"budget", 0.01},          {"inputs", 4},         {"error", 0.0082},
+                    {"error_all_fast", 0.031}, {"moved", {"conv_c"}}, {"kept_fast", {"conv_d"}}};
   std::ofstream(copy + "/model.json") << j.dump(2);
   const std::string profile = dir_->file("profile4.json");
   ASSERT_EQ(kiln("run " + copy + " --input image=" + dir_->file("in.bin") + " --runs 1 --profile " +
@@ -172,6 +174,11 @@ TEST_F(Report, EachLayersTwoPrecisionsAreListed) {
       << html;
   EXPECT_NE(html.find("<tr><td>conv_b</td><td>int8</td><td class=\"n\">-</td><td "
                       "class=\"n\">-</td><td>rule</td></tr>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<p>--max-error 0.01: 1 of 2 layers kept in their fast form, measured error "
+                      "0.0082 (all fast: 0.031), the relative RMS of each output against the "
+                      "precise model on 4 inputs.</p>"),
             std::string::npos)
       << html;
   // A model compiled without such records has no such table.

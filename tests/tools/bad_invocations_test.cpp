@@ -167,7 +167,14 @@ const std::vector<Invocation> kBad = {
     // --dtype int8: the calibration folder, and its flags only with it
     {"compile {dir}/bad.onnx -o {dir}/out --dtype int8", "--dtype int8 needs --calibration DIR"},
     {"compile {dir}/missing.onnx -o {dir}/out --dtype int8 --calibration {dir}", "missing.onnx: cannot read"},
-    {"compile {dir}/bad.onnx -o {dir}/out --calibration {dir}", "--calibration, --keep-float, --percentile and --entropy are for --dtype int8"},
+    {"compile {dir}/bad.onnx -o {dir}/out --calibration {dir}", "--calibration (without --max-error), --keep-float, --percentile and --entropy are for --dtype int8"},
+    // --max-error: its samples, a sane budget, records to choose from, one batch size
+    {"compile {dir}/bad.onnx -o {dir}/out --max-error 0.01", "--max-error needs --calibration DIR"},
+    {"compile {dir}/bad.onnx -o {dir}/out --max-error -1 --calibration {dir}", "--max-error -1: a relative error, 0 or more"},
+    {"compile {dir}/bad.onnx -o {dir}/out --max-error inf --calibration {dir}", "a relative error, 0 or more"},
+    {"compile {dir}/bad.onnx -o {dir}/out --max-error 0.01 --calibration {dir}", "give --records"},
+    {"compile {dir}/bad.onnx -o {dir}/out --max-error 0.01 --calibration {dir} --records {dir}/r.jsonl --range batch=1..4", "--max-error is not yet taken with --range"},
+    {"compile {dir}/bad.onnx -o {dir}/out --max-error 0.01 --calibration {dir} --records {dir}/r.jsonl", "bad.onnx"},
     {"compile {dir}/bad.onnx -o {dir}/out --keep-float conv1", "are for --dtype int8"},
     {"compile {dir}/bad.onnx -o {dir}/out --percentile 99.9", "are for --dtype int8"},
     {"compile {dir}/bad.onnx -o {dir}/out --entropy", "are for --dtype int8"},
