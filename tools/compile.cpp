@@ -54,6 +54,13 @@ network::ErrorBudget error_budget(const CompileArgs& a) {
          "--records (kiln tune --precisions)";
   user_check(a.ranges.empty())
       << "--max-error is not yet taken with --range: compile one batch size";
+  // Against the quantized model's float paths, which is not what a user of --dtype int8 on a
+  // float model would read the budget as (the float model itself).
+  user_check(a.dtype != "int8")
+      << "--max-error weighs int8 kernels against the quantized model's float paths, not "
+         "against the float model: quantize first (kiln quantize, whose report names the "
+         "layers furthest from float; --keep-float keeps them), then compile the quantized "
+         "model with --records and --max-error";
   const graph::Graph g = graph::import_onnx_file(a.model);
   user_check(g.inputs.size() == 1) << a.model << ": has " << g.inputs.size()
                                    << " inputs; --max-error takes models of one input today";

@@ -175,6 +175,7 @@ const std::vector<Invocation> kBad = {
     {"compile {dir}/bad.onnx -o {dir}/out --max-error 0.01 --calibration {dir}", "give --records"},
     {"compile {dir}/bad.onnx -o {dir}/out --max-error 0.01 --calibration {dir} --records {dir}/r.jsonl --range batch=1..4", "--max-error is not yet taken with --range"},
     {"compile {dir}/bad.onnx -o {dir}/out --max-error 0.01 --calibration {dir} --records {dir}/r.jsonl", "bad.onnx"},
+    {"compile {dir}/bad.onnx -o {dir}/out --dtype int8 --max-error 0.01 --calibration {dir} --records {dir}/r.jsonl", "not against the float model: quantize first"},
     {"compile {dir}/bad.onnx -o {dir}/out --keep-float conv1", "are for --dtype int8"},
     {"compile {dir}/bad.onnx -o {dir}/out --percentile 99.9", "are for --dtype int8"},
     {"compile {dir}/bad.onnx -o {dir}/out --entropy", "are for --dtype int8"},
