@@ -88,8 +88,12 @@ ConfigSpace copy_space() {
   return cs;
 }
 
-// Waking the second thread costs more than copying less than ~64 KiB.
-bool worth_threads(int64_t elements, DataType t) { return elements * t.bytes() >= (64 << 10); }
+// A copy under 256 KiB sits in the L2 of the core that wrote it: split among threads, half of
+// it crosses to another core and back (ShuffleNet-V2's shuffles ran 1.8-2.6x slower at 2
+// threads than at 1 from 64 KiB on; bench/README.md). The layout conversions' rule too.
+bool worth_threads(int64_t elements, DataType t) {
+  return elements * t.bytes() >= (256 << 10);
+}
 
 // The fallback of a copy whose output is `out`: vectors along the last axis when it holds a
 // whole one, threads when the copy is big enough to pay for them.

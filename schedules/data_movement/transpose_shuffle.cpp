@@ -79,11 +79,11 @@ TileAxes tile_axes(const TransposeShape& s) {
   return {a, n - 1, static_cast<size_t>(s.perm[n - 1])};
 }
 
-// Waking the second thread costs more than moving less than ~64 KiB.
+// Threads from 256 KiB, as the other copies (data_movement.cpp: worth_threads).
 bool worth_threads(const TransposeShape& s, DataType t) {
   int64_t elements = 1;
   for (int64_t d : s.out) elements *= d;
-  return elements * t.bytes() >= (64 << 10);
+  return elements * t.bytes() >= (256 << 10);
 }
 
 // The body of one T x T tile at the region's base: T row loads, the register transpose, T
