@@ -27,10 +27,8 @@ bool is_half(DataType t) {
 // weights), else "".
 std::string half_candidate_op(const Graph& g, const Node& n) {
   if (n.op_type == "Conv") {
-    const int64_t groups = n.attr_int("group", 1);
-    if (groups == 1) return "conv2d";
-    const std::vector<int64_t> w = g.type_of(n.inputs.at(1))->dims();
-    return w.size() == 4 && w[0] == groups && w[1] == 1 ? "depthwise" : "";
+    if (n.attr_int("group", 1) == 1) return "conv2d";
+    return is_depthwise_conv(g, n) ? "depthwise" : "";
   }
   if (n.op_type != "Gemm" && n.op_type != "MatMul") return "";
   if (!g.is_constant(n.inputs.at(1))) return "";
@@ -207,6 +205,12 @@ std::string PrecisionCounts::str() const {
                            : "") +
          (budget_f32 > 0 ? " (" + std::to_string(budget_f32) + " by --max-error)" : "") + ", " +
          std::to_string(casts) + " casts";
+}
+
+bool is_depthwise_conv(const Graph& g, const Node& n) {
+  if (n.op_type != "Conv" || n.attr_int("group", 1) == 1) return false;
+  const std::vector<int64_t> w = g.type_of(n.inputs.at(1))->dims();
+  return w.size() == 4 && w[0] == n.attr_int("group", 1) && w[1] == 1;
 }
 
 bool has_half_kernels(const Target& target, DataType dtype) {

@@ -61,6 +61,10 @@ struct PrecisionCounts {
 PrecisionCounts assign_precision(graph::Graph& graph, const Target& target,
                                  const PrecisionOptions& options);
 
+// A Conv of one input channel per group, as many groups as output channels: it writes only its
+// input's type, so it runs half only where every reader does.
+bool is_depthwise_conv(const graph::Graph& g, const graph::Node& n);
+
 // Whether `target` has a conv2d or dense kernel made for the half type `dtype`.
 bool has_half_kernels(const Target& target, ir::DataType dtype);
 

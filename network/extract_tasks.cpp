@@ -61,10 +61,6 @@ class TaskList {
   std::map<std::string, size_t> index_;  // workload -> position in `tasks_`
 };
 
-}  // namespace
-
-namespace {
-
 // The kernels of the network at `input_shapes`: with --precisions, those of both forms.
 void add_programs(TaskList& tasks, const std::string& model_path, const Target& target,
                   const graph::ShapeBindings& input_shapes, const PrecisionOptions& precision) {

@@ -40,12 +40,6 @@ std::vector<HalfLayer> half_layers(const graph::Graph& g, ir::DataType dtype) {
   return out;
 }
 
-bool is_depthwise(const graph::Graph& g, const graph::Node& n) {
-  if (n.op_type != "Conv" || n.attr_int("group", 1) == 1) return false;
-  const std::vector<int64_t> w = g.type_of(n.inputs.at(1))->dims();
-  return w.size() == 4 && w[0] == n.attr_int("group", 1) && w[1] == 1;
-}
-
 // Ties each depthwise layer of the half network to the half layers that read it, and gives
 // every member of a group of several, all timed, the group's sums.
 void tie_depthwise_readers(const graph::Graph& g, std::vector<HalfPathTimes>& layers) {
@@ -59,7 +53,7 @@ void tie_depthwise_readers(const graph::Graph& g, std::vector<HalfPathTimes>& la
   };
   for (const graph::Node& n : g.nodes) {
     auto dw = index.find(node_key(n.name, n.outputs));
-    if (dw == index.end() || !is_depthwise(g, n)) continue;
+    if (dw == index.end() || !is_depthwise_conv(g, n)) continue;
     for (const graph::Node* r : graph::readers(g, n.outputs[0]))
       if (auto it = index.find(node_key(r->name, r->outputs)); it != index.end())
         root[find(it->second)] = find(dw->second);

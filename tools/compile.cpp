@@ -1,6 +1,5 @@
-// `kiln compile MODEL.onnx --target T [--records LOG...] [--pins PINS...] [--input-shape
-// NAME=1,3,224,224 ...]
-// [--range batch=1..16]
+// `kiln compile MODEL.onnx --target T [--records LOG...] [--pins PINS...]
+// [--input-shape NAME=1,3,224,224 ...] [--range batch=1..16]
 // [--dtype bf16|f16 [--no-keep-last-f32] | --dtype int8 --calibration DIR [--keep-float NODE...]]
 // [--max-error E --calibration DIR]
 // -o DIR`: an ONNX network to a model directory (network/compile_network.h). With --dtype int8
