@@ -17,7 +17,7 @@ build=${BUILD:-build}
 work=${WORK:-$(mktemp -d)}
 port=${PORT:-9190}
 tracker_host=${TRACKER_HOST:-127.0.0.1}
-board_run=${BOARD_RUN:-qemu-aarch64 -cpu cortex-a72 -L /}
+board_run=${BOARD_RUN:-qemu-aarch64 -cpu cortex-a72}
 board_dir=${BOARD_DIR:-$work/board}
 kiln="$build/tools/kiln"
 mkdir -p "$work"

@@ -4,9 +4,9 @@
 # HOST's protoc and grpc_cpp_plugin for code generation (KILN_HOST_PROTOC and
 # KILN_HOST_GRPC_CPP_PLUGIN, passed in by the top level; else found on PATH).
 #
-# Links as statically as works (TOOLCHAIN.md): gRPC, protobuf, absl, re2, c-ares, ssl, crypto,
-# z, libstdc++ and libgcc from static archives; only libc, libm and the loader stay dynamic, so
-# the binary runs on a board with nothing but a C library (and under `qemu-aarch64 -L /`).
+# Links gRPC, protobuf, absl, re2, c-ares, ssl, crypto, z, libstdc++ and libgcc from static
+# archives, and with KILN_BOARD_STATIC (cmake/board_binaries.cmake) the C library too, so the
+# binary runs from a folder with nothing else in it (plain `qemu-aarch64` here).
 #
 # Sets KILN_FARM_BOARD (ON when everything is there), KILN_FARM_PROTOC, KILN_FARM_GRPC_PLUGIN
 # and the interface target kiln_farm_grpc. Anything missing: a message, and the runtime and
@@ -59,10 +59,15 @@ add_library(kiln_farm_grpc INTERFACE)
 target_include_directories(kiln_farm_grpc INTERFACE ${KILN_BOARD_CLI11_INCLUDE}
                                                     ${KILN_BOARD_GRPC_INCLUDE_DIRS})
 target_compile_options(kiln_farm_grpc INTERFACE ${KILN_BOARD_GRPC_CFLAGS_OTHER})
-# -Bstatic ... -Bdynamic: the archives of everything pkg-config lists; the compiler driver's own
-# -lc (and -lm from libstdc++'s needs) come after and stay dynamic.
-target_link_libraries(kiln_farm_grpc INTERFACE
-  -Wl,-Bstatic ${KILN_BOARD_GRPC_STATIC_LDFLAGS} -Wl,-Bdynamic)
-target_link_options(kiln_farm_grpc INTERFACE -static-libstdc++ -static-libgcc)
+if(KILN_BOARD_STATIC)
+  # Everything static, the C library too (kiln-worker links with kiln_board_program).
+  target_link_libraries(kiln_farm_grpc INTERFACE ${KILN_BOARD_GRPC_STATIC_LDFLAGS})
+else()
+  # -Bstatic ... -Bdynamic: the archives of everything pkg-config lists; the compiler driver's
+  # own -lc (and -lm from libstdc++'s needs) come after and stay dynamic.
+  target_link_libraries(kiln_farm_grpc INTERFACE
+    -Wl,-Bstatic ${KILN_BOARD_GRPC_STATIC_LDFLAGS} -Wl,-Bdynamic)
+  target_link_options(kiln_farm_grpc INTERFACE -static-libstdc++ -static-libgcc)
+endif()
 message(STATUS "kiln-worker for ${CMAKE_SYSTEM_PROCESSOR}: gRPC ${KILN_BOARD_GRPC_grpc++_VERSION}, "
                "protoc ${KILN_HOST_PROTOC}")

@@ -4,22 +4,24 @@
 // compiler for "host" and "arm-neon" as well as the hand-written fixture module (built for
 // each). Skipped, with the reason, when qemu, the cross-built worker or the cross compiler is
 // missing.
+#include <elf.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
 #include "compiler/codegen/build.h"
-#include "compiler/target/target.h"
-#include "tests/farm/farm_harness.h"
 #include "compiler/lower/lower.h"
+#include "compiler/target/target.h"
 #include "rpc/farm/data.h"
 #include "runtime/process/kernel_exec.h"
 #include "runtime/process/run_program.h"
 #include "runtime/process/temp_dir.h"
+#include "tests/farm/farm_harness.h"
 
 namespace kiln::farm {
 namespace {
@@ -113,6 +115,73 @@ TEST(FarmArm, TheBoardWorkerNamesItsCoreAndTarget) {
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find(std::string("board: ") + c.board), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(c.target), std::string::npos) << r.out;
+  }
+}
+
+// What an ELF program needs before its first instruction: a program interpreter (the dynamic
+// loader, PT_INTERP) and a dynamic section (PT_DYNAMIC), as its program headers say.
+struct ElfNeeds {
+  uint16_t machine = 0;
+  bool interpreter = false, dynamic_section = false;
+};
+
+ElfNeeds elf_needs(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  Elf64_Ehdr header{};
+  if (!in.read(reinterpret_cast<char*>(&header), sizeof header) ||
+      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64)
+    throw std::runtime_error(path + " is not a 64-bit ELF file");
+  ElfNeeds needs;
+  needs.machine = header.e_machine;
+  for (int i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    in.seekg(static_cast<std::streamoff>(header.e_phoff + i * header.e_phentsize));
+    if (!in.read(reinterpret_cast<char*>(&ph), sizeof ph))
+      throw std::runtime_error(path + ": program headers cut short");
+    needs.interpreter |= ph.p_type == PT_INTERP;
+    needs.dynamic_section |= ph.p_type == PT_DYNAMIC;
+  }
+  return needs;
+}
+
+// docs/deploy.md's promise: the board's programs are the whole install. The worker and its
+// kernel runner are copied into a folder with nothing else in it and started under plain
+// qemu-aarch64 (no -L: no sysroot, no loader); the worker runs its jobs in the runner beside it,
+// which dlopens kernels kiln compiled for arm-neon, and every result is checked.
+TEST(FarmArm, TheStaticBoardWorkerServesJobsFromAFolderOfItsOwn) {
+  const std::vector<std::string> qemu = aarch64_qemu_prefix();
+  if (qemu.empty()) GTEST_SKIP() << "qemu-aarch64 is not on PATH";
+  if (std::string(KILN_AARCH64_WORKER).empty() || !std::filesystem::exists(KILN_AARCH64_WORKER))
+    GTEST_SKIP() << "no AArch64 kiln-worker (scripts/install-deps.sh adds the arm64 gRPC)";
+  for (const std::string program :
+       {KILN_AARCH64_WORKER, KILN_AARCH64_RUNNER, KILN_AARCH64_MODEL_APP}) {
+    const ElfNeeds needs = elf_needs(program);
+    EXPECT_EQ(needs.machine, EM_AARCH64) << program;
+    EXPECT_FALSE(needs.interpreter) << program << " asks for a dynamic loader";
+    EXPECT_FALSE(needs.dynamic_section) << program << " is dynamically linked";
+  }
+
+  Farm farm;
+  const std::filesystem::path board = std::filesystem::path(farm.dir()) / "board";
+  std::filesystem::create_directory(board);
+  for (const std::string program : {KILN_AARCH64_WORKER, KILN_AARCH64_RUNNER})
+    std::filesystem::copy_file(program, board / std::filesystem::path(program).filename());
+  const std::vector<std::string> plain_qemu = {qemu.front(), "-cpu", "cortex-a72"};
+  std::vector<std::string> command = plain_qemu;
+  command.push_back((board / "kiln-worker").string());
+  farm.start_worker_command(command, "rpi4", {"--sandbox-prefix", join(plain_qemu)});
+
+  std::vector<pb::Job> jobs;
+  for (const int64_t n : {1024, 1003}) {
+    const std::vector<uint8_t> so = compile_mul_add("arm-neon", n, farm.dir());
+    for (uint64_t seed = 1; seed <= 2; ++seed) jobs.push_back(mul_add_job(so, n, seed * 7 + n, 30));
+  }
+  farm.wait_for_workers("rpi4", 1, 30);
+  const std::vector<pb::Result> results = farm.client().submit("rpi4", jobs)->wait_all();
+  ASSERT_EQ(results.size(), jobs.size());
+  for (const pb::Result& r : results) {
+    EXPECT_EQ(r.error(), pb::OK) << describe(r) << "\n" << testing::read_text(farm.worker_log(0));
+    EXPECT_EQ(r.machine().emulator(), std::filesystem::path(qemu.front()).filename().string());
   }
 }
 
