@@ -81,8 +81,9 @@ std::vector<CpuProfile> listed_profiles() {
           {"+neon"}, 32, 1024, {"rpi4"}),
       arm("rk3399", "cortex-a72", "Rockchip RK3399: 2 x Cortex-A72 (big) + 4 x Cortex-A53",
           {"+neon"}, 32, 1024, {},
-          "code for the big cores; run and tune on them only (taskset -c 4,5, --threads 2): "
-          "a thread on a little core makes every parallel region wait for it"),
+          "code for the big cores; the runtime runs there by itself (2 threads held to the "
+          "cores of the largest cpu_capacity): a thread on a little core would make every "
+          "parallel region wait for it"),
       arm("cortex-a76", "cortex-a76", "Arm Cortex-A76: Raspberry Pi 5 (BCM2712, 4 cores)",
           {"+v8.2a", "+neon", "+fullfp16", "+dotprod"}, 64, 512, {"rpi5"}),
       arm("neoverse-n1", "neoverse-n1", "Arm Neoverse-N1: AWS Graviton2, Ampere Altra",

@@ -85,28 +85,29 @@ std::optional<int> parse_thread_count(std::string_view text) {
 }
 
 std::optional<std::string> parse_proc_self_cgroup(std::string_view proc_self_cgroup) {
-  std::optional<std::string> v1;
+  // Views into the text until the end: a string is made only for the answer.
+  std::string_view v1;
+  bool has_v1 = false;
   while (!proc_self_cgroup.empty()) {
     const auto eol = proc_self_cgroup.find('\n');
-    std::string_view line = proc_self_cgroup.substr(0, eol);
+    const std::string_view line = proc_self_cgroup.substr(0, eol);
     proc_self_cgroup =
         eol == std::string_view::npos ? std::string_view{} : proc_self_cgroup.substr(eol + 1);
     // "hierarchy-ID:controller-list:cgroup-path"
     const auto c1 = line.find(':');
     const auto c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
     if (c2 == std::string_view::npos) continue;
-    const std::string_view id = line.substr(0, c1);
-    const std::string_view controllers = line.substr(c1 + 1, c2 - c1 - 1);
-    const std::string path(trim(line.substr(c2 + 1)));
-    if (id == "0" && controllers.empty()) return path;  // v2 wins when both are mounted
-    std::string_view rest = controllers;
-    while (!v1 && !rest.empty()) {
+    const std::string_view path = trim(line.substr(c2 + 1));
+    if (c1 == 1 && line[0] == '0' && c2 == 2) return std::string(path);  // v2 wins over v1
+    std::string_view rest = line.substr(c1 + 1, c2 - c1 - 1);
+    while (!has_v1 && !rest.empty()) {
       const auto comma = rest.find(',');
-      if (rest.substr(0, comma) == "cpu") v1 = path;
+      if (rest.substr(0, comma) == "cpu") v1 = path, has_v1 = true;
       rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     }
   }
-  return v1;
+  if (!has_v1) return std::nullopt;
+  return std::string(v1);
 }
 
 int affinity_cpu_count() {
@@ -132,12 +133,12 @@ std::optional<int> cgroup_cpu_limit() {
   // mount root. (Fixed arrays rather than lists of paths: this is part of the tiny runtime.)
   const auto self = read_text("/proc/self/cgroup");
   const auto own = self ? parse_proc_self_cgroup(*self) : std::nullopt;
-  const std::string dirs[2] = {own && *own != "/" ? *own : std::string(), std::string()};
-  for (const std::string& dir : dirs) {
+  const std::string_view dirs[2] = {own && *own != "/" ? std::string_view(*own) : "", ""};
+  for (const std::string_view dir : dirs) {
     if (const auto text = read_text(concat({"/sys/fs/cgroup", dir, "/cpu.max"})))
       return parse_cgroup_v2_cpu_max(*text);
   }
-  for (const std::string& dir : dirs) {
+  for (const std::string_view dir : dirs) {
     for (const char* controller : {"/cpu", "/cpu,cpuacct"}) {
       const auto quota = read_text(concat({"/sys/fs/cgroup", controller, dir, "/cpu.cfs_quota_us"}));
       const auto period =
@@ -146,6 +147,35 @@ std::optional<int> cgroup_cpu_limit() {
     }
   }
   return std::nullopt;
+}
+
+uint64_t allowed_cpus() {
+  // The kernel's CPU masks are arrays of longs, bit i of the first being CPU i: a 64-bit mask
+  // is the first long. With more than 64 possible CPUs the kernel refuses so short a mask.
+  uint64_t mask = 0;
+  return sched_getaffinity(0, sizeof mask, reinterpret_cast<cpu_set_t*>(&mask)) == 0 ? mask : 0;
+}
+
+uint64_t fastest_cpus(uint64_t allowed, const char* sysfs_cpu) {
+  int64_t capacity[64], most = 0, least = INT64_MAX;
+  for (int cpu = 0; cpu < 64; ++cpu) {
+    if (!(allowed >> cpu & 1)) continue;
+    // A fixed buffer and stdio: this file is a number long, and the runtime is small.
+    char path[512], text[24];
+    std::snprintf(path, sizeof path, "%s/cpu%d/cpu_capacity", sysfs_cpu, cpu);
+    std::FILE* f = std::fopen(path, "re");
+    const std::size_t n = f ? std::fread(text, 1, sizeof text, f) : 0;
+    if (f) std::fclose(f);
+    const auto value = parse_int(std::string_view(text, n));
+    if (!value || *value <= 0) return 0;  // a CPU the kernel says nothing of: no ranking
+    capacity[cpu] = *value;
+    most = std::max(most, *value);
+    least = std::min(least, *value);
+  }
+  uint64_t fast = 0;
+  for (int cpu = 0; cpu < 64 && most != least; ++cpu)
+    if (allowed >> cpu & 1 && 4 * capacity[cpu] >= 3 * most) fast |= uint64_t{1} << cpu;
+  return fast;
 }
 
 int available_cpu_count() {
@@ -158,7 +188,9 @@ int default_num_threads() {
   if (const char* env = std::getenv("KILN_NUM_THREADS")) {
     if (const auto n = parse_thread_count(env)) return *n;
   }
-  return available_cpu_count();
+  const int available = available_cpu_count();
+  const int fast = __builtin_popcountll(fastest_cpus(allowed_cpus()));
+  return fast ? std::min(available, fast) : available;
 }
 
 }  // namespace kiln

@@ -187,7 +187,7 @@ void Model::run_batch(const void* const* inputs, void* const* outputs, int64_t b
   int64_t done = 0, left = info.max_batch > 0 ? batch : 1;
   int32_t status = 0;
   std::lock_guard<std::mutex> lock(s.running);
-  ThreadPool::Scope bind(&s.pool);
+  ThreadPool::Scope bind(&s.pool, /*hold_cpus=*/true);  // chunk 0 runs here: on the pool's CPUs
   for (std::size_t k = info.num_batch_classes + 1; k-- > 0 && status == 0;) {
     const int64_t size = info.batch_classes[k];
     // Padding: what is left runs as one run of this class when it is the smallest that holds it,

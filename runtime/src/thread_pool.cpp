@@ -12,6 +12,8 @@
 // the chunks nobody took. A worker that wakes late
 // finds the generation moved on and claims nothing. The job slot is rewritten only once every
 // claimed chunk has finished, so a worker reading it after a successful claim reads its job.
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -88,6 +90,7 @@ const kiln_runtime_api kAbi = {
 
 struct ThreadPool::State {
   int num_threads = 1;
+  uint64_t cpus = 0;  // the CPUs the workers (and a holding Scope's thread) run on; 0: any
   std::vector<std::thread> workers;
   std::mutex dispatch;  // one job at a time
 
@@ -157,15 +160,42 @@ struct ThreadPool::State {
   }
 };
 
-ThreadPool::ThreadPool(int num_threads) : state_(std::make_unique<State>()) {
+namespace {
+
+// Where the cores differ, a pool whose threads fit on the fast ones is held there (on an
+// RK3399, a 2-thread pool on the two A72s); else it runs anywhere.
+uint64_t default_pool_cpus(int num_threads) {
+  const uint64_t fast = fastest_cpus(allowed_cpus());
+  const int n = num_threads == 0 ? default_num_threads() : num_threads;
+  return n <= __builtin_popcountll(fast) ? fast : 0;
+}
+
+// Holds the calling thread to the CPUs of `mask` (a 64-bit mask is the kernel's first long:
+// allowed_cpus). One the process may not use (a cpuset changed since) makes the call fail,
+// and the thread stays where it was.
+void hold_thread_to(uint64_t mask) {
+  sched_setaffinity(0, sizeof mask, reinterpret_cast<cpu_set_t*>(&mask));
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int num_threads)
+    : ThreadPool(num_threads, num_threads < 0 ? 0 : default_pool_cpus(num_threads)) {}
+
+ThreadPool::ThreadPool(int num_threads, uint64_t cpus) : state_(std::make_unique<State>()) {
   if (num_threads < 0) {
     throw_error(ErrorCode::kInvalidArgument,
                 {"kiln: thread count must be >= 0 (0 = default), got ", Num(num_threads)});
   }
-  state_->num_threads = num_threads == 0 ? default_num_threads() : num_threads;
+  State& s = *state_;
+  s.num_threads = num_threads == 0 ? default_num_threads() : num_threads;
+  s.cpus = cpus;
   try {
-    for (int i = 1; i < state_->num_threads; ++i) {
-      state_->workers.emplace_back([s = state_.get()] { s->worker_loop(); });
+    for (int i = 1; i < s.num_threads; ++i) {
+      s.workers.emplace_back([&s] {
+        if (s.cpus) hold_thread_to(s.cpus);
+        s.worker_loop();
+      });
     }
   } catch (const std::system_error& e) {
     state_->shut_down();
@@ -216,11 +246,15 @@ const kiln_runtime_api* ThreadPool::api() {
   return &kAbi;
 }
 
-ThreadPool::Scope::Scope(ThreadPool* pool) : previous_(t_bound_pool) {
+ThreadPool::Scope::Scope(ThreadPool* pool, bool hold_cpus) : previous_(t_bound_pool) {
   t_bound_pool = pool;
+  if (!hold_cpus || !pool || !pool->state_->cpus) return;
+  saved_cpus_ = allowed_cpus();
+  if (saved_cpus_) hold_thread_to(pool->state_->cpus);
 }
 ThreadPool::Scope::~Scope() {
   t_bound_pool = previous_;
+  if (saved_cpus_) hold_thread_to(saved_cpus_);
 }
 
 ThreadPool& default_thread_pool() {

@@ -259,6 +259,9 @@ struct Callee {
 
 Callee load_kernel(const Options& o, std::vector<kiln::AlignedBuffer>& buffers) {
   static kiln::ThreadPool pool(o.threads);
+  // This thread runs chunk 0 of every call: on a board whose cores differ it is held to the
+  // pool's fast cores for the whole run, as Model::run holds its caller.
+  static kiln::ThreadPool::Scope hold(&pool, /*hold_cpus=*/true);
   // Lives until exit, as the pool does: a module must not be unloaded under running threads.
   static std::unique_ptr<kiln::KernelModule> module;
   static std::vector<void*> pointers;

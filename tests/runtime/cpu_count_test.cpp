@@ -1,7 +1,10 @@
-// CPU counting: the cgroup and /proc parsers on sample texts, and sanity of the live values.
+// CPU counting: the cgroup and /proc parsers on sample texts, the fast cores of a board whose
+// cores differ on sample sysfs trees, and sanity of the live values.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "kiln/runtime.h"
@@ -77,9 +80,61 @@ TEST(ProcSelfCgroup, GarbageIsIgnored) {
   EXPECT_EQ(parse_proc_self_cgroup("nonsense\nmore nonsense"), std::nullopt);
 }
 
+// A sysfs CPU folder of a made-up machine: cpuN/cpu_capacity for each capacity given (0: the
+// file is missing), in a fresh temporary folder removed with the object.
+class SysfsCpus {
+ public:
+  explicit SysfsCpus(const std::vector<int>& capacities) {
+    char name[] = "/tmp/kiln-sysfs-XXXXXX";
+    root_ = mkdtemp(name);
+    for (std::size_t cpu = 0; cpu < capacities.size(); ++cpu) {
+      const std::filesystem::path dir = root_ / ("cpu" + std::to_string(cpu));
+      std::filesystem::create_directories(dir);
+      if (capacities[cpu] > 0) std::ofstream(dir / "cpu_capacity") << capacities[cpu] << "\n";
+    }
+  }
+  ~SysfsCpus() { std::filesystem::remove_all(root_); }
+  std::string path() const { return root_.string(); }
+
+ private:
+  std::filesystem::path root_;
+};
+
+// A mask of the CPUs listed.
+uint64_t cpus(std::initializer_list<int> list) {
+  uint64_t mask = 0;
+  for (const int cpu : list) mask |= uint64_t{1} << cpu;
+  return mask;
+}
+
+TEST(FastestCpus, TheBigCoresOfABigLittleBoard) {
+  // An RK3399: cpu0-3 are Cortex-A53 (capacity 485), cpu4-5 Cortex-A72 (1024).
+  const SysfsCpus rk3399({485, 485, 485, 485, 1024, 1024});
+  EXPECT_EQ(fastest_cpus(cpus({0, 1, 2, 3, 4, 5}), rk3399.path().c_str()), cpus({4, 5}));
+  // Only the CPUs the process may use count: the little ones alone are all alike.
+  EXPECT_EQ(fastest_cpus(cpus({0, 1, 2}), rk3399.path().c_str()), 0u);
+  EXPECT_EQ(fastest_cpus(cpus({3, 5}), rk3399.path().c_str()), cpus({5}));
+}
+
+TEST(FastestCpus, APrimeCoreKeepsItsBigClusterCompany) {
+  // A phone's 1 + 3 + 4: the big cores within a quarter of the prime core count as fast.
+  const SysfsCpus phone({250, 250, 250, 250, 870, 870, 870, 1024});
+  EXPECT_EQ(fastest_cpus(cpus({0, 1, 2, 3, 4, 5, 6, 7}), phone.path().c_str()), cpus({4, 5, 6, 7}));
+}
+
+TEST(FastestCpus, NoneWhereTheCoresAreAlikeOrNothingSays) {
+  const SysfsCpus pi4({1024, 1024, 1024, 1024});
+  EXPECT_EQ(fastest_cpus(cpus({0, 1, 2, 3}), pi4.path().c_str()), 0u);
+  const SysfsCpus one_unknown({485, 1024, 0});
+  EXPECT_EQ(fastest_cpus(cpus({0, 1, 2}), one_unknown.path().c_str()), 0u);
+  EXPECT_EQ(fastest_cpus(cpus({0, 1}), "/nonexistent/kiln/sysfs"), 0u);
+  EXPECT_EQ(fastest_cpus(0, pi4.path().c_str()), 0u);
+}
+
 TEST(LiveCounts, AreSane) {
   const int affinity = affinity_cpu_count();
   EXPECT_GE(affinity, 1);
+  if (const uint64_t mine = allowed_cpus()) EXPECT_EQ(__builtin_popcountll(mine), affinity);
   const int available = available_cpu_count();
   EXPECT_GE(available, 1);
   EXPECT_LE(available, affinity);
@@ -94,7 +149,9 @@ TEST(LiveCounts, EnvironmentOverridesDefault) {
   setenv("KILN_NUM_THREADS", "3", 1);
   EXPECT_EQ(default_num_threads(), 3);
   setenv("KILN_NUM_THREADS", "garbage", 1);  // ignored, not fatal
-  EXPECT_EQ(default_num_threads(), available_cpu_count());
+  const int fast = __builtin_popcountll(fastest_cpus(allowed_cpus()));
+  const int fit = fast ? std::min(available_cpu_count(), fast) : available_cpu_count();
+  EXPECT_EQ(default_num_threads(), fit);
   if (old) {
     setenv("KILN_NUM_THREADS", saved.c_str(), 1);
   } else {

@@ -1,8 +1,10 @@
 // ThreadPool: coverage of every index, chunking, status propagation, nesting, the ABI entry.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -211,6 +213,52 @@ TEST(ThreadPool, AbiDispatchesToTheBoundPool) {
   Record r(100);
   ASSERT_EQ(api->parallel_for(100, record_body, &r), 0);
   EXPECT_EQ(r.chunks.size(), 1u);
+}
+
+// Where each chunk ran, and on which thread: chunks sleep, so that the workers claim theirs.
+struct Placement {
+  std::mutex mu;
+  std::vector<std::pair<std::thread::id, int>> runs;  // thread, CPU
+};
+
+int32_t placement_body(int64_t, int64_t, void* closure) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto* p = static_cast<Placement*>(closure);
+  std::lock_guard<std::mutex> lock(p->mu);
+  p->runs.emplace_back(std::this_thread::get_id(), sched_getcpu());
+  return 0;
+}
+
+// A pool held to some CPUs (what a big.LITTLE board gets for its big cores: fastest_cpus) runs
+// its workers there, and a holding Scope's thread too until the Scope ends.
+TEST(ThreadPool, AHeldPoolRunsOnItsCpus) {
+  const uint64_t mine = allowed_cpus();
+  if (__builtin_popcountll(mine) < 2) GTEST_SKIP() << "one CPU (or past CPU 63): nothing to choose";
+  const int chosen = 63 - __builtin_clzll(mine);  // the last of this thread's CPUs
+  ThreadPool pool(3, uint64_t{1} << chosen);
+  Placement p;
+  {
+    ThreadPool::Scope hold(&pool, /*hold_cpus=*/true);
+    EXPECT_EQ(allowed_cpus(), uint64_t{1} << chosen);
+    ASSERT_EQ(pool.parallel_for(3, placement_body, &p), 0);
+  }
+  EXPECT_EQ(allowed_cpus(), mine) << "the Scope gives the thread its own mask back";
+  ASSERT_EQ(p.runs.size(), 3u);
+  for (const auto& [thread, cpu] : p.runs) EXPECT_EQ(cpu, chosen);
+  // A Scope that only binds leaves the thread's mask alone.
+  {
+    ThreadPool::Scope bind(&pool);
+    EXPECT_EQ(allowed_cpus(), mine);
+  }
+}
+
+TEST(ThreadPool, APoolOfAlikeCoresIsNotHeld) {
+  // On a machine whose cores are alike (fastest_cpus() empty), the default pool runs anywhere.
+  if (fastest_cpus(allowed_cpus())) GTEST_SKIP() << "this machine's cores differ";
+  const uint64_t mine = allowed_cpus();
+  ThreadPool pool(2);
+  ThreadPool::Scope hold(&pool, /*hold_cpus=*/true);
+  EXPECT_EQ(allowed_cpus(), mine);
 }
 
 TEST(ThreadPool, DefaultPoolExists) {

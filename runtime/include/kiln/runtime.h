@@ -73,7 +73,19 @@ int affinity_cpu_count();
 std::optional<int> cgroup_cpu_limit();
 // min(affinity_cpu_count(), cgroup_cpu_limit()): what the process may really use.
 int available_cpu_count();
-// KILN_NUM_THREADS when it is a valid count, else available_cpu_count().
+// CPU sets below are masks of CPUs 0-63 (bit i: CPU i); the boards whose cores differ have
+// fewer, and a machine with more is treated as one whose cores are alike.
+//
+// The calling thread's affinity mask; 0 on a machine with more than 64 possible CPUs.
+uint64_t allowed_cpus();
+// The fast CPUs among `allowed` where they are not all alike: those whose capacity (the
+// kernel's SYSFS_CPU/cpuN/cpu_capacity) is within a quarter of the largest. On a big.LITTLE
+// board these are the big cores (an RK3399's two Cortex-A72, not its four A53). 0 when every
+// allowed CPU has the same capacity or the kernel does not say for one of them.
+uint64_t fastest_cpus(uint64_t allowed, const char* sysfs_cpu = "/sys/devices/system/cpu");
+// KILN_NUM_THREADS when it is a valid count, else available_cpu_count(), capped at the number of
+// fastest_cpus() where the cores differ: a thread on a little core would hold up every
+// parallel loop, whose chunks are equal.
 int default_num_threads();
 
 // ---------------------------------------------------------------------------------------------
@@ -83,8 +95,12 @@ int default_num_threads();
 // chunk itself. One parallel_for runs at a time per pool (concurrent callers queue on a mutex).
 class ThreadPool {
  public:
-  // num_threads == 0 means default_num_threads(); negative counts are an error.
+  // num_threads == 0 means default_num_threads(); negative counts are an error. Where the cores
+  // differ and the threads fit on the fast ones (fastest_cpus()), the pool is held there.
   explicit ThreadPool(int num_threads = 0);
+  // The same with the workers held to the CPU mask `cpus` (0: anywhere), and a holding
+  // Scope's thread with them.
+  ThreadPool(int num_threads, uint64_t cpus);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -106,16 +122,19 @@ class ThreadPool {
   static const kiln_runtime_api* api();
 
   // Binds `pool` to the current thread for the lifetime of the Scope (restoring the previous
-  // binding afterwards), for callers that invoke kernel function pointers themselves.
+  // binding afterwards), for callers that invoke kernel function pointers themselves. With
+  // `hold_cpus`, a pool held to CPUs holds this thread there too (it runs chunk 0) and gives
+  // back its own CPU mask afterwards: Model::run does so (three system calls per run).
   class Scope {
    public:
-    explicit Scope(ThreadPool* pool);
+    explicit Scope(ThreadPool* pool, bool hold_cpus = false);
     ~Scope();
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
 
    private:
     ThreadPool* previous_;
+    uint64_t saved_cpus_ = 0;  // the thread's own CPU mask while held
   };
 
  private:
