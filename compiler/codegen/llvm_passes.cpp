@@ -17,6 +17,7 @@
 
 #include "compiler/base/error.h"
 #include "compiler/codegen/bf16_moves_as_bits.h"
+#include "compiler/codegen/lane_broadcasts.h"
 
 extern "C" {
 void LLVMInitializeX86TargetInfo();
@@ -183,6 +184,10 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   mpm.run(m, mam);
   if (tm.getTargetTriple().isX86() && !tm.getTargetFeatureString().contains("+avx512fp16"))
     widen_scalar_half_compares(m);
+  // Broadcasts of neighbouring f16 values (or bf16 pairs, int8 quads) become lanes of one load
+  // (`fmla .8h`, `bfdot`, `sdot` by element) rather than an `ld1r` each, which shares the
+  // multiply-accumulates' vector pipe.
+  if (tm.getTargetTriple().isAArch64() && opt_level >= 2) broadcast_loads_by_lane(m);
   // Without vcvtneps2bf16 the backend rounds the bfloat values a kernel only moves (phis,
   // selects, shuffles, masked stores) through a library call: they move as 16-bit integers.
   const llvm::StringRef features = tm.getTargetFeatureString();

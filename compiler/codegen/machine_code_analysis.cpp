@@ -105,16 +105,22 @@ std::vector<std::string> peak_block(const std::string& example, bool aarch64) {
     std::smatch m;
     std::string dest;
     if (std::regex_search(example, m, reg)) dest = m[0];
-    for (int i = 0; i < 24; ++i) {
+    // A 16-bit lane ("v9.h[3]") comes only from v0-v15: the sources are v14 and v15 there,
+    // and the copies' destinations skip them.
+    const bool low_sources = example.find(".h[") != std::string::npos;
+    for (int copy = 0; copy < 24; ++copy) {
+      const int i = low_sources && copy >= 14 ? copy + 2 : copy;
       std::string out;
-      int source = 30;
+      int source = low_sources ? 14 : 30;
       auto begin = std::sregex_iterator(example.begin(), example.end(), reg);
       size_t last = 0;
       bool first = true;
       for (auto it = begin; it != std::sregex_iterator(); ++it, first = false) {
         out += example.substr(last, it->position() - last);
         const std::string kind = (*it)[1];
-        out += kind + std::to_string(first || (*it)[0] == dest ? i : std::min(source++, 31));
+        out += kind + std::to_string(first || (*it)[0] == dest
+                                         ? i
+                                         : std::min(source++, low_sources ? 15 : 31));
         last = it->position() + it->length();
       }
       block.push_back(out + example.substr(last));

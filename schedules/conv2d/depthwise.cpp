@@ -38,6 +38,13 @@ class Conv2dDepthwise : public DirectConv2dTemplate {
   bool applies(const Workload& w, const Target&) const override {
     return w.op == "conv2d" && is_depthwise(conv2d_params(w));
   }
+  // The type the taps sum in: f16 where the CPU multiplies f16 (AArch64 +fullfp16: `fmla .8h`,
+  // twice f32's lanes), else f32. A depthwise tap sums only KH x KW products (9 for 3x3, 49
+  // for 7x7), within the 64 that f16 blocks are held to (f16_partial_sums.h).
+  static DataType acc_type(const Workload& w, const Target& t) {
+    return w.dtype == DataType::f16() && t.is_aarch64() && t.has("fullfp16") ? DataType::f16()
+                                                                             : DataType::f32();
+  }
   static Conv2dParams params(const Workload& w) {
     Conv2dParams p = conv2d_params(w);
     user_check(is_depthwise(p)) << "conv2d.depthwise needs groups == C == O (channel "
@@ -47,7 +54,7 @@ class Conv2dDepthwise : public DirectConv2dTemplate {
 
   ConfigSpace space(const Workload& w, const Target& t) const override {
     Conv2dParams p = params(w);
-    const int64_t lanes = t.lanes(DataType::f32());
+    const int64_t lanes = t.lanes(acc_type(w, t));
     ConfigSpace cs;
     cs.define_knob("c_bn", oc_bn_choices(p.c, lanes));
     cs.define_knob("reg_n", reg_n_choices(p.out_w()));
@@ -60,7 +67,7 @@ class Conv2dDepthwise : public DirectConv2dTemplate {
 
   Config fallback(const Workload& w, const Target& t) const override {
     Conv2dParams p = params(w);
-    const int64_t lanes = t.lanes(DataType::f32());
+    const int64_t lanes = t.lanes(acc_type(w, t));
     // Memory-bound: one or two vectors of channels, a W tile long enough that each input
     // vector loaded serves several taps from registers.
     int64_t vecs = std::min<int64_t>(t.is_x86() && lanes >= 16 ? 1 : 2, ceil_div(p.c, lanes));
@@ -81,8 +88,8 @@ class Conv2dDepthwise : public DirectConv2dTemplate {
   ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     Conv2dParams p = params(w);
-    const DataType f32 = DataType::f32();
-    const int64_t lanes = t.lanes(f32), bn = cfg["c_bn"], cb = ceil_div(p.c, bn);
+    const DataType acc_t = acc_type(w, t);
+    const int64_t lanes = t.lanes(acc_t), bn = cfg["c_bn"], cb = ceil_div(p.c, bn);
     const int64_t oh = p.out_h(), ow = p.out_w();
 
     te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, bn}, w.dtype, "data");
@@ -95,12 +102,22 @@ class Conv2dDepthwise : public DirectConv2dTemplate {
         [&](const std::vector<Var>& v) -> Expr {
           Expr in = padded(v[0], v[1], v[2] * p.sh + ry->var * p.dh, v[3] * p.sw + rx->var * p.dw, v[4]);
           Expr wt = weight(v[1], ry, rx, v[4]);
-          return te::sum(ir::make_cast(f32, in) * ir::make_cast(f32, wt), {ry, rx});
+          return te::sum(ir::make_cast(acc_t, in) * ir::make_cast(acc_t, wt), {ry, rx});
         },
         "conv.acc");
-    te::Tensor out = blocked_epilogue(w, ep, acc, bn);
+    // The epilogue reads f32 (an f16 sum widens as it is read).
+    te::Tensor acc32 = acc;
+    if (acc_t != DataType::f32())
+      acc32 = te::compute(
+          {p.n, cb, oh, ow, bn},
+          [&](const std::vector<Var>& v) -> Expr {
+            return ir::make_cast(DataType::f32(), acc(std::vector<Expr>(v.begin(), v.end())));
+          },
+          "conv.acc32");
+    te::Tensor out = blocked_epilogue(w, ep, acc32, bn);
 
     te::Schedule sch({out});
+    if (!(acc32 == acc)) sch[acc32].compute_inline();
     const int64_t pad_rows = padded == data ? 0 : cfg["pad_rows"];
     TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"], cfg["oc_inner"], cfg["unroll_kw"] != 0,
                 cfg["unroll_kh"] != 0, 1, ry, rx, std::max<int64_t>(pad_rows, 1)};

@@ -373,7 +373,9 @@ class Conv2dF16Arm final : public LowpConv2d {
     schedule_tile(sch, out, ps.acc, cfg, 8, ps.outer, rx_outer ? ps.outer.back() : IterVar());
     std::vector<IterVar> unroll;
     if (!rx_outer && cfg["unroll_kw"]) unroll.push_back(ps.inner[ps.inner.size() - 2]);
-    schedule_f16_partial_sums(sch, ps, 8, 1, unroll);
+    // Channels unrolled by 8 (or 4): one pixel's values are neighbours, taken as lanes of one
+    // load (codegen/lane_broadcasts.h) rather than one `ld1r` each.
+    schedule_f16_partial_sums(sch, ps, 8, icb % 8 == 0 ? 8 : icb % 4 == 0 ? 4 : 1, unroll);
 
     return finish(
         w, p, std::move(sch), data, weight, ep, out, icb, ocb,

@@ -60,7 +60,9 @@ class DensePacked : public OpTemplate {
     DenseShape s = dense_shape(w);
     ConfigSpace cs;
     cs.define_knob("mr", row_tile_choices(s.m, {1, 2, 4, 6, 8, 12}));
-    cs.define_knob("nr_vecs", {1, 2, 3, 4});
+    // A GEMV (M = 1) may keep 8 vectors of columns: its only independent accumulators.
+    cs.define_knob("nr_vecs", s.m == 1 ? std::vector<int64_t>{1, 2, 3, 4, 8}
+                                       : std::vector<int64_t>{1, 2, 3, 4});
     cs.define_knob("k_unroll", {1, 2, 4, 8});
     define_dense_loop_knobs(cs, s);
     return cs;
@@ -72,7 +74,10 @@ class DensePacked : public OpTemplate {
     // Accumulators fill most of the vector registers: 24 of 32 zmm / v, 12 of 16 ymm.
     int64_t mr = lanes >= 16 ? 6 : (t.is_x86() ? 6 : 8);
     int64_t vecs = lanes >= 16 ? 4 : (t.is_x86() ? 2 : 3);
-    if (s.m == 1) mr = 1, vecs = 4;  // a GEMV streams B once; wide rows, no row tile
+    // A GEMV streams B once: wide rows, no row tile. On AArch64, 8 vectors: each FMLA waits on
+    // its accumulator's last, and two 4-cycle FMLA pipes (Neoverse-N1) need 8 in flight; with
+    // 4, 49% of their peak by llvm-mca.
+    if (s.m == 1) mr = 1, vecs = t.is_aarch64() ? 8 : 4;
     mr = fit_rows(mr, s.m, {12, 8, 6, 4, 2, 1});
     // Threads when the arithmetic pays for the hand-off (parallel_rule.h), or when the kernel
     // is memory-bound on more weight bytes than one core streams quickly (a GEMV).

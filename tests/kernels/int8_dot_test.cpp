@@ -171,8 +171,16 @@ TEST(Int8DotAsm, ByteDotsOnEveryTarget) {
   const std::string arm = template_assembly(conv_tpl(), c, "cortex-a76");
   EXPECT_GE(count_instructions(arm, "sdot", ".4s"), 24) << arm;  // 4 q x 6 pixels
   EXPECT_EQ(count_instructions(arm, "usdot", ".4s"), 0) << arm;
+  // A pixel's neighbouring quads in one load, each SDOT taking its quad as a lane (v.4b[i],
+  // lane_broadcasts.h) rather than an `ld1r` or `dup` of it (a lone quad of a remainder may
+  // keep one).
+  EXPECT_GE(count_instructions(arm, "sdot", ".4b["), 24) << arm;
+  EXPECT_LE(count_instructions(arm, "ld1r", ".4s") + count_instructions(arm, "dup", ".4s"), 2)
+      << arm;
   const std::string i8mm = template_assembly(conv_tpl(), c, "neoverse-v1");
-  EXPECT_GE(count_instructions(i8mm, "usdot", ".4s"), 24) << i8mm;
+  // u8 by s8: USDOT, or by element SUDOT (s8 by a lane of u8: the same products).
+  EXPECT_GE(count_instructions(i8mm, "usdot", ".4s") + count_instructions(i8mm, "sudot", ".4s"), 24)
+      << i8mm;
   EXPECT_EQ(count_instructions(i8mm, "sdot", ".4s"), 0) << i8mm;
   const Workload d = dense(64, 128, 64, u8, 128, true);
   const std::string dz = template_assembly(dense_tpl(), d, "cascadelake");
