@@ -17,8 +17,8 @@
 namespace kiln::codegen {
 namespace {
 
-// A broadcast of a loaded f16 value: load half -> insertelement at lane 0 -> zero shuffle,
-// each used only by the next.
+// A broadcast of a loaded value: load -> insertelement at lane 0 -> zero shuffle, each used
+// only by the next.
 struct Broadcast {
   llvm::LoadInst* load;
   llvm::InsertElementInst* insert;
@@ -145,8 +145,8 @@ int rewrite_block(llvm::BasicBlock& bb, llvm::ScalarEvolution& se, const llvm::D
     llvm::Type* elem = found[a].load->getType();
     // A q register's lanes (8 halves, 4 words), or a d register's half of them.
     const std::size_t full = 128 / elem->getPrimitiveSizeInBits();
-    // The broadcasts of the 1..7 elements after a's address whose loads come after a's with
-    // no memory write between: a vector load in place of a's reads what they would.
+    // The broadcasts of the 1 .. full - 1 elements after a's address whose loads come after
+    // a's with no memory write between: a vector load in place of a's reads what they would.
     std::array<int, 8> at;
     at.fill(-1);
     at[0] = static_cast<int>(a);
