@@ -90,14 +90,21 @@ std::string join(const std::vector<std::string>& words) {
   return s;
 }
 
+// Why the AArch64 worker cannot run here ("" when it can): qemu, or the cross-built worker.
+std::string arm_worker_missing() {
+  if (aarch64_qemu_prefix().empty()) return "qemu-aarch64 is not on PATH";
+  if (std::string(KILN_AARCH64_WORKER).empty() || !std::filesystem::exists(KILN_AARCH64_WORKER))
+    return "no AArch64 kiln-worker (the cross build needs libgrpc++-dev:arm64 and "
+           "libprotobuf-dev:arm64: scripts/install-deps.sh)";
+  return "";
+}
+
 // `kiln-worker --print-board` on the board tells the user which --target to tune for: run
 // here under qemu as each core (qemu's user mode shows the host's /proc/cpuinfo, so the core
 // comes from its ID register).
 TEST(FarmArm, TheBoardWorkerNamesItsCoreAndTarget) {
+  if (const std::string why = arm_worker_missing(); !why.empty()) GTEST_SKIP() << why;
   const std::vector<std::string> qemu = aarch64_qemu_prefix();
-  if (qemu.empty()) GTEST_SKIP() << "qemu-aarch64 is not on PATH";
-  if (std::string(KILN_AARCH64_WORKER).empty() || !std::filesystem::exists(KILN_AARCH64_WORKER))
-    GTEST_SKIP() << "no AArch64 kiln-worker (scripts/install-deps.sh adds the arm64 gRPC)";
   struct Case {
     const char* cpu;
     const char* board;
@@ -149,10 +156,8 @@ ElfNeeds elf_needs(const std::string& path) {
 // qemu-aarch64 (no -L: no sysroot, no loader); the worker runs its jobs in the runner beside it,
 // which dlopens kernels kiln compiled for arm-neon, and every result is checked.
 TEST(FarmArm, TheStaticBoardWorkerServesJobsFromAFolderOfItsOwn) {
+  if (const std::string why = arm_worker_missing(); !why.empty()) GTEST_SKIP() << why;
   const std::vector<std::string> qemu = aarch64_qemu_prefix();
-  if (qemu.empty()) GTEST_SKIP() << "qemu-aarch64 is not on PATH";
-  if (std::string(KILN_AARCH64_WORKER).empty() || !std::filesystem::exists(KILN_AARCH64_WORKER))
-    GTEST_SKIP() << "no AArch64 kiln-worker (scripts/install-deps.sh adds the arm64 gRPC)";
   for (const std::string program :
        {KILN_AARCH64_WORKER, KILN_AARCH64_RUNNER, KILN_AARCH64_MODEL_APP}) {
     const ElfNeeds needs = elf_needs(program);
@@ -186,12 +191,8 @@ TEST(FarmArm, TheStaticBoardWorkerServesJobsFromAFolderOfItsOwn) {
 }
 
 TEST(FarmArm, FiftyMixedJobsNativeAndArmKeysRunOnTheirWorkers) {
+  if (const std::string why = arm_worker_missing(); !why.empty()) GTEST_SKIP() << why;
   const std::vector<std::string> qemu = aarch64_qemu_prefix();
-  if (qemu.empty()) GTEST_SKIP() << "qemu-aarch64 is not on PATH";
-  if (std::string(KILN_AARCH64_WORKER).empty() || !std::filesystem::exists(KILN_AARCH64_WORKER)) {
-    GTEST_SKIP() << "no AArch64 kiln-worker (the cross build needs libgrpc++-dev:arm64 and "
-                    "libprotobuf-dev:arm64: scripts/install-deps.sh)";
-  }
   if (std::string(KILN_AARCH64_FARM_FIXTURE).empty()) GTEST_SKIP() << "no AArch64 cross compiler";
 
   Farm farm;
