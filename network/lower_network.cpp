@@ -1,15 +1,16 @@
 #include "network/lower_network.h"
 
 #include <algorithm>
-#include <functional>
 #include <cstring>
+#include <functional>
 #include <map>
 
+#include "kiln/params.h"
+#include "network/blocked_channels.h"
 #include "network/blocked_concat.h"
 #include "network/blocked_elementwise.h"
 #include "network/choose_template.h"
 #include "network/op_table.h"
-#include "kiln/params.h"
 #include "schedules/elementwise/cast.h"
 #include "schedules/layout.h"
 #include "tuner/host_values.h"
@@ -340,6 +341,58 @@ class Lowerer {
     return true;
   }
 
+  // A channel shuffle whose inputs are blocked runs on blocks (blocked_channels.h): each
+  // input read in the block it is held in, the output in the widest of those blocks, or half
+  // of it, that the kernel runs by whole vectors. False when no input is blocked, none fits,
+  // or an input is a constant.
+  bool lower_blocked_channel_shuffle(const Node& n, const MappedNode& m) {
+    if (m.workload.op != "channel_shuffle" || dtype(n.outputs[0]) != DataType::f32()) return false;
+    std::vector<Layout> held;
+    Layout widest = 0;
+    for (int64_t k = 0; k < m.workload.param("inputs"); ++k) {
+      const std::string name = "X" + std::to_string(k);
+      if (g_.is_constant(m.operands.at(name))) return false;
+      held.push_back(blocked_layout_of(m.operands, name));
+      widest = std::max(widest, held.back());
+    }
+    // Blocks that divide a group's run of channels first: the halves a ShuffleNet unit
+    // slices its input into then take whole blocks (lower_blocked_channel_slice).
+    const int64_t run = dims(n.outputs[0]).at(1) / m.workload.param("group");
+    std::optional<Workload> w;
+    for (bool whole_runs : {true, false})
+      for (Layout block = widest; block >= 4 && !w; block /= 2)
+        if (!whole_runs || run % block == 0) w = blocked_channel_shuffle(m.workload, held, block);
+    if (!w) return false;
+    std::vector<int> bufs;
+    for (int64_t k = 0; k < w->param("inputs"); ++k)
+      bufs.push_back(
+          ensure(m.operands.at("X" + std::to_string(k)), w->param("B" + std::to_string(k))));
+    return add_blocked_step(n, *w, std::move(bufs), w->param("block"));
+  }
+
+  // A slice of whole channel blocks of a blocked value copies those blocks
+  // (blocked_channels.h): the halves a ShuffleNet unit splits its input into stay blocked.
+  bool lower_blocked_channel_slice(const Node& n, const MappedNode& m) {
+    if (m.workload.op != "slice" || dtype(n.outputs[0]) != DataType::f32()) return false;
+    const Layout block = blocked_layout_of(m.operands, "X");
+    if (block <= 0) return false;
+    const std::string& x = m.operands.at("X");
+    std::optional<Workload> w =
+        blocked_channel_slice(m.workload, dims(x), dims(n.outputs[0]), block);
+    if (!w) return false;
+    return add_blocked_step(n, *w, {ensure(x, block)}, block);
+  }
+
+  // The step of a kernel the lowering chose for blocks: `inputs`, then the node's output in
+  // `block` (converted to NCHW too when it is a graph output). Returns true.
+  bool add_blocked_step(const Node& n, const Workload& w, std::vector<int> inputs, Layout block) {
+    const int task = task_for(w);
+    inputs.push_back(new_buffer(n.outputs[0], block));
+    add_step(task, std::move(inputs), node_key(n.name, n.outputs), n.op_type);
+    if (std::count(g_.outputs.begin(), g_.outputs.end(), n.outputs[0])) ensure(n.outputs[0], 0);
+    return true;
+  }
+
   // A Pad of H and W alone whose input is blocked already runs on the blocks: the rank-5 pad
   // of [N, C/b, H, W, b] on axes 2 and 3, so that TF-style explicit padding before a conv
   // (Hugging Face's MobileNetV2, the Pad that split_asymmetric_pads puts before a conv) costs
@@ -436,7 +489,8 @@ class Lowerer {
       });
     if (m.workload.op == "qlinear_add") return lower_flat_pair(n, m.workload);
     apply_precision(m, n);
-    if (lower_blocked_elementwise(n, m) || lower_blocked_concat(n, m) || lower_blocked_pad(n, m))
+    if (lower_blocked_elementwise(n, m) || lower_blocked_concat(n, m) || lower_blocked_pad(n, m) ||
+        lower_blocked_channel_shuffle(n, m) || lower_blocked_channel_slice(n, m))
       return;
     const NodeChoice* chosen = nullptr;
     if (choices_)

@@ -47,6 +47,28 @@ MappedNode map_concat(Graph& g, const Node& n) {
   return m;
 }
 
+MappedNode map_channel_shuffle(Graph& g, const Node& n) {
+  const std::vector<int64_t> out = dims_of(g, n.outputs[0]);
+  node_check(out.size() >= 2) << "a channel shuffle of rank " << out.size()
+                              << " is not supported (2 and up)";
+  node_check(n.inputs.size() <= schedules::kMaxConcatInputs)
+      << n.inputs.size() << " inputs are not supported (1.." << schedules::kMaxConcatInputs << ")";
+  MappedNode m;
+  Workload& w = m.workload;
+  w.op = "channel_shuffle";
+  w.params["N"] = out[0];
+  w.params["HW"] = numel({out.begin() + 2, out.end()});
+  w.params["group"] = n.attr_int("group", 1);
+  w.params["block"] = 1;
+  w.params["inputs"] = static_cast<int64_t>(n.inputs.size());
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    w.params["E" + std::to_string(k)] = dims_of(g, n.inputs[k]).at(1);
+    w.params["B" + std::to_string(k)] = 1;
+    m.operands["X" + std::to_string(k)] = n.inputs[k];
+  }
+  return m;
+}
+
 namespace {
 
 // A strided window of X: start, step and extent per dimension.

@@ -123,6 +123,9 @@ MappedNode map_qlinear_add(Graph& g, const Node& n);
 // Flatten, Reshape, Squeeze, Unsqueeze: a copy into the new shape.
 MappedNode map_reshape(Graph& g, const Node& n);
 MappedNode map_concat(Graph& g, const Node& n);
+// fuse_channel_shuffle's ChannelShuffle: "channel_shuffle" over NCHW inputs (the network
+// compiler moves it onto blocks where its inputs are blocked: lower_network.cpp).
+MappedNode map_channel_shuffle(Graph& g, const Node& n);
 // Slice with non-zero steps, negative ones included (a flip); the window's extents are the
 // inferred output's.
 MappedNode map_slice(Graph& g, const Node& n);

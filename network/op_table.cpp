@@ -63,6 +63,7 @@ const std::map<std::string, Mapper>& table() {
       {"Squeeze", map_reshape},
       {"Unsqueeze", map_reshape},
       {"Concat", map_concat},
+      {"ChannelShuffle", map_channel_shuffle},
       {"Transpose", map_transpose},
       {"Erf", unary("erf")},
       {"Gelu", unary("gelu")},
@@ -133,7 +134,7 @@ MappedNode map_node(Graph& g, const Node& n) {
   MappedNode m = it->second(g, n);
   // Moves that copy 8-bit values as they are (a quantized model's Flatten, Reshape, Slice or
   // Concat between its integer layers) run in that type.
-  static const std::set<std::string> kCopies = {"reshape", "slice", "concat"};
+  static const std::set<std::string> kCopies = {"reshape", "slice", "concat", "channel_shuffle"};
   if (kCopies.count(m.workload.op) && !n.inputs.empty() && g.type_of(n.inputs[0])) {
     const graph::DataType t = g.type_of(n.inputs[0])->dtype;
     if (t == graph::DataType::u8() || t == graph::DataType::i8()) m.workload.dtype = t;
@@ -160,14 +161,14 @@ MappedNode map_node(Graph& g, const Node& n) {
   // (truncated, as ONNX divides integers) and running sums while they stay below 2^24: token
   // positions, box coordinates, relative distances and mask counts do.
   static const std::set<std::string> kExactInF32 = {
-      "Equal",     "Less",      "Greater",   "LessOrEqual", "GreaterOrEqual",
-      "Not",       "Where",     "Cast",      "Gather",      "Expand",
-      "Reshape",   "Flatten",   "Squeeze",   "Unsqueeze",   "Concat",
-      "Slice",     "Transpose", "Add",       "Sub",         "Mul",
-      "Div",       "Neg",       "Abs",       "Max",         "Min",
-      "ReduceSum", "ReduceMax", "ReduceMin", "CumSum",      "ArgMax",
-      "ArgMin",    "Sign",      "Pad",       "And",         "Or",
-      "Xor",       "Identity"};
+      "Equal",     "Less",      "Greater",       "LessOrEqual", "GreaterOrEqual",
+      "Not",       "Where",     "Cast",          "Gather",      "Expand",
+      "Reshape",   "Flatten",   "Squeeze",       "Unsqueeze",   "Concat",
+      "Slice",     "Transpose", "Add",           "Sub",         "Mul",
+      "Div",       "Neg",       "Abs",           "Max",         "Min",
+      "ReduceSum", "ReduceMax", "ReduceMin",     "CumSum",      "ArgMax",
+      "ArgMin",    "Sign",      "Pad",           "And",         "Or",
+      "Xor",       "Identity",  "ChannelShuffle"};
   node_check(!non_float || kExactInF32.count(n.op_type))
       << "integer or bool " << n.op_type << " is not supported (integer and bool values take "
       << "part in comparisons, Not, And, Or, Xor, Where, Cast, Gather, data movement (Pad too), +, "

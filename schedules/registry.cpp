@@ -11,6 +11,7 @@
 #include "schedules/conv2d/templates.h"
 #include "schedules/conv2d/transpose.h"
 #include "schedules/conv2d/winograd.h"
+#include "schedules/data_movement/channel_shuffle.h"
 #include "schedules/data_movement/data_movement.h"
 #include "schedules/data_movement/gather.h"
 #include "schedules/data_movement/resize.h"
@@ -133,6 +134,7 @@ const std::vector<const OpTemplate*>& all_templates() {
       &batch_norm_template(),
       // data movement, batched matmul
       &concat_template(),
+      &channel_shuffle_template(),
       &transpose_shuffle_template(),  // before transpose.tiled: its default where it applies
       &transpose_template(),
       &pad_template(),

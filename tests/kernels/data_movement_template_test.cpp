@@ -1,10 +1,12 @@
-// concat, transpose, pad and reshape templates: fallback and random configs over network
-// shapes (ranks 1-5) (BERT head split/merge, ResNet/ MobileNet concat and pad) and awkward ones, on
-// every target preset, f32 everywhere, f16/bf16 where the target has them, and u8/i8 for the
-// copies a quantized model makes between its integer layers (concat, slice, reshape); bad shapes.
+// concat, channel shuffle, transpose, pad and reshape templates: fallback and random configs over
+// network shapes (ranks 1-5) (BERT head split/merge, ResNet/ MobileNet concat and pad) and awkward
+// ones, on every target preset, f32 everywhere, f16/bf16 where the target has them, and u8/i8 for
+// the copies a quantized model makes between its integer layers (concat, slice, reshape); bad
+// shapes.
 #include <gtest/gtest.h>
 
 #include "compiler/base/error.h"
+#include "schedules/data_movement/channel_shuffle.h"
 #include "schedules/data_movement/data_movement.h"
 #include "tests/kernels/template_harness.h"
 
@@ -52,6 +54,23 @@ Workload reshape(const Shape& in, const Shape& out, DataType t = DataType::f32()
   return w;
 }
 
+// A channel shuffle of `group` groups over inputs of `channels` held in `blocks` (1: NCHW),
+// written in blocks of `block`.
+Workload shuffle(int64_t n, int64_t hw, int64_t group, int64_t block, const Shape& channels,
+                 const Shape& blocks, DataType t = DataType::f32()) {
+  Workload w{"channel_shuffle",
+             {{"N", n},
+              {"HW", hw},
+              {"group", group},
+              {"block", block},
+              {"inputs", int64_t(channels.size())}},
+             t,
+             {}};
+  put(w, "E", channels);
+  put(w, "B", blocks);
+  return w;
+}
+
 Workload slice(const Shape& in, const Shape& start, const Shape& step, const Shape& out,
                DataType t = DataType::f32()) {
   Workload w{"slice", {{"ndim", int64_t(in.size())}}, t, {}};
@@ -65,6 +84,7 @@ Workload slice(const Shape& in, const Shape& start, const Shape& step, const Sha
 const OpTemplate& template_for(const Workload& w) {
   if (w.op == "slice") return schedules::slice_template();
   if (w.op == "concat") return schedules::concat_template();
+  if (w.op == "channel_shuffle") return schedules::channel_shuffle_template();
   if (w.op == "transpose") return schedules::transpose_template();
   if (w.op == "pad") return schedules::pad_template();
   return schedules::reshape_template();
@@ -98,6 +118,16 @@ std::vector<TemplateCase> cases() {
                             slice({3, 4, 2, 37}, {1, 0, 0, 2}, {1, 1, 1, 1}, {1, 4, 2, 35}),
                             slice({13, 29}, {2, 3}, {3, 2}, {4, 13}),
                             slice({3, 8, 96}, {0, 0, 32}, {1, 1, 1}, {3, 8, 32}),
+                            // Channel shuffles: NCHW, one input and two (a concat folded in);
+                            // blocked, interleaving runs of 4 lanes (inputs in blocks of 8 and
+                            // 32, the latter partial); groups of 4 in runs of 2; 3 groups and
+                            // blocks that do not split into runs (channel by channel).
+                            shuffle(2, 13, 2, 1, {12}, {1}),
+                            shuffle(1, 37, 2, 1, {10, 10}, {1, 1}),
+                            shuffle(2, 9, 2, 8, {24, 24}, {8, 32}),
+                            shuffle(1, 5, 4, 8, {16, 16}, {4, 8}),
+                            shuffle(2, 7, 3, 4, {16, 8}, {4, 1}),
+                            shuffle(1, 6, 2, 16, {16}, {16}),
                         });
   for (const auto& [t, d] : half_targets())
     for (int c = -1; c < 1; ++c) {
@@ -108,6 +138,7 @@ std::vector<TemplateCase> cases() {
       out.push_back({pad({3, 10}, {1, 2}, {2, 5}, -1.0 / 3, d), t, c});
       out.push_back({with_mode(pad({3, 10}, {1, 2}, {2, 5}, 0, d), 2), t, c});
       out.push_back({slice({4, 40}, {1, 3}, {2, 1}, {2, 37}, d), t, c});
+      out.push_back({shuffle(1, 9, 2, 8, {16, 16}, {8, 16}, d), t, c});
     }
   for (const char* t : {"x86-avx2", "arm-neon"})
     for (DataType d : {DataType::u8(), DataType::i8()})
@@ -115,6 +146,7 @@ std::vector<TemplateCase> cases() {
         out.push_back({concat({2, 3, 21}, 2, {5, 16}, d), t, c});
         out.push_back({slice({4, 40}, {1, 3}, {2, 1}, {2, 37}, d), t, c});
         out.push_back({reshape({2, 3, 5, 7}, {6, 35}, d), t, c});
+        out.push_back({shuffle(2, 11, 2, 4, {8, 8}, {4, 4}, d), t, c});
       }
   // transpose.tiled where transpose.shuffle is the default, so both keep their coverage.
   for (const Workload& w : {transpose({19, 37}, {1, 0}), transpose({2, 17, 5, 33}, {0, 2, 3, 1})})
@@ -126,7 +158,8 @@ std::vector<TemplateCase> cases() {
       out,
       {transpose({1, 128, 12, 64}, {0, 2, 1, 3}), transpose({12, 128, 64}, {0, 2, 1}),
        concat({1, 0, 28, 28}, 1, {64, 96, 128, 32}), concat({1, 0, 26, 26}, 1, {256, 128}),
-       concat({4096, 0}, 1, {48, 80}),
+       concat({4096, 0}, 1, {48, 80}), shuffle(1, 784, 2, 8, {24, 24}, {8, 32}),
+       shuffle(1, 196, 2, 16, {48, 48}, {16, 16}), shuffle(1, 3136, 2, 1, {58, 58}, {1, 1}),
        pad({1, 3, 224, 224}, {0, 0, 3, 3}, {0, 0, 3, 3}), reshape({1, 512, 7, 7}, {1, 25088})});
   return out;
 }
@@ -162,6 +195,9 @@ TEST(DataMovementTemplateErrors, BadShapesAndDtypes) {
   EXPECT_THROW(instantiate(slice({5}, {0}, {0}, {1})), UserError);      // step 0
   EXPECT_THROW(instantiate(transpose({2, 3}, {1, 0}, DataType::i8())), UserError);
   EXPECT_THROW(instantiate(pad({2, 3}, {0, 1}, {0, 0}, 0, DataType::u8())), UserError);
+  EXPECT_THROW(instantiate(shuffle(1, 4, 3, 1, {4, 4}, {1, 1})), UserError);   // 8 in 3 groups
+  EXPECT_THROW(instantiate(shuffle(1, 4, 2, 16, {4, 4}, {4, 4})), UserError);  // 8 in blocks of 16
+  EXPECT_THROW(instantiate(shuffle(1, 4, 2, 1, {2, 6}, {1, 1})), UserError);   // a run spans two
   Workload missing{"pad", {{"ndim", 2}, {"D0", 2}}, DataType::f32(), {}};
   EXPECT_THROW(schedules::pad_template().inputs(missing), UserError);
 }

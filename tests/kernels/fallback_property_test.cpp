@@ -221,6 +221,19 @@ std::vector<Workload> data_movement_shapes() {
       put(reshape, "D", {c, hw, 2});
       put(reshape, "O", {c * hw, 2});
       out.push_back(reshape);
+      // Two inputs of c channels (one of them in blocks of 8, partial where c is not a
+      // multiple), shuffled in 2 groups into NCHW or blocks of 8.
+      Workload shuffle{"channel_shuffle",
+                       {{"N", 1 + c % 2},
+                        {"HW", hw},
+                        {"group", 2},
+                        {"block", (2 * c) % 8 == 0 ? 8 : 1},
+                        {"inputs", 2}},
+                       DataType::f32(),
+                       {}};
+      put(shuffle, "E", {c, c});
+      put(shuffle, "B", {c % 3 == 0 ? 4 : 1, 8});
+      out.push_back(shuffle);
     }
   return out;
 }
@@ -250,7 +263,8 @@ std::vector<Workload> shapes_for(const OpTemplate& tpl) {
   } else if (op == "qlinear_add") {
     for (int64_t n : {1, 13, 1000})
       all.push_back(schedules::qlinear_add_workload(n, DataType::u8(), {0.5, 0.3, 3.0}));
-  } else if (op == "concat" || op == "transpose" || op == "pad" || op == "reshape" || op == "slice")
+  } else if (op == "concat" || op == "transpose" || op == "pad" || op == "reshape" ||
+             op == "slice" || op == "channel_shuffle")
     all = data_movement_shapes();
   else if (op == "gather") all = gather_shapes();
   else if (schedules::shape_form(op).empty()) {

@@ -10,6 +10,7 @@
 #include "compiler/graph/rewrites/decompose_ops.h"
 #include "compiler/graph/rewrites/explicit_pads.h"
 #include "compiler/graph/rewrites/fuse_attention.h"
+#include "compiler/graph/rewrites/fuse_channel_shuffle.h"
 #include "compiler/graph/rewrites/fuse_gelu.h"
 #include "compiler/graph/rewrites/fuse_layer_norm.h"
 #include "compiler/graph/rewrites/fuse_matmul_bias.h"
@@ -102,6 +103,10 @@ const std::vector<GraphRewrite>& graph_rewrites() {
       {"split_to_slices", "Split as one Slice per output", "no Split node", plain<split_to_slices>},
       {"split_variadic", "Max and Min of more than two inputs as a chain of binary nodes",
        "every Max and Min has two inputs", plain<split_variadic>},
+      {"fuse_channel_shuffle",
+       "Reshape [N, g, C/g, ...] -> Transpose (0, 2, 1, ...) -> Reshape back as one "
+       "ChannelShuffle, with the channel Concat before it when nothing else reads that",
+       "channel shuffles are single nodes", plain<fuse_channel_shuffle>},
       {"instance_norm_to_layer_norm",
        "InstanceNormalization as LayerNormalization over each "
        "channel's plane, then its scale and bias",

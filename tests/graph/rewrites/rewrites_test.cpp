@@ -49,6 +49,17 @@ void scalar(ModelBuilder& b, const std::string& name, double v) {
   b.initializer(name, f32_tensor({}, {v}));
 }
 
+// x [1, c, 3, 5] -> Reshape [1, g, c/g, 3, 5] -> Transpose `perm` -> Reshape back -> y, as
+// PyTorch exports ShuffleNet's channel_shuffle; the Reshapes' shapes are named s<tag>.
+void channel_shuffle(ModelBuilder& b, const std::string& x, const std::string& y, int64_t c,
+                     int64_t g, const std::vector<int64_t>& perm = {0, 2, 1, 3, 4}) {
+  b.initializer("split_" + y, HostTensor::from_i64(DataType::i64(), {5}, {1, g, c / g, 3, 5}));
+  b.initializer("back_" + y, HostTensor::from_i64(DataType::i64(), {4}, {1, c, 3, 5}));
+  b.node("Reshape", {x, "split_" + y}, {y + "_split"});
+  attr_ints(b.node("Transpose", {y + "_split"}, {y + "_t"}), "perm", perm);
+  b.node("Reshape", {y + "_t", "back_" + y}, {y});
+}
+
 std::vector<Case> cases() {
   return {
       {"unroll_recurrent",
@@ -249,6 +260,17 @@ std::vector<Case> cases() {
        {"Sigmoid"},
        {"Silu"},
        /*evaluate_after=*/false},
+      {"fuse_channel_shuffle",
+       [](ModelBuilder& b) {
+         b.input("a", DataType::f32(), {1, 4, 3, 5});
+         b.input("b", DataType::f32(), {1, 4, 3, 5});
+         attr_int(b.node("Concat", {"a", "b"}, {"cat"}), "axis", 1);
+         channel_shuffle(b, "cat", "y", 8, 2);
+         b.output("y");
+       },
+       {"Concat", "Transpose", "Reshape"},
+       {"ChannelShuffle"},
+       /*evaluate_after=*/false},
       {"lift_1d_to_2d",
        [](ModelBuilder& b) {
          b.input("x", DataType::f32(), {1, 2, 9});
@@ -377,6 +399,66 @@ TEST_P(EachRewrite, RemovesItsPatternAndKeepsTheOutputs) {
 
 INSTANTIATE_TEST_SUITE_P(Rows, EachRewrite, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.rewrite; });
+
+// The shuffle's Concat is folded in only where nothing else reads it and its inputs begin at
+// multiples of a group's run; a Transpose that is not the group swap is no shuffle.
+TEST(FuseChannelShuffle, FoldsOnlyTheConcatsItMay) {
+  auto fused = [](const std::function<void(ModelBuilder&)>& build) {
+    ModelBuilder b(14);
+    build(b);
+    Graph g = import_onnx_bytes(b.bytes(), "shuffle.onnx");
+    bind_input_shapes(g, {});
+    run_graph_passes(g);
+    graph_rewrite("fuse_channel_shuffle").run(g, RewriteOptions{});
+    for (const Node& n : g.nodes)
+      if (n.op_type == "ChannelShuffle") return n;
+    return Node{};
+  };
+  const Node two = fused([](ModelBuilder& b) {
+    b.input("a", DataType::f32(), {1, 6, 3, 5});
+    b.input("b", DataType::f32(), {1, 6, 3, 5});
+    attr_int(b.node("Concat", {"a", "b"}, {"cat"}), "axis", 1);
+    channel_shuffle(b, "cat", "y", 12, 2);
+    b.output("y");
+  });
+  EXPECT_EQ(two.inputs, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(two.attr_int("group", 0), 2);
+  // 4 + 8 channels in 3 groups: runs of 4, and the second input begins at 4, so the Concat
+  // folds. In 2 groups (runs of 6) it begins inside a run, so it does not.
+  const Node three = fused([](ModelBuilder& b) {
+    b.input("a", DataType::f32(), {1, 4, 3, 5});
+    b.input("b", DataType::f32(), {1, 8, 3, 5});
+    attr_int(b.node("Concat", {"a", "b"}, {"cat"}), "axis", 1);
+    channel_shuffle(b, "cat", "y", 12, 3);
+    b.output("y");
+  });
+  EXPECT_EQ(three.inputs.size(), 2u);
+  EXPECT_EQ(three.attr_int("group", 0), 3);
+  const Node off_runs = fused([](ModelBuilder& b) {
+    b.input("a", DataType::f32(), {1, 4, 3, 5});
+    b.input("b", DataType::f32(), {1, 8, 3, 5});
+    attr_int(b.node("Concat", {"a", "b"}, {"cat"}), "axis", 1);
+    channel_shuffle(b, "cat", "y", 12, 2);
+    b.output("y");
+  });
+  EXPECT_EQ(off_runs.inputs, (std::vector<std::string>{"cat"}));
+  const Node read_twice = fused([](ModelBuilder& b) {
+    b.input("a", DataType::f32(), {1, 6, 3, 5});
+    b.input("b", DataType::f32(), {1, 6, 3, 5});
+    attr_int(b.node("Concat", {"a", "b"}, {"cat"}), "axis", 1);
+    channel_shuffle(b, "cat", "y", 12, 2);
+    b.node("Relu", {"cat"}, {"r"});
+    b.output("y");
+    b.output("r");
+  });
+  EXPECT_EQ(read_twice.inputs, (std::vector<std::string>{"cat"}));
+  const Node no_swap = fused([](ModelBuilder& b) {
+    b.input("x", DataType::f32(), {1, 12, 3, 5});
+    channel_shuffle(b, "x", "y", 12, 2, {0, 1, 2, 4, 3});
+    b.output("y");
+  });
+  EXPECT_TRUE(no_swap.op_type.empty());
+}
 
 // The table is the whole pass list: every row has a name, purpose and invariant, names are
 // unique, and every row but the two repeats has a test above.
