@@ -107,26 +107,34 @@ class Conv2dNchwc : public DirectConv2dTemplate {
     // A grouped conv's output block reads its part's input blocks only (channel_parts).
     const ChannelParts parts = channel_parts(p, icb, ocb);
     const int64_t part_cb = part_blocks(parts, icb);
+    // A part narrower than an input block (RegNet's groups of 16 channels in the blocks of 32
+    // the layer before writes) reduces over its own channels of the block only: the weights
+    // are packed `reduced` channels deep, not icb with the other groups' zeros.
+    const bool within_block = parts.count > 1 && parts.channels < icb;
+    const int64_t reduced = within_block ? parts.channels : icb;
 
     te::Tensor data = te::placeholder({p.n, cb, p.h, p.w, icb}, w.dtype, "data");
     te::Tensor weight =
-        te::placeholder({ob, part_cb, p.kh, p.kw, icb, ocb}, w.dtype, "weight.packed");
+        te::placeholder({ob, part_cb, p.kh, p.kw, reduced, ocb}, w.dtype, "weight.packed");
     te::Tensor padded = pad_blocked(data, p, w.dtype);
     EpilogueTensors ep = make_epilogue_placeholders(w, ob * ocb, {p.n, ob, oh, ow, ocb});
     IterVar rco = te::reduce_axis(part_cb, "rco"), ry = te::reduce_axis(p.kh, "ry");
-    IterVar rx = te::reduce_axis(p.kw, "rx"), rci = te::reduce_axis(icb, "rci");
+    IterVar rx = te::reduce_axis(p.kw, "rx"), rci = te::reduce_axis(reduced, "rci");
     te::Tensor acc = te::compute(
         {p.n, ob, oh, ow, ocb},
         [&](const std::vector<Var>& v) -> Expr {
           // part_first_block of the output block's part; the blocks past the last one that a
           // short last part would read are clamped in (their weights are zero).
           Expr block = rco->var;
+          Expr lane = rci->var;
           if (parts.count > 1) {
-            block = v[1] / (parts.outputs / ocb) * parts.channels / icb + rco->var;
+            Expr first_channel = v[1] / (parts.outputs / ocb) * parts.channels;
+            block = first_channel / icb + rco->var;
+            if (within_block) lane = first_channel % icb + rci->var;
             if (parts.count * parts.channels > cb * icb) block = ir::min(block, Expr(cb - 1));
           }
           Expr in =
-              padded(v[0], block, v[2] * p.sh + ry->var * p.dh, v[3] * p.sw + rx->var * p.dw, rci);
+              padded(v[0], block, v[2] * p.sh + ry->var * p.dh, v[3] * p.sw + rx->var * p.dw, lane);
           Expr wt = weight(v[1], rco, ry, rx, rci, v[4]);
           return te::sum(ir::make_cast(f32, in) * ir::make_cast(f32, wt), {rco, ry, rx, rci});
         },
@@ -135,8 +143,15 @@ class Conv2dNchwc : public DirectConv2dTemplate {
 
     te::Schedule sch({out});
     if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
-    TileKnobs k{cfg["reg_n"], lanes, cfg["parallel"], cfg["oc_inner"], cfg["unroll_kw"] != 0,
-                cfg["unroll_kh"] != 0, std::gcd(cfg["k_unroll"], icb), ry, rx};
+    TileKnobs k{cfg["reg_n"],
+                lanes,
+                cfg["parallel"],
+                cfg["oc_inner"],
+                cfg["unroll_kw"] != 0,
+                cfg["unroll_kh"] != 0,
+                std::gcd(cfg["k_unroll"], reduced),
+                ry,
+                rx};
     std::vector<IterVar> reduce = cfg["reduce_order"] ? std::vector<IterVar>{ry, rx, rco, rci}
                                                       : std::vector<IterVar>{rco, ry, rx, rci};
     if (cfg["ic_chunk"] > 0)
@@ -146,8 +161,10 @@ class Conv2dNchwc : public DirectConv2dTemplate {
 
     return finish_blocked(
         w, p, std::move(sch), data, weight, ep, out, icb, ocb,
-        [p, icb, ocb, parts](const Values& v) { return pack_conv_weight(v, p, icb, ocb, parts); },
-        ob * part_cb * p.kh * p.kw * icb * ocb);
+        [p, reduced, ocb, parts](const Values& v) {
+          return pack_conv_weight(v, p, reduced, ocb, parts);
+        },
+        ob * part_cb * p.kh * p.kw * reduced * ocb);
   }
 };
 
