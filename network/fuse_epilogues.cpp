@@ -21,6 +21,10 @@ bool is_scalar_constant(const Graph& g, const Node& n, size_t i, double value) {
 std::string fusable_step(const Graph& g, const Node& producer, const std::string& value,
                          const Node& reader) {
   const std::string& op = reader.op_type;
+  // A ScaleShift is an elementwise chain: the activations its steps share by name.
+  if (producer.op_type == "ScaleShift" && op != "Relu" && op != "Sigmoid" && op != "Tanh" &&
+      op != "Silu" && op != "Mish" && op != "HardSwish")
+    return "";
   if (op == "Relu") return "relu";
   if (op == "Sigmoid") return "sigmoid";
   if (op == "Tanh") return "tanh";
@@ -58,7 +62,7 @@ Node epilogue_node(const Node& reader, const std::string& value) {
 // computed operands (attention's scores, to which T5 adds a position bias), whose kernel has
 // no epilogue.
 bool can_have_epilogue(const Graph& g, const Node& n) {
-  if (n.op_type == "Conv" || n.op_type == "Gemm") return true;
+  if (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "ScaleShift") return true;
   if (n.op_type != "MatMul") return false;
   std::optional<graph::ValueType> b = g.type_of(n.inputs[1]);
   return g.is_constant(n.inputs[1]) && b && b->shape && b->shape->size() == 2;

@@ -60,6 +60,22 @@ MappedNode map_batch_norm(Graph& g, const Node& n) {
   return m;
 }
 
+// batch_norms_to_scale_shifts's ScaleShift (x, scale, shift): the elementwise chain
+// x * scale + shift, then its fused activation; scale and shift [C, 1, ...] broadcast along
+// axis 1 as map_elementwise pads them.
+MappedNode map_scale_shift(Graph& g, const Node& n) {
+  Node product = n;
+  product.inputs.resize(2);
+  MappedNode m = map_elementwise(g, product, "mul");
+  std::vector<int64_t> shift = dims_of(g, n.inputs[2]);
+  shift.insert(shift.begin(), m.workload.param("rank") - shift.size(), 1);
+  for (size_t i = 0; i < shift.size(); ++i) m.workload.params["c" + std::to_string(i)] = shift[i];
+  m.operands["c"] = n.inputs[2];
+  m.workload.epilogue.push_back("add");
+  add_epilogue(n, m);
+  return m;
+}
+
 // Softmax over the last axis as [M, N] rows.
 MappedNode map_softmax(Graph& g, const Node& n) {
   std::vector<int64_t> x = dims_of(g, n.inputs[0]);

@@ -91,6 +91,7 @@ MappedNode map_coefficient_activation(Graph& g, const Node& n, const std::string
 MappedNode map_pool(Graph& g, const Node& n);
 MappedNode map_global_avg_pool(Graph& g, const Node& n);
 MappedNode map_batch_norm(Graph& g, const Node& n);
+MappedNode map_scale_shift(Graph& g, const Node& n);
 // Softmax over the last axis as [M, N] rows.
 MappedNode map_softmax(Graph& g, const Node& n);
 // LayerNormalization over the axes from `axis` on, as [rows, columns].

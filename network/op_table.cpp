@@ -57,6 +57,7 @@ const std::map<std::string, Mapper>& table() {
       {"AveragePool", map_pool},
       {"GlobalAveragePool", map_global_avg_pool},
       {"BatchNormalization", map_batch_norm},
+      {"ScaleShift", map_scale_shift},
       {"Softmax", map_softmax},
       {"Flatten", map_reshape},
       {"Reshape", map_reshape},

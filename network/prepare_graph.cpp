@@ -49,6 +49,8 @@ PreparedGraph prepare_graph(const std::string& model_path, const graph::ShapeBin
   // BN folding before fusion: the folded Conv gets a bias, and its Relu can then fuse.
   p.bn_folded = fold_batch_norm(p.graph);
   after("fold_batch_norm");
+  p.bn_scale_shifts = batch_norms_to_scale_shifts(p.graph);
+  after("batch_norms_to_scale_shifts");
   p.epilogues_fused = fuse_epilogues(p.graph);
   after("fuse_epilogues");
   // Last: the precision of each conv/dense is decided on the kernels as they will be built

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "network/layout_plan.h"
@@ -126,6 +127,66 @@ TEST(BlockedConcat, DenseBlockConcatsManyInputsAndOne) {
 
 TEST(BlockedConcat, DenseBlockOnArmNeon) {
   const std::string skip = expect_arm_neon_matches_reference(dense_block(6));
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+// DenseNet's layers as torchvision writes them (after a stem conv): each reads the Concat of the
+// features before it through BatchNormalization -> ReLU (pre-activation, so no conv to fold the BN
+// into), then a 1x1 conv, BN -> ReLU (folded into that conv) and a 3x3 conv. The unfolded BN and
+// its ReLU are one scale-shift kernel on the concat's blocks (batch_norms_to_scale_shifts): no
+// batch_norm kernel, and nothing converts out of the blocks between the image and the output.
+std::string preactivation_dense_block(int layers) {
+  ModelBuilder b(13);
+  b.input("x", DataType::f32(), {1, 3, 6, 7});
+  b.initializer("stem", random_tensor({16, 3, 3, 3}, 7, 0.3f));
+  attr_ints(b.node("Conv", {"x", "stem"}, {"s"}), "pads", {1, 1, 1, 1});
+  std::vector<std::string> features = {"s"};
+  int64_t channels = 16;
+  auto bn_relu = [&](const std::string& in, int64_t c, const std::string& out, int seed) {
+    b.initializer(out + ".g", random_tensor({c}, seed, 0.5f));
+    b.initializer(out + ".b", random_tensor({c}, seed + 1, 0.5f));
+    b.initializer(out + ".m", random_tensor({c}, seed + 2, 0.5f));
+    graph::HostTensor var = random_tensor({c}, seed + 3, 0.5f);
+    for (int64_t i = 0; i < c; ++i) var.data<float>()[i] = 0.5f + std::abs(var.data<float>()[i]);
+    b.initializer(out + ".v", var);
+    b.node("BatchNormalization", {in, out + ".g", out + ".b", out + ".m", out + ".v"},
+           {out + ".n"});
+    b.node("Relu", {out + ".n"}, {out});
+  };
+  for (int l = 0; l < layers; ++l) {
+    const std::string id = std::to_string(l), cat = "cat" + id;
+    attr_int(b.node("Concat", features, {cat}), "axis", 1);
+    bn_relu(cat, channels, "a" + id, 100 * l);
+    b.initializer("w1_" + id, random_tensor({32, channels, 1, 1}, 100 * l + 10, 0.3f));
+    b.node("Conv", {"a" + id, "w1_" + id}, {"h" + id});
+    bn_relu("h" + id, 32, "r" + id, 100 * l + 20);
+    b.initializer("w3_" + id, random_tensor({8, 32, 3, 3}, 100 * l + 30, 0.2f));
+    attr_ints(b.node("Conv", {"r" + id, "w3_" + id}, {"f" + id}), "pads", {1, 1, 1, 1});
+    features.push_back("f" + id);
+    channels += 8;
+  }
+  attr_int(b.node("Concat", features, {"y"}), "axis", 1);
+  b.output("y");
+  return b.bytes();
+}
+
+TEST(BlockedConcat, PreactivationBatchNormsScaleAndShiftOnBlocks) {
+  const CompileReport r = expect_host_matches_reference(preactivation_dense_block(4));
+  int scale_shifts = 0;
+  for (const LayerRow& l : r.layers) {
+    EXPECT_NE(l.op_type, "BatchNormalization") << l.workload;
+    if (l.op_type == "ScaleShift") {
+      ++scale_shifts;
+      EXPECT_NE(l.workload.find("rank=5"), std::string::npos) << "not on blocks: " << l.workload;
+      EXPECT_NE(l.workload.find("relu"), std::string::npos) << "ReLU not fused: " << l.workload;
+    }
+  }
+  EXPECT_EQ(scale_shifts, 4);
+  EXPECT_EQ(conversions(r, 1), 1);  // the output
+}
+
+TEST(BlockedConcat, PreactivationDenseBlockOnArmNeon) {
+  const std::string skip = expect_arm_neon_matches_reference(preactivation_dense_block(3));
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
 
