@@ -342,9 +342,10 @@ class Lowerer {
   }
 
   // A channel shuffle whose inputs are blocked runs on blocks (blocked_channels.h): each
-  // input read in the block it is held in, the output in the widest of those blocks, or half
-  // of it, that the kernel runs by whole vectors. False when no input is blocked, none fits,
-  // or an input is a constant.
+  // input read in the block it is held in, the output in the widest block (that of an input,
+  // or a half of it) that the kernel runs by whole vectors, a block that divides a group's run
+  // of channels first. False when no input is blocked, no block fits, or an input is a
+  // constant.
   bool lower_blocked_channel_shuffle(const Node& n, const MappedNode& m) {
     if (m.workload.op != "channel_shuffle" || dtype(n.outputs[0]) != DataType::f32()) return false;
     std::vector<Layout> held;
