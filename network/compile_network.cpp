@@ -280,6 +280,7 @@ NetworkProgram build_program(const CompileOptions& o, const graph::ShapeBindings
          "--records (kiln tune --precisions) and a quantized model or a --dtype bf16|f16";
   r.bn_folded = prepared.bn_folded;
   r.bn_scale_shifts = prepared.bn_scale_shifts;
+  r.convs_split = prepared.convs_split;
   r.epilogues_fused = prepared.epilogues_fused;
   r.precision = prepared.precision;
   r.int8_kept_float = prepared.int8_kept_float;
@@ -369,7 +370,10 @@ std::string format_report(const CompileReport& r) {
   if (!r.layout_choice.empty()) s << r.layout_choice << "\n";
   s << "folded " << r.bn_folded << " BatchNormalization";
   if (r.bn_scale_shifts > 0) s << " (" << r.bn_scale_shifts << " more as scale-shift kernels)";
-  s << ", fused " << r.epilogues_fused << " epilogue ops\n";
+  s << ", fused " << r.epilogues_fused << " epilogue ops";
+  if (r.convs_split > 0)
+    s << ", split " << r.convs_split << " convs whose taps mostly read padding into regions";
+  s << "\n";
   if (r.dtype != ir::DataType::f32()) {
     s << "precision " << r.dtype.str() << ": " << r.precision.str() << "\n";
     // Without records every layer with a half kernel runs half, which is not always faster.

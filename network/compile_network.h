@@ -62,6 +62,7 @@ struct CompileReport {
   NetworkProgram program;
   std::vector<LayerRow> layers;
   int bn_folded = 0, bn_scale_shifts = 0, epilogues_fused = 0;
+  int convs_split = 0;  // split_padded_convs
   std::string layout_choice;  // with records: the joint layout choice (layout_plan.h)
   // With --records: how many records were read, matched this target and model, and why the
   // rest did not (records_use.h).

@@ -6,10 +6,11 @@
 #include "compiler/graph/onnx_import.h"
 #include "compiler/graph/passes/pipeline.h"
 #include "compiler/graph/printer.h"
+#include "compiler/graph/rewrites/rewrites.h"
 #include "network/fold_batch_norm.h"
 #include "network/fuse_epilogues.h"
 #include "network/int8_choice.h"
-#include "compiler/graph/rewrites/rewrites.h"
+#include "network/split_padded_conv.h"
 #include "schedules/attention/attention.h"
 #include "schedules/conv2d/int8.h"
 #include "schedules/data_movement/data_movement.h"
@@ -53,6 +54,9 @@ PreparedGraph prepare_graph(const std::string& model_path, const graph::ShapeBin
   after("batch_norms_to_scale_shifts");
   p.epilogues_fused = fuse_epilogues(p.graph);
   after("fuse_epilogues");
+  // After fusion: each region of a split conv takes its bias and activation.
+  p.convs_split = split_padded_convs(p.graph);
+  after("split_padded_convs");
   // Last: the precision of each conv/dense is decided on the kernels as they will be built
   // (epilogues fused), and the casts go between those kernels.
   if (precision.dtype != ir::DataType::f32()) {

@@ -24,6 +24,7 @@ struct KeptFloat {
 struct PreparedGraph {
   graph::Graph graph;
   int bn_folded = 0, bn_scale_shifts = 0, epilogues_fused = 0;
+  int convs_split = 0;  // split_padded_convs
   PrecisionCounts precision;
   std::vector<KeptFloat> int8_kept_float;
   int int8_convs = 0;  // quantized convs the int8 kernels were asked to take, kept float or not
