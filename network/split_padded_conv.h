@@ -7,9 +7,10 @@
 // (the bands of columns in each band of rows, then the rows).
 //
 // Split: a Conv of constant f32 weights, one group, stride 1, with explicit pads and an
-// epilogue of activations only (a residual would need slicing too), where the live taps are
-// at most half of those computed and each axis has at most five bands. Run after the
-// epilogues are fused: each region takes the conv's bias and epilogue.
+// epilogue of activations only (a residual would need slicing too), where each axis has at
+// most five bands and the regions cost at most half the whole conv, counting the weights
+// each region reads again (a 3x3 conv on a 2x2 map, 4 regions of one pixel, stays whole). Run after
+// the epilogues are fused: each region takes the conv's bias and epilogue.
 #pragma once
 
 #include "compiler/graph/graph.h"

@@ -1,7 +1,7 @@
 // A conv whose taps mostly read padding is split into regions that read none
 // (split_padded_conv.h): DeepLabV3's ASPP conv of dilation 12 on a 14x14 map becomes nine convs
 // of its live taps, matching the reference with its bias and ReLU; a conv whose taps mostly
-// read pixels stays whole.
+// read pixels stays whole, and so does one bound by its weights on a tiny map.
 #include <gtest/gtest.h>
 
 #include "tests/network/network_check.h"
@@ -53,6 +53,18 @@ TEST(SplitPaddedConv, AsppConvOnArmNeon) {
 // Dilation 2 on 14x14: 6 of 14 rows see padding with one tap; most taps read pixels.
 TEST(SplitPaddedConv, MostlyLiveConvStaysWhole) {
   EXPECT_EQ(convs(expect_host_matches_reference(dilated_conv(2))), 1);
+}
+
+// A 3x3 conv (padding 1) of 256 channels on a 2x2 map: 4 of its 9 taps read a pixel for each
+// output, but as 4 regions of one pixel it would read its weights 16/9 as often, and its
+// weights are what it waits for.
+TEST(SplitPaddedConv, WeightBoundConvOnATinyMapStaysWhole) {
+  ModelBuilder b(13);
+  b.input("x", DataType::f32(), {1, 256, 2, 2});
+  b.initializer("w", random_tensor({256, 256, 3, 3}, 5, 0.05f));
+  attr_ints(b.node("Conv", {"x", "w"}, {"y"}), "pads", {1, 1, 1, 1});
+  b.output("y");
+  EXPECT_EQ(convs(expect_host_matches_reference(b.bytes())), 1);
 }
 
 }  // namespace
