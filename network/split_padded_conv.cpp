@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compiler/graph/rewrites/graph_uses.h"
+#include "compiler/graph/rewrites/prune_dead_taps.h"
 
 namespace kiln::network {
 
@@ -44,18 +45,6 @@ double conv_cost(int64_t pixels, int64_t taps, int64_t channels_in_out) {
   const double macs = double(pixels) * double(taps) * double(channels_in_out);
   const double weights = double(taps) * double(channels_in_out);
   return std::max(macs, 20.0 * weights);
-}
-
-// The weight's [O, C, KH, KW] taps rows.lo..rows.hi by cols.lo..cols.hi.
-HostTensor taps_of(const HostTensor& w, const Band& rows, const Band& cols) {
-  const std::vector<int64_t> s = w.shape();
-  std::vector<double> v;
-  for (int64_t oc = 0; oc < s[0] * s[1]; ++oc)
-    for (int64_t y = rows.lo; y <= rows.hi; ++y)
-      for (int64_t x = cols.lo; x <= cols.hi; ++x)
-        v.push_back(w.f64_at((oc * s[2] + y) * s[3] + x));
-  return HostTensor::from_f64(w.dtype(), {s[0], s[1], rows.hi - rows.lo + 1, cols.hi - cols.lo + 1},
-                              v);
 }
 
 class Splitter {
@@ -123,7 +112,8 @@ class Splitter {
         Node part = conv;
         part.name = id;
         part.inputs[0] = slice.outputs[0];
-        part.inputs[1] = g_.add_constant(id + ".w", taps_of(w, rb, cb));
+        part.inputs[1] =
+            g_.add_constant(id + ".w", graph::crop_conv_taps(w, rb.lo, rb.hi, cb.lo, cb.hi));
         part.outputs = {id + "/out"};
         part.attrs["pads"] = std::vector<int64_t>{0, 0, 0, 0};
         part.attrs["kernel_shape"] = std::vector<int64_t>{rb.hi - rb.lo + 1, cb.hi - cb.lo + 1};

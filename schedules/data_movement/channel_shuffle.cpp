@@ -183,11 +183,6 @@ Stmt channel_by_channel(const ShuffleShape& s, const std::vector<ir::Buffer>& xs
   return ir::make_seq(seq);
 }
 
-// Threads from 256 KiB, as the other copies (data_movement.cpp: worth_threads).
-bool worth_threads(const ShuffleShape& s, DataType t) {
-  return s.n * s.output_elements() * t.bytes() >= (256 << 10);
-}
-
 class ChannelShuffle : public OpTemplate {
  public:
   std::string name() const override { return "channel_shuffle.copy"; }
@@ -200,7 +195,8 @@ class ChannelShuffle : public OpTemplate {
     return cs;
   }
   Config fallback(const Workload& w, const Target&) const override {
-    return Config({{"parallel", worth_threads(shuffle_shape(w), w.dtype) ? 1 : 0}});
+    const ShuffleShape s = shuffle_shape(w);
+    return Config({{"parallel", copy_worth_threads(s.n * s.output_elements(), w.dtype) ? 1 : 0}});
   }
   std::vector<TensorSpec> inputs(const Workload& w) const override {
     const ShuffleShape s = shuffle_shape(w);

@@ -88,18 +88,11 @@ ConfigSpace copy_space() {
   return cs;
 }
 
-// A copy under 256 KiB sits in the L2 of the core that wrote it: split among threads, half of
-// it crosses to another core and back (ShuffleNet-V2's shuffles ran 1.8-2.6x slower at 2
-// threads than at 1 from 64 KiB on; bench/README.md). The layout conversions' rule too.
-bool worth_threads(int64_t elements, DataType t) {
-  return elements * t.bytes() >= (256 << 10);
-}
-
 // The fallback of a copy whose output is `out`: vectors along the last axis when it holds a
 // whole one, threads when the copy is big enough to pay for them.
 Config copy_fallback(const Shape& out, const Workload& w, const Target& t) {
   return Config({{"vecs", out.back() >= t.lanes(w.dtype) ? 1 : 0},
-                 {"parallel", worth_threads(product(out), w.dtype) ? 1 : 0}});
+                 {"parallel", copy_worth_threads(product(out), w.dtype) ? 1 : 0}});
 }
 
 // ---- concat ---------------------------------------------------------------------------
@@ -197,7 +190,7 @@ class Concat : public OpTemplate {
   Config fallback(const Workload& w, const Target&) const override {
     ConcatShape s = concat_shape(w);
     return Config({{"vecs", s.out.back() >= 8 ? 2 : 0},
-                   {"parallel", worth_threads(product(s.out), w.dtype) ? 1 : 0}});
+                   {"parallel", copy_worth_threads(product(s.out), w.dtype) ? 1 : 0}});
   }
   std::vector<TensorSpec> inputs(const Workload& w) const override {
     ConcatShape s = concat_shape(w);
@@ -280,6 +273,10 @@ class Concat : public OpTemplate {
 
 }  // namespace
 
+bool copy_worth_threads(int64_t elements, DataType dtype) {
+  return elements * dtype.bytes() >= (256 << 10);
+}
+
 TransposeShape transpose_shape(const Workload& w) {
   int64_t n = rank_of(w);
   TransposeShape s;
@@ -337,7 +334,7 @@ class Transpose : public OpTemplate {
     int64_t lanes = t.lanes(w.dtype);
     bool moves_inner = s.perm.back() != int64_t(s.perm.size()) - 1;
     return Config({{"vecs", s.out.back() >= lanes ? 1 : 0},
-                   {"parallel", worth_threads(product(s.out), w.dtype) ? 1 : 0},
+                   {"parallel", copy_worth_threads(product(s.out), w.dtype) ? 1 : 0},
                    {"tile", moves_inner && s.out.back() >= 16 ? 16 : 0}});
   }
   std::vector<TensorSpec> inputs(const Workload& w) const override {
@@ -586,7 +583,8 @@ class Reshape : public OpTemplate {
   }
   Config fallback(const Workload& w, const Target&) const override {
     int64_t n = product(shapes(w).first);
-    return Config({{"vecs", n >= 64 ? 4 : 0}, {"parallel", worth_threads(n, w.dtype) ? 1 : 0}});
+    return Config(
+        {{"vecs", n >= 64 ? 4 : 0}, {"parallel", copy_worth_threads(n, w.dtype) ? 1 : 0}});
   }
   std::vector<TensorSpec> inputs(const Workload& w) const override { return {{"X", shapes(w).first}}; }
   TensorSpec output(const Workload& w) const override { return {"Y", shapes(w).second}; }

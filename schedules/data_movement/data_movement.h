@@ -43,6 +43,12 @@ const OpTemplate& slice_template();
 // "reshape.copy": a flat vectorized copy.
 const OpTemplate& reshape_template();
 
+// Whether a copy of `elements` values of `dtype` takes threads: from 256 KiB. A copy smaller
+// than that sits in the L2 of the core that wrote it, and split among threads half of it
+// crosses to another core and back (ShuffleNet-V2's shuffles ran 1.8-2.6x slower at 2 threads
+// than at 1 from 64 KiB on; bench/README.md). The layout conversions' rule too.
+bool copy_worth_threads(int64_t elements, ir::DataType dtype);
+
 // A transpose workload's shapes (the "transpose" parameters above, checked), shared with
 // transpose.shuffle (schedules/data_movement/transpose_shuffle.h).
 struct TransposeShape {

@@ -79,13 +79,6 @@ TileAxes tile_axes(const TransposeShape& s) {
   return {a, n - 1, static_cast<size_t>(s.perm[n - 1])};
 }
 
-// Threads from 256 KiB, as the other copies (data_movement.cpp: worth_threads).
-bool worth_threads(const TransposeShape& s, DataType t) {
-  int64_t elements = 1;
-  for (int64_t d : s.out) elements *= d;
-  return elements * t.bytes() >= (256 << 10);
-}
-
 // The body of one T x T tile at the region's base: T row loads, the register transpose, T
 // column stores. A tile that the end of `a` or `j` cuts short (`masked`) runs the same way
 // with masked loads and stores: rows past the end re-read the last row (in bounds, never
@@ -167,9 +160,10 @@ class TransposeShuffle : public OpTemplate {
     return cs;
   }
   Config fallback(const Workload& w, const Target&) const override {
-    return Config({{"parallel", worth_threads(transpose_shape(w), w.dtype) ? 1 : 0},
-                   {"order", 1},
-                   {"block", 2}});
+    int64_t elements = 1;
+    for (int64_t d : transpose_shape(w).out) elements *= d;
+    return Config(
+        {{"parallel", copy_worth_threads(elements, w.dtype) ? 1 : 0}, {"order", 1}, {"block", 2}});
   }
   std::vector<TensorSpec> inputs(const Workload& w) const override {
     return {{"X", transpose_shape(w).in}};

@@ -31,19 +31,6 @@ std::optional<LiveTaps> live_taps(int64_t size, int64_t taps, int64_t stride, in
   return live;
 }
 
-// The weight's [O, C, KH, KW] window of rows `rows` and columns `cols`.
-HostTensor crop_weight(const HostTensor& w, LiveTaps rows, LiveTaps cols) {
-  const std::vector<int64_t> s = w.shape();
-  const int64_t kh = rows.last - rows.first + 1, kw = cols.last - cols.first + 1;
-  std::vector<double> v;
-  v.reserve(static_cast<size_t>(s[0] * s[1] * kh * kw));
-  for (int64_t oc = 0; oc < s[0] * s[1]; ++oc)
-    for (int64_t y = rows.first; y <= rows.last; ++y)
-      for (int64_t x = cols.first; x <= cols.last; ++x)
-        v.push_back(w.f64_at((oc * s[2] + y) * s[3] + x));
-  return HostTensor::from_f64(w.dtype(), {s[0], s[1], kh, kw}, v);
-}
-
 bool prune(Graph& g, Node& conv) {
   if (conv.op_type != "Conv" || !conv.has_input(1) || !g.is_constant(conv.inputs[1])) return false;
   if (conv.attr_string("auto_pad", "NOTSET") != "NOTSET") return false;
@@ -68,7 +55,8 @@ bool prune(Graph& g, Node& conv) {
   for (int64_t p : cut)
     if (p < 0) return false;  // a live tap that also reaches past the far side: keep the conv
   const std::string weight =
-      g.add_constant(conv.inputs[1] + ".live_taps", crop_weight(w, *rows, *cols));
+      g.add_constant(conv.inputs[1] + ".live_taps",
+                     crop_conv_taps(w, rows->first, rows->last, cols->first, cols->last));
   conv.inputs[1] = weight;
   conv.attrs["pads"] = cut;
   const int64_t kh = rows->last - rows->first + 1, kw = cols->last - cols->first + 1;
@@ -78,6 +66,19 @@ bool prune(Graph& g, Node& conv) {
 }
 
 }  // namespace
+
+HostTensor crop_conv_taps(const HostTensor& w, int64_t row_first, int64_t row_last,
+                          int64_t col_first, int64_t col_last) {
+  const std::vector<int64_t> s = w.shape();
+  const int64_t kh = row_last - row_first + 1, kw = col_last - col_first + 1;
+  std::vector<double> v;
+  v.reserve(static_cast<size_t>(s[0] * s[1] * kh * kw));
+  for (int64_t oc = 0; oc < s[0] * s[1]; ++oc)
+    for (int64_t y = row_first; y <= row_last; ++y)
+      for (int64_t x = col_first; x <= col_last; ++x)
+        v.push_back(w.f64_at((oc * s[2] + y) * s[3] + x));
+  return HostTensor::from_f64(w.dtype(), {s[0], s[1], kh, kw}, v);
+}
 
 int prune_dead_taps(Graph& g) {
   int pruned = 0;

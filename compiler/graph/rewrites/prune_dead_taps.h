@@ -12,4 +12,9 @@ namespace kiln::graph {
 // Returns the number of Convs whose kernel shrank.
 int prune_dead_taps(graph::Graph& graph);
 
+// The taps of rows row_first..row_last and columns col_first..col_last (inclusive) of an
+// [O, C, KH, KW] conv weight, as an [O, C, rows, columns] weight.
+HostTensor crop_conv_taps(const HostTensor& weight, int64_t row_first, int64_t row_last,
+                          int64_t col_first, int64_t col_last);
+
 }  // namespace kiln::graph
