@@ -60,29 +60,71 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
 
-Expr exp(const Expr& x_in) {
+namespace {
+
+// Keeps x within [lo, hi] as `x < lo ? lo : x` (and the same above): a NaN fails both
+// compares and passes through, in one vmaxps/vminps or fmax/fmin each.
+Expr clamp_keeping_nan(const Expr& x, double lo, double hi) {
+  Expr low = ir::make_select(x < f(x, lo), f(x, lo), x);
+  return std::isinf(hi) ? low : ir::make_select(low > f(x, hi), f(x, hi), low);
+}
+
+// e^x = 2^n e^r for x clamped to [-104, hi]: `body(n, er)` gets n as an integer and e^r,
+// and applies 2^n. n is rounded by adding 1.5 2^23, whose f32 ulp is 1: the sum's low bits
+// then hold n as an integer, with no round or convert instruction.
+Expr exp_parts(const Expr& x_in, double hi,
+               const std::function<Expr(const Expr& n, const Expr& er)>& body) {
   f32_of(x_in);
-  // Beyond these exp is inf / rounds to 0; clamping keeps n in range for the scale below.
-  return let(ir::min(ir::max(x_in, f(x_in, -104.0)), f(x_in, 89.0)), "exp_x", [&](const Expr& x) {
-    // x = n ln2 + r, |r| <= ln2 / 2; ln2 split in two so that n * hi is exact.
-    return let(ir::make_call(x.type(), "round", {x * f(x, 1.44269504088896341)}), "exp_n",
-               [&](const Expr& nf) {
-      Expr r0 = x - nf * f(x, 0.693359375);
-      return let(r0 + nf * f(x, 2.12194440e-4), "exp_r", [&](const Expr& r) {
-        // Cephes expf: e^r = 1 + r + r^2 P(r), under 1 ulp on the reduced range.
-        Expr p = horner(r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
-                            1.6666665459E-1, 5.0000001201E-1});
-        Expr er = p * (r * r) + r + f(x, 1.0);
-        // 2^n as two factors, each a normal number: n in [-150, 129] covers subnormal
-        // results (rounded once, in the last multiply) and overflow to inf.
-        return let(ir::make_cast(DataType::i32(x.type().lanes), nf), "exp_ni", [&](const Expr& n) {
-          Expr n1 = ir::floordiv(n, i32(n, 2));
-          Expr v = er * pow2i(n1) * pow2i(n - n1);
-          return ir::make_select(is_nan(x_in), x_in, v);
-        });
-      });
+  const double kShifter = 12582912.0;  // 1.5 2^23
+  return let(clamp_keeping_nan(x_in, -104.0, hi), "exp_x", [&](const Expr& x) {
+    return let(x * f(x, 1.44269504088896341) + f(x, kShifter), "exp_t", [&](const Expr& t) {
+      // x = n ln2 + r, |r| <= ln2 / 2; ln2 split in two so that n * hi is exact.
+      Expr nf = t - f(x, kShifter);
+      return let(x - nf * f(x, 0.693359375) + nf * f(x, 2.12194440e-4), "exp_r",
+                 [&](const Expr& r) {
+                   return let(r * r, "exp_r2", [&](const Expr& r2) {
+                     // Cephes expf: e^r = 1 + r + r^2 P(r), under 1 ulp on the reduced range. P is
+                     // taken as three pairs (a r + b) joined by Horner's rule in r^2: 12 cycles
+                     // deep instead of 20, which is what limits sigmoid in a conv's epilogue, and
+                     // with no r^4 (Estrin's), which turns subnormal, and slow, for |r| < 1e-10.
+                     Expr p = ((f(x, 1.9875691500E-4) * r + f(x, 1.3981999507E-3)) * r2 +
+                               (f(x, 8.3334519073E-3) * r + f(x, 4.1665795894E-2))) *
+                                  r2 +
+                              (f(x, 1.6666665459E-1) * r + f(x, 5.0000001201E-1));
+                     // A NaN reaches er through r, and any scale keeps it NaN.
+                     return body(as_int(t) - i32(t, 0x4B400000), p * r2 + r + f(x, 1.0));
+                   });
+                 });
     });
   });
+}
+
+// 1 / d for d in [1, 2] (so finite and nonzero): an estimate and a Newton step on
+// AVX-512, a division elsewhere (the codegen's fast_reciprocal).
+Expr reciprocal_1_to_2(const Expr& d) {
+  return ir::make_call(d.type(), "fast_reciprocal", {d});
+}
+
+}  // namespace
+
+Expr exp(const Expr& x_in) {
+  // Beyond [-104, 89] exp is 0 / inf. 2^n is applied as two factors, each a normal number:
+  // n in [-150, 129] covers subnormal results (rounded once, in the last multiply) and
+  // overflow to inf.
+  return exp_parts(x_in, 89.0, [](const Expr& n, const Expr& er) {
+    return let(n, "exp_n", [&](const Expr& nv) {
+      Expr n1 = ir::floordiv(nv, i32(nv, 2));
+      return er * pow2i(n1) * pow2i(nv - n1);
+    });
+  });
+}
+
+Expr exp_nonpositive(const Expr& x_in) {
+  // n in [-150, 63]: 2^(n + 64) is a normal number, er times it is exact, and the constant
+  // 2^-64 rounds a subnormal result once: one factor fewer than exp's, no upper clamp.
+  return exp_parts(
+      x_in, std::numeric_limits<double>::infinity(),
+      [](const Expr& n, const Expr& er) { return er * pow2i(n + 64) * f(er, 0x1p-64); });
 }
 
 Expr log(const Expr& x) {
@@ -129,8 +171,11 @@ Expr tanh(const Expr& x_in) {
                               1.33314422036E-1, -3.33332819422E-1}) *
                        z * x +
                    x;
-      // Elsewhere 1 - 2 / (e^{2|x|} + 1): e^{2|x|} = inf gives exactly 1.
-      Expr t = f(x, 1.0) - f(x, 2.0) / (exp(ax + ax) + f(x, 1.0));
+      // Elsewhere (1 - e) / (1 + e) with e = e^{-2|x|} <= e^{-1.25}: no cancellation, and
+      // 1 + e in [1, 2] takes the division-free reciprocal.
+      Expr t = let(exp_nonpositive(-(ax + ax)), "tanh_e", [&](const Expr& e) {
+        return (f(x, 1.0) - e) * reciprocal_1_to_2(f(x, 1.0) + e);
+      });
       Expr large = ir::make_select(x < f(x, 0.0), -t, t);
       return ir::make_select(ax < f(x, 0.625), small, large);
     });
@@ -142,10 +187,9 @@ Expr sigmoid(const Expr& x_in) {
   return let(x_in, "sig_x", [&](const Expr& x) {
     // e = e^{-|x|} never overflows; 1/(1+e) for x >= 0 and e/(1+e) for x < 0 keep full
     // relative accuracy at both tails (no 1 - s cancellation, no inf/inf).
-    return let(exp(-fabs(x)), "sig_e", [&](const Expr& e) {
-      return let(f(x, 1.0) / (f(x, 1.0) + e), "sig_r", [&](const Expr& r) {
-        return ir::make_select(x >= f(x, 0.0), r, e * r);
-      });
+    return let(exp_nonpositive(-fabs(x)), "sig_e", [&](const Expr& e) {
+      return let(reciprocal_1_to_2(f(x, 1.0) + e), "sig_r",
+                 [&](const Expr& r) { return ir::make_select(x >= f(x, 0.0), r, e * r); });
     });
   });
 }
@@ -181,7 +225,7 @@ Expr softplus(const Expr& x_in) {
     // log1p(e) for e = e^-|x| in (0, 1], as log(u) e / (u - 1) with u = 1 + e rounded: the
     // rounding of u cancels (Goldberg's log1p), so a tiny e keeps its full relative accuracy
     // where log(1 + e) would round to 0 (softplus(-68) is 2.9e-30, not 0).
-    return let(exp(-fabs(x)), "softplus_e", [&](const Expr& e) {
+    return let(exp_nonpositive(-fabs(x)), "softplus_e", [&](const Expr& e) {
       return let(f(x, 1.0) + e, "softplus_u", [&](const Expr& u) {
         Expr log1p = ir::make_select(u == f(x, 1.0), e, log(u) * (e / (u - f(x, 1.0))));
         return ir::max(x, f(x, 0.0)) + log1p;

@@ -4,13 +4,16 @@
 // Kernels link against nothing (no libm), so transcendental functions are written here as
 // range reduction + polynomial, with exponent bits handled as integers through Reinterpret
 // calls. Every function takes and returns f32 (scalar or vector); the expressions use only
-// arithmetic, compares, selects and bit-casts, so they vectorize like any other body.
+// arithmetic, compares, selects, bit-casts and the codegen's fast_reciprocal (sigmoid and
+// tanh's 1 / (1 + e): AVX-512's estimate and a Newton step, a divide elsewhere), so they
+// vectorize like any other body.
 // Half-precision callers widen to f32 first and round the result once.
 //
 // Measured max errors over dense sweeps against the C++ standard library in double
 // (tests/kernels/math_test.cpp measures and asserts them; "ulp" is the spacing of f32 at
 // the exact result):
-//   exp      <= 2 ulp (measured 1.01); 0 below -103.97, inf above 88.72, NaN kept
+//   exp      <= 2 ulp (measured 1.01); 0 below -103.97, inf above 88.72, NaN kept; the
+//            same for exp_nonpositive on x <= 0
 //   log      <= 2 ulp (measured 0.75) for x > 0, subnormals included; log(0) = -inf,
 //            log(x < 0) = NaN, log(inf) = inf
 //   tanh     <= 3 ulp (measured 1.33); exactly +-1 for large |x|
@@ -32,6 +35,10 @@
 namespace kiln::schedules::math {
 
 ir::Expr exp(const ir::Expr& x);
+// e^x for x <= 0, as accurate as exp and cheaper (one scale factor, no overflow side): what
+// sigmoid, tanh and softplus take of e^-|x|, and softmax of e^(x - max). Exact up to x = 43,
+// so an argument a rounding above 0 is harmless; undefined beyond.
+ir::Expr exp_nonpositive(const ir::Expr& x);
 ir::Expr log(const ir::Expr& x);
 ir::Expr tanh(const ir::Expr& x);
 ir::Expr erf(const ir::Expr& x);

@@ -30,6 +30,13 @@ class ArchHooks {
   virtual bool native_f16_convert() const = 0;
   // f32 -> bf16 `fptrunc` selects an instruction (else kiln's integer sequence).
   virtual bool native_bf16_convert() const = 0;
+  // The LLVM intrinsic (name, then arguments x, x, all-ones mask) estimating 1/x to 14
+  // bits on `lanes` f32 lanes, where one Newton step on it beats a divide; "" elsewhere.
+  // Default: none (ARM's FRECPE has 8 bits, and divides are cheap on Zen and Arm cores).
+  virtual std::string reciprocal_estimate(int lanes) const {
+    (void)lanes;
+    return "";
+  }
   // target-cpu, target-features and whatever the family adds.
   virtual void add_function_attributes(llvm::Function& f) const;
   // Throws UserError when the LLVM intrinsic `name` needs something the target lacks:

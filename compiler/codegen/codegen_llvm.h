@@ -79,6 +79,7 @@ class CodeGenLLVM {
   llvm::Value* emit_cast(llvm::Value* v, ir::DataType from, ir::DataType to);
   llvm::Value* emit_call(const ir::CallNode* op);
   llvm::Value* emit_range_check(const ir::CallNode* op);
+  llvm::Value* emit_fast_reciprocal(const ir::CallNode* op);
   llvm::Value* emit_pure_call(const ir::CallNode* op);
   llvm::Value* emit_ramp(const ir::RampNode* op);
   llvm::Value* lookup_var(const ir::VarNode* v);

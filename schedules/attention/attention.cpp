@@ -188,7 +188,10 @@ class Attention : public OpTemplate {
     RowReduce mx = row_reduce({s.b, s.m}, s.n, r, true, read(scores), "S.max");
     te::Tensor p = te::compute(
         {s.b, s.m, s.n},
-        [&](Var b, Var i, Var j) { return math::exp(scores(b, i, j) - mx.total(b, i)); }, "P");
+        [&](Var b, Var i, Var j) {
+          return math::exp_nonpositive(scores(b, i, j) - mx.total(b, i));
+        },
+        "P");
     RowReduce sum = row_reduce({s.b, s.m}, s.n, r, false, read(p), "P.sum");
     ir::IterVar rn = te::reduce_axis(s.n, "n");
     te::Tensor o_acc = te::compute(

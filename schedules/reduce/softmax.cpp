@@ -160,10 +160,11 @@ class Softmax : public RowTemplate {
     RowReduce mx_out = fused ? rows_reduce(s.m, s.n, r, true, xf, "X.max.out") : mx;
     te::Tensor e;
     if (!fused)
-      e = te::compute({s.m, s.n}, [&](Var i, Var j) { return math::exp(xf(i, j) - mx.total(i)); },
-                      "E");
+      e = te::compute(
+          {s.m, s.n}, [&](Var i, Var j) { return math::exp_nonpositive(xf(i, j) - mx.total(i)); },
+          "E");
     auto exp_at = [&](Expr i, Expr j, const RowReduce& m) {
-      return fused ? math::exp(xf(i, j) - m.total(i)) : e(i, j);
+      return fused ? math::exp_nonpositive(xf(i, j) - m.total(i)) : e(i, j);
     };
     RowReduce sum = rows_reduce(
         s.m, s.n, r, false, [&](Expr i, Expr j) { return exp_at(i, j, mx); }, "E.sum");
@@ -197,7 +198,8 @@ class Softmax : public RowTemplate {
     auto xf = [&](Expr i, Expr j) { return ir::make_cast(f32, x(i, j)); };
     RowReduce mx = rows_reduce(s.m, s.n, r, true, xf, "X.max");
     te::Tensor e = te::compute(
-        {s.m, s.n}, [&](Var i, Var j) { return math::exp(xf(i, j) - mx.total(i)); }, "E");
+        {s.m, s.n}, [&](Var i, Var j) { return math::exp_nonpositive(xf(i, j) - mx.total(i)); },
+        "E");
     RowReduce sum = rows_reduce(
         s.m, s.n, r, false, [&](Expr i, Expr j) { return e(i, j); }, "E.sum");
     te::Tensor y = te::compute(

@@ -83,6 +83,33 @@ TEST(CodegenAsm, X86Avx512VectorisesScalarLoopsWithZmm) {
   EXPECT_FALSE(contains(s, "memset")) << s;
 }
 
+// C = fast_reciprocal(A) in vectors of `lanes`.
+LoweredFunc reciprocal_kernel(int lanes) {
+  const int64_t n = 1024;
+  Buffer a = ir::make_buffer("A", DataType::f32(), {n});
+  Buffer c = ir::make_buffer("C", DataType::f32(), {n});
+  Var i("i");
+  Expr r = ir::make_ramp(i * lanes, 1, lanes);
+  Expr v = ir::make_call(DataType::f32(lanes), "fast_reciprocal", {ir::make_load(a, {r})});
+  return {
+      "rcp", {a, c}, ir::make_for(i, 0, n / lanes, ir::ForKind::Serial, ir::make_store(c, v, {r}))};
+}
+
+// fast_reciprocal is an estimate and one Newton step where AVX-512 has VRCP14PS (any vector
+// width), and a divide on AVX2 and NEON, whose estimates would need more steps.
+TEST(CodegenAsm, FastReciprocalEstimatesOnlyOnAvx512) {
+  for (int lanes : {16, 8, 4}) {
+    std::string s = assembly({reciprocal_kernel(lanes)}, "x86-avx512");
+    EXPECT_TRUE(contains(s, "vrcp14ps")) << lanes << " lanes\n" << s;
+    EXPECT_FALSE(contains(s, "vdivps")) << lanes << " lanes\n" << s;
+  }
+  std::string avx2 = assembly({reciprocal_kernel(8)}, "x86-avx2");
+  EXPECT_TRUE(has_instruction(avx2, "vdivps", "ymm")) << avx2;
+  EXPECT_FALSE(contains(avx2, "vrcp")) << avx2;
+  std::string neon = assembly({reciprocal_kernel(4)}, "arm-neon");
+  EXPECT_TRUE(has_instruction(neon, "fdiv", ".4s")) << neon;
+}
+
 TEST(CodegenAsm, ArmNeonFmaUsesFmla4s) {
   std::string s = assembly({fma_kernel(DataType::f32(), 4)}, "arm-neon");
   EXPECT_TRUE(has_instruction(s, "fmla", ".4s")) << s;

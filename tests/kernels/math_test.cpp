@@ -104,6 +104,12 @@ std::vector<float> with_specials(std::vector<float> v) {
   return v;
 }
 
+// -|x| for each x (NaN kept): exp_nonpositive's domain, same count.
+std::vector<float> as_nonpositive(std::vector<float> v) {
+  for (float& x : v) x = -std::fabs(x);
+  return v;
+}
+
 void report(const char* name, const Errors& e) {
   std::cout << "[math] " << name << ": max " << e.max_ulp << " ulp (at x=" << e.worst_x
             << "), max rel " << e.max_rel << ", max abs/max(1,|x|) " << e.max_abs << "\n";
@@ -119,6 +125,39 @@ TEST(MathLibrary, Exp) {
   Errors e = measure(xs, got, [](double x) { return std::exp(x); });
   report("exp", e);
   EXPECT_LE(e.max_ulp, 2.0);
+}
+
+// exp_nonpositive: exp's bound over x <= 0 (and the slack it allows above 0), tiny
+// arguments and the subnormal results below -87.3 included.
+TEST(MathLibrary, ExpNonpositive) {
+  std::vector<float> xs = grid(-104.5, 0.0, 1 << 21);
+  for (float v : grid(0.0, 43.0, 1 << 12)) xs.push_back(v);
+  for (float s : {0.0f, -0.0f, -1e-30f, -1e-10f, -FLT_MIN, -1e-40f, -kInf, kNaN, -87.33654f,
+                  -103.97f, -103.98f, -150.0f, -1e30f, -FLT_MAX})
+    xs.push_back(s);
+  std::string skip;
+  auto got = run_math([](const Expr& x) { return schedules::math::exp_nonpositive(x); }, xs, "host",
+                      &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  Errors e = measure(xs, got, [](double x) { return std::exp(x); });
+  report("exp_nonpositive", e);
+  EXPECT_LE(e.max_ulp, 2.0);
+}
+
+// The codegen's fast_reciprocal (an estimate and a Newton step on AVX-512, a divide
+// elsewhere): within an ulp over finite nonzero x of either sign.
+TEST(MathLibrary, FastReciprocal) {
+  std::vector<float> xs = grid(1.0, 2.0, 1 << 20);
+  for (float v : grid(-1000.0, 1000.0, 1 << 16))
+    if (v != 0.0f) xs.push_back(v);
+  for (float s : {1e-30f, -1e-30f, 3e37f, FLT_MIN, 0.1f, -7.0f}) xs.push_back(s);
+  std::string skip;
+  auto got = run_math([](const Expr& x) { return ir::make_call(x.type(), "fast_reciprocal", {x}); },
+                      xs, "host", &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  Errors e = measure(xs, got, [](double x) { return 1.0 / x; });
+  report("fast_reciprocal", e);
+  EXPECT_LE(e.max_ulp, 1.0);
 }
 
 TEST(MathLibrary, Log) {
@@ -262,6 +301,8 @@ TEST(MathLibrary, ArmNeonUnderQemu) {
   std::vector<Case> cases = {
       {"exp", schedules::math::exp, [](double x) { return std::exp(x); },
        with_specials(grid(-104.5, 89.5, 4001)), 2.0, 0},
+      {"exp_nonpositive", schedules::math::exp_nonpositive, [](double x) { return std::exp(x); },
+       as_nonpositive(with_specials(grid(-104.5, 0.0, 4001))), 2.0, 0},
       {"log", schedules::math::log, [](double x) { return std::log(x); },
        with_specials(grid(1e-3, 1e3, 4001)), 2.0, 0},
       {"tanh", schedules::math::tanh, [](double x) { return std::tanh(x); },
