@@ -19,10 +19,10 @@ namespace kiln::network {
 
 using graph::Graph;
 using graph::Node;
+using ir::DataType;
 using schedules::KernelArg;
 using schedules::Values;
 using schedules::Workload;
-using ir::DataType;
 
 namespace {
 
@@ -73,9 +73,9 @@ class Lowerer {
       p_.input_shapes.push_back(d);
       p_.input_dtypes.push_back(dtype(v));
       const Layout held = edge_as_is(dtype(v)) ? 0 : kModelDtype;
-      available_[v][held] = add_buffer({BufferKind::Input, static_cast<int>(i),
-                                        static_cast<uint64_t>(numel(d) * dtype(v).bytes()), 0, v,
-                                        held});
+      available_[v][held] =
+          add_buffer({BufferKind::Input, static_cast<int>(i),
+                      static_cast<uint64_t>(numel(d) * dtype(v).bytes()), 0, v, held});
     }
     for (const std::string& v : g_.outputs) {
       user_check(!g_.is_constant(v) &&
@@ -85,7 +85,8 @@ class Lowerer {
       user_check(std::count(g_.outputs.begin(), g_.outputs.end(), v) == 1)
           << g_.source << ": graph output '" << v << "' is listed twice";
       user_check(holds_dtype(dtype(v)) || is_8bit(dtype(v)))
-          << g_.source << ": graph output '" << v << "' is " << dtype(v).str() << "; " << kDtypeRule;
+          << g_.source << ": graph output '" << v << "' is " << dtype(v).str() << "; "
+          << kDtypeRule;
       p_.output_names.push_back(v);
       p_.output_shapes.push_back(dims(v));
       p_.output_dtypes.push_back(dtype(v));
@@ -112,19 +113,23 @@ class Lowerer {
   // The type kernels hold it in: f16/bf16 where --dtype made it so (assign_precision.h), u8/i8
   // between quantized operators, f32 otherwise (integers and truth values included,
   // op_table.h: holds_dtype).
-  DataType held(const std::string& v) const { return held_as_is(dtype(v)) ? dtype(v) : DataType::f32(); }
+  DataType held(const std::string& v) const {
+    return held_as_is(dtype(v)) ? dtype(v) : DataType::f32();
+  }
 
   int add_buffer(Buffer b) {
     p_.buffers.push_back(std::move(b));
     return static_cast<int>(p_.buffers.size()) - 1;
   }
 
-  // Whether `value` in `layout` is the same memory as in NCHW: a [N,C,1,1] vector (a pooled
-  // one) in blocks that divide C is. One buffer then serves both, and nothing copies it.
+  // Whether `value` in `layout` is the same memory as in NCHW: blocks of one channel are,
+  // and so is a [N,C,1,1] vector (a pooled one) in blocks that divide C. One buffer then
+  // serves both, and nothing copies it.
   bool nchw_memory(const std::string& value, Layout layout) const {
     if (layout == 0) return true;
     const std::vector<int64_t> d = dims(value);
-    return layout > 0 && d.size() == 4 && d[2] == 1 && d[3] == 1 && d[1] % layout == 0;
+    return layout > 0 && d.size() == 4 &&
+           (layout == 1 || (d[2] == 1 && d[3] == 1 && d[1] % layout == 0));
   }
 
   // A fresh buffer for `value` in `layout`: the model's output when it is a graph output in
@@ -167,14 +172,13 @@ class Lowerer {
 
   int task_for(const Workload& w, const NeighbourLayouts& neighbours = {},
                const NodeChoice* chosen = nullptr) {
-    const int id =
-        chosen ? task_with(*chosen->tpl, w, chosen->config, chosen->untuned, chosen->cost_s,
-                           neighbours)
-               : [&] {
-                   tuner::Dispatch d = choose_template(w, target_, history_, neighbours);
-                   return task_with(*d.tpl, w, d.config, d.untuned,
-                                    d.record ? d.record->result.cost() : 0, neighbours);
-                 }();
+    const int id = chosen ? task_with(*chosen->tpl, w, chosen->config, chosen->untuned,
+                                      chosen->cost_s, neighbours)
+                          : [&] {
+                              tuner::Dispatch d = choose_template(w, target_, history_, neighbours);
+                              return task_with(*d.tpl, w, d.config, d.untuned,
+                                               d.record ? d.record->result.cost() : 0, neighbours);
+                            }();
     note_record(p_.tasks[id]);
     return id;
   }
@@ -213,7 +217,8 @@ class Lowerer {
   // Converts a model input of bool / int type to f32 (to_f32), or a value to the model
   // output's type; the new buffer holds it.
   int convert_dtype(const std::string& value, int src, bool to_f32) {
-    const ir::DataType t = dtype(value) == ir::DataType::boolean() ? ir::DataType::u8() : dtype(value);
+    const ir::DataType t =
+        dtype(value) == ir::DataType::boolean() ? ir::DataType::u8() : dtype(value);
     const Workload w = schedules::cast_workload(numel(dims(value)), t, to_f32);
     const schedules::OpTemplate& tpl = schedules::cast_template();
     int task = task_with(tpl, w, tpl.fallback(w, target_), true, 0, {});
@@ -297,7 +302,8 @@ class Lowerer {
     if (out.size() != 4 || dtype(n.outputs[0]) != ir::DataType::f32()) return false;
     Layout block = 0;
     for (const auto& [name, v] : m.operands)
-      if (!g_.is_constant(v) && dims(v) == out) block = std::max(block, blocked_layout_of(m.operands, name));
+      if (!g_.is_constant(v) && dims(v) == out)
+        block = std::max(block, blocked_layout_of(m.operands, name));
     std::optional<BlockedElementwise> bw = blocked_elementwise(m.workload, block);
     if (!bw) return false;
     std::vector<int> bufs;
@@ -512,9 +518,8 @@ class Lowerer {
           << g_.describe(n) << ": no operand for input '" << a.logical.name << "' of " << tpl;
       const std::string& v = it->second;
       internal_check(numel(dims(v)) == a.logical.elements())
-          << g_.describe(n) << ": operand '" << v << "' has " << numel(dims(v))
-          << " elements, " << tpl << " expects " << a.logical.elements() << " for "
-          << a.logical.name;
+          << g_.describe(n) << ": operand '" << v << "' has " << numel(dims(v)) << " elements, "
+          << tpl << " expects " << a.logical.elements() << " for " << a.logical.name;
       if (g_.is_constant(v) && a.pack) {
         std::string key = v + "|" + std::to_string(task) + "|" + a.logical.name;
         auto [pit, inserted] = packed_.try_emplace(key, -1);
@@ -560,7 +565,7 @@ class Lowerer {
   std::map<std::string, int> task_index_;
   std::vector<std::vector<KernelArg>> task_args_;
   std::vector<std::vector<DataType>> task_arg_types_;  // each task's argument types
-  std::map<std::string, int> constants_;  // "value|type" -> params buffer
+  std::map<std::string, int> constants_;               // "value|type" -> params buffer
   std::map<std::string, int> packed_;
 };
 
@@ -570,9 +575,14 @@ Workload conversion_workload(const std::vector<int64_t>& d, Layout from, Layout 
                              DataType dtype) {
   const int direction = to == 0 ? 1 : from == 0 ? 0 : 2;
   Workload w{"layout_transform",
-             {{"N", d[0]}, {"C", d[1]}, {"H", d[2]}, {"W", d[3]},
-              {"block", to == 0 ? from : to}, {"direction", direction}},
-             dtype, {}};
+             {{"N", d[0]},
+              {"C", d[1]},
+              {"H", d[2]},
+              {"W", d[3]},
+              {"block", to == 0 ? from : to},
+              {"direction", direction}},
+             dtype,
+             {}};
   if (direction == 2) w.params["src_block"] = from;
   return w;
 }

@@ -70,11 +70,20 @@ te::Tensor pad_blocked(const te::Tensor& data, const Conv2dParams& p, ir::DataTy
       "data.pad");
 }
 
-void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel) {
+void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel, int64_t lanes) {
   te::Stage st = sch[t];
   ir::IterVar outer = st.fuse(st.axis(0), st.axis(1));
   if (t.ndim() == 5) outer = st.fuse(outer, st.axis(2));
-  st.vectorize(st.axis(t.ndim() - 1));  // left serial by the vectorizer if not a power of 2
+  auto block = ir::as_const_int(t.shape().back());
+  if (t.ndim() == 5 && lanes > 1 && block && *block == 1) {
+    // Blocks of one channel are NCHW planes: copy each row in vectors along W. The loop
+    // partitioning peels the padded ends, so the middle is plain vector copies (element by
+    // element, a 224x224 image's padded copy took three times the stem conv itself).
+    auto [xo, xi] = st.split(st.leaf_axes()[1], lanes);
+    st.vectorize(xi);
+  } else {
+    st.vectorize(st.axis(t.ndim() - 1));  // left serial by the vectorizer if not a power of 2
+  }
   if (parallel) st.parallel(outer);
 }
 
@@ -117,8 +126,7 @@ void schedule_pad_stage(te::Schedule& sch, const te::Tensor& padded, const te::T
   const int64_t blocks = *ir::as_const_int(padded.shape()[1]);
   const int64_t block = *ir::as_const_int(padded.shape()[4]);
   const int64_t tile_cols = (k.reg_n - 1) * p.sw + (p.kw - 1) * p.dw + 1;
-  const int64_t elements = k.oc_inner == 2 ? tile_cols * blocks * block
-                                           : (p.w + 2 * p.pw) * block;
+  const int64_t elements = k.oc_inner == 2 ? tile_cols * blocks * block : (p.w + 2 * p.pw) * block;
   const int64_t bytes = band_input_rows(p, pad_rows) * elements * padded.dtype().bytes();
   // On the stack where it is small; a larger band goes to the workspace rather than risk a
   // worker thread's stack.
@@ -151,8 +159,8 @@ TileLoops schedule_tile_output(te::Schedule& sch, const te::Tensor& out, const T
   ir::IterVar n = os.axis(0), b = os.axis(1), y = os.axis(2), yi;
   if (k.band_rows > 1) std::tie(y, yi) = os.split(y, k.band_rows);
   std::vector<ir::IterVar> loops = k.oc_inner == 2   ? std::vector<ir::IterVar>{n, y, xo, b}
-                               : k.oc_inner == 1 ? std::vector<ir::IterVar>{n, y, b, xo}
-                                                 : std::vector<ir::IterVar>{n, b, y, xo};
+                                   : k.oc_inner == 1 ? std::vector<ir::IterVar>{n, y, b, xo}
+                                                     : std::vector<ir::IterVar>{n, b, y, xo};
   // The rows of a band run just outside the tile loop, so that the band loop (the fused
   // outer loops) covers them all.
   std::vector<ir::IterVar> order(loops.begin(), loops.begin() + 3);
@@ -195,8 +203,8 @@ void order_tile_reduction(te::Stage& as, const TileKnobs& k, std::vector<ir::Ite
   as.vectorize(all);
 }
 
-ir::IterVar schedule_register_tile(te::Schedule& sch, const te::Tensor& out,
-                                   const te::Tensor& acc, const TileKnobs& k,
+ir::IterVar schedule_register_tile(te::Schedule& sch, const te::Tensor& out, const te::Tensor& acc,
+                                   const TileKnobs& k,
                                    const std::vector<ir::IterVar>& reduce_order) {
   // The tile's accumulators are computed at the innermost of the four loops.
   const TileLoops loops = schedule_tile_output(sch, out, k, 1);

@@ -36,8 +36,8 @@ int64_t pick_ic_bn(int64_t c, int64_t cap, bool even = false);
 te::Tensor pad_blocked(const te::Tensor& data, const Conv2dParams& p, ir::DataType dtype);
 
 // A root stage that copies data (pad, subsample): parallel over its outer axes, vectorized
-// along its channel block.
-void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel);
+// along its channel block, or, given the target's `lanes`, along W in blocks of one channel.
+void schedule_copy_stage(te::Schedule& sch, const te::Tensor& t, bool parallel, int64_t lanes = 0);
 
 // The knob "pad_rows" of a template whose input is padded (none without padding): where
 // the zero-padded copy of the input (pad_blocked) is computed. 0: once for the whole input

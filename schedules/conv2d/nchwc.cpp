@@ -84,6 +84,9 @@ class Conv2dNchwc : public DirectConv2dTemplate {
     }
     int64_t reg_n = pick_reg_n(p.out_w(), std::min<int64_t>(budget / vecs, 16));
     int64_t icb = pick_ic_bn(part_c, vecs * lanes);
+    // An image of 1-3 channels (a stem's input) stays in NCHW, blocks of one channel: no
+    // conversion before the conv, and its padded copy runs in vectors along W.
+    if (p.groups == 1 && p.c < 4) icb = 1;
     return Config({{"ic_bn", icb},
                    {"oc_bn", vecs * lanes},
                    {"reg_n", reg_n},
@@ -142,7 +145,7 @@ class Conv2dNchwc : public DirectConv2dTemplate {
     te::Tensor out = blocked_epilogue(w, ep, acc, ocb);
 
     te::Schedule sch({out});
-    if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0);
+    if (!(padded == data)) schedule_copy_stage(sch, padded, cfg["parallel"] != 0, lanes);
     TileKnobs k{cfg["reg_n"],
                 lanes,
                 cfg["parallel"],

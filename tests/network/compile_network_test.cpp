@@ -196,6 +196,16 @@ TEST(CompileNetwork, ATunedBlockIsReblockedDirectly) {
   run_on_host(*c);
 }
 
+// The image of a 3-channel stem is read where it lies: blocks of one channel are NCHW's
+// bytes, so no conversion to blocks runs before the first conv (one did, 80 us at 224x224).
+TEST(CompileNetwork, AnImageStemReadsItsNchwInput) {
+  auto c = compile_and_reference(conv_bn_relu_pool_gemm_softmax(), "host", {{"batch", {2}}});
+  EXPECT_EQ(conversions(c->report.program)[0], 0);
+  for (const Task& t : c->report.program.tasks)
+    if (t.workload.op == "conv2d") EXPECT_EQ(t.config["ic_bn"], 1) << t.workload.str();
+  run_on_host(*c);
+}
+
 std::string file_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
