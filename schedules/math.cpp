@@ -66,10 +66,6 @@ Expr is_nan(const Expr& x) {
 const double kInf = std::numeric_limits<double>::infinity();
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-}  // namespace
-
-namespace {
-
 // Keeps x within [lo, hi] as `x < lo ? lo : x` (and the same above): a NaN fails both
 // compares and passes through, in one vmaxps/vminps or fmax/fmin each.
 Expr clamp_keeping_nan(const Expr& x, double lo, double hi) {
@@ -94,10 +90,10 @@ Expr exp_parts(const Expr& x_in, double hi,
             // rule in r to the end, as 1 + r (1 + r P(r)). No r^2 is formed: for |r| < 1e-19 it
             // would be subnormal, and each operation on it costs a microcode assist (~150
             // cycles) on x86 cores; random-weight networks reach attention scores of 1e-21.
-            Expr p = horner(r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
-                                1.6666665459E-1, 5.0000001201E-1, 1.0, 1.0});
+            Expr er = horner(r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
+                                 1.6666665459E-1, 5.0000001201E-1, 1.0, 1.0});
             // A NaN reaches er through r, and any scale keeps it NaN.
-            return body(as_int(t) - i32(t, 0x4B400000), p);
+            return body(as_int(t) - i32(t, 0x4B400000), er);
           });
     });
   });

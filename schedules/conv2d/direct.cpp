@@ -14,7 +14,12 @@ int64_t vector_registers(const Target& t) {
 
 int64_t pick_oc_vecs(int64_t pref, int64_t channels, int64_t lanes) {
   int64_t vecs = std::min(pref, ceil_div(channels, lanes));
-  return vecs == 3 ? 2 : vecs;
+  if (vecs == 3) vecs = 2;
+  // Halved while that pads fewer channels: 48 channels are three 16-lane blocks, not two of
+  // 32 (64 channels, a third of them zeros that every later layer reads and computes).
+  auto padded = [&](int64_t v) { return ceil_div(channels, v * lanes) * v * lanes; };
+  while (vecs > 1 && padded(vecs / 2) < padded(vecs)) vecs /= 2;
+  return vecs;
 }
 
 ChannelParts all_channels(const Conv2dParams& p, int64_t ocb) {

@@ -22,8 +22,9 @@ namespace kiln::schedules {
 // Vector registers of the target: AVX2 has 16 ymm, AVX-512 32 zmm, AArch64 32 v.
 int64_t vector_registers(const Target& t);
 
-// Vectors of output channels per block: `pref`, at most what the channels fill, and 2
-// rather than 3 (the spaces offer 1, 2 or 4 vectors: oc_bn_choices).
+// Vectors of output channels per block: `pref`, at most what the channels fill, 2 rather
+// than 3 (the spaces offer 1, 2 or 4 vectors: oc_bn_choices), and halved while that pads
+// fewer channels (48 channels: three blocks of 16, not two of 32).
 int64_t pick_oc_vecs(int64_t pref, int64_t channels, int64_t lanes);
 
 // How a grouped conv's blocked kernel splits its channels into parts, each output block
