@@ -28,13 +28,10 @@ std::vector<TensorSpec> epilogue_inputs(const Workload& w, int64_t channels,
 }
 
 EpilogueTensors make_epilogue_placeholders(const Workload& w, int64_t channels,
-                                           const std::vector<int64_t>& out_shape) {
+                                           const std::vector<Expr>& out_shape) {
   EpilogueTensors t;
   if (w.has_epilogue("bias")) t.bias = te::placeholder({channels}, w.dtype, "bias");
-  if (w.has_epilogue("residual")) {
-    std::vector<Expr> shape(out_shape.begin(), out_shape.end());
-    t.residual = te::placeholder(shape, w.dtype, "residual");
-  }
+  if (w.has_epilogue("residual")) t.residual = te::placeholder(out_shape, w.dtype, "residual");
   return t;
 }
 

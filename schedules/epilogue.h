@@ -23,8 +23,9 @@ std::vector<TensorSpec> epilogue_inputs(const Workload& w, int64_t channels,
 struct EpilogueTensors {
   te::Tensor bias, residual;
 };
+// `out_shape` may hold run-time sizes (run_time_dims.h).
 EpilogueTensors make_epilogue_placeholders(const Workload& w, int64_t channels,
-                                           const std::vector<int64_t>& out_shape);
+                                           const std::vector<ir::Expr>& out_shape);
 // A kernel's tensors in call order: `inputs`, then the epilogue's (as epilogue_inputs
 // orders them), then `out`.
 std::vector<te::Tensor> with_epilogue_args(std::vector<te::Tensor> inputs, const EpilogueTensors& t,

@@ -34,12 +34,20 @@ bool Workload::has_epilogue(const std::string& e) const {
   return std::find(epilogue.begin(), epilogue.end(), e) != epilogue.end();
 }
 
+bool Workload::at_run_time(const std::string& name) const {
+  return std::find(run_time.begin(), run_time.end(), name) != run_time.end();
+}
+
 std::string Workload::str() const {
   std::ostringstream os;
   os << op;
   for (const auto& [k, v] : params) os << ' ' << k << '=' << v.str();
   os << ' ' << dtype.str();
   for (const std::string& e : epilogue) os << " +" << e;
+  if (!run_time.empty()) {
+    os << " run-time";
+    for (const std::string& d : run_time) os << ' ' << d;
+  }
   return os.str();
 }
 
@@ -69,7 +77,10 @@ ScheduledKernel OpTemplate::instantiate(const Workload& w, const Target& t,
                                         const Config& cfg) const {
   validate(w, t);
   space(w, t).validate(cfg);
-  return schedule(w, t, cfg);
+  ScheduledKernel k = schedule(w, t, cfg);
+  internal_check(k.sizes.size() == w.run_time.size())
+      << name() << " built " << k.sizes.size() << " run-time sizes for " << w.str();
+  return k;
 }
 
 ScheduledKernel logical_kernel(te::Schedule schedule, std::vector<te::Tensor> tensors,

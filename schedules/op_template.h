@@ -31,13 +31,17 @@ struct Workload {
   std::map<std::string, Param> params;
   ir::DataType dtype = ir::DataType::f32();
   std::vector<std::string> epilogue;      // fused after the op: "bias", "relu", ...
+  // Sizes the kernel takes at run time ("M": a sequence length): their params hold the size
+  // its config is chosen (and tuned) for, and the kernel runs any size (run_time_dims.h).
+  std::vector<std::string> run_time;
 
   int64_t param(const std::string& name) const;  // UserError when absent or not an integer
   int64_t param_or(const std::string& name, int64_t fallback) const;
   double real(const std::string& name) const;  // an integer converts; UserError when absent
   double real_or(const std::string& name, double fallback) const;
   bool has_epilogue(const std::string& e) const;
-  std::string str() const;  // "dense M=1 N=1000 K=512 f32 +bias+relu"
+  bool at_run_time(const std::string& name) const;
+  std::string str() const;  // "dense M=1 N=1000 K=512 f32 +bias+relu", "... run-time M"
 };
 
 // A logical tensor of the workload (what a user and the reference see).
@@ -60,6 +64,9 @@ struct KernelArg {
   // The type of the logical values where packing widens them (int8 weights held as i16
   // pairs): random inputs are drawn in it. Handle: the kernel argument's own type.
   ir::DataType logical_dtype = ir::DataType::handle();
+  // Non-empty for the argument that holds the kernel's run-time sizes: these workload
+  // params' values, as i64, in order (it has no logical tensor a reference reads).
+  std::vector<std::string> run_time_sizes;
 };
 
 // A template's kernel for one workload, target and config, ready to lower.
@@ -68,6 +75,9 @@ struct ScheduledKernel {
   std::vector<te::Tensor> tensors;  // the kernel's arguments in call order; outputs last
   std::vector<KernelArg> args;      // the same arguments as callers see them
   double flops = 0;
+  // The run-time sizes (Workload::run_time, in order) and the argument they are read from.
+  std::vector<ir::Var> sizes;
+  te::Tensor sizes_buffer;
 };
 
 // The ScheduledKernel whose arguments are `inputs` then `output`, all in their logical layout
@@ -110,6 +120,8 @@ class OpTemplate {
   virtual std::vector<ir::DataType> swept_dtypes() const { return dtypes(); }
   virtual std::vector<std::string> epilogues() const { return {}; }
   virtual std::vector<std::string> value_params() const { return {}; }
+  // The params a workload may name in `run_time` (default none: every size is compiled in).
+  virtual std::vector<std::string> run_time_params() const { return {}; }
   // The factor on the dtype's tolerance (tuner/host_values.h) by which the kernel's output
   // may differ from the reference: 1 for exact algorithms; more where the algorithm itself
   // trades accuracy for speed (Winograd's transforms amplify rounding).

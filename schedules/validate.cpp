@@ -116,6 +116,15 @@ void validate_descriptors(const OpTemplate& tpl, const Workload& w) {
     user_check(v <= kMaxParameter) << w.str() << ": parameter " << k << " = " << v
                                    << " is out of range (at most 2^40 = " << kMaxParameter << ")";
   }
+  const std::vector<std::string> run_time = tpl.run_time_params();
+  for (const std::string& d : w.run_time) {
+    user_check(contains(run_time, d))
+        << w.str() << ": " << tpl.name() << " cannot take " << d << " at run time"
+        << (run_time.empty() ? std::string(" (it compiles every size in)")
+                             : " (it can take " + joined(run_time) + ")");
+    user_check(std::count(w.run_time.begin(), w.run_time.end(), d) == 1)
+        << w.str() << ": " << d << " is named twice as a run-time size";
+  }
   for (const std::string& k : shape_form(w.op)) {
     auto it = w.params.find(k);
     user_check(it == w.params.end() || it->second.real() > 0)

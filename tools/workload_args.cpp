@@ -59,6 +59,9 @@ void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
   cmd.add_option("--epilogue", a.epilogue,
                  "Fused epilogue steps, comma-separated (bias, relu, relu6, residual, ...)");
   cmd.add_option("--dtype", a.dtype, "f32, f16 or bf16")->capture_default_str();
+  cmd.add_option("--run-time", a.run_time,
+                 "Sizes the kernel takes at run time, comma-separated (dense: M); their --shape "
+                 "or --param values are the sizes its config is chosen for and run at");
 }
 
 schedules::Workload make_workload(const WorkloadArgs& a) {
@@ -109,6 +112,15 @@ schedules::Workload make_workload(const WorkloadArgs& a) {
     user_check(!w.params.count(name))
         << "--param " << name << " is already set (by --shape or another flag)";
     w.params[name] = v[0];
+  }
+  for (const std::string& list : a.run_time) {
+    std::stringstream ss(list + ",");
+    for (std::string name; std::getline(ss, name, ',');) {
+      user_check(w.params.count(name))
+          << "--run-time " << name << ": " << a.op << " has no size named " << name;
+      user_check(!w.at_run_time(name)) << "--run-time: '" << name << "' is given twice";
+      w.run_time.push_back(name);
+    }
   }
   return w;
 }

@@ -1,6 +1,6 @@
 // The command-line form of one operator instance, shared by `kiln inspect` and `kiln tune`:
-// --op, --shape in the op's natural form, --param NAME=VALUE, conv/pool attributes, --dtype
-// and --epilogue; and the template to use for it.
+// --op, --shape in the op's natural form, --param NAME=VALUE, conv/pool attributes, --dtype,
+// --epilogue and --run-time; and the template to use for it.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -17,6 +17,7 @@ namespace kiln::tools {
 struct WorkloadArgs {
   std::string op, shape, dtype = "f32";
   std::vector<std::string> params, epilogue;
+  std::vector<std::string> run_time;  // --run-time: sizes the kernel takes at run time
   // Unset unless given; given values must be in range and taken by the op (no silent
   // defaults, nothing ignored).
   std::optional<int64_t> stride, pad, groups, dilation;

@@ -15,10 +15,35 @@ BuiltKernel lower_template(const schedules::OpTemplate& tpl, const schedules::Wo
       << tpl.name() << ": " << s.tensors.size() << " kernel tensors but " << s.args.size()
       << " argument descriptions";
   BuiltKernel k;
-  k.func = lower::lower(s.schedule, s.tensors, kernel_name);
+  k.func = lower::lower(s.schedule, s.tensors, kernel_name, {}, {s.sizes_buffer, s.sizes});
   k.args = std::move(s.args);
   k.flops = s.flops;
   return k;
+}
+
+BuiltKernel at_sizes(const BuiltKernel& k, const schedules::OpTemplate& tpl,
+                     const schedules::Workload& w) {
+  std::vector<schedules::TensorSpec> specs = tpl.inputs(w);
+  specs.push_back(tpl.output(w));
+  const bool sized = !k.args.empty() && !k.args.front().run_time_sizes.empty();
+  user_check(sized && k.args.size() == specs.size() + 1)
+      << "kernel " << k.func.name << " takes no run-time sizes of " << w.str();
+  user_check(k.args.front().run_time_sizes == w.run_time)
+      << "kernel " << k.func.name << " takes other run-time sizes than " << w.str();
+  BuiltKernel out = k;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    schedules::KernelArg& a = out.args[i + 1];
+    const bool laid_out = a.is_output ? static_cast<bool>(a.unpack) : static_cast<bool>(a.pack);
+    if (laid_out) {
+      user_check(a.logical.shape == specs[i].shape)
+          << "kernel " << k.func.name << ": argument " << a.logical.name
+          << " is packed, so it cannot change with the run-time sizes of " << w.str();
+      continue;
+    }
+    a.logical = specs[i];
+    a.kernel_elements = specs[i].elements();
+  }
+  return out;
 }
 
 void compile_kernel(const ir::LoweredFunc& func, const Target& t,

@@ -28,6 +28,13 @@ BuiltKernel lower_template(const schedules::OpTemplate& tpl, const schedules::Wo
                            const Target& t, const schedules::Config& cfg,
                            const std::string& kernel_name);
 
+// A kernel that takes sizes at run time (Workload::run_time), described at the sizes of `w`:
+// the same code, with each argument's logical shape and element count at those sizes, so it
+// can be run and checked there. `w` must differ from the kernel's workload only in the
+// run-time params' values; a packed argument (weights) must not depend on them.
+BuiltKernel at_sizes(const BuiltKernel& k, const schedules::OpTemplate& tpl,
+                     const schedules::Workload& w);
+
 // Compiles a lowered kernel alone for `t` and links it into the shared object `so_path`
 // (LLVM codegen, then the in-process link: no toolchain needed, AArch64 included).
 void compile_kernel(const ir::LoweredFunc& func, const Target& t,

@@ -109,21 +109,48 @@ KernelRunResult run_lowered(const ir::LoweredFunc& f, const Target& target,
   return out;
 }
 
-CheckResult check_built_kernel(const schedules::OpTemplate& tpl, const schedules::Workload& w,
-                               const Target& target, const BuiltKernel& k, const RunOptions& o) {
+namespace {
+
+// check_built_kernel on a kernel already compiled into `so`.
+CheckResult check_compiled(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                           const farm::SandboxConfig& sandbox, const BuiltKernel& k,
+                           const Bytes& so, const RunOptions& o) {
   CheckResult c;
-  farm::SandboxConfig sandbox;
-  c.skip_reason = sandbox_for(target, o, &sandbox);
-  if (!c.skip_reason.empty()) return c;
   // The tuner's inputs, packing, run and judgement (tuner/measure/job.h), here.
   TaskData data(tpl, w);
-  RunResult r = run_one(sandbox, make_input(k, compiled(k.func, target), data, measure_options(o)));
+  RunResult r = run_one(sandbox, make_input(k, so, data, measure_options(o)));
   // The tolerance follows the inputs' precision: bf16 inputs with an f32 output still
   // carry bf16's rounding in every product; the template may widen it (Winograd).
   c.comparison = compare_output(k, data, r.outputs.at(0), tolerance(w.dtype) * tpl.tolerance_scale(w));
   c.median_ms = timing_of(r).median_ms();
   c.gflops = c.median_ms > 0 ? k.flops / (c.median_ms * 1e6) : 0;
   return c;
+}
+
+}  // namespace
+
+CheckResult check_built_kernel(const schedules::OpTemplate& tpl, const schedules::Workload& w,
+                               const Target& target, const BuiltKernel& k, const RunOptions& o) {
+  farm::SandboxConfig sandbox;
+  CheckResult skipped;
+  skipped.skip_reason = sandbox_for(target, o, &sandbox);
+  if (!skipped.skip_reason.empty()) return skipped;
+  return check_compiled(tpl, w, sandbox, k, compiled(k.func, target), o);
+}
+
+std::vector<CheckResult> check_at_sizes(const schedules::OpTemplate& tpl, const BuiltKernel& k,
+                                        const Target& target,
+                                        const std::vector<schedules::Workload>& at,
+                                        const RunOptions& o) {
+  farm::SandboxConfig sandbox;
+  CheckResult skipped;
+  skipped.skip_reason = sandbox_for(target, o, &sandbox);
+  if (!skipped.skip_reason.empty()) return std::vector<CheckResult>(at.size(), skipped);
+  const Bytes so = compiled(k.func, target);
+  std::vector<CheckResult> out;
+  for (const schedules::Workload& w : at)
+    out.push_back(check_compiled(tpl, w, sandbox, at_sizes(k, tpl, w), so, o));
+  return out;
 }
 
 }  // namespace kiln::tuner

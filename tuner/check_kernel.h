@@ -59,4 +59,11 @@ CheckResult check_built_kernel(const schedules::OpTemplate& tpl, const schedules
                                const Target& target, const BuiltKernel& k,
                                const RunOptions& options);
 
+// check_built_kernel of a kernel that takes sizes at run time, compiled once and checked at
+// each workload of `at` (the kernel's own but for the run-time sizes; builder.h at_sizes).
+std::vector<CheckResult> check_at_sizes(const schedules::OpTemplate& tpl, const BuiltKernel& k,
+                                        const Target& target,
+                                        const std::vector<schedules::Workload>& at,
+                                        const RunOptions& options);
+
 }  // namespace kiln::tuner

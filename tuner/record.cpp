@@ -177,6 +177,7 @@ schedules::Workload read_workload(const Fields& f, int version) {
     bad("field '" + f.name("dtype") + "': " + e.what());
   }
   w.epilogue = f.strings("epilogue");
+  if (f.find("run_time")) w.run_time = f.strings("run_time");
   return w;
 }
 
@@ -273,6 +274,7 @@ std::string record_to_json(const TuningRecord& r) {
                           {"params", std::move(params)},
                           {"dtype", r.workload.dtype.str()},
                           {"epilogue", r.workload.epilogue}};
+  if (!r.workload.run_time.empty()) workload["run_time"] = r.workload.run_time;
   OrderedJson result = {
       {"costs", r.result.costs},         {"error", measure_error_name(r.result.error)},
       {"message", r.result.message},     {"all_cost", r.result.all_cost},

@@ -4,6 +4,7 @@
 #include "compiler/lower/bound_inference.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,19 +86,21 @@ class BoundInference {
     ir::BoundMap leaf_bounds;
     bool inside = false;
     StageInfo& pi = info_[parent];
+    // A loop whose extent is a run-time size sweeps a range known only symbolically; the
+    // region must still come out of a constant size.
+    auto sweep = [&](const StageInfo& info, const IterVar& l, bool relaxed) {
+      const Expr ext = info.extent.at(l.get());
+      const std::optional<int64_t> c = ir::as_const_int(ext);
+      leaf_bounds[l->var.node()] = {0, c ? *c - 1 : ir::IntBound::kPosInf};
+      if (relaxed) relax[l->var.node()] = {Expr(0), c ? Expr(*c - 1) : ir::simplify(ext - 1)};
+    };
     for (const IterVar& l : parent->leaf) {
-      int64_t ext = const_extent(pi, l);
-      leaf_bounds[l->var.node()] = {0, ext - 1};
-      if (inside) relax[l->var.node()] = {Expr(0), Expr(ext - 1)};
+      sweep(pi, l, inside);
       if (l == st->attach_ivar) inside = true;
     }
     for (StageNode* r : readers)
       for (StageNode* s = r; s != parent; s = s->attach_stage)
-        for (const IterVar& l : s->leaf) {
-          int64_t ext = const_extent(info_[s], l);
-          relax[l->var.node()] = {Expr(0), Expr(ext - 1)};
-          leaf_bounds[l->var.node()] = {0, ext - 1};
-        }
+        for (const IterVar& l : s->leaf) sweep(info_[s], l, true);
     size_t ndim = st->op()->axes.size();
     std::vector<Interval> region(ndim);
     std::vector<bool> seen(ndim, false);

@@ -6,12 +6,18 @@
 //
 // Only guards of the form `c*v + rest < bound` with c > 0 and a constant-bounded rest are
 // used; anything else stays guarded and correct.
+//
+// A kernel that takes sizes at run time (`sizes`: a sequence length, an image width) has
+// guards against them, such as `io*8 + ii < M`: a serial or parallel loop is then split at
+// an extent computed at run time, here floor(M/8), and its main part drops those guards.
 #pragma once
+
+#include <vector>
 
 #include "compiler/ir/stmt.h"
 
 namespace kiln::lower {
 
-ir::Stmt partition_loops(const ir::Stmt& s);
+ir::Stmt partition_loops(const ir::Stmt& s, const std::vector<ir::Var>& sizes = {});
 
 }  // namespace kiln::lower

@@ -25,6 +25,7 @@ namespace {
 struct PassInput {
   const te::Schedule& schedule;
   const std::vector<te::Tensor>& tensors;
+  const std::vector<ir::Var>& sizes;  // the run-time sizes (RunTimeSizes::vars)
   ir::LoweredFunc& func;  // flatten_storage also rewrites its argument buffers
 };
 
@@ -45,10 +46,9 @@ const std::vector<Pass>& passes() {
       {"simplify", [](PassInput& in) { return ir::simplify(in.func.body); }},
       // Peel the iterations of partial tiles so main loop bodies have no guard: needs the
       // multi-dimensional guards still readable, so it runs before flattening.
-      {"partition_loops", [](PassInput& in) { return partition_loops(in.func.body); }},
+      {"partition_loops", [](PassInput& in) { return partition_loops(in.func.body, in.sizes); }},
       // One flat index per access, as the machine sees memory.
-      {"flatten_storage",
-       [](PassInput& in) { return flatten_storage(in.func.body, in.func.args); },
+      {"flatten_storage", [](PassInput& in) { return flatten_storage(in.func.body, in.func.args); },
        &Invariants::flat_accesses},
       // Vector loops to ramps and broadcasts; flat indices make contiguous accesses visible
       // as ramp(base, 1, lanes).
@@ -79,15 +79,25 @@ const std::vector<std::string>& pass_names() {
 }
 
 ir::LoweredFunc lower(const te::Schedule& s, const std::vector<te::Tensor>& args,
-                      const std::string& name, const LowerOptions& options) {
+                      const std::string& name, const LowerOptions& options,
+                      const RunTimeSizes& sizes) {
   user_check(!name.empty()) << "a kernel needs a name";
   const bool dump = std::getenv("KILN_DUMP_IR") != nullptr;
   const bool verify = options.verify_each_pass || env_switch("KILN_VERIFY_IR");
   ir::LoweredFunc f;
   f.name = name;
   for (const te::Tensor& t : args) f.args.push_back(t.buffer());
+  size_t sizes_arg = args.size();
+  if (!sizes.vars.empty()) {
+    for (size_t i = 0; i < args.size(); ++i)
+      if (args[i].buffer().get() == sizes.buffer.buffer().get()) sizes_arg = i;
+    user_check(sizes_arg < args.size() && sizes.buffer.ndim() == 1 &&
+               sizes.buffer.dtype() == ir::DataType::i64())
+        << "kernel '" << name << "' takes run-time sizes from '" << sizes.buffer.name()
+        << "', which must be one of its arguments, an i64 vector";
+  }
 
-  PassInput in{s, args, f};
+  PassInput in{s, args, sizes.vars, f};
   Invariants established;
   // The variables the first pass leaves free are the user's (symbolic shapes, split
   // factors given as Vars): a UserError below, so the checks between passes let them be.
@@ -103,11 +113,16 @@ ir::LoweredFunc lower(const te::Schedule& s, const std::vector<te::Tensor>& args
       for (const ir::VarNode* v : free_variables(f.body)) user_vars.insert(v);
     if (verify) verify_ir(f, pass.name, established, user_vars);
   }
+  // Each run-time size is read from its slot of the sizes argument at the kernel's start.
+  for (size_t i = sizes.vars.size(); i-- > 0;)
+    f.body = ir::make_let_stmt(
+        sizes.vars[i], ir::make_load(f.args[sizes_arg], {ir::Expr(static_cast<int64_t>(i))}),
+        f.body);
   for (const ir::VarNode* v : free_variables(f.body))
     user_check(!user_vars.count(v))
         << "kernel '" << name << "' uses '" << v->name
-        << "', which nothing binds: kernels take only buffers, so shapes and split factors "
-           "must be constants";
+        << "', which nothing binds: a shape or split factor must be a constant or one of the "
+           "kernel's run-time sizes";
   verify_lowered(f, passes().back().name);
   return f;
 }

@@ -25,9 +25,21 @@ struct LowerOptions {
   std::function<ir::Stmt(const std::string& pass, const ir::Stmt& body)> replace_after_pass;
 };
 
-// `args` are the kernel's buffers in call order: every input it reads and every output.
+// Sizes a kernel takes at run time (a sequence length, an image width): the variables that
+// its shapes and loop extents use where a constant would stand. The kernel reads them at its
+// start from `buffer`, one of its arguments: an i64 tensor of one value per variable, in
+// order. Loops split by constant factors then run a guard-free main part of an extent
+// computed from the sizes, and a guarded tail (loop_partition.h).
+struct RunTimeSizes {
+  te::Tensor buffer;
+  std::vector<ir::Var> vars;
+};
+
+// `args` are the kernel's buffers in call order: every input it reads and every output,
+// and the sizes' buffer when it takes any.
 ir::LoweredFunc lower(const te::Schedule& s, const std::vector<te::Tensor>& args,
-                      const std::string& name, const LowerOptions& options = {});
+                      const std::string& name, const LowerOptions& options = {},
+                      const RunTimeSizes& sizes = {});
 
 // The pass names in order, for documentation and `--dump-after`.
 const std::vector<std::string>& pass_names();

@@ -124,7 +124,8 @@ class Conv2dTranspose : public OpTemplate {
     const DataType f32 = DataType::f32();
     te::Tensor x = te::placeholder({s.n, s.c, s.h, s.w}, w.dtype, "data");
     te::Tensor wt = te::placeholder({s.c, s.o_per_group(), s.kh, s.kw}, w.dtype, "weight");
-    EpilogueTensors epi = make_epilogue_placeholders(w, s.o, s.out());
+    const std::vector<int64_t> out_shape = s.out();
+    EpilogueTensors epi = make_epilogue_placeholders(w, s.o, {out_shape.begin(), out_shape.end()});
     ir::IterVar rc = te::reduce_axis(s.c_per_group(), "rc");
     ir::IterVar ry = te::reduce_axis(s.kh, "ry");
     ir::IterVar rx = te::reduce_axis(s.kw, "rx");

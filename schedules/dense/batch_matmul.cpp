@@ -5,6 +5,7 @@
 #include "compiler/base/error.h"
 #include "compiler/te/schedule.h"
 #include "schedules/parallel_rule.h"
+#include "schedules/run_time_dims.h"
 
 namespace kiln::schedules {
 
@@ -37,6 +38,9 @@ class BatchMatmul : public OpTemplate {
   std::string name() const override { return "batch_matmul.tiled"; }
   std::string op() const override { return "batch_matmul"; }
   bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
+  // Attention's products over a sequence: scores (M and N the tokens), then the weighted
+  // values (M and K).
+  std::vector<std::string> run_time_params() const override { return {"B", "M", "N", "K"}; }
 
   ConfigSpace space(const Workload& w, const Target&) const override {
     BmmShape s = bmm_shape(w);
@@ -47,7 +51,9 @@ class BatchMatmul : public OpTemplate {
     cs.define_knob("mr", mr);
     cs.define_knob("nr_vecs", {1, 2, 3, 4});
     cs.define_knob("k_unroll", {1, 2, 4});
-    cs.define_knob("pack_b", {0, 1});
+    // A panel of B copied per column block needs K compiled in (its buffer's size).
+    cs.define_knob("pack_b",
+                   w.at_run_time("K") ? std::vector<int64_t>{0} : std::vector<int64_t>{0, 1});
     cs.define_knob("parallel", {0, 1});
     return cs;
   }
@@ -65,8 +71,11 @@ class BatchMatmul : public OpTemplate {
         mr = m;
         break;
       }
-    return Config({{"mr", mr}, {"nr_vecs", vecs}, {"k_unroll", 1},
-                   {"pack_b", s.tb ? 1 : 0}, {"parallel", worth_parallel(s.flops()) ? 1 : 0}});
+    return Config({{"mr", mr},
+                   {"nr_vecs", vecs},
+                   {"k_unroll", 1},
+                   {"pack_b", s.tb && !w.at_run_time("K") ? 1 : 0},
+                   {"parallel", worth_parallel(s.flops()) ? 1 : 0}});
   }
 
   std::vector<TensorSpec> inputs(const Workload& w) const override {
@@ -102,35 +111,40 @@ class BatchMatmul : public OpTemplate {
     BmmShape s = bmm_shape(w);
     const DataType f32 = DataType::f32();
     const int64_t lanes = t.lanes(f32), mr = cfg["mr"], nr = cfg["nr_vecs"] * lanes;
-    const int64_t panels = (s.n + nr - 1) / nr;
+    RunTimeDims dims(w);
+    const Expr b = dims.extent("B"), m = dims.extent("M"), n = dims.extent("N"),
+               k = dims.extent("K");
+    const bool n_whole_panels = !w.at_run_time("N") && s.n % nr == 0;
+    const Expr panels =
+        w.at_run_time("N") ? ir::floordiv(n + (nr - 1), Expr(nr)) : Expr((s.n + nr - 1) / nr);
     auto in = inputs(w);
-    te::Tensor a = te::placeholder({in[0].shape[0], in[0].shape[1], in[0].shape[2]}, w.dtype, "A");
-    te::Tensor bt = te::placeholder({in[1].shape[0], in[1].shape[1], in[1].shape[2]}, w.dtype, "B");
-    auto a_at = [&](Expr b, Expr i, Expr k) { return s.ta ? a(b, k, i) : a(b, i, k); };
-    auto b_at = [&](Expr b, Expr k, Expr j) { return s.tb ? bt(b, j, k) : bt(b, k, j); };
+    te::Tensor a = te::placeholder({b, s.ta ? k : m, s.ta ? m : k}, w.dtype, "A");
+    te::Tensor bt = te::placeholder({b, s.tb ? n : k, s.tb ? k : n}, w.dtype, "B");
+    auto a_at = [&](Expr bi, Expr i, Expr ki) { return s.ta ? a(bi, ki, i) : a(bi, i, ki); };
+    auto b_at = [&](Expr bi, Expr ki, Expr j) { return s.tb ? bt(bi, j, ki) : bt(bi, ki, j); };
     te::Tensor packed;
     if (cfg["pack_b"]) {
       // Panels of nr columns, contiguous along K, zero past N (the clamp keeps the load of
       // a discarded lane in bounds).
       packed = te::compute(
-          {s.b, panels, s.k, nr},
-          [&](Var b, Var p, Var k, Var l) {
+          {b, panels, k, nr},
+          [&](Var bi, Var p, Var ki, Var l) {
             Expr j = p * nr + l;
-            Expr v = b_at(b, k, s.n % nr == 0 ? j : ir::min(j, Expr(s.n - 1)));
-            return s.n % nr == 0 ? v : ir::make_select(j < s.n, v, ir::make_zero(w.dtype));
+            Expr v = b_at(bi, ki, n_whole_panels ? j : ir::min(j, n - 1));
+            return n_whole_panels ? v : ir::make_select(j < n, v, ir::make_zero(w.dtype));
           },
           "B.packed");
     }
-    ir::IterVar rk = te::reduce_axis(s.k, "k");
+    ir::IterVar rk = te::reduce_axis(k, "k");
     te::Tensor acc = te::compute(
-        {s.b, s.m, s.n},
-        [&](Var b, Var i, Var j) {
-          Expr bv = packed.defined() ? packed(b, j / nr, rk->var, j % nr) : b_at(b, rk->var, j);
-          return te::sum(ir::make_cast(f32, a_at(b, i, rk->var)) * ir::make_cast(f32, bv), {rk});
+        {b, m, n},
+        [&](Var bi, Var i, Var j) {
+          Expr bv = packed.defined() ? packed(bi, j / nr, rk->var, j % nr) : b_at(bi, rk->var, j);
+          return te::sum(ir::make_cast(f32, a_at(bi, i, rk->var)) * ir::make_cast(f32, bv), {rk});
         },
         "C.acc");
     te::Tensor c = te::compute(
-        {s.b, s.m, s.n}, [&](Var b, Var i, Var j) { return ir::make_cast(w.dtype, acc(b, i, j)); },
+        {b, m, n}, [&](Var bi, Var i, Var j) { return ir::make_cast(w.dtype, acc(bi, i, j)); },
         "C");
 
     te::Schedule sch({c});
@@ -150,13 +164,22 @@ class BatchMatmul : public OpTemplate {
     tile.compute_at(out, io);
     schedule_matmul_tile(tile, lanes, cfg["k_unroll"]);
     if (packed.defined()) {
-      te::Stage p = sch[packed];  // at the root: its workspace buffer, batches in parallel
-      if (cfg["parallel"]) p.parallel(p.axis(0));
+      te::Stage p = sch[packed];
+      if (w.at_run_time("N") || w.at_run_time("B")) {
+        // A buffer sized at run time cannot be allocated: one panel at a time instead, in
+        // the column block that reads it.
+        p.set_scope(ir::MemScope::Local);
+        p.compute_at(out, jo);
+      } else if (cfg["parallel"]) {
+        p.parallel(p.axis(0));  // at the root: its workspace buffer, batches in parallel
+      }
       // Without transpose_b, a panel row is a contiguous slice of a B row: copy by vectors.
       if (!s.tb) p.vectorize(p.axis(3));
     }
 
-    return logical_kernel(std::move(sch), {a, bt, c}, in, output(w), s.flops());
+    ScheduledKernel kernel = logical_kernel(std::move(sch), {a, bt, c}, in, output(w), s.flops());
+    dims.attach(kernel);
+    return kernel;
   }
 };
 

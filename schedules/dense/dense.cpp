@@ -5,6 +5,7 @@
 #include "compiler/base/error.h"
 #include "schedules/epilogue.h"
 #include "schedules/parallel_rule.h"
+#include "schedules/run_time_dims.h"
 
 namespace kiln::schedules {
 
@@ -112,6 +113,8 @@ class DensePacked : public OpTemplate {
   }
 
   std::vector<std::string> epilogues() const override { return epilogue_names(); }
+  // The rows: a sequence length, or a batch times one.
+  std::vector<std::string> run_time_params() const override { return {"M"}; }
 
  protected:
   ScheduledKernel schedule(const Workload& w, const Target& t,
@@ -121,19 +124,21 @@ class DensePacked : public OpTemplate {
     const int64_t nr = cfg["nr_vecs"] * lanes, mr = cfg["mr"];
     const int64_t panels = ceil_div(s.n, nr);
     DataType f32 = DataType::f32();
+    RunTimeDims dims(w);
+    const Expr m = dims.extent("M");
 
-    te::Tensor a = te::placeholder({s.m, s.k}, w.dtype, "A");
+    te::Tensor a = te::placeholder({m, s.k}, w.dtype, "A");
     te::Tensor b = te::placeholder({panels, s.k, nr}, w.dtype, "B.packed");
-    EpilogueTensors ep = make_epilogue_placeholders(w, s.n, {s.m, s.n});
+    EpilogueTensors ep = make_epilogue_placeholders(w, s.n, {m, s.n});
     ir::IterVar k = te::reduce_axis(s.k, "k");
     te::Tensor acc = te::compute(
-        {s.m, s.n},
+        {m, s.n},
         [&](Var i, Var j) {
           return te::sum(ir::make_cast(f32, a(i, k)) * ir::make_cast(f32, b(j / nr, k, j % nr)), {k});
         },
         "C.acc");
     te::Tensor c = te::compute(
-        {s.m, s.n},
+        {m, s.n},
         [&](Var i, Var j) {
           return ir::make_cast(w.dtype, apply_epilogue(w, ep, acc(i, j), {i, j}, j));
         },
@@ -144,7 +149,10 @@ class DensePacked : public OpTemplate {
     ir::IterVar at = schedule_dense_output(sch, c, tiling);
     schedule_dense_tile(sch, acc, c, at, tiling, {sch[acc].reduce_axis(0)});
     auto pack = [s, nr](const Values& v) { return pack_dense_b(s, nr, v.data()); };
-    return finish_dense(*this, w, std::move(sch), a, b, ep, c, pack, panels * s.k * nr);
+    ScheduledKernel kernel =
+        finish_dense(*this, w, std::move(sch), a, b, ep, c, pack, panels * s.k * nr);
+    dims.attach(kernel);
+    return kernel;
   }
 };
 

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "compiler/base/error.h"
+#include "compiler/ir/simplify.h"
 #include "compiler/te/schedule.h"
 #include "schedules/math.h"
+#include "schedules/run_time_dims.h"
 
 namespace kiln::schedules {
 
@@ -361,34 +364,72 @@ ElementwiseForm form_of(const Workload& w) {
   return f;
 }
 
+// The output dimensions a kernel takes at run time: d is when the workload names an
+// operand's size along d in `run_time` ("a1": operand a's dimension 1). The operands so named
+// span d, and must be every operand that spans it at the config's sizes; the others
+// broadcast along it (size 1). The value: the variable of the first operand named.
+std::vector<std::optional<std::string>> run_time_out_dims(const ElementwiseForm& f,
+                                                          const Workload& w) {
+  std::vector<std::optional<std::string>> dims(f.out.size());
+  for (size_t d = 0; d < f.out.size(); ++d)
+    for (size_t o = 0; o < f.operands.size() && !dims[d]; ++o)
+      if (w.at_run_time(operand_name(o) + std::to_string(d)))
+        dims[d] = operand_name(o) + std::to_string(d);
+  for (size_t d = 0; d < f.out.size(); ++d) {
+    if (!dims[d]) continue;
+    for (size_t o = 0; o < f.operands.size(); ++o) {
+      const std::string name = operand_name(o) + std::to_string(d);
+      if (w.at_run_time(name))
+        user_check(f.operands[o][d] == f.out[d])
+            << w.str() << ": " << name << " is taken at run time, but operand " << operand_name(o)
+            << " broadcasts along dimension " << d;
+      else
+        user_check(f.operands[o][d] == 1)
+            << w.str() << ": operand " << operand_name(o) << " spans dimension " << d << ", which "
+            << *dims[d] << " takes at run time; name " << name << " too";
+    }
+  }
+  return dims;
+}
+
 // The loop nest the kernel runs: the output's dimensions with size-1 ones dropped and
 // neighbours merged wherever every operand either spans both or is broadcast along both.
 // Same shapes collapse to one flat loop, a scalar operand to one that never moves, a
 // trailing broadcast ([M, N] x [N]) to two loops whose inner one reads the small operand
 // contiguously; only irreducible patterns keep more loops. No loop needs a div or mod.
+// A dimension taken at run time is never dropped: its extents multiply in as a variable.
 struct LoopPlan {
-  std::vector<int64_t> dims;
+  std::vector<int64_t> dims;             // at the workload's sizes (config choices)
+  std::vector<Expr> extents;             // what the kernel loops over
   std::vector<std::vector<bool>> spans;  // [operand][dim]: true when it varies along dim
 };
 
-LoopPlan plan_loops(const ElementwiseForm& f) {
+LoopPlan plan_loops(const ElementwiseForm& f, const Workload& w, const RunTimeDims& run_time) {
+  const std::vector<std::optional<std::string>> run_time_dims = run_time_out_dims(f, w);
   LoopPlan p;
   p.spans.resize(f.operands.size());
   std::vector<bool> last;
   for (size_t d = 0; d < f.out.size(); ++d) {
-    if (f.out[d] == 1) continue;
+    const std::optional<std::string>& var = run_time_dims[d];
+    if (f.out[d] == 1 && !var) continue;
+    const Expr extent = var ? run_time.extent(*var) : Expr(f.out[d]);
     std::vector<bool> pattern;
-    for (const auto& s : f.operands) pattern.push_back(s[d] == f.out[d]);
+    for (size_t o = 0; o < f.operands.size(); ++o)
+      pattern.push_back(var ? w.at_run_time(operand_name(o) + std::to_string(d))
+                            : f.operands[o][d] == f.out[d]);
     if (!p.dims.empty() && pattern == last) {
       p.dims.back() *= f.out[d];
+      p.extents.back() = ir::simplify(p.extents.back() * extent);
       continue;
     }
     p.dims.push_back(f.out[d]);
+    p.extents.push_back(extent);
     for (size_t o = 0; o < pattern.size(); ++o) p.spans[o].push_back(pattern[o]);
     last = pattern;
   }
   if (p.dims.empty()) {  // one element
     p.dims.push_back(1);
+    p.extents.push_back(Expr(1));
     for (auto& s : p.spans) s.push_back(true);
   }
   return p;
@@ -476,22 +517,31 @@ class ElementwiseFlat : public OpTemplate {
   std::vector<std::string> value_params() const override {
     return {"lo", "hi", "alpha", "beta", "gamma"};
   }
+  // Any operand's size along any dimension (run_time_out_dims says which must go together).
+  std::vector<std::string> run_time_params() const override {
+    std::vector<std::string> names;
+    for (size_t o = 0; o < 26; ++o)
+      for (int d = 0; d < 8; ++d) names.push_back(operand_name(o) + std::to_string(d));
+    return names;
+  }
 
  protected:
   ScheduledKernel schedule(const Workload& w, const Target& t,
                            const Config& cfg) const override {
     ElementwiseForm f = form_of(w);
-    LoopPlan plan = plan_loops(f);
+    RunTimeDims run_time(w);
+    LoopPlan plan = plan_loops(f, w, run_time);
     const DataType f32 = DataType::f32();
     const size_t rank = plan.dims.size();
 
     std::vector<te::Tensor> operands;
     for (size_t o = 0; o < f.operands.size(); ++o) {
       std::vector<Expr> shape;
-      for (size_t d = 0; d < rank; ++d) shape.push_back(plan.spans[o][d] ? plan.dims[d] : 1);
+      for (size_t d = 0; d < rank; ++d)
+        shape.push_back(plan.spans[o][d] ? plan.extents[d] : Expr(1));
       operands.push_back(te::placeholder(shape, w.dtype, operand_name(o)));
     }
-    std::vector<Expr> out_shape(plan.dims.begin(), plan.dims.end());
+    const std::vector<Expr>& out_shape = plan.extents;
     te::Tensor out = te::compute(
         out_shape,
         [&](const std::vector<Var>& iv) {
@@ -548,8 +598,11 @@ class ElementwiseFlat : public OpTemplate {
     std::vector<TensorSpec> specs;
     for (size_t o = 0; o < f.operands.size(); ++o)
       specs.push_back({operand_name(o), f.operands[o]});
-    return logical_kernel(std::move(sch), args, specs, {"out", f.out},
-                          static_cast<double>(elements) * static_cast<double>(f.steps.size()));
+    ScheduledKernel k =
+        logical_kernel(std::move(sch), args, specs, {"out", f.out},
+                       static_cast<double>(elements) * static_cast<double>(f.steps.size()));
+    run_time.attach(k);
+    return k;
   }
 
  private:

@@ -1,5 +1,9 @@
 #include "schedules/reduce/row_reduce.h"
 
+#include <optional>
+
+#include "compiler/ir/op.h"
+
 namespace kiln::schedules {
 
 using ir::Expr;
@@ -7,10 +11,9 @@ using ir::Var;
 
 namespace {
 
-std::vector<Expr> extents(const std::vector<int64_t>& rows, std::vector<int64_t> more = {}) {
-  std::vector<Expr> out;
-  for (int64_t e : rows) out.push_back(e);
-  for (int64_t e : more) out.push_back(e);
+std::vector<Expr> extents(const std::vector<Expr>& rows, std::vector<Expr> more = {}) {
+  std::vector<Expr> out = rows;
+  out.insert(out.end(), more.begin(), more.end());
   return out;
 }
 
@@ -20,19 +23,23 @@ std::vector<Expr> leading(const std::vector<Var>& v, size_t count) {
 
 }  // namespace
 
-RowReduce row_reduce(const std::vector<int64_t>& rows, int64_t n, int64_t r, bool is_max,
+RowReduce row_reduce(const std::vector<Expr>& rows, Expr n, int64_t r, bool is_max,
                      const std::function<Expr(const std::vector<Expr>&, Expr)>& value,
                      const std::string& name) {
   const size_t rank = rows.size();
   auto reduce = [&](Expr v, ir::IterVar axis) {
     return is_max ? te::max_reduce(v, {axis}) : te::sum(v, {axis});
   };
-  const int64_t chunks = n / r, done = chunks * r;
+  // A constant n decides which parts exist; a run-time one keeps both.
+  const std::optional<int64_t> known = ir::as_const_int(n);
+  const Expr chunks = known ? Expr(*known / r) : ir::floordiv(n, Expr(r));
+  const Expr done = known ? Expr(*known / r * r) : chunks * r;
+  const bool has_chunks = !known || *known / r > 0, has_tail = !known || *known % r != 0;
   RowReduce rr;
-  if (chunks > 0) {
+  if (has_chunks) {
     ir::IterVar rj = te::reduce_axis(chunks, name + ".rj");
     rr.part = te::compute(
-        extents(rows, {r}),
+        extents(rows, {Expr(r)}),
         [&](const std::vector<Var>& v) {
           return reduce(value(leading(v, rank), rj->var * r + v[rank]), rj);
         },
@@ -46,16 +53,17 @@ RowReduce row_reduce(const std::vector<int64_t>& rows, int64_t n, int64_t r, boo
           at.push_back(rl->var);
           return reduce(part(at), rl);
         },
-        done == n ? name : name + ".whole");
+        has_tail ? name + ".whole" : name);
   }
-  if (done < n) {
-    ir::IterVar rt = te::reduce_axis(n - done, name + ".rt");
+  if (has_tail) {
+    ir::IterVar rt =
+        te::reduce_axis(known ? Expr(*known - *known / r * r) : n - done, name + ".rt");
     rr.tail = te::compute(
         extents(rows),
         [&](const std::vector<Var>& v) {
           return reduce(value(leading(v, rank), rt->var + done), rt);
         },
-        chunks > 0 ? name + ".tail" : name);
+        has_chunks ? name + ".tail" : name);
   }
   if (!rr.whole.defined() || !rr.tail.defined()) {
     rr.total = rr.whole.defined() ? rr.whole : rr.tail;

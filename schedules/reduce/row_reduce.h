@@ -23,8 +23,9 @@ struct RowReduce {
 };
 
 // The reduction over columns 0..n-1 of `value(row indices, column)` for each row of the
-// leading extents `rows`.
-RowReduce row_reduce(const std::vector<int64_t>& rows, int64_t n, int64_t r, bool is_max,
+// leading extents `rows`. Any of them may be a run-time size (run_time_dims.h); a run-time
+// n has both a whole part and a tail, of extents computed at run time.
+RowReduce row_reduce(const std::vector<ir::Expr>& rows, ir::Expr n, int64_t r, bool is_max,
                      const std::function<ir::Expr(const std::vector<ir::Expr>&, ir::Expr)>& value,
                      const std::string& name);
 

@@ -8,6 +8,7 @@
 #include "compiler/te/schedule.h"
 #include "schedules/math.h"
 #include "schedules/reduce/row_reduce.h"
+#include "schedules/run_time_dims.h"
 
 namespace kiln::schedules {
 
@@ -26,7 +27,7 @@ const std::vector<DataType>& row_dtypes() {
 }
 
 // A reduction over each of the m rows of `value(i, j)` (schedules/reduce/row_reduce.h).
-RowReduce rows_reduce(int64_t m, int64_t n, int64_t r, bool is_max,
+RowReduce rows_reduce(Expr m, Expr n, int64_t r, bool is_max,
                       const std::function<Expr(Expr, Expr)>& value, const std::string& name) {
   return row_reduce(
       {m}, n, r, is_max, [&](const std::vector<Expr>& row, Expr j) { return value(row[0], j); },
@@ -84,6 +85,8 @@ void schedule_row_pair(te::Schedule& sch, const RowReduce& first, const RowReduc
 class RowTemplate : public OpTemplate {
  public:
   bool applies(const Workload& w, const Target&) const override { return w.op == op(); }
+  // The rows (tokens of a sequence) and the row length (attention's keys).
+  std::vector<std::string> run_time_params() const override { return {"M", "N"}; }
   ConfigSpace space(const Workload& w, const Target& t) const override {
     row_shape(w);
     return row_space(t);
@@ -117,14 +120,15 @@ class Softmax : public RowTemplate {
   }
   ConfigSpace space(const Workload& w, const Target& t) const override {
     RowShape s = row_shape(w);
-    // 2: row-buffered, when the row's buffer fits the stack comfortably.
-    return s.n <= kMaxRowBuffer ? row_space(t, {0, 1, 2}) : row_space(t);
+    // 2: row-buffered, when the row's buffer fits the stack comfortably (a row length
+    // taken at run time has no bound to size it by).
+    return row_buffer_fits(w) ? row_space(t, {0, 1, 2}) : row_space(t);
   }
   Config fallback(const Workload& w, const Target& t) const override {
     RowShape s = row_shape(w);
     Config c = row_fallback(s, t);
     // Row-buffered is 1.2-1.7x row-fused on attention's rows (N = 77 to 1024, Zen 3).
-    if (s.n <= kMaxRowBuffer) c.set("row_fused", 2);
+    if (row_buffer_fits(w)) c.set("row_fused", 2);
     return c;
   }
 
@@ -150,26 +154,27 @@ class Softmax : public RowTemplate {
     const DataType f32 = DataType::f32();
     const int64_t r = cfg["partials"];
     const bool fused = cfg["row_fused"] != 0, parallel = cfg["parallel"] != 0;
+    RunTimeDims dims(w);
+    const Expr m = dims.extent("M"), n = dims.extent("N");
 
-    te::Tensor x = te::placeholder({s.m, s.n}, w.dtype, "X");
+    te::Tensor x = te::placeholder({m, n}, w.dtype, "X");
     auto xf = [&](Expr i, Expr j) { return ir::make_cast(f32, x(i, j)); };
     if (cfg["row_fused"] == 2) return row_buffered(w, t, s, r, parallel, x);
-    RowReduce mx = rows_reduce(s.m, s.n, r, true, xf, "X.max");
+    RowReduce mx = rows_reduce(m, n, r, true, xf, "X.max");
     // Row-fused, the output reads its own copy of the max (see softmax.h); otherwise the
     // exponentials are stored once and read back.
-    RowReduce mx_out = fused ? rows_reduce(s.m, s.n, r, true, xf, "X.max.out") : mx;
+    RowReduce mx_out = fused ? rows_reduce(m, n, r, true, xf, "X.max.out") : mx;
     te::Tensor e;
     if (!fused)
       e = te::compute(
-          {s.m, s.n}, [&](Var i, Var j) { return math::exp_nonpositive(xf(i, j) - mx.total(i)); },
-          "E");
-    auto exp_at = [&](Expr i, Expr j, const RowReduce& m) {
-      return fused ? math::exp_nonpositive(xf(i, j) - m.total(i)) : e(i, j);
+          {m, n}, [&](Var i, Var j) { return math::exp_nonpositive(xf(i, j) - mx.total(i)); }, "E");
+    auto exp_at = [&](Expr i, Expr j, const RowReduce& row_max) {
+      return fused ? math::exp_nonpositive(xf(i, j) - row_max.total(i)) : e(i, j);
     };
     RowReduce sum = rows_reduce(
-        s.m, s.n, r, false, [&](Expr i, Expr j) { return exp_at(i, j, mx); }, "E.sum");
+        m, n, r, false, [&](Expr i, Expr j) { return exp_at(i, j, mx); }, "E.sum");
     te::Tensor y = te::compute(
-        {s.m, s.n},
+        {m, n},
         [&](Var i, Var j) {
           Expr inv = ir::make_float(f32, 1.0) / sum.total(i);
           return ir::make_cast(w.dtype, exp_at(i, j, mx_out) * inv);
@@ -185,25 +190,33 @@ class Softmax : public RowTemplate {
       es.vectorize(jl);
       if (parallel) es.parallel(es.axis(0));
     }
-    return logical_kernel(std::move(sch), {x, y}, inputs(w), output(w), 6.0 * double(s.m * s.n));
+    ScheduledKernel k =
+        logical_kernel(std::move(sch), {x, y}, inputs(w), output(w), 6.0 * double(s.m * s.n));
+    dims.attach(k);
+    return k;
   }
 
  private:
+  static bool row_buffer_fits(const Workload& w) {
+    return !w.at_run_time("N") && row_shape(w).n <= kMaxRowBuffer;
+  }
+
   // Row-buffered: per row, the max, then the exponentials into a row buffer on the stack
   // with their sum, then the buffer scaled: one exp per element where row-fused computes
   // two (the sum's and the output's), and X read from memory once.
   ScheduledKernel row_buffered(const Workload& w, const Target& t, const RowShape& s, int64_t r,
                                bool parallel, const te::Tensor& x) const {
     const DataType f32 = DataType::f32();
+    RunTimeDims dims(w);
+    const Expr m = dims.extent("M");
     auto xf = [&](Expr i, Expr j) { return ir::make_cast(f32, x(i, j)); };
-    RowReduce mx = rows_reduce(s.m, s.n, r, true, xf, "X.max");
+    RowReduce mx = rows_reduce(m, s.n, r, true, xf, "X.max");
     te::Tensor e = te::compute(
-        {s.m, s.n}, [&](Var i, Var j) { return math::exp_nonpositive(xf(i, j) - mx.total(i)); },
-        "E");
+        {m, s.n}, [&](Var i, Var j) { return math::exp_nonpositive(xf(i, j) - mx.total(i)); }, "E");
     RowReduce sum = rows_reduce(
-        s.m, s.n, r, false, [&](Expr i, Expr j) { return e(i, j); }, "E.sum");
+        m, s.n, r, false, [&](Expr i, Expr j) { return e(i, j); }, "E.sum");
     te::Tensor y = te::compute(
-        {s.m, s.n},
+        {m, s.n},
         [&](Var i, Var j) {
           return ir::make_cast(w.dtype, e(i, j) * (ir::make_float(f32, 1.0) / sum.total(i)));
         },
@@ -217,7 +230,10 @@ class Softmax : public RowTemplate {
     auto [jo, jl] = es.split(es.axis(1), t.lanes(f32));
     es.vectorize(jl);
     schedule_row_reduce(sch, mx, &out, out.axis(0), parallel);
-    return logical_kernel(std::move(sch), {x, y}, inputs(w), output(w), 6.0 * double(s.m * s.n));
+    ScheduledKernel k =
+        logical_kernel(std::move(sch), {x, y}, inputs(w), output(w), 6.0 * double(s.m * s.n));
+    dims.attach(k);
+    return k;
   }
 };
 
@@ -263,24 +279,27 @@ class LayerNorm : public RowTemplate {
     const DataType f32 = DataType::f32();
     const int64_t r = cfg["partials"];
     const bool fused = cfg["row_fused"] != 0, parallel = cfg["parallel"] != 0;
-    const Expr inv_n = ir::make_float(f32, 1.0 / double(s.n));
+    RunTimeDims dims(w);
+    const Expr m = dims.extent("M"), n = dims.extent("N");
+    const Expr inv_n = w.at_run_time("N") ? ir::make_float(f32, 1.0) / ir::make_cast(f32, n)
+                                          : ir::make_float(f32, 1.0 / double(s.n));
     const Expr eps = ir::make_float(f32, epsilon(w));
 
-    te::Tensor x = te::placeholder({s.m, s.n}, w.dtype, "X");
-    te::Tensor gamma = te::placeholder({s.n}, w.dtype, "gamma");
-    te::Tensor beta = te::placeholder({s.n}, w.dtype, "beta");
+    te::Tensor x = te::placeholder({m, n}, w.dtype, "X");
+    te::Tensor gamma = te::placeholder({n}, w.dtype, "gamma");
+    te::Tensor beta = te::placeholder({n}, w.dtype, "beta");
     auto xf = [&](Expr i, Expr j) { return ir::make_cast(f32, x(i, j)); };
-    RowReduce mean = rows_reduce(s.m, s.n, r, false, xf, "X.sum");
-    RowReduce mean_out = fused ? rows_reduce(s.m, s.n, r, false, xf, "X.sum.out") : mean;
+    RowReduce mean = rows_reduce(m, n, r, false, xf, "X.sum");
+    RowReduce mean_out = fused ? rows_reduce(m, n, r, false, xf, "X.sum.out") : mean;
     RowReduce var = rows_reduce(
-        s.m, s.n, r, false,
+        m, n, r, false,
         [&](Expr i, Expr j) {
           Expr d = xf(i, j) - mean.total(i) * inv_n;
           return d * d;
         },
         "X.var");
     te::Tensor y = te::compute(
-        {s.m, s.n},
+        {m, n},
         [&](Var i, Var j) {
           Expr rstd = ir::make_float(f32, 1.0) /
                       ir::make_call(f32, "sqrt", {var.total(i) * inv_n + eps});
@@ -292,8 +311,10 @@ class LayerNorm : public RowTemplate {
     te::Schedule sch({y});
     te::Stage out = schedule_rows_out(sch, y, t, parallel);
     schedule_row_pair(sch, mean, mean_out, var, out, fused, parallel);
-    return logical_kernel(std::move(sch), {x, gamma, beta, y}, inputs(w), output(w),
-                          8.0 * double(s.m * s.n));
+    ScheduledKernel k = logical_kernel(std::move(sch), {x, gamma, beta, y}, inputs(w), output(w),
+                                       8.0 * double(s.m * s.n));
+    dims.attach(k);
+    return k;
   }
 };
 

@@ -57,7 +57,7 @@ TEST_F(ScheduleErrorTest, UnrollOfTooManyCopies) {
 }
 
 TEST_F(ScheduleErrorTest, SymbolicShapeIsNotBound) {
-  // Kernels take only buffers: nothing gives `n` a value.
+  // `n` is not one of the kernel's run-time sizes: nothing gives it a value.
   Var n("n");
   Tensor X = placeholder({n}, DataType::f32(), "X");
   Tensor Y = compute({n}, [&](Var i) { return X(i) + 1; }, "Y");
@@ -65,6 +65,20 @@ TEST_F(ScheduleErrorTest, SymbolicShapeIsNotBound) {
   std::string msg = user_error_of([&] { lower_verified(s, {X, Y}, "k"); });
   EXPECT_NE(msg.find("kernel 'k'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("'n'"), std::string::npos) << msg;
+}
+
+TEST_F(ScheduleErrorTest, RunTimeSizesComeFromAnI64VectorArgument) {
+  Var n("n");
+  Tensor X = placeholder({n}, DataType::f32(), "X");
+  Tensor Y = compute(
+      {n}, [&](Var i) { return X(i) + 1; }, "Y");
+  Tensor f32_sizes = placeholder({1}, DataType::f32(), "sizes");
+  Schedule s({Y});
+  EXPECT_USER_ERROR(lower::lower(s, {f32_sizes, X, Y}, "k", {}, {f32_sizes, {n}}),
+                    "kernel 'k' takes run-time sizes from 'sizes', which must be one of its "
+                    "arguments, an i64 vector");
+  Tensor sizes = placeholder({1}, DataType::i64(), "sizes");
+  EXPECT_USER_ERROR(lower::lower(s, {X, Y}, "k", {}, {sizes, {n}}), "which must be one of its");
 }
 
 TEST_F(ScheduleErrorTest, ComputeAtIntoAStageThatDoesNotReadIt) {

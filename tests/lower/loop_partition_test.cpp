@@ -116,5 +116,63 @@ for (i.inner, 0, 2) {
 )"));
 }
 
+// B[i] = A[i] * 2 over a length n taken at run time, split by 8 (the inner loop vectorized
+// when asked), lowered and printed.
+std::string doubled_at_run_time_length(bool vectorize) {
+  Var n("n");
+  Tensor sizes = te::placeholder({1}, DataType::i64(), "sizes");
+  Tensor A = te::placeholder({n}, DataType::f32(), "A");
+  Tensor B = te::compute(
+      {n}, [&](Var i) { return A(i) * 2; }, "B");
+  Schedule s({B});
+  auto [outer, inner] = s[B].split(s[B].axis(0), 8);
+  if (vectorize) s[B].vectorize(inner);
+  lower::LowerOptions o;
+  o.verify_each_pass = true;
+  return ir::to_string(lower::lower(s, {sizes, A, B}, "kernel", o, {sizes, {n}}).body);
+}
+
+// A kernel that takes its length at run time: the split loop runs a guard-free main part
+// of floor(n/8) iterations, then the guarded tail (whose own inner loop splits the same
+// way); n is read from the sizes argument.
+TEST(LoopPartitionPipelineTest, ARunTimeLengthSplitsAtARunTimeExtent) {
+  EXPECT_EQ(doubled_at_run_time_length(false), ir(R"(
+let n = sizes[0]
+for (i.outer, 0, min(max((n / 8), 0), ((n + 7) / 8))) {
+  for (i.inner, 0, 8) {
+    B[((i.outer*8) + i.inner)] = (A[((i.outer*8) + i.inner)]*2f)
+  }
+}
+for (i.outer, min(max((n / 8), 0), ((n + 7) / 8)), (((n + 7) / 8) - min(max((n / 8), 0), ((n + 7) / 8)))) {
+  for (i.inner, 0, min(max(((i.outer*-8) + n), 0), 8)) {
+    B[((i.outer*8) + i.inner)] = (A[((i.outer*8) + i.inner)]*2f)
+  }
+  for (i.inner, min(max(((i.outer*-8) + n), 0), 8), ((min(max(((i.outer*-8) + n), 0), 8)*-1) + 8)) {
+    if ((((i.outer*8) + i.inner) < n)) {
+      B[((i.outer*8) + i.inner)] = (A[((i.outer*8) + i.inner)]*2f)
+    }
+  }
+}
+)"));
+}
+
+// Vector loops keep constant extents: the tail's guard stays inside its lanes' loop, which
+// vectorize then leaves scalar.
+TEST(LoopPartitionPipelineTest, ARunTimeTailOfVectorsStaysScalar) {
+  EXPECT_EQ(doubled_at_run_time_length(true), ir(R"(
+let n = sizes[0]
+for (i.outer, 0, min(max((n / 8), 0), ((n + 7) / 8))) {
+  B[ramp((i.outer*8), 1, 8)] = (A[ramp((i.outer*8), 1, 8)]*x8(2f))
+}
+for (i.outer, min(max((n / 8), 0), ((n + 7) / 8)), (((n + 7) / 8) - min(max((n / 8), 0), ((n + 7) / 8)))) {
+  for (i.inner, 0, 8) {
+    if ((((i.outer*8) + i.inner) < n)) {
+      B[((i.outer*8) + i.inner)] = (A[((i.outer*8) + i.inner)]*2f)
+    }
+  }
+}
+)"));
+}
+
 }  // namespace
 }  // namespace kiln::lower_test

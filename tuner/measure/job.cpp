@@ -18,6 +18,17 @@ ir::DataType values_dtype(const BuiltKernel& k, size_t i) {
   return t.is_handle() ? arg_dtype(k, i) : t;
 }
 
+// The run-time sizes' argument: the workload's values of those params, as i64.
+Bytes encode_sizes(const schedules::KernelArg& a, const schedules::Workload& w) {
+  Bytes out;
+  for (const std::string& d : a.run_time_sizes) {
+    const int64_t v = w.param(d);
+    const auto* p = reinterpret_cast<const uint8_t*>(&v);
+    out.insert(out.end(), p, p + sizeof v);
+  }
+  return out;
+}
+
 }  // namespace
 
 const TaskData::Set& TaskData::for_kernel(const BuiltKernel& k) {
@@ -28,7 +39,7 @@ const TaskData::Set& TaskData::for_kernel(const BuiltKernel& k) {
   Set set;
   uint32_t seed = seed_;
   for (size_t i = 0; i < k.args.size(); ++i) {
-    if (k.args[i].is_output) continue;
+    if (k.args[i].is_output || !k.args[i].run_time_sizes.empty()) continue;
     set.inputs.push_back(random_values(k.args[i].logical.elements(), seed++, values_dtype(k, i)));
   }
   set.reference = tpl_->reference(w_, set.inputs);
@@ -48,6 +59,10 @@ std::vector<Bytes> kernel_arguments(const BuiltKernel& k, TaskData& data) {
     const schedules::KernelArg& a = k.args[i];
     if (a.is_output) {
       out.emplace_back(static_cast<size_t>(a.kernel_elements) * arg_dtype(k, i).bytes(), 0);
+      continue;
+    }
+    if (!a.run_time_sizes.empty()) {
+      out.push_back(encode_sizes(a, data.workload()));
       continue;
     }
     const Values& logical = set.inputs.at(input++);

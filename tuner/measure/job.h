@@ -31,6 +31,7 @@ class TaskData {
     Values reference;
   };
   const Set& for_kernel(const BuiltKernel& k);
+  const schedules::Workload& workload() const { return w_; }
 
  private:
   const schedules::OpTemplate* tpl_;
