@@ -46,7 +46,10 @@ std::string Workload::str() const {
   for (const std::string& e : epilogue) os << " +" << e;
   if (!run_time.empty()) {
     os << " run-time";
-    for (const std::string& d : run_time) os << ' ' << d;
+    for (const std::string& d : run_time) {
+      os << ' ' << d;
+      if (auto m = run_time_max.find(d); m != run_time_max.end()) os << "<=" << m->second;
+    }
   }
   return os.str();
 }

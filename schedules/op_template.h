@@ -34,6 +34,9 @@ struct Workload {
   // Sizes the kernel takes at run time ("M": a sequence length): their params hold the size
   // its config is chosen (and tuned) for, and the kernel runs any size (run_time_dims.h).
   std::vector<std::string> run_time;
+  // The largest value a run-time size takes, where declared (a ranged artifact declares
+  // every one): buffers that span the size are sized by it.
+  std::map<std::string, int64_t> run_time_max;
 
   int64_t param(const std::string& name) const;  // UserError when absent or not an integer
   int64_t param_or(const std::string& name, int64_t fallback) const;
@@ -41,7 +44,8 @@ struct Workload {
   double real_or(const std::string& name, double fallback) const;
   bool has_epilogue(const std::string& e) const;
   bool at_run_time(const std::string& name) const;
-  std::string str() const;  // "dense M=1 N=1000 K=512 f32 +bias+relu", "... run-time M"
+  // "dense M=1 N=1000 K=512 f32 +bias+relu"; "... run-time M N<=512" with run-time sizes
+  std::string str() const;
 };
 
 // A logical tensor of the workload (what a user and the reference see).
@@ -77,6 +81,7 @@ struct ScheduledKernel {
   double flops = 0;
   // The run-time sizes (Workload::run_time, in order) and the argument they are read from.
   std::vector<ir::Var> sizes;
+  std::vector<int64_t> size_max;  // Workload::run_time_max of each (0: none)
   te::Tensor sizes_buffer;
 };
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "compiler/ir/expr.h"
@@ -25,6 +26,8 @@ class RunTimeDims {
   // The run-time variable of `name`, or its constant when compiled in.
   ir::Expr extent(const std::string& name) const;
   bool any() const { return !vars_.empty(); }
+  // The declared largest value of a run-time size, if any.
+  std::optional<int64_t> max(const std::string& name) const;
 
   // Adds the argument the kernel reads its sizes from, as its first argument: an i64
   // vector of the sizes in the workload's run_time order.

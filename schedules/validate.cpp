@@ -125,6 +125,12 @@ void validate_descriptors(const OpTemplate& tpl, const Workload& w) {
     user_check(std::count(w.run_time.begin(), w.run_time.end(), d) == 1)
         << w.str() << ": " << d << " is named twice as a run-time size";
   }
+  for (const auto& [d, max] : w.run_time_max) {
+    user_check(w.at_run_time(d)) << w.str() << ": a maximum is declared for " << d
+                                 << ", which is not a run-time size";
+    user_check(max >= w.param(d)) << w.str() << ": " << d << " = " << w.param(d)
+                                  << " is above its declared maximum " << max;
+  }
   for (const std::string& k : shape_form(w.op)) {
     auto it = w.params.find(k);
     user_check(it == w.params.end() || it->second.real() > 0)

@@ -36,6 +36,7 @@ struct InspectArgs {
   bool run = false, json = false, space = false, analyze = false;
   int threads = 1, repeat = 10;
   std::string runner;
+  std::vector<std::string> at;  // --at NAME=VALUE: run a run-time size at another value
 };
 
 // --space: each applicable template's knobs, their choices and the space size, so a user
@@ -172,6 +173,7 @@ int run_inspect(const InspectArgs& a) {
 
   tuner::BuiltKernel k = tuner::lower_template(tpl, w, target, cfg, w.op);
   user_check(!(a.analyze && a.run)) << "--analyze predicts and --run measures: pick one";
+  user_check(a.at.empty() || a.run) << "--at runs the kernel at other sizes: add --run";
   if (a.analyze) return print_analysis(w, tpl, cfg, target, k, a.json);
   if (!a.run) {
     if (a.emit == "tir") {
@@ -193,11 +195,27 @@ int run_inspect(const InspectArgs& a) {
   o.aarch64_runner = a.runner.empty() ? KILN_DEFAULT_AARCH64_RUNNER : a.runner;
   user_check(a.runner.empty() || access(a.runner.c_str(), X_OK) == 0)
       << "--runner " << a.runner << ": not an executable file";
-  tuner::CheckResult r = tuner::check_built_kernel(tpl, w, target, k, o);
+  // --at: the kernel built (and configured) for the sizes above, run at other run-time sizes.
+  schedules::Workload run_at = w;
+  for (const std::string& item : a.at) {
+    const size_t eq = item.find('=');
+    user_check(eq != std::string::npos && eq > 0) << "--at '" << item << "' is not NAME=VALUE";
+    const std::string name = item.substr(0, eq);
+    user_check(w.at_run_time(name)) << "--at " << name << ": not a size the kernel takes at run "
+                                    << "time (name it in --run-time)";
+    char* end = nullptr;
+    const long long v = std::strtoll(item.c_str() + eq + 1, &end, 10);
+    user_check(end && *end == '\0' && v > 0 && end != item.c_str() + eq + 1)
+        << "--at " << name << ": '" << item.substr(eq + 1) << "' is not a positive integer";
+    run_at.params[name] = static_cast<int64_t>(v);
+  }
+  tuner::CheckResult r = w.run_time.empty()
+                             ? tuner::check_built_kernel(tpl, w, target, k, o)
+                             : tuner::check_at_sizes(tpl, k, target, {run_at}, o).front();
   user_check(r.skip_reason.empty()) << "cannot run on " << target.name << ": " << r.skip_reason;
   if (a.json) {
     nlohmann::json j = {{"op", w.op},
-                        {"workload", w.str()},
+                        {"workload", run_at.str()},
                         {"template", tpl.name()},
                         {"config", nlohmann::json::parse(cfg.to_json())},
                         {"target", target.name},
@@ -208,7 +226,7 @@ int run_inspect(const InspectArgs& a) {
                         {"max_error", r.comparison.max_error}};
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("%s\ntemplate %s, config %s, target %s, %d thread(s)\n", w.str().c_str(),
+    std::printf("%s\ntemplate %s, config %s, target %s, %d thread(s)\n", run_at.str().c_str(),
                 tpl.name().c_str(), cfg.to_json().c_str(), target.name.c_str(), a.threads);
     std::printf("time %.4f ms (median of %d), %.2f GFLOPS, %s\n", r.median_ms, a.repeat, r.gflops,
                 r.comparison.message().c_str());
@@ -237,6 +255,9 @@ Run add_inspect(CLI::App& app) {
                 "Predict the innermost loops' cycles, MACs per cycle against the core's peak and "
                 "bottleneck with llvm-mca and the target CPU's model (no board needed)");
   cmd->add_flag("--run", a->run, "Build, run, check against the reference and time it");
+  cmd->add_option("--at", a->at,
+                  "With --run and --run-time: run at another value of a run-time size, "
+                  "NAME=VALUE (repeatable; the config stays the one chosen for --shape)");
   cmd->add_option("--threads", a->threads, "Threads for --run")->check(CLI::Range(1, 256));
   cmd->add_option("--repeat", a->repeat, "Timed runs for --run")->check(CLI::Range(1, 100000));
   cmd->add_flag("--json", a->json, "With --run or --analyze: one JSON object");

@@ -60,8 +60,9 @@ void add_workload_options(CLI::App& cmd, WorkloadArgs& a) {
                  "Fused epilogue steps, comma-separated (bias, relu, relu6, residual, ...)");
   cmd.add_option("--dtype", a.dtype, "f32, f16 or bf16")->capture_default_str();
   cmd.add_option("--run-time", a.run_time,
-                 "Sizes the kernel takes at run time, comma-separated (dense: M); their --shape "
-                 "or --param values are the sizes its config is chosen for and run at");
+                 "Sizes the kernel takes at run time, comma-separated, each NAME or NAME:MAX "
+                 "(dense: M; softmax: M,N:512); their --shape or --param values are the sizes "
+                 "its config is chosen for and run at");
 }
 
 schedules::Workload make_workload(const WorkloadArgs& a) {
@@ -115,11 +116,18 @@ schedules::Workload make_workload(const WorkloadArgs& a) {
   }
   for (const std::string& list : a.run_time) {
     std::stringstream ss(list + ",");
-    for (std::string name; std::getline(ss, name, ',');) {
+    for (std::string item; std::getline(ss, item, ',');) {
+      const size_t colon = item.find(':');
+      const std::string name = item.substr(0, colon);
       user_check(w.params.count(name))
           << "--run-time " << name << ": " << a.op << " has no size named " << name;
       user_check(!w.at_run_time(name)) << "--run-time: '" << name << "' is given twice";
       w.run_time.push_back(name);
+      if (colon == std::string::npos) continue;
+      std::vector<int64_t> max = parse_list(item.substr(colon + 1), "--run-time " + name);
+      user_check(max.size() == 1 && max[0] > 0)
+          << "--run-time " << item << ": the maximum must be one positive integer";
+      w.run_time_max[name] = max[0];
     }
   }
   return w;

@@ -1,8 +1,10 @@
 #include "tuner/builder.h"
 
+#include "compiler/base/error.h"
 #include "compiler/codegen/build.h"
 #include "compiler/codegen/codegen.h"
-#include "compiler/base/error.h"
+#include "compiler/ir/simplify.h"
+#include "compiler/ir/substitute.h"
 #include "compiler/lower/lower.h"
 
 namespace kiln::tuner {
@@ -15,7 +17,8 @@ BuiltKernel lower_template(const schedules::OpTemplate& tpl, const schedules::Wo
       << tpl.name() << ": " << s.tensors.size() << " kernel tensors but " << s.args.size()
       << " argument descriptions";
   BuiltKernel k;
-  k.func = lower::lower(s.schedule, s.tensors, kernel_name, {}, {s.sizes_buffer, s.sizes});
+  k.func =
+      lower::lower(s.schedule, s.tensors, kernel_name, {}, {s.sizes_buffer, s.sizes, s.size_max});
   k.args = std::move(s.args);
   k.flops = s.flops;
   return k;
@@ -30,6 +33,9 @@ BuiltKernel at_sizes(const BuiltKernel& k, const schedules::OpTemplate& tpl,
       << "kernel " << k.func.name << " takes no run-time sizes of " << w.str();
   user_check(k.args.front().run_time_sizes == w.run_time)
       << "kernel " << k.func.name << " takes other run-time sizes than " << w.str();
+  for (const auto& [d, max] : w.run_time_max)
+    user_check(w.param(d) <= max) << "kernel " << k.func.name << " takes " << d << " up to " << max
+                                  << ", not " << w.param(d);
   BuiltKernel out = k;
   for (size_t i = 0; i < specs.size(); ++i) {
     schedules::KernelArg& a = out.args[i + 1];
@@ -44,6 +50,25 @@ BuiltKernel at_sizes(const BuiltKernel& k, const schedules::OpTemplate& tpl,
     a.kernel_elements = specs[i].elements();
   }
   return out;
+}
+
+ir::LoweredFunc with_sizes_of(const BuiltKernel& k, const schedules::Workload& w) {
+  ir::LoweredFunc f = k.func;
+  if (k.args.empty() || k.args.front().run_time_sizes.empty()) return f;
+  // lower() reads each size with a `let` at the top of the body, in the argument's order.
+  const std::vector<std::string>& names = k.args.front().run_time_sizes;
+  std::vector<std::pair<ir::Var, int64_t>> values;
+  ir::Stmt body = f.body;
+  while (const auto* let = body.as<ir::LetStmtNode>()) {
+    if (values.size() == names.size()) break;
+    values.emplace_back(let->var, w.param(names[values.size()]));
+    body = let->body;
+  }
+  internal_check(values.size() == names.size())
+      << "kernel " << f.name << " does not read its " << names.size() << " run-time sizes first";
+  for (const auto& [var, value] : values) body = ir::substitute(body, var, ir::Expr(value));
+  f.body = ir::simplify(body);
+  return f;
 }
 
 void compile_kernel(const ir::LoweredFunc& func, const Target& t,

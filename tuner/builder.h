@@ -35,6 +35,12 @@ BuiltKernel lower_template(const schedules::OpTemplate& tpl, const schedules::Wo
 BuiltKernel at_sizes(const BuiltKernel& k, const schedules::OpTemplate& tpl,
                      const schedules::Workload& w);
 
+// The kernel's body with its run-time sizes replaced by their values in `w` (the kernel's
+// own workload, or one at_sizes accepts): what the cost model reads, so that its loop
+// statistics count the iterations at the size the kernel is measured at. A kernel without
+// run-time sizes comes back as it is.
+ir::LoweredFunc with_sizes_of(const BuiltKernel& k, const schedules::Workload& w);
+
 // Compiles a lowered kernel alone for `t` and links it into the shared object `so_path`
 // (LLVM codegen, then the in-process link: no toolchain needed, AArch64 included).
 void compile_kernel(const ir::LoweredFunc& func, const Target& t,

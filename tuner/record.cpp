@@ -178,6 +178,11 @@ schedules::Workload read_workload(const Fields& f, int version) {
   }
   w.epilogue = f.strings("epilogue");
   if (f.find("run_time")) w.run_time = f.strings("run_time");
+  if (f.find("run_time_max"))
+    for (const auto& [name, value] : f.object("run_time_max").json().items()) {
+      if (!value.is_number_integer()) bad("field 'run_time_max." + name + "' must be an integer");
+      w.run_time_max[name] = value.get<int64_t>();
+    }
   return w;
 }
 
@@ -275,6 +280,7 @@ std::string record_to_json(const TuningRecord& r) {
                           {"dtype", r.workload.dtype.str()},
                           {"epilogue", r.workload.epilogue}};
   if (!r.workload.run_time.empty()) workload["run_time"] = r.workload.run_time;
+  if (!r.workload.run_time_max.empty()) workload["run_time_max"] = r.workload.run_time_max;
   OrderedJson result = {
       {"costs", r.result.costs},         {"error", measure_error_name(r.result.error)},
       {"message", r.result.message},     {"all_cost", r.result.all_cost},

@@ -239,8 +239,8 @@ TaskTuner::TaskTuner(TuneTask task, TuneOptions options, const std::vector<Tunin
       user_check(m.options.features == "ir")
           << "unknown feature set '" << m.options.features << "' (valid: ir, knob)";
       features = [t, space](uint64_t i) {
-        return cost_model::ir_features(
-            lower_template(*t.tpl, t.workload, t.target, space.at(i), "features").func);
+        const BuiltKernel k = lower_template(*t.tpl, t.workload, t.target, space.at(i), "features");
+        return cost_model::ir_features(with_sizes_of(k, t.workload));
       };
     }
   }

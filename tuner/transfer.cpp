@@ -14,7 +14,8 @@ namespace {
 std::vector<float> features_of(const schedules::OpTemplate& tpl, const TuningRecord& r,
                                const std::string& features) {
   if (features == "knob") return cost_model::knob_features(tpl.space(r.workload, r.target), r.config);
-  return cost_model::ir_features(lower_template(tpl, r.workload, r.target, r.config, "transfer").func);
+  const BuiltKernel k = lower_template(tpl, r.workload, r.target, r.config, "transfer");
+  return cost_model::ir_features(with_sizes_of(k, r.workload));
 }
 
 // Features of `r`, from `cache` when it has them; empty when the template no longer builds the

@@ -36,7 +36,8 @@ bool reads_buffer(const Expr& body, const ir::BufferNode* b) {
 
 class BoundInference {
  public:
-  BoundInference(const te::Schedule& s, StageInfoMap& info) : s_(s), info_(info) {}
+  BoundInference(const te::Schedule& s, StageInfoMap& info, const ir::BoundMap& size_bounds)
+      : s_(s), info_(info), size_bounds_(size_bounds) {}
 
   // Consumers first: an attached stage's region depends on its consumer's loops.
   void run() {
@@ -83,7 +84,7 @@ class BoundInference {
     // The loops inside the attach point sweep their whole range: the parent's inner loops
     // and every loop of the stages between a reader and the parent.
     RelaxMap relax;
-    ir::BoundMap leaf_bounds;
+    ir::BoundMap leaf_bounds = size_bounds_;
     bool inside = false;
     StageInfo& pi = info_[parent];
     // A loop whose extent is a run-time size sweeps a range known only symbolically; the
@@ -91,7 +92,7 @@ class BoundInference {
     auto sweep = [&](const StageInfo& info, const IterVar& l, bool relaxed) {
       const Expr ext = info.extent.at(l.get());
       const std::optional<int64_t> c = ir::as_const_int(ext);
-      leaf_bounds[l->var.node()] = {0, c ? *c - 1 : ir::IntBound::kPosInf};
+      leaf_bounds[l->var.node()] = {0, c ? *c - 1 : ir::const_int_bound(ext - 1, size_bounds_).max};
       if (relaxed) relax[l->var.node()] = {Expr(0), c ? Expr(*c - 1) : ir::simplify(ext - 1)};
     };
     for (const IterVar& l : parent->leaf) {
@@ -129,12 +130,17 @@ class BoundInference {
       user_check(b.max != ir::IntBound::kPosInf)
           << "compute_at: the region of '" << name << "' inside loop '"
           << st->attach_ivar->var.name() << "' of '" << parent->op()->name
-          << "' has no constant size (dimension " << d << " spans " << ext << ")";
+          << "' has no constant size (dimension " << d << " spans " << ext
+          << "; a run-time size it spans needs a declared maximum)";
       int64_t size = b.max;
       if (auto full = ir::as_const_int(st->op()->axes[d]->extent)) size = std::min(size, *full);
       const IterVar& axis = st->op()->axes[d];
       si.root_min[axis.get()] = mn;
-      si.extent[axis.get()] = Expr(size);
+      // A region as long as a run-time size: the buffer holds its largest, the loop runs
+      // what the size is.
+      bool spans_size = false;
+      for (const auto& [v, range] : size_bounds_) spans_size |= ir::uses_var(ext, v);
+      si.extent[axis.get()] = spans_size ? ext : Expr(size);
       si.region_min.push_back(mn);
       si.region_extent.push_back(size);
     }
@@ -183,12 +189,13 @@ class BoundInference {
 
   const te::Schedule& s_;
   StageInfoMap& info_;
+  const ir::BoundMap& size_bounds_;
 };
 
 }  // namespace
 
-void infer_bounds(const te::Schedule& s, StageInfoMap& info) {
-  BoundInference(s, info).run();
+void infer_bounds(const te::Schedule& s, StageInfoMap& info, const ir::BoundMap& size_bounds) {
+  BoundInference(s, info, size_bounds).run();
 }
 
 }  // namespace kiln::lower

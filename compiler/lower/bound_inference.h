@@ -13,6 +13,8 @@ namespace kiln::lower {
 // axes (for an attached stage, the region its readers use inside the attach loop), the
 // extents of its split and fused loops, and the value of each iter var in terms of its
 // leaf loops. `info` holds a StageInfo for every stage, bodies already inlined.
-void infer_bounds(const te::Schedule& s, StageInfoMap& info);
+// `size_bounds`: the ranges of run-time sizes (a region that spans one is realized at its
+// largest and looped over at its run-time extent).
+void infer_bounds(const te::Schedule& s, StageInfoMap& info, const ir::BoundMap& size_bounds = {});
 
 }  // namespace kiln::lower

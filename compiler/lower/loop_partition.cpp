@@ -115,8 +115,9 @@ bool uses_any(const Expr& e, const std::vector<ir::Var>& vars) {
 // sizes and the enclosing loops, and the guards it decides. Such a guard's rest must be
 // bounded over the loops inside without naming anything bound there.
 struct SymbolicMain {
-  Expr extent;
-  std::vector<Expr> decided;
+  Expr extent;                // undefined when every guard holds throughout
+  std::vector<Expr> decided;  // hold on the main part
+  std::vector<Expr> always;   // hold on every iteration
 };
 std::optional<SymbolicMain> symbolic_main_extent(const ir::ForNode* loop,
                                                  const std::vector<ir::Var>& sizes) {
@@ -140,13 +141,19 @@ std::optional<SymbolicMain> symbolic_main_extent(const ir::ForNode* loop,
     // c*v + rest_max <= 0  <=>  v <= floor(-rest_max / c)
     Expr first_bad =
         ir::simplify(ir::floordiv(Expr(0) - rest_max, Expr(lin->first)) + 1 - loop->min);
+    // A guard that holds on every iteration (a tile padded to whole tiles) goes from the
+    // tail too: left there, a lane-dependent one would keep the tail's vectors scalar.
+    if (ir::const_int_bound(ir::simplify(first_bad - loop->extent), {}).min >= 0) {
+      out.always.push_back(g);
+      continue;
+    }
     // Guards of one tile often repeat a limit (each unrolled row tests the same rows).
     bool seen = false;
     for (const Expr& l : limits) seen |= ir::structural_equal(l, first_bad);
     if (!seen) limits.push_back(first_bad);
     out.decided.push_back(g);
   }
-  if (out.decided.empty()) return std::nullopt;
+  if (out.decided.empty()) return out.always.empty() ? std::nullopt : std::optional(out);
   Expr extent = limits[0];
   for (size_t i = 1; i < limits.size(); ++i) extent = ir::min(extent, limits[i]);
   out.extent = ir::simplify(ir::min(ir::max(extent, Expr(0)), loop->extent));
@@ -208,12 +215,16 @@ class Partitioner : public ir::IRMutator {
     std::optional<SymbolicMain> main =
         sizes_.empty() || !splittable ? std::nullopt : symbolic_main_extent(op, sizes_);
     if (!main) return ir::IRMutator::mutate(op, self);
-    Stmt head_body = mutate(ir::simplify(DropDecidedGuards(main->decided).mutate(op->body)));
+    const Stmt body = DropDecidedGuards(main->always).mutate(op->body);
+    if (!main->extent.defined())
+      return ir::make_for(op->var, op->min, op->extent, op->for_kind, mutate(ir::simplify(body)),
+                          op->annotations);
+    Stmt head_body = mutate(ir::simplify(DropDecidedGuards(main->decided).mutate(body)));
     Stmt head =
         ir::make_for(op->var, op->min, main->extent, op->for_kind, head_body, op->annotations);
     Stmt tail = ir::make_for(op->var, ir::simplify(op->min + main->extent),
-                             ir::simplify(op->extent - main->extent), op->for_kind,
-                             mutate(op->body), op->annotations);
+                             ir::simplify(op->extent - main->extent), op->for_kind, mutate(body),
+                             op->annotations);
     return ir::make_seq({head, tail});
   }
 

@@ -26,6 +26,7 @@ struct PassInput {
   const te::Schedule& schedule;
   const std::vector<te::Tensor>& tensors;
   const std::vector<ir::Var>& sizes;  // the run-time sizes (RunTimeSizes::vars)
+  const ir::BoundMap& size_bounds;    // and their ranges
   ir::LoweredFunc& func;  // flatten_storage also rewrites its argument buffers
 };
 
@@ -41,7 +42,8 @@ struct Pass {
 const std::vector<Pass>& passes() {
   static const std::vector<Pass> kPasses = {
       // Loop nests from the schedule: splits, reorders, attachments, reductions, guards.
-      {"schedule_ops", [](PassInput& in) { return schedule_ops(in.schedule, in.tensors); }},
+      {"schedule_ops",
+       [](PassInput& in) { return schedule_ops(in.schedule, in.tensors, in.size_bounds); }},
       // Resolve guards and index arithmetic that loop bounds already decide.
       {"simplify", [](PassInput& in) { return ir::simplify(in.func.body); }},
       // Peel the iterations of partial tiles so main loop bodies have no guard: needs the
@@ -97,7 +99,14 @@ ir::LoweredFunc lower(const te::Schedule& s, const std::vector<te::Tensor>& args
         << "', which must be one of its arguments, an i64 vector";
   }
 
-  PassInput in{s, args, sizes.vars, f};
+  // A size is at least 1; at most its declared maximum.
+  ir::BoundMap size_bounds;
+  for (size_t i = 0; i < sizes.vars.size(); ++i) {
+    const int64_t max =
+        i < sizes.max.size() && sizes.max[i] > 0 ? sizes.max[i] : ir::IntBound::kPosInf;
+    size_bounds[sizes.vars[i].node()] = {1, max};
+  }
+  PassInput in{s, args, sizes.vars, size_bounds, f};
   Invariants established;
   // The variables the first pass leaves free are the user's (symbolic shapes, split
   // factors given as Vars): a UserError below, so the checks between passes let them be.

@@ -33,6 +33,9 @@ struct LowerOptions {
 struct RunTimeSizes {
   te::Tensor buffer;
   std::vector<ir::Var> vars;
+  // The largest value of each (0: none declared). A region computed inside a loop that spans
+  // a size with a maximum gets a buffer of that size; without one it is an error.
+  std::vector<int64_t> max;
 };
 
 // `args` are the kernel's buffers in call order: every input it reads and every output,

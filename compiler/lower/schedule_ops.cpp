@@ -51,7 +51,9 @@ class Inliner : public ir::IRMutator {
 
 class ScheduleOps {
  public:
-  ScheduleOps(const te::Schedule& s, const std::vector<te::Tensor>& args) : s_(s), args_(args) {}
+  ScheduleOps(const te::Schedule& s, const std::vector<te::Tensor>& args,
+              const ir::BoundMap& size_bounds)
+      : s_(s), args_(args), size_bounds_(size_bounds) {}
 
   Stmt run() {
     check_args();
@@ -61,7 +63,7 @@ class ScheduleOps {
       si.body = st->op()->body;
     }
     inline_stages();
-    infer_bounds(s_, info_);
+    infer_bounds(s_, info_, size_bounds_);
     std::vector<Stmt> nests;
     std::vector<Buffer> intermediates;
     for (const auto& st : s_.stages()) {
@@ -118,14 +120,16 @@ class ScheduleOps {
 
   const te::Schedule& s_;
   const std::vector<te::Tensor>& args_;
+  const ir::BoundMap& size_bounds_;
   StageInfoMap info_;
   std::vector<std::pair<Buffer, Buffer>> rescoped_;
 };
 
 }  // namespace
 
-Stmt schedule_ops(const te::Schedule& s, const std::vector<te::Tensor>& args) {
-  return ScheduleOps(s, args).run();
+Stmt schedule_ops(const te::Schedule& s, const std::vector<te::Tensor>& args,
+                  const ir::BoundMap& size_bounds) {
+  return ScheduleOps(s, args, size_bounds).run();
 }
 
 }  // namespace kiln::lower

@@ -14,11 +14,15 @@
 
 #include <vector>
 
+#include "compiler/ir/bounds.h"
 #include "compiler/ir/stmt.h"
 #include "compiler/te/schedule.h"
 
 namespace kiln::lower {
 
-ir::Stmt schedule_ops(const te::Schedule& s, const std::vector<te::Tensor>& args);
+// `size_bounds`: the ranges of the kernel's run-time sizes (lower.h RunTimeSizes), which
+// size the buffers of regions that span them.
+ir::Stmt schedule_ops(const te::Schedule& s, const std::vector<te::Tensor>& args,
+                      const ir::BoundMap& size_bounds = {});
 
 }  // namespace kiln::lower

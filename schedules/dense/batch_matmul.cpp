@@ -136,11 +136,19 @@ class BatchMatmul : public OpTemplate {
           "B.packed");
     }
     ir::IterVar rk = te::reduce_axis(k, "k");
+    // With M or N taken at run time, the register tile is computed whole at the edges too,
+    // over rows and columns padded to whole tiles that read the last real row or column, and
+    // only C's stores are guarded: a tile guarded lane by lane would run scalar.
+    const bool pad_m = w.at_run_time("M"), pad_n = w.at_run_time("N");
+    const Expr m_tiles = pad_m ? ir::floordiv(m + (mr - 1), Expr(mr)) * mr : m;
+    const Expr n_tiles = pad_n ? panels * nr : n;
     te::Tensor acc = te::compute(
-        {b, m, n},
+        {b, m_tiles, n_tiles},
         [&](Var bi, Var i, Var j) {
-          Expr bv = packed.defined() ? packed(bi, j / nr, rk->var, j % nr) : b_at(bi, rk->var, j);
-          return te::sum(ir::make_cast(f32, a_at(bi, i, rk->var)) * ir::make_cast(f32, bv), {rk});
+          Expr row = pad_m ? ir::min(i, m - 1) : Expr(i);
+          Expr col = pad_n && !packed.defined() ? ir::min(j, n - 1) : Expr(j);
+          Expr bv = packed.defined() ? packed(bi, j / nr, rk->var, j % nr) : b_at(bi, rk->var, col);
+          return te::sum(ir::make_cast(f32, a_at(bi, row, rk->var)) * ir::make_cast(f32, bv), {rk});
         },
         "C.acc");
     te::Tensor c = te::compute(

@@ -159,7 +159,7 @@ class Softmax : public RowTemplate {
 
     te::Tensor x = te::placeholder({m, n}, w.dtype, "X");
     auto xf = [&](Expr i, Expr j) { return ir::make_cast(f32, x(i, j)); };
-    if (cfg["row_fused"] == 2) return row_buffered(w, t, s, r, parallel, x);
+    if (cfg["row_fused"] == 2) return row_buffered(w, t, s, r, parallel, x, dims);
     RowReduce mx = rows_reduce(m, n, r, true, xf, "X.max");
     // Row-fused, the output reads its own copy of the max (see softmax.h); otherwise the
     // exponentials are stored once and read back.
@@ -197,26 +197,29 @@ class Softmax : public RowTemplate {
   }
 
  private:
+  // A row taken at run time is buffered at its declared maximum.
   static bool row_buffer_fits(const Workload& w) {
-    return !w.at_run_time("N") && row_shape(w).n <= kMaxRowBuffer;
+    if (!w.at_run_time("N")) return row_shape(w).n <= kMaxRowBuffer;
+    auto max = w.run_time_max.find("N");
+    return max != w.run_time_max.end() && max->second <= kMaxRowBuffer;
   }
 
   // Row-buffered: per row, the max, then the exponentials into a row buffer on the stack
   // with their sum, then the buffer scaled: one exp per element where row-fused computes
   // two (the sum's and the output's), and X read from memory once.
+  // `dims`: the run-time sizes `x` was declared with.
   ScheduledKernel row_buffered(const Workload& w, const Target& t, const RowShape& s, int64_t r,
-                               bool parallel, const te::Tensor& x) const {
+                               bool parallel, const te::Tensor& x, const RunTimeDims& dims) const {
     const DataType f32 = DataType::f32();
-    RunTimeDims dims(w);
-    const Expr m = dims.extent("M");
+    const Expr m = dims.extent("M"), n = dims.extent("N");
     auto xf = [&](Expr i, Expr j) { return ir::make_cast(f32, x(i, j)); };
-    RowReduce mx = rows_reduce(m, s.n, r, true, xf, "X.max");
+    RowReduce mx = rows_reduce(m, n, r, true, xf, "X.max");
     te::Tensor e = te::compute(
-        {m, s.n}, [&](Var i, Var j) { return math::exp_nonpositive(xf(i, j) - mx.total(i)); }, "E");
+        {m, n}, [&](Var i, Var j) { return math::exp_nonpositive(xf(i, j) - mx.total(i)); }, "E");
     RowReduce sum = rows_reduce(
-        m, s.n, r, false, [&](Expr i, Expr j) { return e(i, j); }, "E.sum");
+        m, n, r, false, [&](Expr i, Expr j) { return e(i, j); }, "E.sum");
     te::Tensor y = te::compute(
-        {m, s.n},
+        {m, n},
         [&](Var i, Var j) {
           return ir::make_cast(w.dtype, e(i, j) * (ir::make_float(f32, 1.0) / sum.total(i)));
         },

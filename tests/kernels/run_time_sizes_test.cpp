@@ -6,6 +6,7 @@
 
 #include "compiler/base/error.h"
 #include "compiler/ir/printer.h"
+#include "cost_model/ir_features.h"
 #include "schedules/dense/batch_matmul.h"
 #include "schedules/dense/dense.h"
 #include "schedules/elementwise/elementwise.h"
@@ -164,6 +165,34 @@ TEST_P(RunTimeElementwise, SoftmaxOverRunTimeRowsAndRowLength) {
   Config row_fused = tpl.fallback(rep, target_from_name(GetParam()));
   row_fused.set("row_fused", 0);
   expect_close_at_sizes(tpl, rep, GetParam(), row_fused, sizes);
+  // With the row length's maximum declared, each row's exponentials go to a buffer of that
+  // maximum, looped over at the run-time length.
+  rep.run_time_max = {{"N", 100}};
+  Config buffered = tpl.fallback(rep, target_from_name(GetParam()));
+  EXPECT_EQ(buffered["row_fused"], 2);
+  expect_close_at_sizes(tpl, rep, GetParam(), buffered, sizes);
+}
+
+TEST(RunTimeSizes, ADeclaredMaximumBoundsTheSizesAKernelRunsAt) {
+  const OpTemplate& tpl = schedules::softmax_template();
+  const Target t = target_from_name("x86-avx512");
+  Workload w{"softmax", {{"M", 64}, {"N", 64}}, ir::DataType::f32(), {}};
+  w.run_time = {"N"};
+  w.run_time_max = {{"N", 100}};
+  EXPECT_EQ(w.str(), "softmax M=64 N=64 f32 run-time N<=100");
+  tuner::BuiltKernel k = tuner::lower_template(tpl, w, t, tpl.fallback(w, t), "kernel");
+  // The row buffer holds the maximum, in whole vectors of 16 lanes.
+  EXPECT_NE(ir::to_string(k.func.body).find("allocate E[f32 * 112]"), std::string::npos)
+      << ir::to_string(k.func.body);
+  Workload above = w;
+  above.params["N"] = 101;
+  EXPECT_NE(test::user_error_of([&] { tuner::at_sizes(k, tpl, above); }).find("up to 100, not 101"),
+            std::string::npos);
+  EXPECT_NE(test::user_error_of([&] { tpl.validate(above, t); }).find("above its declared maximum"),
+            std::string::npos);
+  w.run_time_max = {{"M", 10}};
+  EXPECT_NE(test::user_error_of([&] { tpl.validate(w, t); }).find("not a run-time size"),
+            std::string::npos);
 }
 
 TEST_P(RunTimeElementwise, LayerNormOverRunTimeRows) {
@@ -192,6 +221,20 @@ TEST(RunTimeSizes, TheMainRowLoopOfADenseKernelHasNoGuard) {
   const size_t first_if = text.find("if (");
   ASSERT_NE(first_store, std::string::npos);
   EXPECT_TRUE(first_if == std::string::npos || first_store < first_if) << text;
+}
+
+TEST(RunTimeSizes, TheCostModelSeesTheSizeAKernelIsMeasuredAt) {
+  const OpTemplate& tpl = schedules::dense_packed_template();
+  const Target t = target_from_name("x86-avx512");
+  Workload rep = dense(64, 96, 40);
+  tuner::BuiltKernel k = tuner::lower_template(tpl, rep, t, tpl.fallback(rep, t), "kernel");
+  const std::string bound = ir::to_string(tuner::with_sizes_of(k, rep).body);
+  EXPECT_EQ(bound.find("sizes["), std::string::npos) << bound;
+  EXPECT_EQ(bound.find("M"), std::string::npos) << bound;
+  Workload larger = rep;
+  larger.params["M"] = 512;
+  EXPECT_NE(cost_model::ir_features(tuner::with_sizes_of(k, rep)),
+            cost_model::ir_features(tuner::with_sizes_of(k, larger)));
 }
 
 TEST(RunTimeSizes, ATemplateRefusesASizeItCannotTakeAtRunTime) {

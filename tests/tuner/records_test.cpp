@@ -59,7 +59,8 @@ TEST(Records, RoundTripThroughALog) {
   batch[1].result.message = "error: \"x\"\nline 2 \xff\xfe end";
   batch[2].workload.epilogue = {"bias", "relu"};
   batch[2].workload.dtype = ir::DataType::bf16();
-  batch[2].workload.run_time = {"M"};  // a kernel tuned at M = 64 that takes any M
+  batch[2].workload.run_time = {"M"};  // a kernel tuned at M = 64 that takes any M to 512
+  batch[2].workload.run_time_max = {{"M", 512}};
   {
     RecordWriter writer(dir.file("log.jsonl"));
     EXPECT_FALSE(writer.repaired_tail());
@@ -85,7 +86,8 @@ TEST(Records, RoundTripThroughALog) {
   EXPECT_NEAR(a.gflops(), 2.0 * 64 * 64 * 64 / 0.9e-5 / 1e9, 1e-6);  // by the fastest repeat
   EXPECT_EQ(loaded.records[1].result.error, MeasureErrorKind::CompileError);
   EXPECT_EQ(loaded.records[1].result.message, "error: \"x\"\nline 2 \xEF\xBF\xBD\xEF\xBF\xBD end");
-  EXPECT_EQ(loaded.records[2].workload.str(), "dense K=64 M=64 N=64 bf16 +bias +relu run-time M");
+  EXPECT_EQ(loaded.records[2].workload.str(),
+            "dense K=64 M=64 N=64 bf16 +bias +relu run-time M<=512");
   EXPECT_TRUE(loaded.records[0].workload.run_time.empty());
   EXPECT_EQ(loaded.records[2].gflops(), 0);
   for (size_t i = 0; i < 3; ++i)
