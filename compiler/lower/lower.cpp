@@ -54,7 +54,7 @@ const std::vector<Pass>& passes() {
        &Invariants::flat_accesses},
       // Vector loops to ramps and broadcasts; flat indices make contiguous accesses visible
       // as ramp(base, 1, lanes).
-      {"vectorize", [](PassInput& in) { return vectorize_loops(in.func.body); },
+      {"vectorize", [](PassInput& in) { return vectorize_loops(in.func.body, in.sizes); },
        &Invariants::no_vector_loops},
       // Unroll last so each copy inherits vectorized bodies and constant indices.
       {"unroll", [](PassInput& in) { return unroll_loops(in.func.body); }},

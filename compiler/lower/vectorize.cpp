@@ -24,9 +24,47 @@ Expr widen(const Expr& e, int lanes) {
   return e.type().lanes == lanes ? e : ir::make_broadcast(e, lanes);
 }
 
+// Adds `mask` to the predicate of every load and store of a widened body that holds only
+// stores: the lanes where a guard holds. Anything else (loops, lets, a load whose address
+// is the same for every lane, which a mask of no lane must not read) cannot be masked.
+class MaskAccesses : public ir::IRMutator {
+ public:
+  explicit MaskAccesses(Expr mask) : mask_(std::move(mask)) {}
+  using ir::IRMutator::mutate;
+
+ protected:
+  Expr masked(const Expr& predicate) const {
+    return predicate.defined() ? (predicate && mask_) : mask_;
+  }
+  Expr mutate(const ir::LoadNode* op, const Expr& self) override {
+    Expr e = ir::IRMutator::mutate(op, self);
+    const auto* l = e.as<ir::LoadNode>();
+    if (l->type.is_scalar()) throw CannotVectorize{"a load the same for every masked lane"};
+    return ir::make_load(l->buffer, l->indices, masked(l->predicate));
+  }
+  Stmt mutate(const ir::StoreNode* op, const Stmt& self) override {
+    Stmt s = ir::IRMutator::mutate(op, self);
+    const auto* st = s.as<ir::StoreNode>();
+    return ir::make_store(st->buffer, st->value, st->indices, masked(st->predicate));
+  }
+  Stmt mutate(const ir::ForNode*, const Stmt&) override {
+    throw CannotVectorize{"a loop under a condition that differs between lanes"};
+  }
+  Stmt mutate(const ir::LetStmtNode*, const Stmt&) override {
+    throw CannotVectorize{"a let under a condition that differs between lanes"};
+  }
+  Stmt mutate(const ir::IfThenElseNode*, const Stmt&) override {
+    throw CannotVectorize{"nested conditions that differ between lanes"};
+  }
+
+ private:
+  Expr mask_;
+};
+
 class Widener : public ir::IRMutator {
  public:
-  Widener(const ir::Var& v, Expr ramp, int lanes) : v_(v), ramp_(std::move(ramp)), lanes_(lanes) {}
+  Widener(const ir::Var& v, Expr ramp, int lanes, const std::vector<ir::Var>& sizes)
+      : v_(v), ramp_(std::move(ramp)), lanes_(lanes), sizes_(sizes) {}
   using ir::IRMutator::mutate;
 
  protected:
@@ -98,8 +136,12 @@ class Widener : public ir::IRMutator {
   }
   Stmt mutate(const ir::IfThenElseNode* op, const Stmt& self) override {
     Expr c = mutate(op->condition);
-    if (c.type().is_vector()) throw CannotVectorize{"a condition differs between lanes"};
-    return ir::IRMutator::mutate(op, self);
+    if (!c.type().is_vector()) return ir::IRMutator::mutate(op, self);
+    bool against_size = false;
+    for (const ir::Var& s : sizes_) against_size |= ir::uses_var(op->condition, s.node());
+    if (!against_size || op->else_case.defined())
+      throw CannotVectorize{"a condition differs between lanes"};
+    return MaskAccesses(c).mutate(mutate(op->then_case));
   }
   Stmt mutate(const ir::LetStmtNode* op, const Stmt& self) override {
     Expr v = mutate(op->value);
@@ -120,11 +162,13 @@ class Widener : public ir::IRMutator {
   ir::Var v_;
   Expr ramp_;
   int lanes_;
+  const std::vector<ir::Var>& sizes_;
   std::unordered_map<const ir::VarNode*, Expr> widened_lets_;
 };
 
 class Vectorizer : public ir::IRMutator {
  public:
+  explicit Vectorizer(const std::vector<ir::Var>& sizes) : sizes_(sizes) {}
   using ir::IRMutator::mutate;
 
  protected:
@@ -141,16 +185,22 @@ class Vectorizer : public ir::IRMutator {
     int64_t n = *ext;
     if (n < 2 || (n & (n - 1)) != 0 || n > 256) return serial();
     try {
-      Widener w(f->var, ir::make_ramp(f->min, Expr(1), static_cast<int>(n)), static_cast<int>(n));
+      Widener w(f->var, ir::make_ramp(f->min, Expr(1), static_cast<int>(n)), static_cast<int>(n),
+                sizes_);
       return ir::simplify(w.mutate(f->body));
     } catch (const CannotVectorize&) {
       return serial();
     }
   }
+
+ private:
+  const std::vector<ir::Var>& sizes_;
 };
 
 }  // namespace
 
-Stmt vectorize_loops(const Stmt& s) { return Vectorizer().mutate(s); }
+Stmt vectorize_loops(const Stmt& s, const std::vector<ir::Var>& sizes) {
+  return Vectorizer(sizes).mutate(s);
+}
 
 }  // namespace kiln::lower

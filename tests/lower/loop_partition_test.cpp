@@ -156,20 +156,16 @@ for (i.outer, min(max((n / 8), 0), ((n + 7) / 8)), (((n + 7) / 8) - min(max((n /
 )"));
 }
 
-// Vector loops keep constant extents: the tail's guard stays inside its lanes' loop, which
-// vectorize then leaves scalar.
-TEST(LoopPartitionPipelineTest, ARunTimeTailOfVectorsStaysScalar) {
+// Vector loops keep constant extents: the tail's guard stays inside its lanes' loop, where,
+// being a guard against a run-time size, it becomes the mask of one vector load and store.
+TEST(LoopPartitionPipelineTest, ARunTimeTailOfVectorsIsMasked) {
   EXPECT_EQ(doubled_at_run_time_length(true), ir(R"(
 let n = sizes[0]
 for (i.outer, 0, min(max((n / 8), 0), ((n + 7) / 8))) {
   B[ramp((i.outer*8), 1, 8)] = (A[ramp((i.outer*8), 1, 8)]*x8(2f))
 }
 for (i.outer, min(max((n / 8), 0), ((n + 7) / 8)), (((n + 7) / 8) - min(max((n / 8), 0), ((n + 7) / 8)))) {
-  for (i.inner, 0, 8) {
-    if ((((i.outer*8) + i.inner) < n)) {
-      B[((i.outer*8) + i.inner)] = (A[((i.outer*8) + i.inner)]*2f)
-    }
-  }
+  B[ramp((i.outer*8), 1, 8)] = (A[ramp((i.outer*8), 1, 8)] if (ramp((i.outer*8), 1, 8) < x8(n))*x8(2f)) if (ramp((i.outer*8), 1, 8) < x8(n))
 }
 )"));
 }
