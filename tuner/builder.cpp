@@ -21,6 +21,7 @@ BuiltKernel lower_template(const schedules::OpTemplate& tpl, const schedules::Wo
       lower::lower(s.schedule, s.tensors, kernel_name, {}, {s.sizes_buffer, s.sizes, s.size_max});
   k.args = std::move(s.args);
   k.flops = s.flops;
+  for (const std::string& d : w.run_time) k.flops_sizes.push_back(w.param(d));
   return k;
 }
 
@@ -37,6 +38,11 @@ BuiltKernel at_sizes(const BuiltKernel& k, const schedules::OpTemplate& tpl,
     user_check(w.param(d) <= max) << "kernel " << k.func.name << " takes " << d << " up to " << max
                                   << ", not " << w.param(d);
   BuiltKernel out = k;
+  // Every template's work grows in proportion to each size it takes at run time.
+  for (size_t i = 0; i < w.run_time.size() && i < k.flops_sizes.size(); ++i) {
+    out.flops_sizes[i] = w.param(w.run_time[i]);
+    out.flops *= static_cast<double>(out.flops_sizes[i]) / static_cast<double>(k.flops_sizes[i]);
+  }
   for (size_t i = 0; i < specs.size(); ++i) {
     schedules::KernelArg& a = out.args[i + 1];
     const bool laid_out = a.is_output ? static_cast<bool>(a.unpack) : static_cast<bool>(a.pack);

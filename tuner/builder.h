@@ -20,6 +20,8 @@ struct BuiltKernel {
   ir::LoweredFunc func;
   std::vector<schedules::KernelArg> args;  // in call order; outputs last
   double flops = 0;
+  // The values of the run-time sizes the flops count (Workload::run_time order).
+  std::vector<int64_t> flops_sizes;
 };
 
 // Instantiates `tpl` for the workload, target and config (UserError when any is invalid)

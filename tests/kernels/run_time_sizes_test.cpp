@@ -276,6 +276,7 @@ TEST(RunTimeSizes, AKernelDescribedAtOtherSizesKeepsItsPackedWeights) {
   EXPECT_EQ(at.args[1].logical.shape, (std::vector<int64_t>{5, 40}));      // A
   EXPECT_EQ(at.args[2].kernel_elements, k.args[2].kernel_elements);        // B, packed
   EXPECT_EQ(at.args.back().logical.shape, (std::vector<int64_t>{5, 96}));  // C
+  EXPECT_DOUBLE_EQ(at.flops, k.flops * 5 / 64);
   w.params["N"] = 48;  // not a run-time size: the packed weights differ
   EXPECT_NE(test::user_error_of([&] { tuner::at_sizes(k, tpl, w); }).find("is packed"),
             std::string::npos);
