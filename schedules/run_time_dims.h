@@ -25,7 +25,6 @@ class RunTimeDims {
 
   // The run-time variable of `name`, or its constant when compiled in.
   ir::Expr extent(const std::string& name) const;
-  bool any() const { return !vars_.empty(); }
   // The declared largest value of a run-time size, if any.
   std::optional<int64_t> max(const std::string& name) const;
 

@@ -63,16 +63,13 @@ ir::LoweredFunc with_sizes_of(const BuiltKernel& k, const schedules::Workload& w
   if (k.args.empty() || k.args.front().run_time_sizes.empty()) return f;
   // lower() reads each size with a `let` at the top of the body, in the argument's order.
   const std::vector<std::string>& names = k.args.front().run_time_sizes;
-  std::vector<std::pair<ir::Var, int64_t>> values;
   ir::Stmt body = f.body;
-  while (const auto* let = body.as<ir::LetStmtNode>()) {
-    if (values.size() == names.size()) break;
-    values.emplace_back(let->var, w.param(names[values.size()]));
-    body = let->body;
+  for (const std::string& name : names) {
+    const auto* let = body.as<ir::LetStmtNode>();
+    internal_check(let != nullptr)
+        << "kernel " << f.name << " does not read its " << names.size() << " run-time sizes first";
+    body = ir::substitute(let->body, let->var, ir::Expr(w.param(name)));
   }
-  internal_check(values.size() == names.size())
-      << "kernel " << f.name << " does not read its " << names.size() << " run-time sizes first";
-  for (const auto& [var, value] : values) body = ir::substitute(body, var, ir::Expr(value));
   f.body = ir::simplify(body);
   return f;
 }

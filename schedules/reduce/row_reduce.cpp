@@ -56,8 +56,7 @@ RowReduce row_reduce(const std::vector<Expr>& rows, Expr n, int64_t r, bool is_m
         has_tail ? name + ".whole" : name);
   }
   if (has_tail) {
-    ir::IterVar rt =
-        te::reduce_axis(known ? Expr(*known - *known / r * r) : n - done, name + ".rt");
+    ir::IterVar rt = te::reduce_axis(known ? Expr(*known % r) : n - done, name + ".rt");
     rr.tail = te::compute(
         extents(rows),
         [&](const std::vector<Var>& v) {

@@ -121,7 +121,7 @@ class Softmax : public RowTemplate {
   ConfigSpace space(const Workload& w, const Target& t) const override {
     RowShape s = row_shape(w);
     // 2: row-buffered, when the row's buffer fits the stack comfortably (a row length
-    // taken at run time has no bound to size it by).
+    // taken at run time is buffered at its declared maximum, and only with one).
     return row_buffer_fits(w) ? row_space(t, {0, 1, 2}) : row_space(t);
   }
   Config fallback(const Workload& w, const Target& t) const override {

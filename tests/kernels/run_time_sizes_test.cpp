@@ -63,8 +63,9 @@ void expect_close_at_sizes(const OpTemplate& tpl, const Workload& rep,
   }
 }
 
-void check_fallback_at_sizes(const OpTemplate& tpl, const Workload& rep,
-                             const std::string& target_name, const std::vector<int64_t>& sizes) {
+void expect_fallback_close_at_sizes(const OpTemplate& tpl, const Workload& rep,
+                                    const std::string& target_name,
+                                    const std::vector<int64_t>& sizes) {
   expect_close_at_sizes(tpl, rep, target_name, tpl.fallback(rep, target_from_name(target_name)),
                         sizes);
 }
@@ -75,7 +76,8 @@ class RunTimeDense : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RunTimeDense, OneKernelMatchesTheReferenceAtEveryRowCount) {
   const OpTemplate& tpl = schedules::dense_packed_template();
-  check_fallback_at_sizes(tpl, dense(64, 96, 40, {"bias", "residual", "relu"}), GetParam(), kRows);
+  expect_fallback_close_at_sizes(tpl, dense(64, 96, 40, {"bias", "residual", "relu"}), GetParam(),
+                                 kRows);
 }
 
 TEST_P(RunTimeDense, BlockedTilesSplitKAndParallelRows) {
@@ -93,7 +95,7 @@ TEST_P(RunTimeDense, BlockedTilesSplitKAndParallelRows) {
 
 TEST_P(RunTimeDense, AGemvConfigRunsMoreRows) {
   const OpTemplate& tpl = schedules::dense_packed_template();
-  check_fallback_at_sizes(tpl, dense(1, 80, 33), GetParam(), {1, 3, 17});
+  expect_fallback_close_at_sizes(tpl, dense(1, 80, 33), GetParam(), {1, 3, 17});
 }
 
 TEST_P(RunTimeDense, AttentionScoresAndWeightedValues) {
@@ -109,7 +111,7 @@ TEST_P(RunTimeDense, AttentionScoresAndWeightedValues) {
   values.run_time = {"M", "K"};
   const std::vector<int64_t> tokens = {1, 2, 5, 7, 16, 31, 64, 97};
   for (const Workload& w : {scores, values}) {
-    check_fallback_at_sizes(tpl, w, GetParam(), tokens);
+    expect_fallback_close_at_sizes(tpl, w, GetParam(), tokens);
     Config other = tpl.fallback(w, target_from_name(GetParam()));
     other.set("k_unroll", 4);
     other.set("parallel", 1);
@@ -133,26 +135,28 @@ class RunTimeElementwise : public ::testing::TestWithParam<std::string> {};
 TEST_P(RunTimeElementwise, ATrailingBroadcastOverRunTimeRows) {
   // [1, S, 40] + [40]: the bias add of a sequence of tokens.
   Workload rep = ew("add", {{1, 64, 40}, {1, 1, 40}}, {"a1"}, {"gelu"});
-  check_fallback_at_sizes(schedules::elementwise_flat_template("add"), rep, GetParam(), kRows);
+  expect_fallback_close_at_sizes(schedules::elementwise_flat_template("add"), rep, GetParam(),
+                                 kRows);
 }
 
 TEST_P(RunTimeElementwise, ARunTimeSizeMergedIntoOneFlatLoop) {
   // [S, 7]: one flat loop of 7*S elements, split into vectors with a tail.
   Workload rep = ew("sigmoid", {{64, 7}}, {"a0"});
-  check_fallback_at_sizes(schedules::elementwise_flat_template("sigmoid"), rep, GetParam(), kRows);
+  expect_fallback_close_at_sizes(schedules::elementwise_flat_template("sigmoid"), rep, GetParam(),
+                                 kRows);
 }
 
 TEST_P(RunTimeElementwise, OperandsThatShareTheRunTimeSize) {
   // [S, 1] * [S, 10] + [S, 10]: a per-row scale, both sides named.
   Workload rep = ew("mul", {{32, 1}, {32, 10}, {32, 10}}, {"a0", "b0", "c0"}, {"add"});
-  check_fallback_at_sizes(schedules::elementwise_flat_template("mul"), rep, GetParam(),
-                          {1, 2, 3, 32, 33, 100});
+  expect_fallback_close_at_sizes(schedules::elementwise_flat_template("mul"), rep, GetParam(),
+                                 {1, 2, 3, 32, 33, 100});
 }
 
 TEST_P(RunTimeElementwise, SoftmaxOverRunTimeRows) {
   Workload rep{"softmax", {{"M", 64}, {"N", 77}}, ir::DataType::f32(), {}};
   rep.run_time = {"M"};
-  check_fallback_at_sizes(schedules::softmax_template(), rep, GetParam(), kRows);
+  expect_fallback_close_at_sizes(schedules::softmax_template(), rep, GetParam(), kRows);
 }
 
 TEST_P(RunTimeElementwise, SoftmaxOverRunTimeRowsAndRowLength) {
@@ -161,7 +165,7 @@ TEST_P(RunTimeElementwise, SoftmaxOverRunTimeRowsAndRowLength) {
   Workload rep{"softmax", {{"M", 64}, {"N", 64}}, ir::DataType::f32(), {}};
   rep.run_time = {"M", "N"};
   const std::vector<int64_t> sizes = {1, 2, 5, 16, 17, 31, 64, 97};
-  check_fallback_at_sizes(tpl, rep, GetParam(), sizes);
+  expect_fallback_close_at_sizes(tpl, rep, GetParam(), sizes);
   Config row_fused = tpl.fallback(rep, target_from_name(GetParam()));
   row_fused.set("row_fused", 0);
   expect_close_at_sizes(tpl, rep, GetParam(), row_fused, sizes);
@@ -199,9 +203,9 @@ TEST_P(RunTimeElementwise, LayerNormOverRunTimeRows) {
   const OpTemplate& tpl = schedules::layer_norm_template();
   Workload rep{"layer_norm", {{"M", 64}, {"N", 40}}, ir::DataType::f32(), {}};
   rep.run_time = {"M"};
-  check_fallback_at_sizes(tpl, rep, GetParam(), kRows);
+  expect_fallback_close_at_sizes(tpl, rep, GetParam(), kRows);
   rep.run_time = {"M", "N"};
-  check_fallback_at_sizes(tpl, rep, GetParam(), {1, 3, 16, 40, 67});
+  expect_fallback_close_at_sizes(tpl, rep, GetParam(), {1, 3, 16, 40, 67});
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, RunTimeElementwise,
